@@ -1,0 +1,98 @@
+/* ast.h — the syntax tree the parser builds (grammar/parser.y).
+ *
+ * Every node lives in the compilation's arena.  Names are arena strings.
+ * Each node records its source range for diagnostics. */
+#ifndef TECC_AST_H
+#define TECC_AST_H
+
+#include <stdint.h>
+#include "arena.h"
+#include "diag.h"
+#include "ops.h"
+
+enum { TECC_MAX_RANK = 8, TECC_MAX_NAME = 255 };
+
+/* One dimension as written: a literal or a size variable. */
+typedef struct AstDim {
+  const char *var; /* size variable name, or NULL for a literal */
+  int64_t value;   /* the literal when var == NULL */
+  SrcRange loc;
+} AstDim;
+
+/* DTYPE, DTYPE[] or DTYPE[d0, ...]. */
+typedef struct AstType {
+  DType dtype;
+  int rank;
+  AstDim dims[TECC_MAX_RANK];
+  SrcRange loc;
+} AstType;
+
+typedef enum ExprKind {
+  EXPR_INT,    /* ival: an integer literal */
+  EXPR_FLOAT,  /* fval: a float literal; text: its spelling */
+  EXPR_BOOL,   /* ival: 0 or 1 (true/false) */
+  EXPR_NAME,   /* name: a tensor, parameter, constant (pi inf nan) */
+  EXPR_UNARY,  /* uop (UN_NEG, UN_NOT; unary + is dropped), args[0] */
+  EXPR_BINARY, /* bop (an operator of TECC_BINARY_OPS), args[0..1] */
+  EXPR_CALL    /* name(args...): builtin, cast, or fn; name_loc: the name */
+} ExprKind;
+
+typedef struct Expr {
+  ExprKind kind;
+  SrcRange loc; /* the whole expression */
+  int64_t ival;
+  double fval;
+  const char *text;
+  const char *name;
+  SrcRange name_loc;
+  UnaryOp uop;
+  BinaryOp bop;
+  SrcRange op_loc; /* the operator token (unary, binary) */
+  struct Expr **args;
+  int nargs;
+} Expr;
+
+typedef struct Param {
+  const char *name;
+  SrcRange loc;
+  AstType *type; /* NULL for fn parameters and untyped outputs */
+} Param;
+
+typedef enum StmtKind {
+  STMT_IMPORT, /* path, loc */
+  STMT_FN,     /* name, params (types NULL), body */
+  STMT_KERNEL, /* name, params (inputs), outs, body (STMT_ASSIGN list) */
+  STMT_DECL,   /* name, type: an implicit kernel's input */
+  STMT_ASSIGN  /* name, value */
+} StmtKind;
+
+typedef struct Stmt {
+  StmtKind kind;
+  SrcRange loc;      /* the whole statement */
+  const char *name;  /* fn, kernel, declared or assigned name */
+  SrcRange name_loc;
+  const char *path;  /* import */
+  AstType *type;     /* decl */
+  Expr *value;       /* assign, fn body */
+  Param *params;     /* fn, kernel */
+  int nparams;
+  Param *outs;       /* kernel */
+  int nouts;
+  struct Stmt **body; /* kernel: its assignments */
+  int nbody;
+} Stmt;
+
+typedef struct AstFile {
+  const SourceFile *source;
+  Stmt **stmts;
+  int nstmts;
+} AstFile;
+
+/* Parses a file; syntax errors go to `diags`.  Returns the statements that
+ * parsed (recovery drops the broken ones), never NULL. */
+AstFile *parse_file(Arena *a, DiagList *diags, const SourceFile *src);
+
+/* --emit=ast: a readable indented dump. */
+const char *ast_dump(Arena *a, const AstFile *f);
+
+#endif

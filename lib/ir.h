@@ -1,0 +1,118 @@
+/* ir.h — the tensor IR (design.md, pipeline step 3).
+ *
+ * Per kernel, a DAG of SSA values in topological order.  Every value has a
+ * dtype and a shape; shapes of elementwise operands are equal (lowering
+ * inserts explicit IR_BROADCAST).  16-bit floats appear only as inputs,
+ * as the result of an explicit cast, and at output stores: everything on
+ * them is computed in f32 (language.md §5), so lowering casts them to f32
+ * first.  All values live in the compilation's arena. */
+#ifndef TECC_IR_H
+#define TECC_IR_H
+
+#include <stdint.h>
+#include "arena.h"
+#include "ast.h"
+#include "diag.h"
+#include "ops.h"
+
+/* A dimension: a literal size (var < 0) or the kernel's size variable
+ * number `var` (an index into Kernel.sizevars). */
+typedef struct Dim {
+  int var;
+  int64_t size;
+} Dim;
+
+typedef struct Shape {
+  int rank;
+  Dim d[TECC_MAX_RANK];
+} Shape;
+
+#define TECC_IR_OPS(X)                                                      \
+  X(INPUT, "input")         /* index: the kernel input it reads */          \
+  X(CONST, "const")         /* rank 0; ival (bool/ints) or fval (floats) */ \
+  X(CAST, "cast")           /* args[0] converted to dtype (language casts) */ \
+  X(UNARY, "unary")         /* uop, args[0] */                              \
+  X(BINARY, "binary")       /* bop, args[0..1], equal shapes */             \
+  X(SELECT, "select")       /* args[0] (bool) ? args[1] : args[2] */        \
+  X(BROADCAST, "broadcast") /* args[0] (rank <= shape.rank, right-aligned, \
+                               each dim equal or literal 1) to shape */     \
+  X(REDUCE, "reduce")       /* rop over `axes` of args[0], keepdims; never \
+                               RED_VAR (lowered to two passes of mean) */
+
+typedef enum IrOp {
+#define X(e, name) IR_##e,
+  TECC_IR_OPS(X)
+#undef X
+  IR_COUNT
+} IrOp;
+
+typedef struct Value {
+  int id;          /* dense, topological: args have smaller ids */
+  IrOp op;
+  DType dtype;
+  Shape shape;
+  struct Value *args[3];
+  int nargs;
+  UnaryOp uop;     /* IR_UNARY */
+  BinaryOp bop;    /* IR_BINARY */
+  ReduceOp rop;    /* IR_REDUCE */
+  uint32_t axes;   /* IR_REDUCE: bit i set when axis i is reduced */
+  int index;       /* IR_INPUT: the input's position */
+  int64_t ival;    /* IR_CONST of bool/i32/i64 */
+  double fval;     /* IR_CONST of floats */
+  const char *name; /* the .te name it was assigned to, or NULL */
+  SrcRange loc;    /* the .te expression it came from */
+  int nuses;       /* set by ir_count_uses() */
+  void *aux;       /* scratch for the pass running now */
+} Value;
+
+typedef struct SizeVar {
+  const char *name;
+} SizeVar;
+
+typedef struct KernelInput {
+  const char *name;
+  DType dtype;
+  Shape shape;
+  Value *value; /* its IR_INPUT */
+} KernelInput;
+
+typedef struct KernelOutput {
+  const char *name;
+  DType dtype;
+  Shape shape;  /* as declared (or the value's, when undeclared); the value's
+                   shape equals it up to literal-1 axes (same layout) */
+  Value *value; /* dtype == the output's dtype */
+} KernelOutput;
+
+typedef struct Kernel {
+  const char *name;
+  SrcRange loc;
+  KernelInput *inputs;
+  int ninputs;
+  KernelOutput *outputs;
+  int noutputs;
+  SizeVar *sizevars; /* the run-time size parameters, in signature order;
+                        variables bound by -D are already literals */
+  int nsizevars;
+  PtrVec values;     /* Value*, topological; values.items[i]->id == i */
+  const char *te_signature; /* e.g. "kernel ln(x: bf16[N, D]) -> (y: bf16[N, D])" */
+} Kernel;
+
+typedef struct Module {
+  Kernel **kernels;
+  int nkernels;
+} Module;
+
+/* ir.c: builders keep ids dense and topological. */
+Value *ir_new_value(Arena *a, Kernel *k, IrOp op, DType t, const Shape *s);
+int shape_equal(const Shape *a, const Shape *b);
+int64_t shape_literal_numel(const Shape *s); /* -1 if any dim is symbolic */
+const char *shape_str(Arena *a, const Kernel *k, const Shape *s); /* "[N, 4]" */
+void ir_count_uses(Kernel *k);
+void ir_renumber(Kernel *k); /* after passes drop or reorder values */
+
+/* --emit=ir and golden tests. */
+const char *ir_dump(Arena *a, const Module *m);
+
+#endif
