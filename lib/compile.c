@@ -1,0 +1,2 @@
+/* compile.c — the pipeline (placeholder; filled in by H3). */
+#include "compile.h"

@@ -1,0 +1,1 @@
+# tap.sh — TAP helpers for shell tests (placeholder; filled in by H3).
