@@ -1,3 +1,94 @@
-/* ops.c — placeholder created by H3 so the tree builds; H1 owns and
- * replaces this file. */
+/* ops.c — name/property tables generated from the X-macro lists of ops.h. */
 #include "ops.h"
+
+#include <string.h>
+
+typedef struct DTypeInfo {
+  const char *name, *ctype;
+  int size;
+} DTypeInfo;
+
+static const DTypeInfo dtype_table[DT_COUNT] = {
+#define X(e, name, ctype, size) [DT_##e] = {name, ctype, size},
+    TECC_DTYPES(X)
+#undef X
+};
+
+static const char *const unary_names[UN_COUNT] = {
+#define X(e, name, kind) [UN_##e] = name,
+    TECC_UNARY_BUILTINS(X)
+#undef X
+    [UN_NEG] = "-",
+    [UN_NOT] = "not",
+};
+
+static const char *const binary_names[BIN_COUNT] = {
+#define X(e, name, kind) [BIN_##e] = name,
+    TECC_BINARY_OPS(X)
+#undef X
+};
+
+static const char *const reduce_names[RED_COUNT] = {
+#define X(e, name) [RED_##e] = name,
+    TECC_REDUCTIONS(X)
+#undef X
+};
+
+static int valid_dtype(DType t) { return (unsigned)t < DT_COUNT; }
+
+const char *dtype_name(DType t) { return valid_dtype(t) ? dtype_table[t].name : "?"; }
+const char *dtype_ctype(DType t) { return valid_dtype(t) ? dtype_table[t].ctype : "?"; }
+int dtype_size(DType t) { return valid_dtype(t) ? dtype_table[t].size : 0; }
+
+int dtype_is_float(DType t) {
+  return t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64;
+}
+
+int dtype_is_int(DType t) { return t == DT_I32 || t == DT_I64; }
+int dtype_is_16bit(DType t) { return t == DT_F16 || t == DT_BF16; }
+
+/* Index of `name` in a table of n names, or -1. */
+static int find_name(const char *const *names, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (names[i] && strcmp(names[i], name) == 0)
+      return i;
+  return -1;
+}
+
+int dtype_from_name(const char *name, DType *out) {
+  for (int i = 0; i < DT_COUNT; i++)
+    if (strcmp(dtype_table[i].name, name) == 0) {
+      *out = (DType)i;
+      return 1;
+    }
+  return 0;
+}
+
+const char *unary_name(UnaryOp op) {
+  return (unsigned)op < UN_COUNT ? unary_names[op] : "?";
+}
+
+const char *binary_name(BinaryOp op) {
+  return (unsigned)op < BIN_COUNT ? binary_names[op] : "?";
+}
+
+const char *reduce_name(ReduceOp op) {
+  return (unsigned)op < RED_COUNT ? reduce_names[op] : "?";
+}
+
+/* Only the named builtins (not the operators - and not). */
+int unary_from_name(const char *name, UnaryOp *out) {
+  int i = find_name(unary_names, UN_NEG, name);
+  if (i < 0)
+    return 0;
+  *out = (UnaryOp)i;
+  return 1;
+}
+
+int reduce_from_name(const char *name, ReduceOp *out) {
+  int i = find_name(reduce_names, RED_COUNT, name);
+  if (i < 0)
+    return 0;
+  *out = (ReduceOp)i;
+  return 1;
+}
