@@ -1,0 +1,200 @@
+#!/bin/sh
+# doc-examples.sh — every .te example in the documentation compiles (TAP).
+#
+# Extracts each fenced block of doc/*.md and README.md whose info string
+# starts with one of:
+#   ```te           must compile: exit 0 and nothing on stderr
+#   ```te-warning   must compile with a warning, and fail with -Werror
+#   ```te-error     must fail with exit 1, write nothing, and print every
+#                   `# expect: TEXT` line of the block's TEXT on stderr
+# Further words of the info string:
+#   file=PATH       save the block under PATH (default: exLINE.te), relative
+#                   to a directory shared by the blocks of one document, so
+#                   that later blocks can `import` it
+#   lib             an imported file only: saved, not compiled on its own
+#   -OPTION         passed to tecc (e.g. -DD=1024, --name=ln)
+# While tecc cannot generate code yet, blocks are checked with --emit=ir;
+# once `tecc x.te -o x.cu` works they are compiled to .cu and .h, the .cu
+# with `$NVCC -c` and the header with `$CC -std=c99 -pedantic` when NVCC is set.
+# Also: the man page formats without groff warnings and names every option
+# that `tecc --help` lists.
+set -u
+: "${TECC:?TECC must name the tecc command}"
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
+NVCC=${NVCC:-}
+CC=${CC:-cc}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tecc-doc.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+  n=$((n + 1)); echo "not ok $n - $1"
+  [ -s "$tmp/err" ] && sed 's/^/# /' "$tmp/err"
+  return 0
+}
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+# extract FILE.md DIR: write the blocks into DIR and one line per block,
+# "KIND LINE PATH LIB OPTS...", into DIR/index.
+extract() {
+  awk -v dir="$2" -v doc="$1" '
+    function fail(msg) { printf "%s:%d: %s\n", doc, NR, msg > "/dev/stderr"; bad = 1; exit 1 }
+    !inblock && /^```te(-error|-warning)?([ \t]|$)/ {
+      kind = $1; sub(/^```/, "", kind)
+      path = "ex" NR ".te"; lib = 0; opts = ""
+      for (i = 2; i <= NF; i++) {
+        if ($i ~ /^file=/) path = substr($i, 6)
+        else if ($i == "lib") lib = 1
+        else if ($i ~ /^-/) opts = opts " " $i
+        else fail("unknown word in fence: " $i)
+      }
+      if (path in seen) fail("two blocks named " path)
+      seen[path] = 1
+      out = dir "/" path
+      d = out; sub(/\/[^\/]*$/, "", d)
+      system("mkdir -p \"" d "\"")
+      printf "" > out
+      inblock = 1; start = NR
+      print kind, start, path, lib, opts >> (dir "/index")
+      next
+    }
+    inblock && /^```[ \t]*$/ { inblock = 0; close(out); next }
+    inblock { print > out }
+    END { if (inblock && !bad) { NR = start; fail("unterminated ```te block") } }
+  ' "$1"
+}
+
+docs=
+for f in "$top_srcdir"/README.md "$top_srcdir"/doc/*.md; do
+  [ -f "$f" ] && docs="$docs $f"
+done
+i=0
+for f in $docs; do
+  i=$((i + 1)); mkdir -p "$tmp/d$i"; : > "$tmp/d$i/index"
+  extract "$f" "$tmp/d$i" || { echo "Bail out! cannot extract the blocks of $f"; exit 1; }
+done
+
+# Can tecc generate code yet?
+printf 'x: f32[N]\ny = x + 1\n' > "$tmp/probe.te"
+mode=ir
+if (cd "$tmp" && "$TECC" probe.te -o probe.cu) >/dev/null 2>&1 && [ -s "$tmp/probe.cu" ]; then
+  mode=cu
+fi
+
+blocks=$(cat "$tmp"/d*/index | awk '$4 == 0' | wc -l)
+extra=2
+[ "$mode" = cu ] && [ -n "$NVCC" ] && extra=$((extra + 1))
+echo "1..$((blocks + extra))"
+echo "# checking with: $mode${NVCC:+ and $NVCC}"
+
+nvcc_list=$tmp/cu.list
+: > "$nvcc_list"
+
+check_ok() { # DIR PATH LINE DOC OPTS...
+  dir=$1 path=$2 what="$4:$3 $2"; shift 4
+  if [ "$mode" = cu ]; then
+    (cd "$dir" && "$TECC" "$@" "$path" -o "${path%.te}.cu") > "$tmp/out" 2> "$tmp/err"
+  else
+    (cd "$dir" && "$TECC" "$@" --emit=ir "$path") > "$tmp/out" 2> "$tmp/err"
+  fi
+  rc=$?
+  if [ $rc -ne 0 ]; then not_ok "$what: exit $rc, expected 0"; return; fi
+  if [ -s "$tmp/err" ]; then not_ok "$what: unexpected diagnostics"; return; fi
+  if [ "$mode" = cu ]; then
+    if [ ! -s "$dir/${path%.te}.cu" ] || [ ! -s "$dir/${path%.te}.h" ]; then
+      : > "$tmp/err"; not_ok "$what: no .cu or .h written"; return
+    fi
+    echo "$dir/${path%.te}.cu" >> "$nvcc_list"
+  fi
+  ok "$what"
+}
+
+check_warning() { # DIR PATH LINE DOC OPTS...
+  dir=$1 path=$2 what="$4:$3 $2 (warning)"; shift 4
+  (cd "$dir" && "$TECC" "$@" --emit=ir "$path") > "$tmp/out" 2> "$tmp/err"
+  rc=$?
+  if [ $rc -ne 0 ] || ! grep -q 'warning:' "$tmp/err"; then
+    not_ok "$what: exit $rc, expected 0 with a warning"; return
+  fi
+  (cd "$dir" && "$TECC" "$@" -Werror --emit=ir "$path") > "$tmp/out" 2> "$tmp/err"
+  rc=$?
+  if [ $rc -ne 1 ]; then not_ok "$what: exit $rc with -Werror, expected 1"; return; fi
+  ok "$what"
+}
+
+check_error() { # DIR PATH LINE DOC OPTS...
+  dir=$1 path=$2 what="$4:$3 $2 (error)"; shift 4
+  rm -f "$dir/${path%.te}.cu" "$dir/${path%.te}.h"
+  if [ "$mode" = cu ]; then
+    (cd "$dir" && "$TECC" "$@" "$path" -o "${path%.te}.cu") > "$tmp/out" 2> "$tmp/err"
+  else
+    (cd "$dir" && "$TECC" "$@" --emit=ir "$path") > "$tmp/out" 2> "$tmp/err"
+  fi
+  rc=$?
+  if [ $rc -ne 1 ]; then not_ok "$what: exit $rc, expected 1"; return; fi
+  if [ -e "$dir/${path%.te}.cu" ] || [ -e "$dir/${path%.te}.h" ]; then
+    not_ok "$what: output written despite the error"; return
+  fi
+  missing=$(sed -n 's/^[ \t]*# expect: //p' "$dir/$path" | while IFS= read -r want; do
+    grep -qF -- "$want" "$tmp/err" || printf '%s; ' "$want"
+  done)
+  if [ -n "$missing" ]; then not_ok "$what: stderr lacks: $missing"; return; fi
+  ok "$what"
+}
+
+i=0
+for f in $docs; do
+  i=$((i + 1)); doc=${f#"$top_srcdir"/}
+  while read -r kind line path lib opts; do
+    [ "$lib" = 1 ] && continue
+    # shellcheck disable=SC2086 # opts are words
+    case $kind in
+      te) check_ok "$tmp/d$i" "$path" "$line" "$doc" $opts ;;
+      te-warning) check_warning "$tmp/d$i" "$path" "$line" "$doc" $opts ;;
+      te-error) check_error "$tmp/d$i" "$path" "$line" "$doc" $opts ;;
+    esac
+  done < "$tmp/d$i/index"
+done
+
+# The generated code of every example builds (one nvcc run per file, two at
+# a time: this is the slow part).
+if [ "$mode" = cu ] && [ -n "$NVCC" ]; then
+  : > "$tmp/err"
+  fails=0
+  while read -r cu; do
+    h=${cu%.cu}.h
+    if ! (cd "$(dirname "$cu")" && "$NVCC" -c -arch=sm_80 -o /dev/null "$cu") >> "$tmp/err" 2>&1; then
+      fails=$((fails + 1)); echo "nvcc failed: $cu" >> "$tmp/err"
+    fi
+    if ! "$CC" -std=c99 -Wall -Wextra -pedantic -Werror -isystem "$CUDA_HOME/include" \
+        -fsyntax-only -x c "$h" >> "$tmp/err" 2>&1; then
+      fails=$((fails + 1)); echo "header failed: $h" >> "$tmp/err"
+    fi
+  done < "$nvcc_list"
+  if [ $fails -eq 0 ]; then ok "nvcc -c and C99 headers of $(wc -l < "$nvcc_list") examples"
+  else not_ok "nvcc -c and C99 headers: $fails failures"; fi
+fi
+
+# The man page: formats cleanly and documents every option of --help.
+man=$top_srcdir/doc/tecc.1
+if ! command -v groff >/dev/null 2>&1; then
+  skip "man page formats without warnings" "groff not installed"
+else
+  groff -man -ww -z "$man" > "$tmp/err" 2>&1
+  if [ -s "$tmp/err" ]; then not_ok "man page formats without warnings"
+  else ok "man page formats without warnings"; fi
+fi
+if ! "$TECC" --help > "$tmp/help" 2>/dev/null || [ ! -s "$tmp/help" ]; then
+  skip "man page names every option of tecc --help" "tecc --help does not work yet"
+else
+  sed 's/\\-/-/g; s/\\f[BIRP]//g' "$man" > "$tmp/man.txt"
+  grep -o -- '--*[A-Za-z][A-Za-z-]*' "$tmp/help" | sort -u | while read -r opt; do
+    grep -qF -- "$opt" "$tmp/man.txt" || echo "$opt"
+  done > "$tmp/err"
+  if [ -s "$tmp/err" ]; then not_ok "man page names every option of tecc --help"
+  else ok "man page names every option of tecc --help"; fi
+fi
