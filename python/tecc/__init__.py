@@ -1,0 +1,24 @@
+"""tecc from Python: load a library built from tecc output and call its
+kernels with PyTorch tensors or raw device pointers.
+
+    import tecc
+    so, h = tecc.build("softmax.te")            # tecc + nvcc -shared
+    lib = tecc.load(so, h)
+    y = lib.softmax(x)                          # allocates y
+    lib.softmax(x, y)                           # or writes into y
+    lib.softmax(x_ptr, y_ptr, M=4, N=1024)      # raw device pointers
+"""
+
+from .build import BuildError, build, find_nvcc, find_tool
+from .header import (HeaderError, Param, Signature, parse_header,
+                     parse_header_file, parse_statuses)
+from .loader import Kernel, Library, TeccError, bf16_bits
+
+__all__ = ["BuildError", "HeaderError", "Kernel", "Library", "Param", "Signature",
+           "TeccError", "bf16_bits", "build", "find_nvcc", "find_tool", "load",
+           "parse_header", "parse_header_file", "parse_statuses"]
+
+
+def load(so_path, headers=None):
+    """Loads a shared library and binds the kernels its header(s) declare."""
+    return Library(so_path, headers)

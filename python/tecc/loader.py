@@ -1,0 +1,313 @@
+"""Call tecc entry points from Python through ctypes.
+
+A Kernel checks its arguments against the Signature parsed from the header
+before anything reaches the GPU: with PyTorch tensors it checks dtype,
+device, contiguity and shape, infers the size variables from the shapes and
+checks they agree, and passes the current CUDA stream; with raw device
+pointers (ints) it needs every size variable given explicitly.
+"""
+
+import ctypes
+import os
+import struct
+
+from .header import (DTYPE_SIZE, INPUT, OUTPUT, SIZE, parse_header_file,
+                     parse_statuses)
+
+TORCH_DTYPES = {"bool": "bool", "i32": "int32", "i64": "int64", "f16": "float16",
+                "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
+
+# A few cudaError_t names, for TECC_ERROR_CUDA + err.
+CUDA_ERRORS = {1: "cudaErrorInvalidValue", 2: "cudaErrorMemoryAllocation",
+               3: "cudaErrorInitializationError", 9: "cudaErrorInvalidConfiguration",
+               98: "cudaErrorInvalidDeviceFunction", 100: "cudaErrorNoDevice",
+               101: "cudaErrorInvalidDevice", 209: "cudaErrorNoKernelImageForDevice",
+               222: "cudaErrorUnsupportedPtxVersion", 400: "cudaErrorInvalidResourceHandle",
+               700: "cudaErrorIllegalAddress", 701: "cudaErrorLaunchOutOfResources",
+               702: "cudaErrorLaunchTimeout", 716: "cudaErrorMisalignedAddress",
+               719: "cudaErrorLaunchFailure", 900: "cudaErrorStreamCaptureUnsupported"}
+
+
+class TeccError(RuntimeError):
+    """A non-zero tecc_status; .status is the code, .status_name its name."""
+
+    def __init__(self, kernel, status, status_name):
+        super().__init__("%s returned %s (%d)" % (kernel, status_name, status))
+        self.status, self.status_name = status, status_name
+
+
+def status_name(statuses, code):
+    if code in statuses:
+        return statuses[code]
+    if code > 1000:
+        return "TECC_ERROR_CUDA+%d (%s)" % (code - 1000, CUDA_ERRORS.get(code - 1000, "?"))
+    return "unknown tecc_status"
+
+
+def bf16_bits(value):
+    """Rounds a Python float to bfloat16 (nearest even) and returns its bits."""
+    bits = struct.unpack("<I", struct.pack("<f", float(value)))[0]
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x7FFFFF:
+        return 0x7FC0 | ((bits >> 16) & 0x8000)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def f16_bits(value):
+    return struct.unpack("<H", struct.pack("<e", float(value)))[0]
+
+
+SCALAR_CTYPES = {"bool": ctypes.c_uint8, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
+                 "f16": ctypes.c_uint16, "bf16": ctypes.c_uint16, "f32": ctypes.c_float,
+                 "f64": ctypes.c_double}
+
+
+def scalar_arg(param, value):
+    """Converts a Python number to the C value of a rank-0 input."""
+    if hasattr(value, "item") and not isinstance(value, (int, float, bool)):
+        if getattr(value, "numel", lambda: 1)() != 1:
+            raise ValueError("%s is a scalar input; got a tensor of shape %s"
+                             % (param.name, tuple(value.shape)))
+        value = value.item()
+    if not isinstance(value, (int, float, bool)):
+        raise TypeError("%s is a scalar %s input; got %s" % (param.name, param.dtype,
+                                                             type(value).__name__))
+    if param.dtype == "bool":
+        return 1 if value else 0
+    if param.dtype in ("i32", "i64"):
+        if isinstance(value, float) and not value.is_integer():
+            raise TypeError("%s is %s; got the float %r" % (param.name, param.dtype, value))
+        return int(value)
+    if param.dtype == "bf16":
+        return bf16_bits(value)
+    if param.dtype == "f16":
+        return f16_bits(value)
+    return float(value)
+
+
+def is_torch_tensor(x):
+    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
+
+
+class Kernel:
+    """One entry point of a loaded library; call it like a function."""
+
+    def __init__(self, cfunc, sig, statuses):
+        self.sig, self.statuses, self.cfunc = sig, statuses, cfunc
+        self.__name__ = sig.name
+        cfunc.restype = ctypes.c_int
+        cfunc.argtypes = [self._ctype(p) for p in sig.params]
+
+    @staticmethod
+    def _ctype(p):
+        if p.role == SIZE:
+            return ctypes.c_int64
+        if p.role == INPUT and p.by_value:
+            return SCALAR_CTYPES[p.dtype]
+        return ctypes.c_void_p
+
+    def __repr__(self):
+        return "<tecc kernel %s>" % (self.sig.te_signature or self.sig.name)
+
+    def __call__(self, *args, stream=None, **sizes):
+        tensors, given_sizes, allocate = self._split_args(args, sizes)
+        if any(is_torch_tensor(t) for t in tensors if t is not None):
+            values, out = self._torch_args(tensors, given_sizes, allocate, stream)
+        else:
+            if allocate:
+                raise TypeError("%s: outputs can be allocated only for PyTorch inputs"
+                                % self.sig.name)
+            values, out = self._raw_args(tensors, given_sizes, stream), None
+        self.call_c(values)
+        return out
+
+    def call_c(self, values):
+        """Calls the C function with converted values; raises on a bad status."""
+        status = self.cfunc(*values)
+        if status != 0:
+            raise TeccError(self.sig.name, status, status_name(self.statuses, status))
+
+    def _split_args(self, args, sizes):
+        sig = self.sig
+        n_in, n_out, size_names = len(sig.inputs), len(sig.outputs), sig.sizes
+        unknown = set(sizes) - set(size_names)
+        if unknown:
+            raise TypeError("%s: unknown size variable(s) %s (it has %s)"
+                            % (sig.name, ", ".join(sorted(unknown)),
+                               ", ".join(size_names) or "none"))
+        if len(args) == n_in:
+            return list(args) + [None] * n_out, dict(sizes), True
+        if len(args) == n_in + n_out + len(size_names) and size_names:
+            pos = dict(zip(size_names, args[n_in + n_out:]))
+            dup = set(pos) & set(sizes)
+            if dup:
+                raise TypeError("%s: size %s given twice" % (sig.name, ", ".join(dup)))
+            pos.update(sizes)
+            return list(args[:n_in + n_out]), pos, False
+        if len(args) == n_in + n_out:
+            return list(args), dict(sizes), False
+        raise TypeError("%s takes %d inputs and %d outputs (then optionally the sizes "
+                        "%s); got %d arguments" % (sig.name, n_in, n_out,
+                                                   ", ".join(size_names) or "-", len(args)))
+
+    def _params(self):
+        return self.sig.inputs + self.sig.outputs
+
+    def _raw_args(self, tensors, sizes, stream):
+        sig = self.sig
+        missing = [s for s in sig.sizes if s not in sizes]
+        if missing:
+            raise TypeError("%s: with raw pointers, give the size(s) %s"
+                            % (sig.name, ", ".join(missing)))
+        values = []
+        for p, v in zip(self._params(), tensors):
+            if p.by_value:
+                values.append(scalar_arg(p, v))
+            elif v is None or isinstance(v, int):
+                values.append(v)
+            elif hasattr(v, "data_ptr"):
+                values.append(v.data_ptr())
+            elif isinstance(v, ctypes.c_void_p) or hasattr(v, "_type_") or isinstance(v, ctypes.Array):
+                values.append(ctypes.cast(v, ctypes.c_void_p).value)
+            else:
+                raise TypeError("%s: %s must be a device pointer (int); got %s"
+                                % (sig.name, p.name, type(v).__name__))
+        for s in sig.sizes:
+            n = sizes[s]
+            if isinstance(n, bool) or not isinstance(n, int):
+                raise TypeError("%s: size %s must be an int; got %r" % (sig.name, s, n))
+            values.append(n)
+        values.append(stream_handle(stream))
+        return values
+
+    def _torch_args(self, tensors, sizes, allocate, stream):
+        import torch
+        sig = self.sig
+        bound = {k: v for k, v in sizes.items()}
+        device = None
+        for p, t in zip(self._params(), tensors):
+            if p.by_value or t is None:
+                continue
+            device = self._check_tensor(torch, p, t, bound, device)
+        missing = [s for s in sig.sizes if s not in bound]
+        if missing:
+            raise ValueError("%s: cannot infer size(s) %s from the tensors; give them "
+                             "as keywords" % (sig.name, ", ".join(missing)))
+        outs = []
+        for i, p in enumerate(sig.outputs):
+            k = len(sig.inputs) + i
+            if tensors[k] is None:
+                if not allocate:
+                    raise TypeError("%s: output %s is None" % (sig.name, p.name))
+                tensors[k] = self._allocate(torch, p, bound, device)
+            outs.append(tensors[k])
+        values = []
+        for p, t in zip(self._params(), tensors):
+            values.append(scalar_arg(p, t) if p.by_value else t.data_ptr())
+        values += [bound[s] for s in sig.sizes]
+        if stream is None:
+            stream = torch.cuda.current_stream(device)
+        values.append(stream_handle(stream))
+        if not allocate:
+            return values, None
+        return values, outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _check_tensor(self, torch, p, t, bound, device):
+        name = "%s: %s" % (self.sig.name, p.name)
+        if not is_torch_tensor(t):
+            raise TypeError("%s must be a torch.Tensor like the other arguments; got %s"
+                            % (name, type(t).__name__))
+        want = getattr(torch, TORCH_DTYPES[p.dtype])
+        if t.dtype != want:
+            raise TypeError("%s must be %s (%s); got %s" % (name, want, p.dtype, t.dtype))
+        if t.device.type != "cuda":
+            raise ValueError("%s must be on a CUDA device; got %s" % (name, t.device))
+        if device is not None and t.device != device:
+            raise ValueError("%s is on %s, another argument on %s" % (name, t.device, device))
+        if not t.is_contiguous():
+            raise ValueError("%s must be contiguous (row-major); call .contiguous()" % name)
+        if p.shape is not None:
+            bind_shape(name, p.shape, tuple(t.shape), bound)
+        return t.device
+
+    def _allocate(self, torch, p, bound, device):
+        if p.shape is None:
+            raise TypeError("%s: the header gives no shape for output %s; pass it"
+                            % (self.sig.name, p.name))
+        shape = [d if isinstance(d, int) else bound.get(d) for d in p.shape]
+        if None in shape:
+            raise TypeError("%s: cannot size output %s %r; pass it"
+                            % (self.sig.name, p.name, p.shape))
+        return torch.empty(shape, dtype=getattr(torch, TORCH_DTYPES[p.dtype]), device=device)
+
+
+def bind_shape(name, dims, actual, bound):
+    """Checks a tensor's shape against .te dims, binding size variables."""
+    if len(dims) == 0 and len(actual) <= 1 and (not actual or actual[0] == 1):
+        return
+    if len(dims) != len(actual):
+        raise ValueError("%s has shape %s; the signature wants rank %d [%s]"
+                         % (name, list(actual), len(dims), ", ".join(map(str, dims))))
+    for axis, (d, n) in enumerate(zip(dims, actual)):
+        if isinstance(d, int):
+            if d != n:
+                raise ValueError("%s: axis %d is %d; the signature fixes it to %d"
+                                 % (name, axis, n, d))
+        elif bound.setdefault(d, n) != n:
+            raise ValueError("%s: axis %d is %d but size %s is already %d"
+                             % (name, axis, n, d, bound[d]))
+
+
+def stream_handle(stream):
+    if stream is None:
+        return None
+    if isinstance(stream, int):
+        return stream or None
+    if hasattr(stream, "cuda_stream"):
+        return stream.cuda_stream or None
+    if isinstance(stream, ctypes.c_void_p):
+        return stream.value
+    raise TypeError("stream must be an int handle or a torch.cuda.Stream; got %s"
+                    % type(stream).__name__)
+
+
+class Library:
+    """A shared library built from tecc output, with its entry points as
+    attributes: lib.softmax(x, y), lib.kernels['softmax']."""
+
+    def __init__(self, so_path, headers=None):
+        self.path = os.path.abspath(so_path)
+        if headers is None:
+            headers = [os.path.splitext(so_path)[0] + ".h"]
+        elif isinstance(headers, (str, os.PathLike)):
+            headers = [headers]
+        self.cdll = ctypes.CDLL(self.path)
+        self.kernels = {}
+        for h in headers:
+            with open(h) as f:
+                statuses = parse_statuses(f.read())
+            for sig in parse_header_file(h):
+                if sig.name in self.kernels:
+                    raise ValueError("kernel %s is in two headers" % sig.name)
+                try:
+                    cfunc = getattr(self.cdll, sig.name)
+                except AttributeError:
+                    raise ValueError("%s declares %s but %s does not define it"
+                                     % (h, sig.name, so_path)) from None
+                self.kernels[sig.name] = Kernel(cfunc, sig, statuses)
+
+    def __getattr__(self, name):
+        kernels = self.__dict__.get("kernels", {})
+        if name in kernels:
+            return kernels[name]
+        raise AttributeError("no kernel %r in %s (it has %s)"
+                             % (name, self.__dict__.get("path"), ", ".join(kernels)))
+
+    def __getitem__(self, name):
+        return self.kernels[name]
+
+    def __dir__(self):
+        return list(super().__dir__()) + list(self.kernels)
+
+
+def element_size(dtype):
+    return DTYPE_SIZE[dtype]

@@ -1,0 +1,261 @@
+"""CPU-side tests of python/tecc (header parsing, argument checks, ctypes
+marshalling through a host-memory stand-in library).  Prints TAP.
+
+usage: test_tecc_module.py TOP_SRCDIR WORKDIR   (env: CC, TECC)
+"""
+
+import ctypes
+import os
+import subprocess
+import sys
+import traceback
+
+TOP, WORK = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(TOP, "python"))
+import tecc  # noqa: E402
+from tecc.loader import bind_shape  # noqa: E402
+
+HERE = os.path.join(TOP, "tests", "python")
+results = []
+
+
+def test(fn):
+    results.append(fn)
+    return fn
+
+
+def raises(exc, fn, *args, **kw):
+    try:
+        fn(*args, **kw)
+    except exc as e:
+        return e
+    raise AssertionError("%s not raised" % exc.__name__)
+
+
+def roles(sig):
+    return [p.role for p in sig.params]
+
+
+def fixture():
+    return {s.name: s for s in tecc.parse_header_file(os.path.join(HERE, "fixture.h"))}
+
+
+@test
+def fixture_has_every_prototype_in_order():
+    names = [s.name for s in tecc.parse_header_file(os.path.join(HERE, "fixture.h"))]
+    assert names == ["scale2", "ln", "addc", "total", "flags"], names
+
+
+@test
+def scale2_roles_dtypes_shapes():
+    s = fixture()["scale2"]
+    assert roles(s) == ["input", "output", "size", "stream"], roles(s)
+    assert [p.dtype for p in s.params[:2]] == ["f32", "f32"]
+    assert s.inputs[0].shape == ("N",) and s.outputs[0].shape == ("N",)
+    assert s.sizes == ["N"]
+
+
+@test
+def abi_example_ln():
+    s = fixture()["ln"]
+    assert [p.name for p in s.params] == ["x", "w", "eps", "y", "m", "N", "D", "stream"]
+    assert roles(s) == ["input"] * 3 + ["output"] * 2 + ["size"] * 2 + ["stream"]
+    x, w, eps, y, m = s.params[:5]
+    assert (x.dtype, x.shape, x.ctype) == ("bf16", ("N", "D"), "const tecc_bf16 *")
+    assert (w.dtype, w.shape) == ("f32", ("D",))
+    assert eps.by_value and eps.shape == () and eps.dtype == "f32" and not eps.is_tensor
+    assert (y.dtype, m.shape) == ("bf16", ("N",))
+    assert s.sizes == ["N", "D"]
+
+
+@test
+def scalar_input_before_outputs():
+    s = fixture()["addc"]
+    assert roles(s) == ["input", "input", "output", "size", "stream"]
+    assert s.params[1].by_value and s.params[1].dtype == "i32"
+
+
+@test
+def rank0_output_and_literal_dim():
+    s = fixture()["total"]
+    assert s.inputs[0].shape == ("M", 3), s.inputs[0].shape
+    assert s.outputs[0].shape == () and s.outputs[0].dtype == "f64"
+
+
+@test
+def prototype_without_comment_uses_c_types():
+    s = fixture()["flags"]
+    assert roles(s) == ["input", "input", "output", "size", "stream"]
+    assert [p.dtype for p in s.params[:3]] == ["bool", "f16", "bool"]
+    assert all(p.shape is None for p in s.params[:3]) and s.te_signature is None
+
+
+@test
+def status_names_from_header():
+    with open(os.path.join(HERE, "fixture.h")) as f:
+        names = tecc.parse_statuses(f.read())
+    assert names[2] == "TECC_ERROR_ALIASING" and names[1000] == "TECC_ERROR_CUDA"
+
+
+@test
+def malformed_headers_are_rejected():
+    nostream = "tecc_status k(const float *x, float *y, int64_t N);"
+    raises(tecc.HeaderError, tecc.parse_header, nostream)
+    mismatch = ("/* kernel k(x: f64[N]) -> (y: f32[N]) */\n"
+                "tecc_status k(const float *x, float *y, int64_t N, cudaStream_t stream);")
+    e = raises(tecc.HeaderError, tecc.parse_header, mismatch)
+    assert "f64" in str(e), e
+    count = ("/* kernel k(x: f32[N], z: f32[N]) -> (y: f32[N]) */\n"
+             "tecc_status k(const float *x, float *y, int64_t N, cudaStream_t stream);")
+    raises(tecc.HeaderError, tecc.parse_header, count)
+    after = "tecc_status k(const float *x, float *y, float z, cudaStream_t stream);"
+    raises(tecc.HeaderError, tecc.parse_header, after)
+    unbound = ("/* kernel k(x: f32[4]) -> (y: f32[4]) */\n"
+               "tecc_status k(const float *x, float *y, int64_t N, cudaStream_t stream);")
+    raises(tecc.HeaderError, tecc.parse_header, unbound)
+
+
+@test
+def comment_forms():
+    text = ("// k(x: f32[B, H, S]) -> y\n"
+            "tecc_status k(const float *x, float *y, int64_t B, int64_t H, int64_t S,\n"
+            "              cudaStream_t stream);\n"
+            "/*\n * kernel j(a: bf16[N,D], b: bf16[D]) -> (o: bf16[N,D])\n */\n"
+            "tecc_status j(const tecc_bf16 *a, const tecc_bf16 *b, tecc_bf16 *o, int64_t N,"
+            " int64_t D, cudaStream_t stream);\n")
+    k, j = tecc.parse_header(text)
+    assert k.inputs[0].shape == ("B", "H", "S") and k.outputs[0].shape is None
+    assert k.sizes == ["B", "H", "S"]
+    assert j.inputs[1].shape == ("D",) and j.outputs[0].shape == ("N", "D")
+
+
+@test
+def bf16_rounding():
+    assert tecc.bf16_bits(1.0) == 0x3F80
+    assert tecc.bf16_bits(-2.5) == 0xC020
+    assert tecc.bf16_bits(1.0 + 2 ** -8) == 0x3F80        # tie goes to even
+    assert tecc.bf16_bits(1.0 + 3 * 2 ** -8) == 0x3F82    # tie goes to even, up
+    assert tecc.bf16_bits(float("inf")) == 0x7F80
+    assert tecc.bf16_bits(float("nan")) & 0x7FC0 == 0x7FC0
+
+
+@test
+def shape_binding():
+    bound = {}
+    bind_shape("x", ("N", "D"), (4, 8), bound)
+    bind_shape("w", ("D",), (8,), bound)
+    assert bound == {"N": 4, "D": 8}
+    e = raises(ValueError, bind_shape, "w2", ("D",), (9,), bound)
+    assert "already 8" in str(e), e
+    raises(ValueError, bind_shape, "t", ("M", 3), (5, 4), {})
+    raises(ValueError, bind_shape, "r", ("N",), (4, 1), {})
+    bind_shape("s", (), (), {})
+
+
+@test
+def describe_command():
+    env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python"))
+    out = subprocess.run([sys.executable, "-m", "tecc", "describe",
+                          os.path.join(HERE, "fixture.h")], env=env,
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    assert "ln  # kernel ln(x: bf16[N, D]" in out, out
+    assert "size   D" in out, out
+
+
+def build_stub():
+    so = os.path.join(WORK, "fixture_cpu.so")
+    cc = os.environ.get("CC") or "cc"
+    subprocess.run(cc.split() + ["-shared", "-fPIC", "-o", so,
+                                 os.path.join(HERE, "fixture_cpu.c")], check=True)
+    return tecc.load(so, os.path.join(HERE, "fixture.h"))
+
+
+LIB = []
+
+
+def lib():
+    if not LIB:
+        LIB.append(build_stub())
+    return LIB[0]
+
+
+def floats(*v):
+    return (ctypes.c_float * len(v))(*v)
+
+
+@test
+def raw_pointer_call_and_stream():
+    x, y = floats(1, 2, 3), floats(0, 0, 0)
+    assert lib().scale2(x, y, N=3, stream=0x1234) is None
+    assert list(y) == [2.0, 4.0, 6.0], list(y)
+    last = ctypes.c_void_p.in_dll(lib().cdll, "fixture_last_stream").value
+    assert last == 0x1234, last
+    y2 = floats(0, 0)
+    lib().scale2(ctypes.addressof(x), ctypes.addressof(y2), 2)   # positional size, ints
+    assert list(y2) == [2.0, 4.0]
+    assert ctypes.c_void_p.in_dll(lib().cdll, "fixture_last_stream").value is None
+
+
+@test
+def raw_pointer_argument_errors():
+    x, y = floats(1), floats(0)
+    e = raises(TypeError, lib().scale2, x, y)
+    assert "give the size(s) N" in str(e), e
+    raises(TypeError, lib().scale2, x, y, M=1)
+    raises(TypeError, lib().scale2, x, y, 1, N=1)
+    raises(TypeError, lib().scale2, x)
+    raises(TypeError, lib().scale2, x, y, N=1.0)
+    raises(TypeError, lib().scale2, "x", y, N=1)
+
+
+@test
+def scalar_inputs_are_converted():
+    x = (ctypes.c_int32 * 2)(10, 20)
+    y = (ctypes.c_int32 * 2)()
+    lib().addc(x, 5, y, N=2)
+    assert list(y) == [15, 25], list(y)
+    raises(TypeError, lib().addc, x, 1.5, y, N=2)
+    raises(TypeError, lib().addc, x, "1", y, N=2)
+    lib().ln(None, None, 0.5, None, None, N=0, D=0)
+    e = raises(tecc.TeccError, lib().ln, None, None, 0.25, None, None, N=0, D=0)
+    assert e.status == 2 and e.status_name == "TECC_ERROR_ALIASING", e
+
+
+@test
+def statuses_become_exceptions():
+    e = raises(tecc.TeccError, lib().scale2, None, None, N=-1)
+    assert e.status == 1 and "TECC_ERROR_INVALID_VALUE" in str(e), e
+    s = (ctypes.c_double * 1)()
+    e = raises(tecc.TeccError, lib().total, None, s, M=0)
+    assert e.status == 1700 and "cudaErrorIllegalAddress" in e.status_name, e
+    x = (ctypes.c_double * 6)(1, 2, 3, 4, 5, 6)
+    lib().total(x, s, M=2)
+    assert s[0] == 21.0
+
+
+@test
+def missing_symbol_is_reported():
+    h = os.path.join(WORK, "extra.h")
+    with open(h, "w") as f:
+        f.write("tecc_status nosuch(const float *x, float *y, int64_t N, cudaStream_t s);\n")
+    e = raises(ValueError, tecc.load, os.path.join(WORK, "fixture_cpu.so"), h)
+    assert "nosuch" in str(e), e
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    print("1..%d" % len(results))
+    failed = 0
+    for i, fn in enumerate(results, 1):
+        try:
+            fn()
+            print("ok %d - %s" % (i, fn.__name__))
+        except Exception:  # noqa: BLE001 -- every failure is reported as TAP
+            failed += 1
+            print("not ok %d - %s" % (i, fn.__name__))
+            for line in traceback.format_exc().splitlines():
+                print("# " + line)
+    return 1 if failed else 0
+
+
+sys.exit(main())
