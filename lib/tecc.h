@@ -48,6 +48,10 @@ typedef struct tecc_options {
   int werror;                  /* -Werror */
   int no_warnings;             /* -w */
   int explain;                 /* --explain: fill the explanation text */
+  const char *dump_after;      /* debugging: comma-separated pass names
+                                  (parse, sema, opt, ... or "all") after which
+                                  the IR is dumped into tecc_result_dump(); NULL:
+                                  none */
 } tecc_options;
 
 /* Fills *opts with the defaults (emit .cu+.h, -O2, sm_90). */
@@ -84,6 +88,8 @@ const char *tecc_result_output(const tecc_result *r);
 const char *tecc_result_header(const tecc_result *r);
 /* The --explain text, or NULL. */
 const char *tecc_result_explanation(const tecc_result *r);
+/* The dumps asked for by opts.dump_after ("" when none). */
+const char *tecc_result_dump(const tecc_result *r);
 
 size_t tecc_result_num_diagnostics(const tecc_result *r);
 const tecc_diagnostic *tecc_result_diagnostic(const tecc_result *r, size_t i);
