@@ -1,0 +1,859 @@
+/* interp.c — the reference interpreter (interp.h).
+ *
+ * Every reachable IR value is materialized as a dense array: doubles for
+ * float dtypes, int64 for bool and integers (wrapped to the dtype after
+ * each operation).  A value's array is freed after its last use.  The
+ * element semantics follow language.md §5-§7; each rule sits in one small
+ * function below. */
+#include "interp.h"
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Tensor {
+  int rank;
+  int64_t dims[TECC_MAX_RANK];
+  int64_t n;
+  double *f;  /* float dtypes */
+  int64_t *i; /* bool and integer dtypes */
+} Tensor;
+
+typedef struct Interp {
+  const Kernel *k;
+  const int64_t *sizes;
+  Tensor *vals;   /* by value id */
+  char *live;     /* reachable from an output */
+  int *last_use;  /* id of the last reader (INT_MAX for outputs) */
+  int status;
+} Interp;
+
+/* ---- dtypes and storage ------------------------------------------------ */
+
+static int is_float(DType t) {
+  return t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64;
+}
+
+static int64_t wrap(DType t, int64_t v) {
+  switch (t) {
+  case DT_BOOL: return v != 0;
+  case DT_I32: return (int32_t)(uint32_t)(uint64_t)v;
+  default: return v;
+  }
+}
+
+/* Rounds x to a binary format with p significant bits whose smallest normal
+ * exponent is emin and largest finite value is maxval (ties to even). */
+static double round_format(double x, int p, int emin, double maxval) {
+  if (!isfinite(x) || x == 0)
+    return x;
+  int e;
+  frexp(x, &e);
+  int lead = e - 1 < emin ? emin : e - 1;
+  double quantum = ldexp(1.0, lead - (p - 1));
+  double r = nearbyint(x / quantum) * quantum;
+  if (fabs(r) > maxval)
+    return copysign(INFINITY, x);
+  return r;
+}
+
+double interp_round_f16(double x) { return round_format(x, 11, -14, 65504.0); }
+
+double interp_round_bf16(double x) {
+  return round_format(x, 8, -126, ldexp(255.0, 120));
+}
+
+static double round_to(DType t, double x) {
+  switch (t) {
+  case DT_F16: return interp_round_f16(x);
+  case DT_BF16: return interp_round_bf16(x);
+  case DT_F32: return (double)(float)x;
+  default: return x;
+  }
+}
+
+/* Encodes an already-rounded value of a format with `mbits` stored mantissa
+ * bits, `ebits` exponent bits. */
+static uint16_t encode16(double r, int mbits, int ebits) {
+  int bias = (1 << (ebits - 1)) - 1;
+  uint16_t sign = signbit(r) ? (uint16_t)(1u << 15) : 0;
+  uint16_t expmask = (uint16_t)(((1u << ebits) - 1) << mbits);
+  if (isnan(r))
+    return (uint16_t)(expmask | (1u << (mbits - 1)));
+  if (isinf(r))
+    return sign | expmask;
+  if (r == 0)
+    return sign;
+  int e;
+  double m = frexp(fabs(r), &e); /* r = m * 2^e, m in [0.5, 1) */
+  int biased = e - 1 + bias;
+  if (biased <= 0) /* subnormal: r / 2^(1 - bias - mbits) */
+    return sign | (uint16_t)ldexp(fabs(r), bias - 1 + mbits);
+  uint16_t mant = (uint16_t)(ldexp(m, mbits + 1) - ldexp(1.0, mbits));
+  return sign | (uint16_t)((unsigned)biased << mbits) | mant;
+}
+
+static double decode16(uint16_t bits, int mbits, int ebits) {
+  int bias = (1 << (ebits - 1)) - 1;
+  int e = (bits >> mbits) & ((1 << ebits) - 1);
+  int mant = bits & ((1 << mbits) - 1);
+  double sign = (bits >> 15) ? -1.0 : 1.0;
+  if (e == (1 << ebits) - 1)
+    return mant ? NAN : sign * INFINITY;
+  if (e == 0)
+    return sign * ldexp((double)mant, 1 - bias - mbits);
+  return sign * ldexp((double)(mant | (1 << mbits)), e - bias - mbits);
+}
+
+uint16_t interp_f16_bits(double x) { return encode16(interp_round_f16(x), 10, 5); }
+uint16_t interp_bf16_bits(double x) { return encode16(interp_round_bf16(x), 7, 8); }
+double interp_f16_value(uint16_t bits) { return decode16(bits, 10, 5); }
+double interp_bf16_value(uint16_t bits) { return decode16(bits, 7, 8); }
+
+/* Float to integer: truncate toward zero, saturate, NaN -> 0. */
+static int64_t float_to_int(DType t, double x) {
+  if (t == DT_BOOL)
+    return x != 0;
+  if (isnan(x))
+    return 0;
+  double lo = t == DT_I32 ? (double)INT32_MIN : -9223372036854775808.0;
+  double hi = t == DT_I32 ? (double)INT32_MAX : 9223372036854775808.0;
+  if (x <= lo)
+    return t == DT_I32 ? INT32_MIN : INT64_MIN;
+  if (x >= hi)
+    return t == DT_I32 ? INT32_MAX : INT64_MAX;
+  return (int64_t)trunc(x);
+}
+
+static int64_t load_int(DType t, const void *buf, int64_t i) {
+  switch (t) {
+  case DT_BOOL: return ((const uint8_t *)buf)[i] != 0;
+  case DT_I32: return ((const int32_t *)buf)[i];
+  case DT_I64: return ((const int64_t *)buf)[i];
+  default: return float_to_int(DT_I64, interp_load(t, buf, i));
+  }
+}
+
+double interp_load(DType t, const void *buf, int64_t i) {
+  switch (t) {
+  case DT_F16: return interp_f16_value(((const uint16_t *)buf)[i]);
+  case DT_BF16: return interp_bf16_value(((const uint16_t *)buf)[i]);
+  case DT_F32: return ((const float *)buf)[i];
+  case DT_F64: return ((const double *)buf)[i];
+  default: return (double)load_int(t, buf, i);
+  }
+}
+
+static void store_int(DType t, void *buf, int64_t i, int64_t v) {
+  switch (t) {
+  case DT_BOOL: ((uint8_t *)buf)[i] = v != 0; break;
+  case DT_I32: ((int32_t *)buf)[i] = (int32_t)wrap(DT_I32, v); break;
+  case DT_I64: ((int64_t *)buf)[i] = v; break;
+  default: interp_store(t, buf, i, (double)v); break;
+  }
+}
+
+void interp_store(DType t, void *buf, int64_t i, double x) {
+  switch (t) {
+  case DT_F16: ((uint16_t *)buf)[i] = interp_f16_bits(x); break;
+  case DT_BF16: ((uint16_t *)buf)[i] = interp_bf16_bits(x); break;
+  case DT_F32: ((float *)buf)[i] = (float)x; break;
+  case DT_F64: ((double *)buf)[i] = x; break;
+  default: store_int(t, buf, i, float_to_int(t, x)); break;
+  }
+}
+
+/* ---- shapes ------------------------------------------------------------- */
+
+int64_t interp_dim(const Dim *d, const int64_t *sizes) {
+  return d->var < 0 ? d->size : sizes[d->var];
+}
+
+int64_t interp_numel(const Shape *s, const int64_t *sizes) {
+  int64_t n = 1;
+  int zero = 0;
+  for (int a = 0; a < s->rank; a++) {
+    int64_t d = interp_dim(&s->d[a], sizes);
+    if (d < 0)
+      return -1;
+    if (d == 0)
+      zero = 1;
+    else if (n > INT64_MAX / d)
+      n = -1;
+    else if (n >= 0)
+      n *= d;
+  }
+  return zero ? 0 : n;
+}
+
+/* ---- element operations ------------------------------------------------- */
+
+static double sigmoid(double x) {
+  if (x >= 0)
+    return 1 / (1 + exp(-x));
+  double e = exp(x);
+  return e / (1 + e);
+}
+
+static double softplus(double x) {
+  return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+static double sign_f(double x) {
+  if (isnan(x))
+    return x;
+  return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+}
+
+static double unary_float(UnaryOp op, double x) {
+  switch (op) {
+  case UN_ABS: return fabs(x);
+  case UN_EXP: return exp(x);
+  case UN_EXP2: return exp2(x);
+  case UN_EXPM1: return expm1(x);
+  case UN_LOG: return log(x);
+  case UN_LOG2: return log2(x);
+  case UN_LOG10: return log10(x);
+  case UN_LOG1P: return log1p(x);
+  case UN_SQRT: return sqrt(x);
+  case UN_RSQRT: return 1 / sqrt(x);
+  case UN_SIN: return sin(x);
+  case UN_COS: return cos(x);
+  case UN_TAN: return tan(x);
+  case UN_ASIN: return asin(x);
+  case UN_ACOS: return acos(x);
+  case UN_ATAN: return atan(x);
+  case UN_SINH: return sinh(x);
+  case UN_COSH: return cosh(x);
+  case UN_TANH: return tanh(x);
+  case UN_ERF: return erf(x);
+  case UN_SIGMOID: return sigmoid(x);
+  case UN_RELU: return isnan(x) ? x : x > 0 ? x : 0.0;
+  case UN_GELU: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+  case UN_GELU_TANH:
+    return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  case UN_SILU: return x * sigmoid(x);
+  case UN_SOFTPLUS: return softplus(x);
+  case UN_FLOOR: return floor(x);
+  case UN_CEIL: return ceil(x);
+  case UN_ROUND: return nearbyint(x); /* default mode: half to even */
+  case UN_TRUNC: return trunc(x);
+  case UN_SIGN: return sign_f(x);
+  case UN_NEG: return -x;
+  default: internal_error("interp: unary %d on a float", (int)op);
+  }
+}
+
+static int64_t unary_int(UnaryOp op, DType t, int64_t x) {
+  switch (op) {
+  case UN_ABS: return wrap(t, x < 0 ? (int64_t)(0 - (uint64_t)x) : x);
+  case UN_RELU: return x > 0 ? x : 0;
+  case UN_SIGN: return x > 0 ? 1 : x < 0 ? -1 : 0;
+  case UN_NEG: return wrap(t, (int64_t)(0 - (uint64_t)x));
+  case UN_NOT: return !x;
+  case UN_FLOOR: case UN_CEIL: case UN_ROUND: case UN_TRUNC: return x;
+  default: internal_error("interp: unary %d on an integer", (int)op);
+  }
+}
+
+static int64_t predicate(UnaryOp op, double x) {
+  switch (op) {
+  case UN_ISNAN: return isnan(x);
+  case UN_ISINF: return isinf(x);
+  case UN_ISFINITE: return isfinite(x);
+  default: internal_error("interp: predicate %d", (int)op);
+  }
+}
+
+/* Python's float divmod (CPython float_divmod); by zero as numpy: a/b and
+ * NaN. */
+static void float_divmod(double a, double b, double *q, double *r) {
+  if (b == 0) {
+    *q = a / b;
+    *r = fmod(a, b);
+    return;
+  }
+  double mod = fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0) {
+    if ((b < 0) != (mod < 0)) {
+      mod += b;
+      div -= 1.0;
+    }
+  } else {
+    mod = copysign(0.0, b);
+  }
+  double fl;
+  if (div != 0) {
+    fl = floor(div);
+    if (div - fl > 0.5)
+      fl += 1.0;
+  } else {
+    fl = copysign(0.0, a / b);
+  }
+  *q = fl;
+  *r = mod;
+}
+
+static double binary_float(BinaryOp op, double a, double b) {
+  double q, r;
+  switch (op) {
+  case BIN_ADD: return a + b;
+  case BIN_SUB: return a - b;
+  case BIN_MUL: return a * b;
+  case BIN_DIV: return a / b;
+  case BIN_FLOORDIV: float_divmod(a, b, &q, &r); return q;
+  case BIN_MOD: float_divmod(a, b, &q, &r); return r;
+  case BIN_POW: return pow(a, b);
+  case BIN_MAXIMUM: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+  case BIN_MINIMUM: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+  case BIN_ATAN2: return atan2(a, b);
+  default: internal_error("interp: binary %d on floats", (int)op);
+  }
+}
+
+static int64_t int_floordiv(int64_t a, int64_t b) {
+  if (b == 0)
+    return 0;
+  if (b == -1)
+    return (int64_t)(0 - (uint64_t)a);
+  int64_t q = a / b;
+  if (a % b != 0 && ((a < 0) != (b < 0)))
+    q--;
+  return q;
+}
+
+static int64_t int_mod(int64_t a, int64_t b) {
+  if (b == 0 || b == -1)
+    return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0)))
+    r += b;
+  return r;
+}
+
+/* Exact integer power, wrapping; a negative exponent gives 0 unless the
+ * base is 1 or -1. */
+static int64_t int_pow(int64_t base, int64_t e) {
+  if (e < 0)
+    return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
+  uint64_t r = 1, b = (uint64_t)base;
+  for (; e; e >>= 1) {
+    if (e & 1)
+      r *= b;
+    b *= b;
+  }
+  return (int64_t)r;
+}
+
+static int64_t binary_int(BinaryOp op, int64_t a, int64_t b) {
+  switch (op) {
+  case BIN_ADD: return (int64_t)((uint64_t)a + (uint64_t)b);
+  case BIN_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
+  case BIN_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
+  case BIN_FLOORDIV: return int_floordiv(a, b);
+  case BIN_MOD: return int_mod(a, b);
+  case BIN_POW: return int_pow(a, b);
+  case BIN_MAXIMUM: return a > b ? a : b;
+  case BIN_MINIMUM: return a < b ? a : b;
+  case BIN_AND: return a && b;
+  case BIN_OR: return a || b;
+  default: internal_error("interp: binary %d on integers", (int)op);
+  }
+}
+
+static int compare_float(BinaryOp op, double a, double b) {
+  switch (op) {
+  case BIN_EQ: return a == b;
+  case BIN_NE: return a != b;
+  case BIN_LT: return a < b;
+  case BIN_LE: return a <= b;
+  case BIN_GT: return a > b;
+  case BIN_GE: return a >= b;
+  default: internal_error("interp: comparison %d", (int)op);
+  }
+}
+
+static int compare_int(BinaryOp op, int64_t a, int64_t b) {
+  switch (op) {
+  case BIN_EQ: return a == b;
+  case BIN_NE: return a != b;
+  case BIN_LT: return a < b;
+  case BIN_LE: return a <= b;
+  case BIN_GT: return a > b;
+  case BIN_GE: return a >= b;
+  default: internal_error("interp: comparison %d", (int)op);
+  }
+}
+
+static int is_comparison(BinaryOp op) {
+  return op == BIN_EQ || op == BIN_NE || op == BIN_LT || op == BIN_LE ||
+         op == BIN_GT || op == BIN_GE;
+}
+
+/* ---- tensors ------------------------------------------------------------ */
+
+static double get_f(const Tensor *t, int64_t i) {
+  return t->f ? t->f[i] : (double)t->i[i];
+}
+
+static int64_t get_i(const Tensor *t, int64_t i) {
+  return t->i ? t->i[i] : float_to_int(DT_I64, t->f[i]);
+}
+
+static int tensor_alloc(Interp *in, Tensor *t, const Value *v) {
+  t->rank = v->shape.rank;
+  for (int a = 0; a < t->rank; a++)
+    t->dims[a] = interp_dim(&v->shape.d[a], in->sizes);
+  t->n = interp_numel(&v->shape, in->sizes);
+  if (t->n < 0) {
+    in->status = INTERP_INVALID_VALUE;
+    return 0;
+  }
+  size_t n = t->n ? (size_t)t->n : 1;
+  if (is_float(v->dtype))
+    t->f = malloc(n * sizeof(double));
+  else
+    t->i = malloc(n * sizeof(int64_t));
+  if (!t->f && !t->i) {
+    in->status = INTERP_OUT_OF_MEMORY;
+    return 0;
+  }
+  return 1;
+}
+
+static void tensor_free(Tensor *t) {
+  free(t->f);
+  free(t->i);
+  t->f = NULL;
+  t->i = NULL;
+}
+
+/* Walks a multi-index over `dims` in row-major order, keeping up to two
+ * linear offsets with per-axis strides. */
+typedef struct Walk {
+  int rank;
+  const int64_t *dims;
+  int64_t idx[TECC_MAX_RANK];
+  int64_t stride[2][TECC_MAX_RANK];
+  int64_t off[2];
+} Walk;
+
+static void walk_init(Walk *w, int rank, const int64_t *dims) {
+  memset(w, 0, sizeof *w);
+  w->rank = rank;
+  w->dims = dims;
+}
+
+static void walk_step(Walk *w) {
+  for (int a = w->rank - 1; a >= 0; a--) {
+    w->idx[a]++;
+    w->off[0] += w->stride[0][a];
+    w->off[1] += w->stride[1][a];
+    if (w->idx[a] < w->dims[a])
+      return;
+    w->off[0] -= w->stride[0][a] * w->dims[a];
+    w->off[1] -= w->stride[1][a] * w->dims[a];
+    w->idx[a] = 0;
+  }
+}
+
+/* ---- value evaluation --------------------------------------------------- */
+
+static void eval_input(Interp *in, const Value *v, Tensor *t,
+                       const void *const *inputs) {
+  const void *buf = inputs[v->index];
+  for (int64_t i = 0; i < t->n; i++) {
+    if (t->f)
+      t->f[i] = interp_load(v->dtype, buf, i);
+    else
+      t->i[i] = load_int(v->dtype, buf, i);
+  }
+}
+
+static void eval_const(const Value *v, Tensor *t) {
+  if (t->f)
+    t->f[0] = round_to(v->dtype, is_float(v->dtype) ? v->fval : (double)v->ival);
+  else
+    t->i[0] = wrap(v->dtype, v->ival);
+}
+
+static void eval_cast(const Value *v, Tensor *t, const Tensor *x) {
+  for (int64_t i = 0; i < t->n; i++) {
+    if (t->f)
+      t->f[i] = round_to(v->dtype, get_f(x, i));
+    else if (x->f)
+      t->i[i] = float_to_int(v->dtype, x->f[i]);
+    else
+      t->i[i] = wrap(v->dtype, x->i[i]);
+  }
+}
+
+static void eval_unary(const Value *v, Tensor *t, const Tensor *x) {
+  UnaryOp op = v->uop;
+  int pred = op == UN_ISNAN || op == UN_ISINF || op == UN_ISFINITE;
+  for (int64_t i = 0; i < t->n; i++) {
+    if (pred)
+      t->i[i] = x->f ? predicate(op, x->f[i]) : op == UN_ISFINITE;
+    else if (t->f)
+      t->f[i] = unary_float(op, get_f(x, i));
+    else
+      t->i[i] = wrap(v->dtype, unary_int(op, v->dtype, x->i[i]));
+  }
+}
+
+static void eval_binary(const Value *v, Tensor *t, const Tensor *a,
+                        const Tensor *b) {
+  BinaryOp op = v->bop;
+  int cmp = is_comparison(op);
+  int fargs = a->f || b->f;
+  for (int64_t i = 0; i < t->n; i++) {
+    if (cmp && fargs)
+      t->i[i] = compare_float(op, get_f(a, i), get_f(b, i));
+    else if (cmp)
+      t->i[i] = compare_int(op, a->i[i], b->i[i]);
+    else if (t->f)
+      t->f[i] = binary_float(op, get_f(a, i), get_f(b, i));
+    else
+      t->i[i] = wrap(v->dtype, binary_int(op, get_i(a, i), get_i(b, i)));
+  }
+}
+
+static void eval_select(Tensor *t, const Tensor *c, const Tensor *a,
+                        const Tensor *b) {
+  for (int64_t i = 0; i < t->n; i++) {
+    const Tensor *s = c->i[i] ? a : b;
+    if (t->f)
+      t->f[i] = get_f(s, i);
+    else
+      t->i[i] = s->i[i];
+  }
+}
+
+static void eval_broadcast(Tensor *t, const Tensor *x) {
+  Walk w;
+  walk_init(&w, t->rank, t->dims);
+  int64_t stride = 1;
+  for (int a = x->rank - 1; a >= 0; a--) {
+    int ta = a + t->rank - x->rank;
+    w.stride[0][ta] = x->dims[a] == 1 ? 0 : stride;
+    stride *= x->dims[a];
+  }
+  for (int64_t i = 0; i < t->n; i++, walk_step(&w)) {
+    if (t->f)
+      t->f[i] = get_f(x, w.off[0]);
+    else
+      t->i[i] = x->i[w.off[0]];
+  }
+}
+
+/* ---- reductions ----------------------------------------------------------- */
+
+/* Per output element: the accumulator, and for arg-reductions the best
+ * index; count is the number of reduced elements per output element. */
+typedef struct Reduce {
+  ReduceOp op;
+  DType in_type, out_type;
+  int64_t count;
+  double *acc;
+  int64_t *iacc;
+  int64_t *arg;
+} Reduce;
+
+static double float_identity(ReduceOp op) {
+  switch (op) {
+  case RED_PROD: return 1;
+  case RED_MAX: return -INFINITY;
+  case RED_MIN: return INFINITY;
+  default: return 0;
+  }
+}
+
+static int64_t int_identity(ReduceOp op, DType t) {
+  int64_t lo = t == DT_BOOL ? 0 : t == DT_I32 ? INT32_MIN : INT64_MIN;
+  int64_t hi = t == DT_BOOL ? 1 : t == DT_I32 ? INT32_MAX : INT64_MAX;
+  switch (op) {
+  case RED_PROD: case RED_ALL: return 1;
+  case RED_MAX: return lo;
+  case RED_MIN: return hi;
+  default: return 0;
+  }
+}
+
+static void acc_float(Reduce *r, int64_t o, double x, double mean) {
+  double *a = &r->acc[o];
+  switch (r->op) {
+  case RED_SUM: case RED_MEAN: *a += x; break;
+  case RED_VAR: *a += (x - mean) * (x - mean); break;
+  case RED_PROD: *a *= x; break;
+  case RED_MAX: *a = isnan(*a) || isnan(x) ? NAN : x > *a ? x : *a; break;
+  case RED_MIN: *a = isnan(*a) || isnan(x) ? NAN : x < *a ? x : *a; break;
+  default: internal_error("interp: float reduction %d", (int)r->op);
+  }
+}
+
+static void acc_int(Reduce *r, int64_t o, int64_t x) {
+  int64_t *a = &r->iacc[o];
+  switch (r->op) {
+  case RED_SUM: *a = (int64_t)((uint64_t)*a + (uint64_t)x); break;
+  case RED_PROD: *a = (int64_t)((uint64_t)*a * (uint64_t)x); break;
+  case RED_MAX: *a = x > *a ? x : *a; break;
+  case RED_MIN: *a = x < *a ? x : *a; break;
+  case RED_ANY: *a = *a || x; break;
+  case RED_ALL: *a = *a && x; break;
+  default: internal_error("interp: integer reduction %d", (int)r->op);
+  }
+}
+
+/* argmax/argmin: the first best index; a NaN wins and the first NaN
+ * stays. */
+static void acc_arg(Reduce *r, int64_t o, double x, int64_t pos) {
+  double *best = &r->acc[o];
+  int first = r->arg[o] < 0;
+  int better;
+  if (first)
+    better = 1;
+  else if (isnan(*best))
+    better = 0;
+  else if (isnan(x))
+    better = 1;
+  else
+    better = r->op == RED_ARGMAX ? x > *best : x < *best;
+  if (better) {
+    *best = x;
+    r->arg[o] = pos;
+  }
+}
+
+static void reduce_walk_init(Walk *w, const Tensor *x, uint32_t axes) {
+  walk_init(w, x->rank, x->dims);
+  int64_t ostride = 1, rstride = 1;
+  for (int a = x->rank - 1; a >= 0; a--) {
+    if (axes & (1u << a)) {
+      w->stride[1][a] = rstride;
+      rstride *= x->dims[a];
+    } else {
+      w->stride[0][a] = ostride;
+      ostride *= x->dims[a];
+    }
+  }
+}
+
+/* One pass over x; `means` (for RED_VAR) holds each output's mean. */
+static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
+                        const double *means) {
+  Walk w;
+  reduce_walk_init(&w, x, axes);
+  int arg = r->op == RED_ARGMAX || r->op == RED_ARGMIN;
+  for (int64_t i = 0; i < x->n; i++, walk_step(&w)) {
+    int64_t o = w.off[0];
+    if (arg)
+      acc_arg(r, o, get_f(x, i), w.off[1]);
+    else if (r->iacc)
+      acc_int(r, o, x->i[i]);
+    else
+      acc_float(r, o, get_f(x, i), means ? means[o] : 0);
+  }
+}
+
+static int64_t reduced_count(const Tensor *x, uint32_t axes) {
+  int64_t c = 1;
+  for (int a = 0; a < x->rank; a++)
+    if (axes & (1u << a))
+      c *= x->dims[a];
+  return c;
+}
+
+static void reduce_finish(Reduce *r, Tensor *t) {
+  for (int64_t o = 0; o < t->n; o++) {
+    if (r->arg)
+      t->i[o] = r->arg[o];
+    else if (r->iacc)
+      t->i[o] = wrap(r->out_type, r->iacc[o]);
+    else if (r->op == RED_MEAN || r->op == RED_VAR)
+      t->f[o] = r->count ? r->acc[o] / (double)r->count : NAN;
+    else
+      t->f[o] = r->acc[o];
+  }
+}
+
+static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
+  Reduce r = {v->rop, v->args[0]->dtype, v->dtype, reduced_count(x, v->axes),
+              NULL, NULL, NULL};
+  int arg = r.op == RED_ARGMAX || r.op == RED_ARGMIN;
+  if (arg && r.count == 0)
+    return in->status = INTERP_EMPTY_REDUCTION, 0;
+  size_t n = t->n ? (size_t)t->n : 1;
+  int int_acc = !arg && !x->f && !t->f;
+  if (int_acc)
+    r.iacc = malloc(n * sizeof(int64_t));
+  else
+    r.acc = malloc(n * sizeof(double));
+  if (arg)
+    r.arg = malloc(n * sizeof(int64_t));
+  if ((!r.iacc && !r.acc) || (arg && !r.arg)) {
+    free(r.acc), free(r.iacc), free(r.arg);
+    return in->status = INTERP_OUT_OF_MEMORY, 0;
+  }
+  for (int64_t o = 0; o < t->n; o++) {
+    if (r.iacc)
+      r.iacc[o] = int_identity(r.op, x->f ? DT_I64 : r.in_type);
+    else
+      r.acc[o] = float_identity(r.op);
+    if (arg)
+      r.arg[o] = -1;
+  }
+  if (r.op == RED_VAR) {
+    r.op = RED_MEAN;
+    reduce_pass(&r, x, v->axes, NULL);
+    for (int64_t o = 0; o < t->n; o++)
+      r.acc[o] = r.count ? r.acc[o] / (double)r.count : NAN;
+    double *means = r.acc;
+    r.acc = calloc(n, sizeof(double));
+    if (!r.acc) {
+      free(means);
+      return in->status = INTERP_OUT_OF_MEMORY, 0;
+    }
+    r.op = RED_VAR;
+    reduce_pass(&r, x, v->axes, means);
+    free(means);
+  } else {
+    reduce_pass(&r, x, v->axes, NULL);
+  }
+  reduce_finish(&r, t);
+  free(r.acc), free(r.iacc), free(r.arg);
+  return 1;
+}
+
+/* ---- the kernel ----------------------------------------------------------- */
+
+static void mark_live(Interp *in) {
+  const Kernel *k = in->k;
+  for (int j = 0; j < k->noutputs; j++) {
+    in->live[k->outputs[j].value->id] = 1;
+    in->last_use[k->outputs[j].value->id] = INT_MAX;
+  }
+  for (int id = k->values.len - 1; id >= 0; id--) {
+    const Value *v = k->values.items[id];
+    if (!in->live[id])
+      continue;
+    for (int a = 0; a < v->nargs; a++) {
+      int aid = v->args[a]->id;
+      in->live[aid] = 1;
+      if (in->last_use[aid] < id)
+        in->last_use[aid] = id;
+    }
+  }
+}
+
+static int eval_value(Interp *in, const Value *v, const void *const *inputs) {
+  Tensor *t = &in->vals[v->id];
+  if (!tensor_alloc(in, t, v))
+    return 0;
+  const Tensor *a0 = v->nargs > 0 ? &in->vals[v->args[0]->id] : NULL;
+  const Tensor *a1 = v->nargs > 1 ? &in->vals[v->args[1]->id] : NULL;
+  const Tensor *a2 = v->nargs > 2 ? &in->vals[v->args[2]->id] : NULL;
+  switch (v->op) {
+  case IR_INPUT: eval_input(in, v, t, inputs); return 1;
+  case IR_CONST: eval_const(v, t); return 1;
+  case IR_CAST: eval_cast(v, t, a0); return 1;
+  case IR_UNARY: eval_unary(v, t, a0); return 1;
+  case IR_BINARY: eval_binary(v, t, a0, a1); return 1;
+  case IR_SELECT: eval_select(t, a0, a1, a2); return 1;
+  case IR_BROADCAST: eval_broadcast(t, a0); return 1;
+  case IR_REDUCE: return eval_reduce(in, v, t, a0);
+  default: internal_error("interp: IR op %d", (int)v->op);
+  }
+}
+
+static void free_dead_args(Interp *in, const Value *v) {
+  for (int a = 0; a < v->nargs; a++) {
+    int aid = v->args[a]->id;
+    if (in->last_use[aid] == v->id)
+      tensor_free(&in->vals[aid]);
+  }
+}
+
+static int check_sizes(const Kernel *k, const int64_t *sizes) {
+  for (int s = 0; s < k->nsizevars; s++)
+    if (sizes[s] < 0)
+      return 0;
+  for (int i = 0; i < k->ninputs; i++)
+    if (interp_numel(&k->inputs[i].shape, sizes) < 0)
+      return 0;
+  return 1;
+}
+
+static void store_outputs(Interp *in, void *const *outputs,
+                          double *const *outputs_f64) {
+  const Kernel *k = in->k;
+  for (int j = 0; j < k->noutputs; j++) {
+    const Tensor *t = &in->vals[k->outputs[j].value->id];
+    DType dt = k->outputs[j].dtype;
+    for (int64_t i = 0; i < t->n; i++) {
+      if (outputs_f64 && outputs_f64[j])
+        outputs_f64[j][i] = get_f(t, i);
+      if (t->f)
+        interp_store(dt, outputs[j], i, t->f[i]);
+      else
+        store_int(dt, outputs[j], i, t->i[i]);
+    }
+  }
+}
+
+int interp_kernel(const Kernel *k, const int64_t *sizes,
+                  const void *const *inputs, void *const *outputs,
+                  double *const *outputs_f64) {
+  if (!check_sizes(k, sizes))
+    return INTERP_INVALID_VALUE;
+  int nv = k->values.len;
+  Interp in = {k, sizes, calloc((size_t)nv + 1, sizeof(Tensor)),
+               calloc((size_t)nv + 1, 1), calloc((size_t)nv + 1, sizeof(int)),
+               INTERP_SUCCESS};
+  if (!in.vals || !in.live || !in.last_use) {
+    in.status = INTERP_OUT_OF_MEMORY;
+  } else {
+    for (int id = 0; id < nv; id++)
+      in.last_use[id] = -1;
+    mark_live(&in);
+    for (int id = 0; id < nv && in.status == INTERP_SUCCESS; id++) {
+      const Value *v = k->values.items[id];
+      if (in.live[id] && eval_value(&in, v, inputs))
+        free_dead_args(&in, v);
+    }
+    if (in.status == INTERP_SUCCESS)
+      store_outputs(&in, outputs, outputs_f64);
+  }
+  for (int id = 0; in.vals && id < nv; id++)
+    tensor_free(&in.vals[id]);
+  free(in.vals), free(in.live), free(in.last_use);
+  return in.status;
+}
+
+/* ---- tolerance support ---------------------------------------------------- */
+
+double interp_reduction_extent(const Kernel *k, int j, const int64_t *sizes) {
+  int nv = k->values.len;
+  double *ext = malloc(((size_t)nv + 1) * sizeof(double));
+  if (!ext)
+    return 1;
+  for (int id = 0; id < nv; id++) {
+    const Value *v = k->values.items[id];
+    double e = 1;
+    for (int a = 0; a < v->nargs; a++)
+      if (ext[v->args[a]->id] > e)
+        e = ext[v->args[a]->id];
+    if (v->op == IR_REDUCE) {
+      const Shape *s = &v->args[0]->shape;
+      for (int a = 0; a < s->rank; a++)
+        if (v->axes & (1u << a))
+          e *= (double)interp_dim(&s->d[a], sizes);
+    }
+    ext[id] = e;
+  }
+  double r = ext[k->outputs[j].value->id];
+  free(ext);
+  return r < 1 ? 1 : r;
+}

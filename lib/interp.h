@@ -1,0 +1,64 @@
+/* interp.h — the reference interpreter: evaluates a Kernel of lib/ir.h.
+ *
+ * The oracle of every numerical test (design.md).  Floats are computed in
+ * float64, integers and bools in int64 (wrapped to the value's dtype after
+ * each operation), and values are rounded only where they are stored: at
+ * outputs, and at explicit casts to f32/f16/bf16 (round to nearest even).
+ * Semantics are language.md §5-§7 exactly: Python // and %, exact integer
+ * **, saturating float->int casts, NaN-propagating max/min, first-index
+ * argmax, identities over empty axes.
+ *
+ * Buffers are dense row-major in their storage format (abi.md §2): uint8
+ * bool, int32, int64, uint16 bit patterns for f16/bf16, float, double.  A
+ * rank-0 input is a pointer to one element.  The interpreter allocates its
+ * own scratch with malloc and frees it before returning; it never prints. */
+#ifndef TECC_INTERP_H
+#define TECC_INTERP_H
+
+#include <stdint.h>
+#include "ir.h"
+
+/* The values of abi.md §4 (tecc_status), for code that has no generated
+ * header at hand. */
+enum {
+  INTERP_SUCCESS = 0,
+  INTERP_INVALID_VALUE = 1,   /* negative size, size product overflows */
+  INTERP_EMPTY_REDUCTION = 3, /* argmax/argmin over an empty axis */
+  INTERP_OUT_OF_MEMORY = 4    /* malloc failed */
+};
+
+/* Evaluates kernel `k` with its run-time sizes (k->nsizevars of them, in
+ * signature order).  inputs[i] / outputs[j] point to the buffers of
+ * k->inputs[i] / k->outputs[j].  When outputs_f64 is non-NULL, each non-NULL
+ * outputs_f64[j] receives output j before its final rounding (as doubles;
+ * integers converted).  On any status but INTERP_SUCCESS nothing has been
+ * written.  Returns an INTERP_* status. */
+int interp_kernel(const Kernel *k, const int64_t *sizes,
+                  const void *const *inputs, void *const *outputs,
+                  double *const *outputs_f64);
+
+/* The size of a dim with the given run-time sizes. */
+int64_t interp_dim(const Dim *d, const int64_t *sizes);
+/* Element count of a shape; -1 when a size is negative or it overflows. */
+int64_t interp_numel(const Shape *s, const int64_t *sizes);
+
+/* The largest number of elements any single output element of output j
+ * accumulates through nested reductions (1 when there is none): the K of
+ * abi.md §6's log2(K) tolerance growth. */
+double interp_reduction_extent(const Kernel *k, int j, const int64_t *sizes);
+
+/* Storage conversions. */
+double interp_round_f16(double x);  /* to the nearest f16 value, ties even */
+double interp_round_bf16(double x); /* to the nearest bf16 value, ties even */
+uint16_t interp_f16_bits(double x); /* rounds, then encodes */
+uint16_t interp_bf16_bits(double x);
+double interp_f16_value(uint16_t bits);
+double interp_bf16_value(uint16_t bits);
+
+/* Element i of a buffer of dtype t, as a double (integers converted). */
+double interp_load(DType t, const void *buf, int64_t i);
+/* Stores x (rounded/converted to t; floats to integers saturate, NaN -> 0)
+ * as element i of a buffer of dtype t. */
+void interp_store(DType t, void *buf, int64_t i, double x);
+
+#endif

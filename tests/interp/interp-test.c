@@ -1,0 +1,412 @@
+/* interp-test.c — the reference interpreter on small hand-computed cases
+ * (TAP).  Each case builds a tiny kernel of lib/ir.h by hand, so the test
+ * depends on nothing but the IR contract and the interpreter. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp.h"
+
+static int test_no;
+static int failures;
+
+static void ok(int cond, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  printf("%sok %d - ", cond ? "" : "not ", ++test_no);
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+  if (!cond)
+    failures++;
+}
+
+static size_t dtype_size_of(DType t) {
+  static const size_t sizes[] = {
+#define X(e, name, ctype, size) size,
+      TECC_DTYPES(X)
+#undef X
+  };
+  return sizes[t];
+}
+
+static const char *reduce_name_of(ReduceOp op) {
+  static const char *names[] = {
+#define X(e, name) name,
+      TECC_REDUCTIONS(X)
+#undef X
+  };
+  return names[op];
+}
+
+static int is_int_type(DType t) { return t == DT_I32 || t == DT_I64; }
+
+/* ---- a tiny IR builder ---------------------------------------------------- */
+
+static Arena *arena;
+static Kernel *kern;
+
+static Shape shape_of(int rank, const int64_t *dims) {
+  Shape s = {rank, {{0, 0}}};
+  for (int a = 0; a < rank; a++) {
+    s.d[a].var = dims[a] < 0 ? (int)(-dims[a] - 1) : -1; /* -1 -> var 0 */
+    s.d[a].size = dims[a] < 0 ? 0 : dims[a];
+  }
+  return s;
+}
+
+/* Dims: a literal >= 0, or -(v+1) for size variable v. */
+#define SHAPE(...) shape_of(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), (int64_t[]){__VA_ARGS__})
+static const Shape scalar = {0, {{0, 0}}};
+
+static void begin(int nsizevars) {
+  kern = ARENA_NEW(arena, Kernel);
+  kern->name = "t";
+  kern->nsizevars = nsizevars;
+  kern->inputs = ARENA_ARRAY(arena, KernelInput, 8);
+  kern->outputs = ARENA_ARRAY(arena, KernelOutput, 8);
+}
+
+static Value *node(IrOp op, DType t, Shape s, Value *a, Value *b, Value *c) {
+  Value *v = ARENA_NEW(arena, Value);
+  v->id = kern->values.len;
+  v->op = op;
+  v->dtype = t;
+  v->shape = s;
+  Value *args[3] = {a, b, c};
+  for (int i = 0; i < 3 && args[i]; i++)
+    v->args[v->nargs++] = args[i];
+  vec_push(arena, &kern->values, v);
+  return v;
+}
+
+static Value *input(DType t, Shape s) {
+  Value *v = node(IR_INPUT, t, s, NULL, NULL, NULL);
+  v->index = kern->ninputs;
+  kern->inputs[kern->ninputs++] = (KernelInput){"x", t, s, v};
+  return v;
+}
+
+static void output(Value *v, DType t) {
+  kern->outputs[kern->noutputs++] = (KernelOutput){"y", t, v->shape, v};
+}
+
+static Value *fconst(DType t, double x) {
+  Value *v = node(IR_CONST, t, scalar, NULL, NULL, NULL);
+  v->fval = x;
+  return v;
+}
+
+static Value *unary(UnaryOp op, DType t, Value *x) {
+  Value *v = node(IR_UNARY, t, x->shape, x, NULL, NULL);
+  v->uop = op;
+  return v;
+}
+
+static Value *binary(BinaryOp op, DType t, Value *a, Value *b) {
+  Value *v = node(IR_BINARY, t, a->shape, a, b, NULL);
+  v->bop = op;
+  return v;
+}
+
+static Value *reduce(ReduceOp op, DType t, Value *x, uint32_t axes) {
+  Shape s = x->shape;
+  for (int a = 0; a < s.rank; a++)
+    if (axes & (1u << a))
+      s.d[a] = (Dim){-1, 1};
+  Value *v = node(IR_REDUCE, t, s, x, NULL, NULL);
+  v->rop = op;
+  v->axes = axes;
+  return v;
+}
+
+static int run(const int64_t *sizes, const void *in0, const void *in1,
+               void *out0) {
+  const void *ins[2] = {in0, in1};
+  void *outs[1] = {out0};
+  return interp_kernel(kern, sizes, ins, outs, NULL);
+}
+
+/* ---- cases ------------------------------------------------------------------ */
+
+/* y = a OP b elementwise over n values of dtype t (int32 or int64 storage). */
+static void check_int_binary(BinaryOp op, DType t, int n, const void *a,
+                             const void *b, const void *want, const char *what) {
+  begin(0);
+  Value *x = input(t, SHAPE(n));
+  Value *y = input(t, SHAPE(n));
+  output(binary(op, t, x, y), t);
+  char got[64 * 8];
+  int st = run(NULL, a, b, got);
+  ok(st == 0 && memcmp(got, want, (size_t)n * dtype_size_of(t)) == 0, "%s", what);
+}
+
+static void test_int_division(void) {
+  int32_t a[] = {7, -7, 7, -7, 7, INT32_MIN, 5, 0};
+  int32_t b[] = {2, 2, -2, -2, 0, -1, 1, 3};
+  int32_t fd[] = {3, -4, -4, 3, 0, INT32_MIN, 5, 0};
+  int32_t md[] = {1, 1, -1, -1, 0, 0, 0, 0};
+  check_int_binary(BIN_FLOORDIV, DT_I32, 8, a, b, fd, "i32 // is Python floor division; by zero gives 0; MIN // -1 wraps");
+  check_int_binary(BIN_MOD, DT_I32, 8, a, b, md, "i32 % takes the divisor's sign; by zero gives 0");
+  int64_t a64[] = {INT64_MIN, -9, 9};
+  int64_t b64[] = {-1, 4, -4};
+  int64_t m64[] = {0, 3, -3};
+  int64_t f64[] = {INT64_MIN, -3, -3};
+  check_int_binary(BIN_MOD, DT_I64, 3, a64, b64, m64, "i64 % with MIN % -1 and mixed signs");
+  check_int_binary(BIN_FLOORDIV, DT_I64, 3, a64, b64, f64, "i64 // with MIN // -1 and mixed signs");
+}
+
+static void test_int_pow(void) {
+  int64_t base[] = {2, 2, -1, -1, 1, 0, 3, -2, 0};
+  int64_t ex[] = {10, -1, -3, -4, -5, 0, 40, 3, -2};
+  int64_t want[] = {1024, 0, -1, 1, 1, 1, (int64_t)12157665459056928801ull, -8, 0};
+  check_int_binary(BIN_POW, DT_I64, 9, base, ex, want, "i64 ** is exact, wraps, negative exponents give 0 unless base is +-1");
+  int32_t b32[] = {2, 3};
+  int32_t e32[] = {31, 21};
+  int32_t w32[] = {INT32_MIN, (int32_t)(uint32_t)10460353203ull};
+  check_int_binary(BIN_POW, DT_I32, 2, b32, e32, w32, "i32 ** wraps at 32 bits");
+  int32_t x[] = {INT32_MAX, INT32_MIN};
+  int32_t one[] = {1, 1};
+  int32_t wrapped[] = {INT32_MIN, INT32_MAX};
+  check_int_binary(BIN_ADD, DT_I32, 2, x, one, (int32_t[]){INT32_MIN, INT32_MIN + 1}, "i32 + wraps");
+  check_int_binary(BIN_SUB, DT_I32, 1, x + 1, one, wrapped + 1, "i32 - wraps");
+}
+
+static void test_float_divmod(void) {
+  begin(0);
+  Value *x = input(DT_F64, SHAPE(4));
+  Value *y = input(DT_F64, SHAPE(4));
+  output(binary(BIN_FLOORDIV, DT_F64, x, y), DT_F64);
+  double a[] = {7.5, -7.5, 7.5, 1.0};
+  double b[] = {-2, 2, 2, 0.1};
+  double got[4];
+  run(NULL, a, b, got);
+  ok(got[0] == -4 && got[1] == -4 && got[2] == 3 && got[3] == 9, "f64 // floors as Python (1.0 // 0.1 == 9)");
+  begin(0);
+  x = input(DT_F64, SHAPE(4));
+  y = input(DT_F64, SHAPE(4));
+  output(binary(BIN_MOD, DT_F64, x, y), DT_F64);
+  run(NULL, a, b, got);
+  ok(got[0] == -0.5 && got[1] == 0.5 && got[2] == 1.5 && fabs(got[3] - 0.09999999999999995) < 1e-17,
+     "f64 %% has the divisor's sign");
+}
+
+static void test_casts(void) {
+  begin(0);
+  Value *x = input(DT_F32, SHAPE(7));
+  Value *c = node(IR_CAST, DT_I32, x->shape, x, NULL, NULL);
+  output(c, DT_I32);
+  float a[] = {3.7f, -3.7f, 1e10f, -1e10f, NAN, INFINITY, -INFINITY};
+  int32_t got[7];
+  run(NULL, a, NULL, got);
+  ok(got[0] == 3 && got[1] == -3 && got[2] == INT32_MAX && got[3] == INT32_MIN &&
+         got[4] == 0 && got[5] == INT32_MAX && got[6] == INT32_MIN,
+     "f32 -> i32 truncates, saturates, NaN gives 0");
+  begin(0);
+  x = input(DT_F64, SHAPE(3));
+  output(node(IR_CAST, DT_BOOL, x->shape, x, NULL, NULL), DT_BOOL);
+  uint8_t gb[3];
+  run(NULL, (double[]){0.0, -0.0 + 0.25, NAN}, NULL, gb);
+  ok(gb[0] == 0 && gb[1] == 1 && gb[2] == 1, "to bool is x != 0 (NaN is true)");
+  begin(0);
+  x = input(DT_I64, SHAPE(2));
+  output(node(IR_CAST, DT_I32, x->shape, x, NULL, NULL), DT_I32);
+  run(NULL, (int64_t[]){4294967297LL, -1}, NULL, got);
+  ok(got[0] == 1 && got[1] == -1, "i64 -> i32 wraps");
+}
+
+static void test_16bit(void) {
+  ok(interp_f16_bits(1.0) == 0x3C00 && interp_f16_bits(-2.0) == 0xC000, "f16 encodes 1 and -2");
+  ok(interp_round_f16(1 + ldexp(1, -11)) == 1.0, "f16 ties to even (down)");
+  ok(interp_round_f16(1 + 3 * ldexp(1, -11)) == 1 + ldexp(1, -9), "f16 ties to even (up)");
+  ok(interp_f16_bits(65520.0) == 0x7C00 && interp_f16_bits(65519.0) == 0x7BFF, "f16 overflow rounds to inf at 65520");
+  ok(interp_f16_bits(ldexp(1, -24)) == 0x0001 && interp_f16_bits(ldexp(1, -26)) == 0, "f16 subnormals");
+  ok(interp_f16_value(0x3555) == 0.333251953125, "f16 decodes");
+  ok(interp_bf16_bits(1.0) == 0x3F80 && interp_bf16_bits(1 + ldexp(1, -8)) == 0x3F80 &&
+         interp_bf16_bits(1 + 3 * ldexp(1, -8)) == 0x3F82,
+     "bf16 rounds to nearest even");
+  ok(interp_bf16_value(0xC0490FDB >> 16) == -3.140625, "bf16 decodes");
+  ok((interp_f16_bits(NAN) & 0x7C00) == 0x7C00 && (interp_f16_bits(NAN) & 0x3FF), "f16 NaN stays NaN");
+  /* A CAST to f16 rounds; the f32 sum after it does not. */
+  begin(0);
+  Value *x = input(DT_F64, SHAPE(1));
+  Value *h = node(IR_CAST, DT_F16, x->shape, x, NULL, NULL);
+  Value *f = node(IR_CAST, DT_F32, x->shape, h, NULL, NULL);
+  output(binary(BIN_ADD, DT_F32, f, node(IR_BROADCAST, DT_F32, x->shape, fconst(DT_F32, 0.25), NULL, NULL)), DT_F32);
+  float got;
+  run(NULL, (double[]){1.0 / 3}, NULL, &got);
+  ok(got == (float)(0.333251953125 + 0.25), "cast to f16 rounds before the f32 add");
+}
+
+static void test_nan_rules(void) {
+  begin(0);
+  Value *x = input(DT_F32, SHAPE(3));
+  Value *y = input(DT_F32, SHAPE(3));
+  output(binary(BIN_MAXIMUM, DT_F32, x, y), DT_F32);
+  float got[3];
+  run(NULL, (float[]){NAN, 1, 2}, (float[]){1, NAN, 3}, got);
+  ok(isnan(got[0]) && isnan(got[1]) && got[2] == 3, "maximum propagates NaN from either side");
+  begin(0);
+  x = input(DT_F32, SHAPE(2, 3));
+  output(reduce(RED_MIN, DT_F32, x, 2), DT_F32);
+  run(NULL, (float[]){1, NAN, 0, -1, 5, 2}, NULL, got);
+  ok(isnan(got[0]) && got[1] == -1, "min reduction propagates NaN");
+}
+
+static void test_argmax(void) {
+  begin(0);
+  Value *x = input(DT_F32, SHAPE(3, 4));
+  output(reduce(RED_ARGMAX, DT_I64, x, 2), DT_I64);
+  float a[] = {1, 5, 5, 2, NAN, 3, NAN, 9, 0, -1, 0, -2};
+  int64_t got[3];
+  run(NULL, a, NULL, got);
+  ok(got[0] == 1 && got[1] == 0 && got[2] == 0, "argmax: first index on ties, first NaN wins");
+  begin(0);
+  x = input(DT_F32, SHAPE(3, 4));
+  output(reduce(RED_ARGMIN, DT_I64, x, 1), DT_I64);
+  int64_t col[4];
+  run(NULL, a, NULL, col);
+  ok(col[0] == 1 && col[1] == 2 && col[2] == 1 && col[3] == 2, "argmin over the outer axis");
+  begin(0);
+  x = input(DT_I32, SHAPE(2, 3));
+  output(reduce(RED_ARGMAX, DT_I64, x, 3), DT_I64);
+  run(NULL, (int32_t[]){1, 7, 3, 7, 0, 2}, NULL, got);
+  ok(got[0] == 1, "argmax over all axes is a flat row-major index");
+  begin(1);
+  x = input(DT_F32, SHAPE(3, -1));
+  output(reduce(RED_ARGMAX, DT_I64, x, 2), DT_I64);
+  int st = run((int64_t[]){0}, a, NULL, got);
+  ok(st == INTERP_EMPTY_REDUCTION, "argmax over an empty axis is EMPTY_REDUCTION");
+}
+
+static void test_empty(void) {
+  static const struct {
+    ReduceOp op;
+    DType t;
+    double want;
+  } cases[] = {
+      {RED_SUM, DT_F32, 0},          {RED_PROD, DT_F32, 1},
+      {RED_MAX, DT_F32, -INFINITY},  {RED_MIN, DT_F64, INFINITY},
+      {RED_MEAN, DT_F32, NAN},       {RED_VAR, DT_F64, NAN},
+      {RED_MAX, DT_I32, INT32_MIN},  {RED_MIN, DT_I32, INT32_MAX},
+      {RED_ANY, DT_BOOL, 0},         {RED_ALL, DT_BOOL, 1},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    begin(1);
+    Value *x = input(cases[c].t, SHAPE(2, -1));
+    output(reduce(cases[c].op, cases[c].t, x, 2), cases[c].t);
+    char buf[16];
+    int st = run((int64_t[]){0}, "", NULL, buf);
+    double g0 = interp_load(cases[c].t, buf, 0), g1 = interp_load(cases[c].t, buf, 1);
+    int same = isnan(cases[c].want) ? isnan(g0) && isnan(g1) : g0 == cases[c].want && g1 == cases[c].want;
+    ok(st == 0 && same, "%s over an empty axis (%s) gives %g", reduce_name_of(cases[c].op),
+       cases[c].t == DT_BOOL ? "bool" : is_int_type(cases[c].t) ? "int" : "float", cases[c].want);
+  }
+}
+
+static void test_round_and_math(void) {
+  begin(0);
+  Value *x = input(DT_F64, SHAPE(6));
+  output(unary(UN_ROUND, DT_F64, x), DT_F64);
+  double got[6];
+  run(NULL, (double[]){0.5, 1.5, 2.5, -0.5, -1.5, 2.4999}, NULL, got);
+  ok(got[0] == 0 && got[1] == 2 && got[2] == 2 && got[3] == 0 && signbit(got[3]) &&
+         got[4] == -2 && got[5] == 2,
+     "round is half to even");
+  begin(0);
+  x = input(DT_F64, SHAPE(3));
+  output(unary(UN_GELU, DT_F64, x), DT_F64);
+  run(NULL, (double[]){1, -1, 0}, NULL, got);
+  ok(fabs(got[0] - 0.8413447460685429) < 1e-15 && fabs(got[1] + 0.15865525393145707) < 1e-15 && got[2] == 0,
+     "gelu is the exact erf form");
+  begin(0);
+  x = input(DT_F64, SHAPE(3));
+  output(unary(UN_SOFTPLUS, DT_F64, x), DT_F64);
+  run(NULL, (double[]){800, -800, 0}, NULL, got);
+  ok(got[0] == 800 && got[1] == 0 && fabs(got[2] - log(2)) < 1e-16, "softplus is stable at both ends");
+  begin(0);
+  x = input(DT_I32, SHAPE(3));
+  output(unary(UN_ABS, DT_I32, x), DT_I32);
+  int32_t gi[3];
+  run(NULL, (int32_t[]){-5, INT32_MIN, 3}, NULL, gi);
+  ok(gi[0] == 5 && gi[1] == INT32_MIN && gi[2] == 3, "abs keeps i32 (and wraps at MIN)");
+  begin(0);
+  x = input(DT_F32, SHAPE(4));
+  output(unary(UN_ISFINITE, DT_BOOL, x), DT_BOOL);
+  uint8_t gb[4];
+  run(NULL, (float[]){1, INFINITY, NAN, -0.0f}, NULL, gb);
+  ok(gb[0] == 1 && gb[1] == 0 && gb[2] == 0 && gb[3] == 1, "isfinite");
+}
+
+static void test_reductions(void) {
+  begin(0);
+  Value *x = input(DT_F64, SHAPE(2, 3, 2));
+  output(reduce(RED_SUM, DT_F64, x, 2), DT_F64);
+  double a[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  double got[4];
+  run(NULL, a, NULL, got);
+  ok(got[0] == 9 && got[1] == 12 && got[2] == 27 && got[3] == 30, "sum over the middle axis keeps [2, 1, 2]");
+  begin(0);
+  x = input(DT_F64, SHAPE(2, 3, 2));
+  output(reduce(RED_MEAN, DT_F64, x, 5), DT_F64);
+  run(NULL, a, NULL, got);
+  ok(got[0] == 4.5 && got[1] == 6.5 && got[2] == 8.5, "mean over axes 0 and 2");
+  begin(0);
+  x = input(DT_F64, SHAPE(4));
+  output(reduce(RED_VAR, DT_F64, x, 1), DT_F64);
+  run(NULL, a, NULL, got);
+  ok(got[0] == 1.25, "var is the population variance");
+  begin(0);
+  x = input(DT_BOOL, SHAPE(5));
+  output(reduce(RED_SUM, DT_I64, x, 1), DT_I64);
+  int64_t cnt;
+  run(NULL, (uint8_t[]){1, 0, 1, 1, 0}, NULL, &cnt);
+  ok(cnt == 3, "sum of bool is an i64 count");
+  begin(0);
+  x = input(DT_I32, SHAPE(2));
+  output(reduce(RED_SUM, DT_I32, x, 1), DT_I32);
+  int32_t s32;
+  run(NULL, (int32_t[]){INT32_MAX, 2}, NULL, &s32);
+  ok(s32 == INT32_MIN + 1, "i32 sum wraps");
+}
+
+static void test_broadcast_and_sizes(void) {
+  begin(1);
+  Value *x = input(DT_F32, SHAPE(-1, 3));
+  Value *b = input(DT_F32, SHAPE(3));
+  Value *bb = node(IR_BROADCAST, DT_F32, x->shape, b, NULL, NULL);
+  output(binary(BIN_MUL, DT_F32, x, bb), DT_F32);
+  float got[6];
+  float xs[6] = {1, 2, 3, 4, 5, 6};
+  run((int64_t[]){2}, xs, (float[]){10, 100, 1000}, got);
+  ok(got[0] == 10 && got[2] == 3000 && got[3] == 40 && got[5] == 6000, "broadcast of a row over [N, 3]");
+  begin(1);
+  x = input(DT_F32, SHAPE(-1, 1));
+  Value *y = input(DT_F32, SHAPE(-1, 2));
+  output(binary(BIN_SUB, DT_F32, node(IR_BROADCAST, DT_F32, y->shape, x, NULL, NULL), y), DT_F32);
+  run((int64_t[]){2}, (float[]){1, 2}, xs, got);
+  ok(got[0] == 0 && got[1] == -1 && got[2] == -1 && got[3] == -2, "broadcast of a column [N, 1]");
+  float poison = 42;
+  int st = run((int64_t[]){-3}, xs, xs, &poison);
+  ok(st == INTERP_INVALID_VALUE && poison == 42, "a negative size is INVALID_VALUE and writes nothing");
+}
+
+int main(void) {
+  arena = arena_new();
+  test_int_division();
+  test_int_pow();
+  test_float_divmod();
+  test_casts();
+  test_16bit();
+  test_nan_rules();
+  test_argmax();
+  test_empty();
+  test_round_and_math();
+  test_reductions();
+  test_broadcast_and_sizes();
+  arena_free(arena);
+  printf("1..%d\n", test_no);
+  return failures != 0;
+}
