@@ -43,28 +43,30 @@ skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 extract() {
   awk -v dir="$2" -v doc="$1" '
     function fail(msg) { printf "%s:%d: %s\n", doc, NR, msg > "/dev/stderr"; bad = 1; exit 1 }
-    !inblock && /^```te(-error|-warning)?([ \t]|$)/ {
+    !inblock && /^```/ {
+      inblock = 1; out = ""; start = NR
       kind = $1; sub(/^```/, "", kind)
-      path = "ex" NR ".te"; lib = 0; opts = ""
+      istest = kind ~ /^te(-error|-warning)?$/
+      path = istest ? "ex" NR ".te" : ""; lib = !istest; opts = ""
       for (i = 2; i <= NF; i++) {
         if ($i ~ /^file=/) path = substr($i, 6)
         else if ($i == "lib") lib = 1
-        else if ($i ~ /^-/) opts = opts " " $i
-        else fail("unknown word in fence: " $i)
+        else if ($i ~ /^-/ && istest) opts = opts " " $i
+        else if (istest) fail("unknown word in fence: " $i)
       }
+      if (path == "") next   # an illustration: not extracted
       if (path in seen) fail("two blocks named " path)
       seen[path] = 1
       out = dir "/" path
       d = out; sub(/\/[^\/]*$/, "", d)
       system("mkdir -p \"" d "\"")
       printf "" > out
-      inblock = 1; start = NR
       print kind, start, path, lib, opts >> (dir "/index")
       next
     }
-    inblock && /^```[ \t]*$/ { inblock = 0; close(out); next }
-    inblock { print > out }
-    END { if (inblock && !bad) { NR = start; fail("unterminated ```te block") } }
+    inblock && /^```[ \t]*$/ { inblock = 0; if (out != "") close(out); next }
+    inblock && out != "" { print > out }
+    END { if (inblock && !bad) { NR = start; fail("unterminated ``` block") } }
   ' "$1"
 }
 
@@ -86,7 +88,8 @@ if (cd "$tmp" && "$TECC" probe.te -o probe.cu) >/dev/null 2>&1 && [ -s "$tmp/pro
 fi
 
 blocks=$(cat "$tmp"/d*/index | awk '$4 == 0' | wc -l)
-extra=2
+makefiles=$(cat "$tmp"/d*/index | awk '$3 == "Makefile"' | wc -l)
+extra=$((2 + makefiles))
 [ "$mode" = cu ] && [ -n "$NVCC" ] && extra=$((extra + 1))
 echo "1..$((blocks + extra))"
 echo "# checking with: $mode${NVCC:+ and $NVCC}"
@@ -178,6 +181,29 @@ if [ "$mode" = cu ] && [ -n "$NVCC" ]; then
   if [ $fails -eq 0 ]; then ok "nvcc -c and C99 headers of $(wc -l < "$nvcc_list") examples"
   else not_ok "nvcc -c and C99 headers: $fails failures"; fi
 fi
+
+# A document with a Makefile (the tutorial) builds as printed, and its
+# `make check` passes on a machine with a GPU.
+gpu=no
+nvidia-smi -L >/dev/null 2>&1 && gpu=yes
+i=0
+for f in $docs; do
+  i=$((i + 1)); doc=${f#"$top_srcdir"/}; dir=$tmp/d$i
+  [ -f "$dir/Makefile" ] || continue
+  what="$doc: its Makefile builds the programs"
+  if [ "$mode" != cu ] || [ -z "$NVCC" ]; then
+    skip "$what" "no code generation or no nvcc"; continue
+  fi
+  targets="clean all"
+  [ $gpu = yes ] && { targets="clean check"; what="$doc: its Makefile builds and checks the programs"; }
+  # shellcheck disable=SC2086 # targets are words
+  if make -C "$dir" TECC="$TECC" NVCC="$NVCC" CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}" \
+       CC="$CC" $targets > "$tmp/err" 2>&1; then
+    ok "$what"
+  else
+    not_ok "$what"
+  fi
+done
 
 # The man page: formats cleanly and documents every option of --help.
 man=$top_srcdir/doc/tecc.1
