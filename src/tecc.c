@@ -5,6 +5,7 @@
  * temporary files in their own directories and renamed into place only
  * when every one of them was written; a signal removes the temporaries. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -457,6 +458,8 @@ typedef struct Output {
   const char *path;
   const char *text;
   char *temp;
+  int direct; /* path exists and is no regular file (/dev/null, a FIFO):
+                 written in place, as standard output is */
 } Output;
 
 enum { MAX_OUTPUTS = 4 };
@@ -540,6 +543,21 @@ static int write_stdout(const char *text) {
   return 1;
 }
 
+static int write_in_place(const Output *out) {
+  int fd = open(out->path, O_WRONLY | O_TRUNC);
+  int ok = fd >= 0 && write_all(fd, out->text);
+  int saved = errno;
+  if (fd >= 0 && close(fd) != 0 && ok)
+    ok = 0, saved = errno;
+  errno = saved;
+  return ok || io_error("cannot write", out->path);
+}
+
+static int is_special_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
 /* Tests set TECC_TEST_WRITE_DELAY_MS to hold the temporaries in place long
  * enough to signal the process. */
 static void test_delay(void) {
@@ -557,14 +575,16 @@ static int write_outputs(Output *outs, int n) {
   catch_signals();
   int ok = 1;
   for (int i = 0; i < n && ok; i++)
-    if (outs[i].path)
+    if (outs[i].path && !outs[i].direct)
       ok = write_temp(&outs[i]);
   test_delay();
   for (int i = 0; i < n && ok; i++)
     if (!outs[i].path)
       ok = write_stdout(outs[i].text);
+    else if (outs[i].direct)
+      ok = write_in_place(&outs[i]);
   for (int i = 0; i < n && ok; i++) {
-    if (!outs[i].path)
+    if (!outs[i].path || outs[i].direct)
       continue;
     ok = rename(outs[i].temp, outs[i].path) == 0;
     if (!ok)
@@ -586,6 +606,7 @@ static void add_output(Output *outs, int *n, const char *path, const char *text)
   outs[*n].path = path && !is_stdout(path) ? path : NULL;
   outs[*n].text = text;
   outs[*n].temp = NULL;
+  outs[*n].direct = outs[*n].path && is_special_file(path);
   (*n)++;
 }
 
@@ -661,8 +682,23 @@ static int plan_outputs(const Cli *cli, const tecc_result *r, Output *outs) {
 
 /* --- dependency file (gcc -MD format) ----------------------------------- */
 
-/* Make's special characters in a file name: spaces and '#' take a
+/* A rule being written, wrapped as gcc wraps it: lines of at most about
+ * 75 columns, continued with a backslash and one space. */
+typedef struct DepWriter {
+  FILE *f;
+  size_t column;
+  int words;
+} DepWriter;
+
+/* Make's special characters in a file name: blanks and '#' take a
  * backslash, '$' is doubled. */
+static size_t make_name_len(const char *s) {
+  size_t n = 0;
+  for (; *s; s++)
+    n += 1 + (*s == ' ' || *s == '\t' || *s == '#' || *s == '$');
+  return n;
+}
+
 static void put_make_name(FILE *f, const char *s) {
   for (; *s; s++) {
     if (*s == ' ' || *s == '\t' || *s == '#')
@@ -673,50 +709,59 @@ static void put_make_name(FILE *f, const char *s) {
   }
 }
 
-static void put_targets(FILE *f, const Cli *cli, const Output *outs, int n) {
-  int first = 1;
-  for (size_t i = 0; i < cli->n_dep_targets; i++, first = 0) {
-    if (!first)
-      fputc(' ', f);
-    fputs(cli->dep_targets[i], f); /* -MT is used as given, like gcc */
+/* Writes one word of the rule, preceded by a space or a line break. */
+static void put_word(DepWriter *w, const char *word, int escape) {
+  size_t len = make_name_len(word);
+  if (w->column > 0 && w->column + 1 + len > 75) {
+    fputs(" \\\n", w->f);
+    w->column = 0;
   }
-  for (int i = 0; cli->n_dep_targets == 0 && i < n; i++) {
-    if (!outs[i].path)
-      continue;
-    if (!first)
-      fputc(' ', f);
-    put_make_name(f, outs[i].path);
-    first = 0;
+  if (w->words++ > 0) {
+    fputc(' ', w->f);
+    w->column++;
   }
-  if (first) { /* everything went to standard output */
-    put_make_name(f, cli->stem);
-    fputs(".cu", f);
+  if (escape)
+    put_make_name(w->f, word);
+  else
+    fputs(word, w->f); /* -MT is used as given, like gcc */
+  w->column += len;
+}
+
+/* The targets: -MT, else the files written, else the default .cu name. */
+static void put_targets(DepWriter *w, const Cli *cli, const Output *outs, int n) {
+  int any = 0;
+  for (size_t i = 0; i < cli->n_dep_targets; i++, any = 1)
+    put_word(w, cli->dep_targets[i], 0);
+  for (int i = 0; cli->n_dep_targets == 0 && i < n; i++)
+    if (outs[i].path)
+      put_word(w, outs[i].path, 1), any = 1;
+  if (!any) { /* everything went to standard output */
+    char *cu = concat(cli->stem, ".cu");
+    put_word(w, cu, 1);
+    free(cu);
   }
-  fputc(':', f);
+  fputc(':', w->f);
+  w->column++;
 }
 
 /* The rule's text (the caller writes it atomically), or NULL. */
 static char *dep_text(const Cli *cli, const tecc_result *r, const Output *outs, int n) {
   char *text = NULL;
   size_t size = 0;
-  FILE *f = open_memstream(&text, &size);
-  if (!f)
+  DepWriter w = {open_memstream(&text, &size), 0, 0};
+  if (!w.f)
     return NULL;
-  put_targets(f, cli, outs, n);
-  for (size_t i = 0; i < tecc_result_num_files(r); i++) {
-    const char *dep = tecc_result_file(r, i);
-    if (is_stdout(dep))
-      continue;
-    fputs(" \\\n  ", f);
-    put_make_name(f, dep);
-  }
-  fputc('\n', f);
+  put_targets(&w, cli, outs, n);
+  for (size_t i = 0; i < tecc_result_num_files(r); i++)
+    if (!is_stdout(tecc_result_file(r, i)))
+      put_word(&w, tecc_result_file(r, i), 1);
+  fputc('\n', w.f);
   for (size_t i = 1; cli->dep_phony && i < tecc_result_num_files(r); i++) {
-    fputc('\n', f);
-    put_make_name(f, tecc_result_file(r, i));
-    fputs(":\n", f);
+    fputc('\n', w.f);
+    put_make_name(w.f, tecc_result_file(r, i));
+    fputs(":\n", w.f);
   }
-  fclose(f);
+  fclose(w.f);
   return text;
 }
 
