@@ -747,6 +747,8 @@ static TeLoc error_place(const LexState *lx, yysymbol_kind_t la, TeLoc loc, int 
 
 static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseState *ps) {
   (void)scanner;
+  if (ps->lex->last_is_bad)
+    return 0; /* the scanner has reported this token already */
   Expected x;
   x.n = yypcontext_expected_tokens(ctx, x.syms, YYNTOKENS);
   if (x.n < 0)

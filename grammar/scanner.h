@@ -34,6 +34,8 @@ typedef struct LexState {
   TeLoc last_loc, prev_loc;
   int last_first_on_line;  /* the last token began a line */
   int last_unmatched;      /* the last token is a closer with no opener */
+  int last_is_bad;         /* the last token had a lexical error */
+  int token_is_bad;        /* the token being scanned has one */
   /* Brackets still open, innermost last. */
   OpenBracket *opens;
   int nopen, capopen;
