@@ -1,0 +1,665 @@
+"""tecc benchmark harness (performance.md): build the suite with tecc at -O2
+and -O0, check every result against a float64 reference, time tecc, PyTorch
+eager and torch.compile against a device-to-device copy measured in the same
+run, and write a table, a CSV and a plot.  Run it through bench/run.sh.
+"""
+
+import argparse
+import concurrent.futures
+import csv
+import hashlib
+import math
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TOP, "python"))
+sys.path.insert(0, HERE)
+
+import suite  # noqa: E402
+import tecc  # noqa: E402
+from tecc.build import run as run_cmd  # noqa: E402
+from tecc.header import DTYPE_SIZE  # noqa: E402
+
+IMPLS = ["O2", "O0", "eager", "compile"]
+T0 = time.time()
+
+
+def log(msg):
+    print("[%6.1fs] %s" % (time.time() - T0, msg), flush=True)
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="a few shapes, for smoke runs")
+    ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
+    ap.add_argument("--build-dir", help="default: OUT/build; reused when its stamp matches")
+    ap.add_argument("--build-only", action="store_true", help="build the libraries and stop")
+    ap.add_argument("--arch", help="nvcc -arch (default: the GPU's, else sm_90)")
+    ap.add_argument("--budget", type=float, default=450, help="seconds for the whole run")
+    ap.add_argument("--compile-budget", type=float, default=180,
+                    help="seconds of torch.compile compilation in all")
+    ap.add_argument("--compile-timeout", type=float, default=60, help="seconds per compile")
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--cases", help="comma-separated case names")
+    ap.add_argument("--dtypes", default="f32,bf16")
+    ap.add_argument("--iters", type=int, default=100, help="timed runs per measurement (max)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    return ap.parse_args(argv)
+
+
+# --------------------------------------------------------------------------
+# build
+
+def suite_hash(cases, dtypes):
+    h = hashlib.sha256()
+    for c in cases:
+        for d in dtypes:
+            h.update(c.te(d).encode())
+    with open(os.path.join(HERE, "empty.cu"), "rb") as f:
+        h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def stamp_text(cases, dtypes, arch):
+    return "suite %s arch %s\n" % (suite_hash(cases, dtypes), arch)
+
+
+def build_suite(args, cases, dtypes, arch):
+    """Builds OUT/build/O{2,0}/libsuite.so; returns {opt: (so, headers, failures)}."""
+    bdir = args.build_dir
+    stamp = os.path.join(bdir, "stamp")
+    want = stamp_text(cases, dtypes, arch)
+    if os.path.exists(stamp) and open(stamp).read() == want:
+        log("reusing the libraries in %s" % bdir)
+        return load_built(bdir)
+    tecc_bin = tecc.find_tool("tecc", "TECC", [os.path.join(TOP, "src", "tecc")])
+    nvcc = tecc.find_nvcc()
+    log("building with %s and %s for %s" % (tecc_bin, nvcc, arch))
+    for opt in (2, 0):
+        build_one(args, bdir, opt, cases, dtypes, arch, tecc_bin, nvcc)
+    with open(stamp, "w") as f:
+        f.write(want)
+    return load_built(bdir)
+
+
+def build_one(args, bdir, opt, cases, dtypes, arch, tecc_bin, nvcc):
+    odir = os.path.join(bdir, "O%d" % opt)
+    os.makedirs(odir, exist_ok=True)
+    failures = {}
+    jobs = []
+    for c in cases:
+        for d in dtypes:
+            k = c.kernel(d)
+            te = os.path.join(odir, k + ".te")
+            with open(te, "w") as f:
+                f.write(c.te(d))
+            jobs.append(k)
+
+    def compile_kernel(k):
+        base = os.path.join(odir, k)
+        try:
+            run_cmd([tecc_bin, "-O%d" % opt, base + ".te", "-o", base + ".cu"])
+            run_cmd([nvcc, "-c", "-Xcompiler", "-fPIC", "-O3", "-arch=%s" % arch,
+                            "-o", base + ".o", base + ".cu"])
+            return k, None
+        except tecc.BuildError as e:
+            return k, str(e)
+
+    t = time.time()
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for k, err in pool.map(compile_kernel, jobs):
+            if err:
+                failures[k] = err.strip().splitlines()[-1][:200] if err.strip() else "failed"
+                with open(os.path.join(odir, k + ".err"), "w") as f:
+                    f.write(err)
+    objs = [os.path.join(odir, k + ".o") for k in jobs if k not in failures]
+    if opt == 2:
+        run_cmd([nvcc, "-c", "-Xcompiler", "-fPIC", "-O3", "-arch=%s" % arch,
+                        "-o", os.path.join(odir, "empty.o"), os.path.join(HERE, "empty.cu")])
+        objs.append(os.path.join(odir, "empty.o"))
+    if objs:
+        run_cmd([nvcc, "-shared", "-arch=%s" % arch, "-o",
+                        os.path.join(odir, "libsuite.so")] + objs)
+    for o in objs:
+        os.remove(o)
+    with open(os.path.join(odir, "failures.txt"), "w") as f:
+        for k, e in sorted(failures.items()):
+            f.write("%s\t%s\n" % (k, e.replace("\n", " ")))
+    log("-O%d: %d kernels built, %d failed (%.0fs)" % (opt, len(jobs) - len(failures),
+                                                       len(failures), time.time() - t))
+
+
+def load_built(bdir):
+    built = {}
+    for opt in (2, 0):
+        odir = os.path.join(bdir, "O%d" % opt)
+        failures = {}
+        path = os.path.join(odir, "failures.txt")
+        if os.path.exists(path):
+            for line in open(path):
+                k, _, e = line.rstrip("\n").partition("\t")
+                failures[k] = e
+        so = os.path.join(odir, "libsuite.so")
+        headers = sorted(os.path.join(odir, f) for f in os.listdir(odir)
+                         if f.endswith(".h") and f[:-2] not in failures)
+        built[opt] = (so if os.path.exists(so) else None, headers, failures)
+    return built
+
+
+def load_lib(so, headers, failures):
+    """Loads so with every header that parses; the others become failures."""
+    good = []
+    for h in headers:
+        try:
+            tecc.parse_header_file(h)
+            good.append(h)
+        except (OSError, tecc.HeaderError) as e:
+            failures[os.path.basename(h)[:-2]] = "header: %s" % e
+    return tecc.load(so, good)
+
+
+def detect_arch():
+    try:
+        import torch
+        if torch.cuda.is_available():
+            return "sm_%d%d" % torch.cuda.get_device_capability()
+    except ImportError:
+        pass
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                             stdout=subprocess.PIPE, text=True, timeout=20).stdout
+        return "sm_" + out.split()[0].replace(".", "")
+    except (OSError, IndexError, subprocess.SubprocessError):
+        return "sm_90"
+
+
+# --------------------------------------------------------------------------
+# timing
+
+class Timer:
+    """Median GPU time of fn over rotating argument sets, with CUDA events.
+
+    A spin kernel first holds the GPU while the host queues every run, so
+    the events time the kernels, not the launch path."""
+
+    def __init__(self, torch, iters):
+        self.torch, self.iters = torch, iters
+
+    def __call__(self, fn, nsets, target_ms=30.0):
+        torch = self.torch
+        for i in range(3):
+            fn(i % nsets)
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        est = self._one(fn, 0)
+        host = time.perf_counter() - t
+        n = int(max(10, min(self.iters, target_ms / max(est, 1e-3))))
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        if hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(int(min(host * n * 2e9 * 1.5, 1e8)))
+        for i in range(n):
+            starts[i].record()
+            fn(i % nsets)
+            ends[i].record()
+        torch.cuda.synchronize()
+        return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e3
+
+    def _one(self, fn, i):
+        torch = self.torch
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn(i)
+        e.record()
+        torch.cuda.synchronize()
+        return s.elapsed_time(e)
+
+
+def copy_bandwidth(torch, timer):
+    n = 256 << 20  # 1 GiB of f32 each way
+    src = torch.randn(n, device="cuda")
+    dst = torch.empty_like(src)
+    us = timer(lambda i: dst.copy_(src), 1)
+    del src, dst
+    return 2 * n * 4 / (us * 1e-6) / 1e9
+
+
+# --------------------------------------------------------------------------
+# one case at one shape
+
+TORCH_DTYPE = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "f64": "float64"}
+
+
+def tdtype(torch, d):
+    return getattr(torch, TORCH_DTYPE[d])
+
+
+def make_inputs(torch, case, dtype, m, n, gen):
+    i, _ = case.dtypes(dtype)
+    xs = []
+    for _name, dims in case.params:
+        x = torch.randn(suite.dims_of(dims, m, n), device="cuda", generator=gen)
+        if case.positive:
+            x += 2
+        xs.append(x.to(tdtype(torch, i)))
+    return xs
+
+
+def make_outputs(torch, case, dtype, m, n):
+    _, o = case.dtypes(dtype)
+    return [torch.full(suite.dims_of(d, m, n), float("nan"), dtype=tdtype(torch, o),
+                       device="cuda") for _, d in case.outs]
+
+
+def case_bytes(case, dtype, m, n):
+    i, o = case.dtypes(dtype)
+    size = lambda d, dt: math.prod(suite.dims_of(d, m, n)) * DTYPE_SIZE[dt]
+    return (sum(size(d, i) for _, d in case.params) + sum(size(d, o) for _, d in case.outs))
+
+
+def check(torch, case, dtype, m, n, inputs, outputs):
+    """abi.md section 6 against a float64 reference; returns (ok, worst ratio)."""
+    _, o = case.dtypes(dtype)
+    refs = case.ref(*[x.double() for x in inputs])
+    rtol, atol = suite.tolerance(o, case.reduced(m, n))
+    worst, ok = 0.0, True
+    for out, ref in zip(outputs, refs):
+        got = out.double().reshape(ref.shape)
+        err = (got - ref).abs()
+        bound = atol + rtol * ref.abs()
+        nan_ok = torch.isnan(ref) == torch.isnan(got)
+        inf = torch.isinf(ref)
+        inf_ok = ~inf | (got == ref)
+        finite = ~torch.isnan(ref) & ~inf
+        bad = (~nan_ok) | (~inf_ok) | (finite & ~(err <= bound))
+        if bool(bad.any()):
+            ok = False
+        ratio = torch.where(finite, err / bound, torch.zeros_like(err))
+        worst = max(worst, float(torch.nan_to_num(ratio, nan=1e30).max()))
+    return ok, worst
+
+
+class CompileTimeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise CompileTimeout()
+
+
+class Compiler:
+    """torch.compile(dynamic=False), one compile per case and shape, inside a
+    total time budget and a per-compile time limit."""
+
+    def __init__(self, torch, args):
+        self.torch, self.enabled = torch, not args.no_compile
+        self.budget, self.timeout, self.spent = args.compile_budget, args.compile_timeout, 0.0
+        self.note = "" if self.enabled else "disabled"
+        cfg = torch._dynamo.config
+        for knob in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
+                     "accumulated_recompile_limit"):
+            if hasattr(cfg, knob):
+                setattr(cfg, knob, 4096)
+
+    def compiled(self, case, dtype, inputs):
+        """A warmed-up compiled callable, or None with the reason in .note."""
+        if not self.enabled:
+            return None
+        if self.spent >= self.budget:
+            self.note = "compile budget spent"
+            return None
+        T = tdtype(self.torch, case.dtypes(dtype)[1])
+        fn = self.torch.compile(lambda *xs: case.user(T, *xs), dynamic=False)
+        t = time.time()
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        try:
+            fn(*inputs)
+            self.torch.cuda.synchronize()
+        except CompileTimeout:
+            self.enabled, self.note = False, "compile over %.0fs: stopped" % self.timeout
+            return None
+        except Exception as e:  # noqa: BLE001 -- a failed compile is a table entry
+            self.note = "compile failed: %s" % str(e).splitlines()[0][:80]
+            return None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            self.spent += time.time() - t
+        return fn
+
+
+def n_sets(bytes_, l2):
+    return max(1, min(8, math.ceil(4 * l2 / bytes_)))
+
+
+def run_case(torch, ctx, case, dtype, m, n):
+    """Checks and times one case at one shape; returns a result row."""
+    row = {"case": case.name, "shape": "%dx%d" % (m, n), "M": m, "N": n,
+           "dtype": case.label(dtype), "bytes": case_bytes(case, dtype, m, n),
+           "check": "", "worst": "", "note": ""}
+    k = case.kernel(dtype)
+    nsets = n_sets(row["bytes"], ctx["l2"])
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(hash((case.name, dtype, m, n)) & 0xFFFF)
+    sets = [make_inputs(torch, case, dtype, m, n, gen) for _ in range(nsets)]
+    outs = [make_outputs(torch, case, dtype, m, n) for _ in range(nsets)]
+    T = tdtype(torch, case.dtypes(dtype)[1])
+    checks = []
+    for impl, opt in (("O2", 2), ("O0", 0)):
+        kern = ctx["libs"][opt].kernels.get(k) if ctx["libs"].get(opt) else None
+        if kern is None:
+            row["note"] += "%s: %s; " % (impl, ctx["failures"][opt].get(k, "not built"))
+            continue
+        try:
+            values = [kern._torch_args(list(s) + list(o), {}, False, None)[0]
+                      for s, o in zip(sets, outs)]
+            kern.call_c(values[0])
+            torch.cuda.synchronize()
+            ok, worst = check(torch, case, dtype, m, n, sets[0], outs[0])
+        except (tecc.TeccError, TypeError, ValueError) as e:
+            row["note"] += "%s: %s; " % (impl, e)
+            continue
+        checks.append("%s:%s" % (impl, "ok" if ok else "FAIL"))
+        row["worst"] += "%s%.3g " % (impl, worst)
+        if not ok:
+            row["note"] += "%s wrong (worst err/bound %.3g); " % (impl, worst)
+            continue
+        cfunc = kern.cfunc
+        row[impl] = ctx["timer"](lambda i: cfunc(*values[i]), nsets)
+    row["check"] = " ".join(checks)
+    row["eager"] = ctx["timer"](lambda i: case.user(T, *sets[i]),
+                                nsets)
+    fn = ctx["compiler"].compiled(case, dtype, sets[0])
+    if fn is not None:
+        row["compile"] = ctx["timer"](lambda i: fn(*sets[i]), nsets)
+    elif ctx["compiler"].note:
+        row["note"] += ctx["compiler"].note
+    del sets, outs
+    return row
+
+
+# --------------------------------------------------------------------------
+# latency
+
+def latency(torch, ctx, cases_by_name):
+    """Host-timed launch+completion (median µs): plain call + synchronize, and
+    CUDA graph replay + synchronize; the empty kernel is the floor."""
+    rows = []
+    empty = ctx.get("empty")
+    lib = ctx["libs"].get(2)
+
+    def host_us(fn, n=300):
+        for _ in range(20):
+            fn()
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(n):
+            t = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            ts.append(time.perf_counter() - t)
+        return statistics.median(ts) * 1e6
+
+    def graph_of(factory):
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            factory()()
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            factory()()
+        return g
+
+    def measure(label, shape, factory):
+        """factory() gives a call bound to the current stream."""
+        r = {"what": label, "shape": shape}
+        try:
+            r["plain_us"] = host_us(factory())
+            g = graph_of(factory)
+            r["graph_us"] = host_us(g.replay)
+        except Exception as e:  # noqa: BLE001 -- reported in the table
+            r["note"] = str(e).splitlines()[0][:100]
+        rows.append(r)
+
+    def bound(kern, tensors):
+        values = kern._torch_args(list(tensors), {}, False, None)[0]
+        return lambda: kern.call_c(values)
+
+    if empty is not None:
+        measure("empty kernel", "-",
+                lambda: (lambda s=torch.cuda.current_stream().cuda_stream: empty(s)))
+    for name in suite.LATENCY_CASES:
+        case = cases_by_name.get(name)
+        if case is None:
+            continue
+        for m, n in suite.LATENCY_SHAPES:
+            xs = make_inputs(torch, case, "f32", m, n, None)
+            ys = make_outputs(torch, case, "f32", m, n)
+            kern = lib.kernels.get(case.kernel("f32")) if lib else None
+            shape = "%dx%d" % (m, n)
+            if kern is not None:
+                measure("tecc %s f32" % name, shape,
+                        lambda kern=kern, xs=xs, ys=ys: bound(kern, xs + ys))
+            measure("eager %s f32" % name, shape,
+                    lambda case=case, xs=xs: (lambda: case.user(torch.float32, *xs)))
+    return rows
+
+
+# --------------------------------------------------------------------------
+# report
+
+def fmt(v, spec):
+    return format(v, spec) if isinstance(v, (int, float)) else "-"
+
+
+def finish_row(row, copy_gbps):
+    for impl in IMPLS:
+        us = row.get(impl)
+        if isinstance(us, float):
+            row[impl + "_us"] = us
+            row[impl + "_gbps"] = row["bytes"] / (us * 1e-6) / 1e9
+            row[impl + "_pct"] = 100 * row[impl + "_gbps"] / copy_gbps
+    if isinstance(row.get("O2"), float):
+        for other in ("compile", "eager", "O0"):
+            if isinstance(row.get(other), float):
+                row["O2_vs_" + other] = row[other] / row["O2"]
+
+
+CSV_FIELDS = (["case", "shape", "M", "N", "dtype", "bytes", "check", "worst"]
+              + [impl + suffix for impl in IMPLS for suffix in ("_us", "_gbps", "_pct")]
+              + ["O2_vs_compile", "O2_vs_eager", "O2_vs_O0", "note"])
+
+
+def table(rows):
+    """The result table as lines of text."""
+    form = "%-12s %-11s %-9s | %9s %7s %5s | %9s %5s | %9s %5s | %9s %5s | %6s %6s | %s"
+    head = form % ("case", "shape", "dtype", "O2 us", "GB/s", "%cp", "O0 us", "%cp",
+                   "eager us", "%cp", "compile", "%cp", "xcomp", "xO0", "check")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(form % (r["case"], r["shape"], r["dtype"], fmt(r.get("O2_us"), ".1f"),
+                             fmt(r.get("O2_gbps"), ".0f"), fmt(r.get("O2_pct"), ".0f"),
+                             fmt(r.get("O0_us"), ".1f"), fmt(r.get("O0_pct"), ".0f"),
+                             fmt(r.get("eager_us"), ".1f"), fmt(r.get("eager_pct"), ".0f"),
+                             fmt(r.get("compile_us"), ".1f"), fmt(r.get("compile_pct"), ".0f"),
+                             fmt(r.get("O2_vs_compile"), ".2f"), fmt(r.get("O2_vs_O0"), ".2f"),
+                             r["check"] or "-")
+                     + (("  " + r["note"]) if r["note"] else ""))
+    return lines
+
+
+def latency_table(lat):
+    lines = ["%-20s %-9s %10s %10s" % ("latency", "shape", "plain us", "graph us")]
+    for r in lat:
+        lines.append("%-20s %-9s %10s %10s %s" % (r["what"], r["shape"],
+                                                  fmt(r.get("plain_us"), ".1f"),
+                                                  fmt(r.get("graph_us"), ".1f"),
+                                                  r.get("note", "")))
+    return lines
+
+
+def geomean(xs):
+    xs = [x for x in xs if isinstance(x, float) and x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
+def summary(rows, copy_gbps):
+    lines = []
+    for impl in IMPLS:
+        pct = [r[impl + "_pct"] for r in rows if impl + "_pct" in r]
+        if pct:
+            lines.append("%-8s %3d cases: %% of copy geomean %.1f, min %.1f, >=90%%: %d"
+                         % (impl, len(pct), geomean(pct), min(pct), sum(p >= 90 for p in pct)))
+    for other in ("compile", "eager", "O0"):
+        sp = [r["O2_vs_" + other] for r in rows if "O2_vs_" + other in r]
+        if sp:
+            lines.append("O2 vs %-7s %3d cases: speedup geomean %.2fx, min %.2fx, below 1.0x: %d"
+                         % (other, len(sp), geomean(sp), min(sp), sum(s < 1 for s in sp)))
+    fails = [r for r in rows if "FAIL" in r["check"]]
+    missing = [r for r in rows if "O2_us" not in r]
+    lines.append("checks failed: %d; rows without an -O2 time: %d; copy %.0f GB/s"
+                 % (len(fails), len(missing), copy_gbps))
+    return lines
+
+
+def write_csv(path, rows, fields):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (("%.4g" % v) if isinstance(v, float) else v)
+                        for k, v in r.items()})
+
+
+def plot(path, rows):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed here: no plot"
+    rows = [r for r in rows if any(i + "_pct" in r for i in IMPLS)]
+    if not rows:
+        return "nothing to plot"
+    labels = ["%s %s %s" % (r["case"], r["shape"], r["dtype"]) for r in rows]
+    fig, ax = plt.subplots(figsize=(10, max(4, 0.16 * len(rows) * 4 / 3)))
+    h = 0.2
+    for j, impl in enumerate(IMPLS):
+        ys = [i + (j - 1.5) * h for i in range(len(rows))]
+        ax.barh(ys, [r.get(impl + "_pct", 0) for r in rows], height=h, label=impl)
+    ax.axvline(90, color="k", lw=0.8, ls="--")
+    ax.axvline(100, color="k", lw=0.8)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(labels, fontsize=5)
+    ax.invert_yaxis()
+    ax.set_xlabel("% of device-to-device copy bandwidth (same run)")
+    ax.legend(loc="lower right", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return "plot: %s" % path
+
+
+# --------------------------------------------------------------------------
+
+def plan(cases, dtypes, quick):
+    """(shape, case, dtype) in the order they run: shape by shape, so a run
+    cut short by its budget still covers every case at the first shapes."""
+    row_shapes = suite.ROW_SHAPES
+    col_shapes = suite.COL_SHAPES
+    if quick:
+        row_shapes = [(32768, 1024), (4096, 11008)]
+        col_shapes = [(16384, 4096)]
+    order = []
+    for i in range(max(len(row_shapes), len(col_shapes))):
+        for c in cases:
+            shapes = col_shapes if c.kind in ("col", "full") else row_shapes
+            if i < len(shapes):
+                order += [(shapes[i], c, d) for d in dtypes]
+    return order
+
+
+def main(argv):
+    args = parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    args.build_dir = args.build_dir or os.path.join(args.out, "build")
+    cases = suite.cases()
+    if args.cases:
+        keep = args.cases.split(",")
+        cases = [c for c in cases if c.name in keep]
+    dtypes = args.dtypes.split(",")
+    arch = args.arch or detect_arch()
+    try:
+        built = build_suite(args, cases, dtypes, arch)
+    except tecc.BuildError as e:
+        print("bench: %s" % e, file=sys.stderr)
+        return 1
+    if args.build_only:
+        return 0
+    import torch
+    import ctypes
+    if not torch.cuda.is_available():
+        print("no CUDA device visible to PyTorch", file=sys.stderr)
+        return 1
+    props = torch.cuda.get_device_properties(0)
+    l2 = getattr(props, "L2_cache_size", 50 << 20)
+    ctx = {"timer": Timer(torch, args.iters), "l2": l2, "libs": {}, "failures": {},
+           "compiler": Compiler(torch, args)}
+    for opt, (so, headers, failures) in built.items():
+        ctx["failures"][opt] = failures
+        if so:
+            ctx["libs"][opt] = load_lib(so, headers, failures)
+    if ctx["libs"].get(2):
+        fn = ctx["libs"][2].cdll.bench_empty
+        fn.argtypes, fn.restype = [ctypes.c_void_p], ctypes.c_int
+        ctx["empty"] = fn
+    log("device: %s, %d SMs, L2 %d MiB; torch %s" % (props.name, props.multi_processor_count,
+                                                     l2 >> 20, torch.__version__))
+    copy1 = copy_bandwidth(torch, ctx["timer"])
+    log("device-to-device copy: %.0f GB/s" % copy1)
+    lat = latency(torch, ctx, {c.name: c for c in cases})
+    rows = []
+    deadline = T0 + args.budget - 25
+    todo = plan(cases, dtypes, args.quick)
+    for idx, ((m, n), case, dtype) in enumerate(todo):
+        if time.time() > deadline:
+            log("budget reached: %d of %d case-shapes not run" % (len(todo) - idx, len(todo)))
+            break
+        if idx == 0 or todo[idx - 1][0] != (m, n):
+            log("shape %dx%d" % (m, n))
+        try:
+            rows.append(run_case(torch, ctx, case, dtype, m, n))
+        except Exception as e:  # noqa: BLE001 -- one broken case is one table row
+            rows.append({"case": case.name, "shape": "%dx%d" % (m, n), "M": m, "N": n,
+                         "dtype": case.label(dtype), "bytes": 0, "check": "",
+                         "note": "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:80])})
+        torch.cuda.empty_cache()
+    copy2 = copy_bandwidth(torch, ctx["timer"])
+    copy_gbps = max(copy1, copy2)
+    for r in rows:
+        finish_row(r, copy_gbps)
+    write_csv(os.path.join(args.out, "bench.csv"), rows, CSV_FIELDS)
+    write_csv(os.path.join(args.out, "latency.csv"), lat,
+              ["what", "shape", "plain_us", "graph_us", "note"])
+    plot_note = plot(os.path.join(args.out, "bench.png"), rows)
+    report = (["device: %s; copy %.0f GB/s (start) %.0f GB/s (end); torch %s; "
+               "torch.compile spent %.0fs" % (props.name, copy1, copy2, torch.__version__,
+                                              ctx["compiler"].spent)]
+              + table(rows) + [""] + latency_table(lat) + [""]
+              + summary(rows, copy_gbps) + [plot_note])
+    with open(os.path.join(args.out, "report.txt"), "w") as f:
+        f.write("\n".join(report) + "\n")
+    print("\n" + "\n".join(report))
+    print("files: %s/{report.txt,bench.csv,latency.csv,bench.png}" % args.out)
+    log("done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,161 @@
+"""The performance.md suite: each case as a .te kernel, a float64 reference
+and the PyTorch code a user would write for it (timed eager and compiled).
+
+Every kernel uses the size variables M and N, so one library serves every
+shape.  Kernel names are CASE_DTYPE (softmax_f32, softmax_bf16, ...).
+"""
+
+import math
+
+ROW_SHAPES = [(32768, 256), (32768, 1024), (16384, 4096), (4096, 16384),
+              (1024, 65536), (128, 262144), (4096, 11008)]
+COL_SHAPES = [(65536, 1024), (1024, 65536), (16384, 4096)]
+LATENCY_SHAPES = [(1, 4096), (128, 4096)]
+LATENCY_CASES = ["softmax", "rmsnorm"]
+DTYPES = ["f32", "bf16"]
+
+
+class Case:
+    """name: suite name; kind: row, col, full or ew (what is reduced);
+    params: [(name, 'MN' or 'N')]; outs: [(name, dims)], dims 'MN', 'M', 'N'
+    or '' (rank 0); body: .te statements; ref(*f64 inputs) -> outputs;
+    user(T, *inputs) -> outputs (PyTorch, native dtype); positive: draw
+    inputs with a mean of 2 (sums of randn cancel, and abi.md's relative
+    tolerance then tests the cancellation, not the kernel)."""
+
+    def __init__(self, name, kind, params, outs, body, ref, user,
+                 positive=False, in_dtype=None, out_dtype=None):
+        self.name, self.kind, self.params, self.outs = name, kind, params, outs
+        self.body, self.ref, self.user, self.positive = body, ref, user, positive
+        self.in_dtype, self.out_dtype = in_dtype, out_dtype
+
+    def kernel(self, dtype):
+        return "%s_%s" % (self.name, dtype)
+
+    def dtypes(self, dtype):
+        """(input dtype, output dtype) of the variant named dtype."""
+        return (self.in_dtype or {}).get(dtype, dtype), (self.out_dtype or {}).get(dtype, dtype)
+
+    def label(self, dtype):
+        i, o = self.dtypes(dtype)
+        return i if i == o else "%s>%s" % (i, o)
+
+    def te(self, dtype):
+        i, o = self.dtypes(dtype)
+        dims = {"MN": "[M, N]", "M": "[M]", "N": "[N]", "": ""}
+        ps = ", ".join("%s: %s%s" % (n, i, dims[d]) for n, d in self.params)
+        os_ = ", ".join("%s: %s%s" % (n, o, dims[d]) for n, d in self.outs)
+        text = self.body(i, o) if callable(self.body) else self.body
+        body = "\n".join("    " + s.strip() for s in text.split(";"))
+        return "kernel %s(%s) -> (%s) {\n%s\n}\n" % (self.kernel(dtype), ps, os_, body)
+
+    def shapes(self):
+        return COL_SHAPES if self.kind in ("col", "full") else ROW_SHAPES
+
+    def reduced(self, m, n):
+        """K of abi.md section 6: how many elements each output reduces."""
+        return {"row": n, "col": m, "full": m * n, "ew": 1}[self.kind]
+
+
+def dims_of(d, m, n):
+    return {"MN": (m, n), "M": (m,), "N": (n,), "": ()}[d]
+
+
+def _cases():
+    try:  # the .te texts need no PyTorch (bench.py --build-only)
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        torch = F = None
+
+    def f32(T, x):
+        return x.float() if T == torch.bfloat16 else x
+
+    def mv(x):
+        return x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True)
+
+    def layernorm(x, w, b):
+        m, v = mv(x)
+        return ((x - m) * torch.rsqrt(v + 1e-5) * w + b,)
+
+    def rms(x, w):
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
+
+    def card(x):
+        return (torch.exp(x - x.amax(-1, keepdim=True)).sum(-1),)
+
+    def to(T, *ys):
+        return tuple(y.to(T) for y in ys)
+
+    return [
+        Case("softmax", "row", [("x", "MN")], [("y", "MN")], "y = softmax(x, -1)",
+             lambda x: (torch.softmax(x, -1),),
+             lambda T, x: (torch.softmax(x, -1),)),
+        Case("log_softmax", "row", [("x", "MN")], [("y", "MN")], "y = log_softmax(x, -1)",
+             lambda x: (torch.log_softmax(x, -1),),
+             lambda T, x: (torch.log_softmax(x, -1),)),
+        Case("card", "row", [("x", "MN")], [("y", "M")],
+             "y = sum(exp(x - max(x, -1)), -1)", card,
+             lambda T, x: to(T, *card(f32(T, x)))),
+        Case("logsumexp", "row", [("x", "MN")], [("y", "M")], "y = logsumexp(x, -1)",
+             lambda x: (torch.logsumexp(x, -1),),
+             lambda T, x: (torch.logsumexp(x, -1),)),
+        Case("layernorm", "row", [("x", "MN"), ("w", "N"), ("b", "N")], [("y", "MN")],
+             "y = (x - mean(x, -1)) * rsqrt(var(x, -1) + 1e-5) * w + b", layernorm,
+             lambda T, x, w, b: to(T, *layernorm(f32(T, x), f32(T, w), f32(T, b)))),
+        Case("rmsnorm", "row", [("x", "MN"), ("w", "N")], [("y", "MN")],
+             "y = x * rsqrt(mean(x * x, -1) + 1e-6) * w",
+             lambda x, w: (rms(x, w),),
+             lambda T, x, w: to(T, rms(f32(T, x), f32(T, w)))),
+        Case("add_rmsnorm", "row", [("x", "MN"), ("r", "MN"), ("w", "N")],
+             [("h", "MN"), ("y", "MN")],
+             "h = x + r; y = h * rsqrt(mean(h * h, -1) + 1e-6) * w",
+             lambda x, r, w: (x + r, rms(x + r, w)),
+             lambda T, x, r, w: to(T, f32(T, x) + f32(T, r),
+                                   rms(f32(T, x) + f32(T, r), f32(T, w)))),
+        Case("rowstats", "row", [("x", "MN")], [("m", "M"), ("v", "M")],
+             "m = mean(x, -1); v = var(x, -1)",
+             lambda x: (x.mean(-1), x.var(-1, unbiased=False)),
+             lambda T, x: to(T, *reversed(torch.var_mean(f32(T, x), -1, unbiased=False))),
+             positive=True),
+        Case("softmax_col", "col", [("x", "MN")], [("y", "MN")], "y = softmax(x, 0)",
+             lambda x: (torch.softmax(x, 0),),
+             lambda T, x: (torch.softmax(x, 0),)),
+        Case("colsum", "col", [("x", "MN")], [("y", "N")], "y = sum(x, 0)",
+             lambda x: (x.sum(0),),
+             lambda T, x: (x.sum(0),), positive=True),
+        Case("fullsum", "full", [("x", "MN")], [("y", "")], "y = sum(x)",
+             lambda x: (x.sum(),),
+             lambda T, x: (x.sum(),), positive=True),
+        Case("bias_gelu", "ew", [("x", "MN"), ("b", "N")], [("y", "MN")], "y = gelu(x + b)",
+             lambda x, b: (F.gelu(x + b),),
+             lambda T, x, b: (F.gelu(x + b),)),
+        Case("swiglu", "ew", [("a", "MN"), ("b", "MN")], [("y", "MN")], "y = silu(a) * b",
+             lambda a, b: (F.silu(a) * b,),
+             lambda T, a, b: (F.silu(a) * b,)),
+        Case("chain5", "ew", [(c, "MN") for c in "BCDEF"], [("y", "MN")],
+             "y = B + C * D + sin(E) * F + 10",
+             lambda B, C, D, E, F_: (B + C * D + torch.sin(E) * F_ + 10,),
+             lambda T, B, C, D, E, F_: (B + C * D + torch.sin(E) * F_ + 10,)),
+        Case("cast", "ew", [("x", "MN")], [("y", "MN")], lambda i, o: "y = %s(x)" % o,
+             lambda x: (x,),
+             lambda T, x: (x.to(torch.bfloat16 if x.dtype == torch.float32 else torch.float32),),
+             in_dtype={"f32": "f32", "bf16": "bf16"},
+             out_dtype={"f32": "bf16", "bf16": "f32"}),
+    ]
+
+
+def cases():
+    return _cases()
+
+
+TOLERANCE = {"f64": (1e-12, 1e-12), "f32": (1e-5, 1e-6), "f16": (2e-3, 1e-5),
+             "bf16": (1.6e-2, 1e-5)}
+
+
+def tolerance(out_dtype, k):
+    """abi.md section 6, with rtol grown by log2(K) for f32/f64 reductions."""
+    rtol, atol = TOLERANCE[out_dtype]
+    if out_dtype in ("f32", "f64") and k > 1:
+        rtol *= max(1.0, math.log2(k))
+    return rtol, atol

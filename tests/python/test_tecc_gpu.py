@@ -1,0 +1,166 @@
+"""GPU tests of python/tecc's PyTorch path, against fixture.cu (hand-written
+entry points following abi.md).  Prints TAP; skips without torch or a GPU.
+
+usage: test_tecc_gpu.py TOP_SRCDIR WORKDIR   (env: NVCC)
+"""
+
+import os
+import subprocess
+import sys
+import traceback
+
+TOP, WORK = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(TOP, "python"))
+HERE = os.path.join(TOP, "tests", "python")
+
+try:
+    import torch
+except ImportError:
+    print("1..0 # SKIP python3 has no torch")
+    sys.exit(0)
+if not torch.cuda.is_available():
+    print("1..0 # SKIP torch sees no GPU")
+    sys.exit(0)
+
+import tecc  # noqa: E402
+
+tests = []
+
+
+def test(fn):
+    tests.append(fn)
+    return fn
+
+
+def raises(exc, fn, *args, **kw):
+    try:
+        fn(*args, **kw)
+    except exc as e:
+        return e
+    raise AssertionError("%s not raised" % exc.__name__)
+
+
+def build():
+    so = os.path.join(WORK, "fixture_gpu.so")
+    nvcc = os.environ.get("NVCC") or tecc.find_nvcc()
+    subprocess.run([nvcc, "-shared", "-Xcompiler", "-fPIC", "-I", HERE, "-o", so,
+                    os.path.join(HERE, "fixture.cu")], check=True)
+    return tecc.load(so, os.path.join(HERE, "fixture.h"))
+
+
+LIB = []
+
+
+def lib():
+    if not LIB:
+        LIB.append(build())
+    return LIB[0]
+
+
+def cuda(*a, **k):
+    return torch.randn(*a, device="cuda", **k)
+
+
+@test
+def tensors_in_and_allocated_out():
+    x = cuda(1000)
+    y = lib().scale2(x)
+    torch.cuda.synchronize()
+    assert y.shape == (1000,) and y.dtype == torch.float32
+    assert torch.equal(y, 2 * x)
+    z = torch.empty_like(x)
+    assert lib().scale2(x, z) is None
+    assert torch.equal(z, 2 * x)
+
+
+@test
+def sizes_inferred_and_checked():
+    x = cuda(4, 8).to(torch.bfloat16)
+    w = cuda(8)
+    y, m = lib().ln(x, w, 0.5)
+    torch.cuda.synchronize()
+    assert y.shape == (4, 8) and y.dtype == torch.bfloat16 and m.shape == (4,)
+    ref = (x.float() * w + 0.5).to(torch.bfloat16)
+    assert torch.equal(y, ref), (y, ref)
+    assert torch.allclose(m, x.float().mean(-1), rtol=1e-5, atol=1e-6)
+    e = raises(ValueError, lib().ln, x, cuda(9), 0.5)
+    assert "D" in str(e), e
+    raises(ValueError, lib().ln, x, w, 0.5, N=5)
+
+
+@test
+def dtype_device_contiguity_rank_are_checked():
+    x = cuda(16)
+    raises(TypeError, lib().scale2, x.double())
+    raises(ValueError, lib().scale2, x.cpu())
+    raises(ValueError, lib().scale2, cuda(32)[::2])
+    raises(ValueError, lib().scale2, cuda(4, 4))
+    raises(TypeError, lib().scale2, x, 3)
+    raises(ValueError, lib().total, cuda(5, 4, dtype=torch.float64))
+
+
+@test
+def rank0_output_and_literal_dims():
+    x = cuda(7, 3, dtype=torch.float64)
+    s = lib().total(x)
+    torch.cuda.synchronize()
+    assert s.shape == () and abs(float(s) - float(x.sum())) < 1e-9
+
+
+@test
+def status_becomes_exception():
+    x = torch.arange(8, dtype=torch.int32, device="cuda")
+    e = raises(tecc.TeccError, lib().addc, x[:6], 1, x[2:])
+    assert e.status_name == "TECC_ERROR_ALIASING", e
+    y = lib().addc(x, -3)
+    torch.cuda.synchronize()
+    assert torch.equal(y, x - 3)
+
+
+@test
+def current_stream_is_used_and_graph_capture_works():
+    x = cuda(1 << 20)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(1000000)
+        y = lib().scale2(x)
+    s.synchronize()
+    assert torch.equal(y, 2 * x)
+    y2 = torch.empty_like(x)
+    g = torch.cuda.CUDAGraph()
+    lib().scale2(x, y2)  # warm-up outside the capture
+    torch.cuda.synchronize()
+    with torch.cuda.graph(g):
+        lib().scale2(x, y2)
+    x.copy_(cuda(1 << 20))
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(y2, 2 * x)
+
+
+@test
+def raw_device_pointers():
+    x = cuda(100)
+    y = torch.empty_like(x)
+    lib().scale2(x.data_ptr(), y.data_ptr(), N=100)
+    torch.cuda.synchronize()
+    assert torch.equal(y, 2 * x)
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    print("1..%d" % len(tests))
+    failed = 0
+    for i, fn in enumerate(tests, 1):
+        try:
+            fn()
+            print("ok %d - %s" % (i, fn.__name__))
+        except Exception:  # noqa: BLE001 -- reported as TAP
+            failed += 1
+            print("not ok %d - %s" % (i, fn.__name__))
+            for line in traceback.format_exc().splitlines():
+                print("# " + line)
+    return 1 if failed else 0
+
+
+sys.exit(main())
