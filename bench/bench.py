@@ -496,12 +496,18 @@ def table(rows):
 
 
 def latency_table(lat):
-    lines = ["%-20s %-9s %10s %10s" % ("latency", "shape", "plain us", "graph us")]
+    """Plain and graph-replay latency, and each one's excess over the empty
+    kernel's (performance.md: within 2 us)."""
+    empty = next((r for r in lat if r["what"] == "empty kernel"), {})
+    form = "%-20s %-9s %9s %9s %10s %10s %s"
+    lines = [form % ("latency", "shape", "plain us", "graph us", "plain-empty",
+                     "graph-empty", "")]
     for r in lat:
-        lines.append("%-20s %-9s %10s %10s %s" % (r["what"], r["shape"],
-                                                  fmt(r.get("plain_us"), ".1f"),
-                                                  fmt(r.get("graph_us"), ".1f"),
-                                                  r.get("note", "")))
+        over = [r[k] - empty[k] if isinstance(r.get(k), float) and
+                isinstance(empty.get(k), float) else None for k in ("plain_us", "graph_us")]
+        lines.append(form % (r["what"], r["shape"], fmt(r.get("plain_us"), ".1f"),
+                             fmt(r.get("graph_us"), ".1f"), fmt(over[0], "+.1f"),
+                             fmt(over[1], "+.1f"), r.get("note", "")))
     return lines
 
 
@@ -539,6 +545,8 @@ def write_csv(path, rows, fields):
 
 
 def plot(path, rows):
+    """One panel per case: % of copy by shape, a line per implementation,
+    solid for the first dtype, dashed for the second."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -548,21 +556,34 @@ def plot(path, rows):
     rows = [r for r in rows if any(i + "_pct" in r for i in IMPLS)]
     if not rows:
         return "nothing to plot"
-    labels = ["%s %s %s" % (r["case"], r["shape"], r["dtype"]) for r in rows]
-    fig, ax = plt.subplots(figsize=(10, max(4, 0.16 * len(rows) * 4 / 3)))
-    h = 0.2
-    for j, impl in enumerate(IMPLS):
-        ys = [i + (j - 1.5) * h for i in range(len(rows))]
-        ax.barh(ys, [r.get(impl + "_pct", 0) for r in rows], height=h, label=impl)
-    ax.axvline(90, color="k", lw=0.8, ls="--")
-    ax.axvline(100, color="k", lw=0.8)
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels(labels, fontsize=5)
-    ax.invert_yaxis()
-    ax.set_xlabel("% of device-to-device copy bandwidth (same run)")
-    ax.legend(loc="lower right", fontsize=7)
+    names = list(dict.fromkeys(r["case"] for r in rows))
+    cols = 3
+    fig, axes = plt.subplots((len(names) + cols - 1) // cols, cols, squeeze=False,
+                             figsize=(13, 2.6 * ((len(names) + cols - 1) // cols)))
+    colors = dict(zip(IMPLS, ["tab:blue", "tab:orange", "tab:green", "tab:red"]))
+    for ax, name in zip(axes.flat, names):
+        mine = [r for r in rows if r["case"] == name]
+        shapes = list(dict.fromkeys(r["shape"] for r in mine))
+        for k, dt in enumerate(dict.fromkeys(r["dtype"] for r in mine)):
+            for impl in IMPLS:
+                pts = [(shapes.index(r["shape"]), r[impl + "_pct"]) for r in mine
+                       if r["dtype"] == dt and impl + "_pct" in r]
+                if pts:
+                    ax.plot(*zip(*pts), marker="o", ms=3, color=colors[impl],
+                            ls="-" if k == 0 else "--", label="%s %s" % (impl, dt))
+        ax.axhline(90, color="k", lw=0.6, ls=":")
+        ax.set_title(name, fontsize=9)
+        ax.set_xticks(range(len(shapes)))
+        ax.set_xticklabels(shapes, fontsize=6, rotation=20)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.set_ylim(bottom=0)
+    for ax in list(axes.flat)[len(names):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=5, ncol=2)
+    fig.suptitle("% of device-to-device copy bandwidth (same run)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
     return "plot: %s" % path
 
 
