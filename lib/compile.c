@@ -4,6 +4,7 @@
  * (design.md "Pipeline").  Each pass reports user errors in c->diags and
  * the pipeline stops after the first pass that reported any. */
 #include "compile.h"
+#include "backend.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -184,9 +185,10 @@ static int failed(const Compilation *c) {
  * here: they fill c->output, c->header and c->explanation for the emit
  * kinds that need code generation. */
 static int generate_code(Compilation *c, Module *m) {
-  (void)m;
+  if (backend_generate(c, m))
+    return 1;
   diag_error(&c->diags, (SrcRange){0},
-             "code generation is not implemented yet (--emit=%s)",
+             "code generation is not implemented for --emit=%s",
              emit_name(c->opts.emit));
   return 0;
 }

@@ -1,0 +1,1155 @@
+/* emit_cu.c — the generated .cu: the embedded runtime, one CUDA kernel per
+ * fusion group, and one host entry point per .te kernel (abi.md).
+ *
+ * A group's kernel walks the IR from its roots.  Each value is evaluated at
+ * an index "map": for each of its axes, the domain axis it follows (or -1:
+ * a broadcast axis of size 1, index 0).  A broadcast only changes the map;
+ * a value read from memory is loaded at the offset its map gives (the
+ * domain's linear index when the map is the identity); everything else
+ * becomes one named temporary per (value, map). */
+#include "backend.h"
+#include "emit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- text emission with indentation ------------------------------------ */
+
+typedef struct Out {
+  Buf *b;
+  int indent;
+} Out;
+
+static void emitv(Out *o, const char *fmt, va_list ap) {
+  for (int i = 0; i < o->indent; i++)
+    buf_puts(o->b, "  ");
+  buf_vprintf(o->b, fmt, ap);
+  buf_puts(o->b, "\n");
+}
+
+__attribute__((format(printf, 2, 3))) static void emit(Out *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  emitv(o, fmt, ap);
+  va_end(ap);
+}
+
+/* Emits "<line> {" and indents. */
+__attribute__((format(printf, 2, 3))) static void open_block(Out *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  for (int i = 0; i < o->indent; i++)
+    buf_puts(o->b, "  ");
+  buf_vprintf(o->b, fmt, ap);
+  buf_puts(o->b, " {\n");
+  va_end(ap);
+  o->indent++;
+}
+
+static void close_block(Out *o, const char *tail) {
+  o->indent--;
+  if (o->indent < 0)
+    internal_error("emitter indentation below 0");
+  emit(o, "}%s", tail);
+}
+
+/* ---- types ---------------------------------------------------------------- */
+
+/* The type expressions are computed in: 16-bit floats compute in f32. */
+static DType compute_dt(DType t) {
+  return dtype_is_16bit(t) ? DT_F32 : t;
+}
+
+static const char *compute_ctype(DType t) {
+  switch (compute_dt(t)) {
+  case DT_BOOL: return "bool";
+  case DT_I32: return "int32_t";
+  case DT_I64: return "int64_t";
+  case DT_F32: return "float";
+  case DT_F64: return "double";
+  default: unreachable();
+  }
+}
+
+/* The type a value has in memory inside kernels. */
+static const char *storage_ctype(DType t) {
+  return dtype_is_16bit(t) ? "uint16_t" : abi_ctype(t);
+}
+
+static int is_float_dt(DType t) {
+  return t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64;
+}
+
+static int dt_rank(DType t) {
+  switch (compute_dt(t)) {
+  case DT_BOOL: return 0;
+  case DT_I32: return 1;
+  case DT_I64: return 2;
+  case DT_F32: return 3;
+  default: return 4;
+  }
+}
+
+/* `expr` (computed as `from`) converted to the compute type of `to`. */
+static const char *convert(Arena *a, const char *expr, DType from, DType to) {
+  DType f = compute_dt(from), t = compute_dt(to);
+  if (f == t)
+    return expr;
+  if (t == DT_BOOL)
+    return arena_printf(a, "(%s != 0)", expr);
+  if ((t == DT_I32 || t == DT_I64) && is_float_dt(f))
+    return arena_printf(a, "tecc::float_to_int<%s>(%s)", compute_ctype(t), expr);
+  return arena_printf(a, "(%s)(%s)", compute_ctype(t), expr);
+}
+
+static const char *load_conv(Arena *a, DType t, const char *mem) {
+  switch (t) {
+  case DT_F16: return arena_printf(a, "tecc::f16_to_f32(%s)", mem);
+  case DT_BF16: return arena_printf(a, "tecc::bf16_to_f32(%s)", mem);
+  case DT_BOOL: return arena_printf(a, "(%s != 0)", mem);
+  default: return mem;
+  }
+}
+
+static const char *store_conv(Arena *a, DType t, const char *expr) {
+  switch (t) {
+  case DT_F16: return arena_printf(a, "tecc::f32_to_f16(%s)", expr);
+  case DT_BF16: return arena_printf(a, "tecc::f32_to_bf16(%s)", expr);
+  case DT_BOOL: return arena_printf(a, "(uint8_t)(%s)", expr);
+  default: return expr;
+  }
+}
+
+/* ---- literals ------------------------------------------------------------- */
+
+static const char *float_literal(Arena *a, double x, int is_f32) {
+  if (isnan(x))
+    return is_f32 ? "tecc::nan_f32()" : "tecc::nan_f64()";
+  if (isinf(x))
+    return x > 0 ? (is_f32 ? "tecc::inf_f32()" : "tecc::inf_f64()")
+                 : (is_f32 ? "(-tecc::inf_f32())" : "(-tecc::inf_f64())");
+  char tmp[64];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*g", prec, x);
+    double back = strtod(tmp, NULL);
+    if (is_f32 ? (float)back == (float)x : back == x)
+      break;
+  }
+  const char *dot = strpbrk(tmp, ".eni") ? "" : ".0";
+  const char *text = arena_printf(a, "%s%s%s", tmp, dot, is_f32 ? "f" : "");
+  return x < 0 || (x == 0 && signbit(x)) ? arena_printf(a, "(%s)", text) : text;
+}
+
+static const char *int_literal(Arena *a, int64_t x, DType t) {
+  if (t == DT_I64) {
+    if (x == INT64_MIN)
+      return "INT64_MIN";
+    return x < 0 ? arena_printf(a, "(INT64_C(%lld))", (long long)x)
+                 : arena_printf(a, "INT64_C(%lld)", (long long)x);
+  }
+  if (x == INT32_MIN)
+    return "INT32_MIN";
+  return x < 0 ? arena_printf(a, "(%lld)", (long long)x) : arena_printf(a, "%lld", (long long)x);
+}
+
+static const char *const_literal(Arena *a, const Value *v) {
+  switch (v->dtype) {
+  case DT_BOOL: return v->ival ? "true" : "false";
+  case DT_I32: return int_literal(a, (int32_t)v->ival, DT_I32);
+  case DT_I64: return int_literal(a, v->ival, DT_I64);
+  case DT_F64: return float_literal(a, v->fval, 0);
+  default: return float_literal(a, v->fval, 1);
+  }
+}
+
+/* ---- kernel parameters ------------------------------------------------------- */
+
+typedef enum ParamKind {
+  P_INPUT,       /* tensor input pointer (index) */
+  P_SCALAR,      /* rank-0 input by value (index) */
+  P_OUTPUT,      /* output pointer (index) */
+  P_STORED_READ, /* a stored value read (value) */
+  P_WS_WRITE,    /* workspace slot written (value) */
+  P_SIZE,        /* size variable (index) */
+  P_FASTDIV      /* FastDiv of a size variable (index) */
+} ParamKind;
+
+typedef struct KParam {
+  ParamKind kind;
+  int index;
+  Value *value;
+  const char *name;
+} KParam;
+
+/* Everything one group's kernel needs while it is written. */
+typedef struct GEmit {
+  Arena *a;
+  Kernel *k;
+  KernelPlan *kp;
+  Group *g;
+  const EntryNames *names;
+  const char *kname;   /* the CUDA kernel's name */
+  Out body;            /* the loop body */
+  PtrVec params;       /* KParam* */
+  PtrVec taken;        /* char*: identifiers in use in the kernel */
+  PtrVec memo;         /* Memo* */
+  char used_axis[TECC_MAX_RANK];
+  char *fastdiv;       /* by size variable */
+  const char *lin;     /* the domain's linear index, or NULL */
+  int nmaps;
+} GEmit;
+
+typedef struct Memo {
+  int id;
+  int map[TECC_MAX_RANK];
+  const char *name;
+} Memo;
+
+static int taken(GEmit *e, const char *s) {
+  for (int i = 0; i < e->taken.len; i++)
+    if (strcmp(e->taken.items[i], s) == 0)
+      return 1;
+  return 0;
+}
+
+static const char *fresh(GEmit *e, const char *want) {
+  const char *s = name_is_reserved(want) ? arena_printf(e->a, "u_%s", want) : want;
+  while (taken(e, s))
+    s = arena_printf(e->a, "%s_", s);
+  vec_push(e->a, &e->taken, (void *)s);
+  return s;
+}
+
+static KParam *add_param(GEmit *e, ParamKind kind, int index, Value *v, const char *name) {
+  for (int i = 0; i < e->params.len; i++) {
+    KParam *p = e->params.items[i];
+    if (p->kind == kind && p->index == index && p->value == v)
+      return p;
+  }
+  KParam *p = ARENA_NEW(e->a, KParam);
+  p->kind = kind;
+  p->index = index;
+  p->value = v;
+  p->name = name;
+  vec_push(e->a, &e->params, p);
+  return p;
+}
+
+static const char *value_base_name(GEmit *e, const Value *v) {
+  const char *name = v->name;
+  if (v->op == IR_INPUT)
+    name = e->k->inputs[v->index].name;
+  if (!name)
+    return arena_printf(e->a, "v%d", v->id);
+  return arena_printf(e->a, "%s%s_%d", name_is_reserved(name) ? "u_" : "", name, v->id);
+}
+
+/* Where a stored value is read from, as a kernel parameter. */
+static const char *stored_param(GEmit *e, Value *v) {
+  for (int i = 0; i < e->params.len; i++) {
+    KParam *p = e->params.items[i];
+    if (p->kind == P_STORED_READ && p->value == v)
+      return p->name;
+  }
+  const char *name = fresh(e, arena_printf(e->a, "%s_mem", value_base_name(e, v)));
+  return add_param(e, P_STORED_READ, 0, v, name)->name;
+}
+
+/* ---- index expressions ------------------------------------------------------ */
+
+static const char *dim_expr(GEmit *e, Dim d) {
+  if (d.var >= 0)
+    return e->names->sizes[d.var];
+  if (d.size > INT32_MAX)
+    return arena_printf(e->a, "INT64_C(%lld)", (long long)d.size);
+  return arena_printf(e->a, "%lld", (long long)d.size);
+}
+
+/* Product of the dims of `s` selected by `mask` (all when mask is ~0u). */
+static const char *numel_expr(GEmit *e, const Shape *s, uint32_t mask, const char *cast) {
+  Buf b;
+  buf_init(&b, e->a);
+  int n = 0;
+  for (int i = 0; i < s->rank; i++) {
+    if (!((mask >> i) & 1u) || dim_is_one(s, i))
+      continue;
+    if (n++)
+      buf_printf(&b, " * %s", dim_expr(e, s->d[i]));
+    else
+      buf_printf(&b, "%s%s", cast, dim_expr(e, s->d[i]));
+  }
+  if (!n)
+    return "1";
+  return buf_cstr(&b);
+}
+
+static const char *div_expr(GEmit *e, const char *x, Dim d) {
+  if (d.var >= 0) {
+    e->fastdiv[d.var] = 1;
+    return arena_printf(e->a, "t_fd_%s.div(%s)", e->names->sizes[d.var], x);
+  }
+  return arena_printf(e->a, "%s / %s", x, dim_expr(e, d));
+}
+
+/* Splits linear index `idx` into the domain axes in `mask` (row-major). */
+static void emit_decompose(GEmit *e, Out *o, const char *idx, uint32_t mask) {
+  const Shape *s = &e->g->domain;
+  int axes[TECC_MAX_RANK], n = 0;
+  for (int i = 0; i < s->rank; i++)
+    if (((mask >> i) & 1u) && !dim_is_one(s, i))
+      axes[n++] = i;
+  const char *rest = idx;
+  for (int j = n - 1; j > 0; j--) {
+    int ax = axes[j];
+    const char *q = arena_printf(e->a, "t_q%d", ax);
+    emit(o, "const IndexT %s = %s;", q, div_expr(e, rest, s->d[ax]));
+    emit(o, "const IndexT t_d%d = %s - %s * %s;", ax, rest, q, dim_expr(e, s->d[ax]));
+    rest = q;
+  }
+  if (n > 0)
+    emit(o, "const IndexT t_d%d = %s;", axes[0], rest);
+}
+
+/* The map of a value to the domain is the identity: one element per
+ * domain element, in the same order. */
+static int map_is_identity(GEmit *e, const Shape *s, const int *map) {
+  int covered = 0, domain_axes = 0;
+  for (int i = 0; i < e->g->domain.rank; i++)
+    domain_axes += !dim_is_one(&e->g->domain, i);
+  for (int j = 0; j < s->rank; j++)
+    covered += !dim_is_one(s, j) && map[j] >= 0;
+  return covered == domain_axes;
+}
+
+static const char *offset_expr(GEmit *e, const Shape *s, const int *map) {
+  if (e->lin && map_is_identity(e, s, map))
+    return e->lin;
+  const char *off = NULL;
+  for (int j = 0; j < s->rank; j++) {
+    if (dim_is_one(s, j) || map[j] < 0)
+      continue;
+    e->used_axis[map[j]] = 1;
+    const char *idx = arena_printf(e->a, "t_d%d", map[j]);
+    off = off ? arena_printf(e->a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
+  }
+  if (!off)
+    return "0";
+  /* (a) * D + b: drop the redundant outer parentheses of a lone index. */
+  return off;
+}
+
+/* ---- value expressions ------------------------------------------------------- */
+
+static const char *value_expr(GEmit *e, Value *v, const int *map);
+
+static const char *unary_kind(UnaryOp op) {
+  static const char *const kinds[] = {
+#define X(e, name, kind) #kind,
+      TECC_UNARY_BUILTINS(X)
+#undef X
+  };
+  if (op == UN_NEG)
+    return "N";
+  if (op == UN_NOT)
+    return "!";
+  return kinds[op];
+}
+
+static const char *unary_expr(GEmit *e, Value *v, const char *a0, DType at) {
+  const char *kind = unary_kind(v->uop);
+  DType vt = compute_dt(v->dtype);
+  switch (kind[0]) {
+  case 'N': return arena_printf(e->a, "tecc::neg(%s)", convert(e->a, a0, at, vt));
+  case '!': return arena_printf(e->a, "!%s", convert(e->a, a0, at, DT_BOOL));
+  case 'P': return arena_printf(e->a, "tecc::%s(%s)", unary_name(v->uop), a0);
+  case 'R':
+    if (!is_float_dt(vt))
+      return convert(e->a, a0, at, vt);
+    break;
+  default:
+    break;
+  }
+  return arena_printf(e->a, "tecc::%s(%s)", unary_name(v->uop), convert(e->a, a0, at, vt));
+}
+
+static const char *arith_expr(GEmit *e, BinaryOp op, DType vt, const char *a, const char *b) {
+  int is_int = !is_float_dt(vt);
+  switch (op) {
+  case BIN_ADD: return is_int ? arena_printf(e->a, "tecc::add(%s, %s)", a, b) : arena_printf(e->a, "%s + %s", a, b);
+  case BIN_SUB: return is_int ? arena_printf(e->a, "tecc::sub(%s, %s)", a, b) : arena_printf(e->a, "%s - %s", a, b);
+  case BIN_MUL: return is_int ? arena_printf(e->a, "tecc::mul(%s, %s)", a, b) : arena_printf(e->a, "%s * %s", a, b);
+  case BIN_DIV:
+    if (is_int)
+      return arena_printf(e->a, "tecc::floordiv(%s, %s)", a, b);
+    return arena_printf(e->a, "%s / %s", a, b);
+  case BIN_FLOORDIV: return arena_printf(e->a, "tecc::floordiv(%s, %s)", a, b);
+  case BIN_MOD: return arena_printf(e->a, "tecc::mod(%s, %s)", a, b);
+  case BIN_POW: return arena_printf(e->a, "tecc::pow(%s, %s)", a, b);
+  case BIN_MAXIMUM: return arena_printf(e->a, "tecc::maximum(%s, %s)", a, b);
+  case BIN_MINIMUM: return arena_printf(e->a, "tecc::minimum(%s, %s)", a, b);
+  case BIN_ATAN2: return arena_printf(e->a, "tecc::atan2(%s, %s)", a, b);
+  default: unreachable();
+  }
+}
+
+static const char *binary_expr(GEmit *e, Value *v, const char *a0, DType t0, const char *a1, DType t1) {
+  switch (v->bop) {
+  case BIN_AND:
+  case BIN_OR:
+    return arena_printf(e->a, "%s %s %s", convert(e->a, a0, t0, DT_BOOL),
+                        v->bop == BIN_AND ? "&&" : "||", convert(e->a, a1, t1, DT_BOOL));
+  case BIN_EQ: case BIN_NE: case BIN_LT: case BIN_LE: case BIN_GT: case BIN_GE: {
+    DType common = dt_rank(t0) >= dt_rank(t1) ? t0 : t1;
+    return arena_printf(e->a, "%s %s %s", convert(e->a, a0, t0, common), binary_name(v->bop),
+                        convert(e->a, a1, t1, common));
+  }
+  default: {
+    DType vt = compute_dt(v->dtype);
+    return arith_expr(e, v->bop, vt, convert(e->a, a0, t0, vt), convert(e->a, a1, t1, vt));
+  }
+  }
+}
+
+static const char *cast_expr(GEmit *e, Value *v, const char *a0, DType at) {
+  if (v->dtype == DT_F16)
+    return arena_printf(e->a, "tecc::round_f16(%s)", convert(e->a, a0, at, DT_F32));
+  if (v->dtype == DT_BF16)
+    return arena_printf(e->a, "tecc::round_bf16(%s)", convert(e->a, a0, at, DT_F32));
+  return convert(e->a, a0, at, v->dtype);
+}
+
+static const char *compute_expr(GEmit *e, Value *v, const int *map) {
+  const char *a[3] = {0};
+  DType t[3] = {0};
+  for (int i = 0; i < v->nargs; i++) {
+    a[i] = value_expr(e, v->args[i], map);
+    t[i] = v->args[i]->dtype;
+  }
+  switch (v->op) {
+  case IR_CAST: return cast_expr(e, v, a[0], t[0]);
+  case IR_UNARY: return unary_expr(e, v, a[0], t[0]);
+  case IR_BINARY: return binary_expr(e, v, a[0], t[0], a[1], t[1]);
+  case IR_SELECT:
+    return arena_printf(e->a, "%s ? %s : %s", convert(e->a, a[0], t[0], DT_BOOL),
+                        convert(e->a, a[1], t[1], v->dtype), convert(e->a, a[2], t[2], v->dtype));
+  default: internal_error("value %d (op %d) cannot be computed inline", v->id, (int)v->op);
+  }
+}
+
+static const char *load_expr(GEmit *e, Value *v, const int *map) {
+  if (v->op == IR_INPUT) {
+    const char *name = e->names->inputs[v->index];
+    if (v->shape.rank == 0) {
+      add_param(e, P_SCALAR, v->index, NULL, name);
+      return load_conv(e->a, v->dtype, name);
+    }
+    add_param(e, P_INPUT, v->index, NULL, name);
+    return load_conv(e->a, v->dtype, arena_printf(e->a, "%s[%s]", name, offset_expr(e, &v->shape, map)));
+  }
+  const char *p = stored_param(e, v);
+  return load_conv(e->a, v->dtype, arena_printf(e->a, "%s[%s]", p, offset_expr(e, &v->shape, map)));
+}
+
+static Memo *find_memo(GEmit *e, const Value *v, const int *map) {
+  for (int i = 0; i < e->memo.len; i++) {
+    Memo *m = e->memo.items[i];
+    if (m->id == v->id && memcmp(m->map, map, sizeof(int) * (size_t)v->shape.rank) == 0)
+      return m;
+  }
+  return NULL;
+}
+
+static int read_from_memory(GEmit *e, const Value *v) {
+  return v->op == IR_INPUT || (e->kp->stored[v->id] && e->kp->group_of[v->id] != e->g->id);
+}
+
+static const char *value_expr(GEmit *e, Value *v, const int *map) {
+  if (v->op == IR_CONST)
+    return const_literal(e->a, v);
+  if (v->op == IR_BROADCAST) {
+    const Value *arg = v->args[0];
+    int amap[TECC_MAX_RANK];
+    int shift = v->shape.rank - arg->shape.rank;
+    for (int j = 0; j < arg->shape.rank; j++)
+      amap[j] = dim_is_one(&arg->shape, j) ? -1 : map[j + shift];
+    return value_expr(e, v->args[0], amap);
+  }
+  Memo *m = find_memo(e, v, map);
+  if (m)
+    return m->name;
+  const char *expr = read_from_memory(e, v) ? load_expr(e, v, map) : compute_expr(e, v, map);
+  m = ARENA_NEW(e->a, Memo);
+  m->id = v->id;
+  memcpy(m->map, map, sizeof(int) * (size_t)v->shape.rank);
+  m->name = fresh(e, value_base_name(e, v));
+  vec_push(e->a, &e->memo, m);
+  emit(&e->body, "const %s %s = %s;", compute_ctype(v->dtype), m->name, expr);
+  return m->name;
+}
+
+/* ---- writing roots ----------------------------------------------------------- */
+
+static const char *ws_param(GEmit *e, Value *v) {
+  for (int i = 0; i < e->params.len; i++) {
+    KParam *p = e->params.items[i];
+    if (p->kind == P_WS_WRITE && p->value == v)
+      return p->name;
+  }
+  const char *name = fresh(e, arena_printf(e->a, "%s_mem", value_base_name(e, v)));
+  return add_param(e, P_WS_WRITE, 0, v, name)->name;
+}
+
+/* Stores `expr` (computed as v's dtype) at `off` of every buffer v lives in. */
+static void emit_stores(GEmit *e, Out *o, Value *v, const char *expr, const char *off) {
+  const char *stored = store_conv(e->a, v->dtype, expr);
+  for (int i = 0; i < e->k->noutputs; i++) {
+    if (e->k->outputs[i].value != v)
+      continue;
+    add_param(e, P_OUTPUT, i, NULL, e->names->outputs[i]);
+    emit(o, "%s[%s] = %s;", e->names->outputs[i], off, stored);
+  }
+  if (e->kp->home[v->id].kind == HOME_WORKSPACE)
+    emit(o, "%s[%s] = %s;", ws_param(e, v), off, stored);
+}
+
+/* ---- one group's kernel ------------------------------------------------------ */
+
+static void identity_map(int *map, int rank) {
+  for (int i = 0; i < rank; i++)
+    map[i] = i;
+}
+
+static const char *param_decl(GEmit *e, const KParam *p) {
+  const Kernel *k = e->k;
+  switch (p->kind) {
+  case P_INPUT:
+    return arena_printf(e->a, "const %s *__restrict__ %s", storage_ctype(k->inputs[p->index].dtype), p->name);
+  case P_SCALAR:
+    return arena_printf(e->a, "%s %s", storage_ctype(k->inputs[p->index].dtype), p->name);
+  case P_OUTPUT:
+    return arena_printf(e->a, "%s *__restrict__ %s", storage_ctype(k->outputs[p->index].dtype), p->name);
+  case P_STORED_READ:
+    return arena_printf(e->a, "const %s *__restrict__ %s", storage_ctype(p->value->dtype), p->name);
+  case P_WS_WRITE:
+    return arena_printf(e->a, "%s *__restrict__ %s", storage_ctype(p->value->dtype), p->name);
+  case P_SIZE:
+    return arena_printf(e->a, "IndexT %s", p->name);
+  case P_FASTDIV:
+    return arena_printf(e->a, "tecc::FastDiv<IndexT> %s", p->name);
+  }
+  unreachable();
+}
+
+static void add_root_params(GEmit *e) {
+  for (int r = 0; r < e->g->roots.len; r++) {
+    Value *v = e->g->roots.items[r];
+    for (int i = 0; i < e->k->noutputs; i++)
+      if (e->k->outputs[i].value == v)
+        add_param(e, P_OUTPUT, i, NULL, e->names->outputs[i]);
+    if (e->kp->home[v->id].kind == HOME_WORKSPACE)
+      ws_param(e, v);
+  }
+}
+
+static void add_size_params(GEmit *e) {
+  add_root_params(e);
+  for (int i = 0; i < e->k->nsizevars; i++)
+    add_param(e, P_SIZE, i, NULL, e->names->sizes[i]);
+  for (int i = 0; i < e->k->nsizevars; i++)
+    if (e->fastdiv[i])
+      add_param(e, P_FASTDIV, i, NULL, arena_printf(e->a, "t_fd_%s", e->names->sizes[i]));
+}
+
+/* Parameters are ordered: inputs and stored reads, outputs and workspace,
+ * sizes, fast divisors (the order they were met, within each class). */
+static int param_class(const KParam *p) {
+  switch (p->kind) {
+  case P_INPUT: case P_SCALAR: case P_STORED_READ: return 0;
+  case P_OUTPUT: case P_WS_WRITE: return 1;
+  case P_SIZE: return 2;
+  default: return 3;
+  }
+}
+
+static void order_params(GEmit *e) {
+  PtrVec sorted = {0};
+  for (int c = 0; c < 4; c++)
+    for (int i = 0; i < e->params.len; i++)
+      if (param_class(e->params.items[i]) == c)
+        vec_push(e->a, &sorted, e->params.items[i]);
+  e->params = sorted;
+}
+
+/* "x.te:3, 4" — the .te lines the group's values came from. */
+static const char *source_lines(GEmit *e) {
+  Buf b;
+  buf_init(&b, e->a);
+  const SourceFile *last_file = NULL;
+  int lines[64], n = 0;
+  for (int i = 0; i < e->g->members.len; i++) {
+    const Value *v = e->g->members.items[i];
+    if (!v->loc.file)
+      continue;
+    int line, col;
+    source_line_col(v->loc.file, v->loc.begin, &line, &col);
+    int seen = 0;
+    for (int j = 0; j < n; j++)
+      seen |= lines[j] == line;
+    if (seen || n == 64)
+      continue;
+    if (v->loc.file != last_file)
+      buf_printf(&b, "%s%s:", n ? "; " : "", v->loc.file->name);
+    else
+      buf_puts(&b, ",");
+    buf_printf(&b, "%d", line);
+    last_file = v->loc.file;
+    lines[n++] = line;
+  }
+  return n ? buf_cstr(&b) : "(no source)";
+}
+
+static const char *roots_str(GEmit *e) {
+  Buf b;
+  buf_init(&b, e->a);
+  for (int i = 0; i < e->g->roots.len; i++) {
+    const Value *v = e->g->roots.items[i];
+    buf_printf(&b, "%s%s", i ? ", " : "", v->name ? v->name : arena_printf(e->a, "v%d", v->id));
+  }
+  return buf_cstr(&b);
+}
+
+static void emit_kernel_head(GEmit *e, Out *o, int max_threads) {
+  emit(o, "/* %s, group %d: %s (%s), writes %s; from %s */", e->k->name, e->g->id,
+       group_kind_name(e->g->kind), schedule_name(e->g->sched), roots_str(e), source_lines(e));
+  emit(o, "template <typename IndexT>");
+  Buf b;
+  buf_init(&b, e->a);
+  buf_printf(&b, "__global__ void __launch_bounds__(%d) %s(", max_threads, e->kname);
+  for (int i = 0; i < e->params.len; i++)
+    buf_printf(&b, "%s%s", i ? ", " : "", param_decl(e, e->params.items[i]));
+  buf_puts(&b, ")");
+  open_block(o, "%s", buf_cstr(&b));
+}
+
+static void emit_loop_kernel(GEmit *e, Out *o) {
+  Group *g = e->g;
+  e->lin = "t_i";
+  e->body.indent = o->indent + 2;
+  int map[TECC_MAX_RANK];
+  identity_map(map, g->domain.rank);
+  for (int i = 0; i < g->roots.len; i++) {
+    Value *r = g->roots.items[i];
+    emit_stores(e, &e->body, r, value_expr(e, r, map), "t_i");
+  }
+  Buf decomp;
+  buf_init(&decomp, e->a);
+  Out d = {&decomp, o->indent + 2};
+  uint32_t used = 0;
+  for (int i = 0; i < g->domain.rank; i++)
+    used |= (uint32_t)e->used_axis[i] << i;
+  if (used)
+    emit_decompose(e, &d, "t_i", ~0u);
+  add_size_params(e);
+  order_params(e);
+  emit_kernel_head(e, o, 256);
+  emit(o, "const IndexT t_n = %s;", numel_expr(e, &g->domain, ~0u, "(IndexT)"));
+  open_block(o, "for (IndexT t_i = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_i < t_n; t_i += (IndexT)blockDim.x * gridDim.x)");
+  buf_puts(o->b, buf_cstr(&decomp));
+  buf_puts(o->b, buf_cstr(e->body.b));
+  close_block(o, "");
+  close_block(o, "");
+}
+
+typedef struct RedInfo {
+  const char *acc_type;  /* accumulator C type */
+  const char *identity;
+  const char *op;        /* functor */
+  DType acc_dt;          /* for non-arg reductions */
+  int is_arg;
+} RedInfo;
+
+static const char *max_identity(Arena *a, DType t, int is_max) {
+  switch (t) {
+  case DT_I32: return is_max ? "INT32_MIN" : "INT32_MAX";
+  case DT_I64: return is_max ? "INT64_MIN" : "INT64_MAX";
+  case DT_BOOL: return is_max ? "false" : "true";
+  case DT_F64: return is_max ? "(-tecc::inf_f64())" : "tecc::inf_f64()";
+  default: (void)a; return is_max ? "(-tecc::inf_f32())" : "tecc::inf_f32()";
+  }
+}
+
+static RedInfo red_info(Arena *a, const Value *r) {
+  RedInfo ri = {0};
+  DType at = compute_dt(r->args[0]->dtype), vt = compute_dt(r->dtype);
+  ri.acc_dt = vt;
+  ri.acc_type = compute_ctype(vt);
+  switch (r->rop) {
+  case RED_SUM:
+  case RED_MEAN:
+    ri.identity = is_float_dt(vt) ? float_literal(a, 0.0, vt == DT_F32) : (vt == DT_I64 ? "INT64_C(0)" : "0");
+    ri.op = "tecc::Sum()";
+    break;
+  case RED_PROD:
+    ri.identity = is_float_dt(vt) ? float_literal(a, 1.0, vt == DT_F32) : (vt == DT_I64 ? "INT64_C(1)" : "1");
+    ri.op = "tecc::Prod()";
+    break;
+  case RED_MAX:
+  case RED_MIN:
+    ri.identity = max_identity(a, vt, r->rop == RED_MAX);
+    ri.op = r->rop == RED_MAX ? "tecc::Max()" : "tecc::Min()";
+    break;
+  case RED_ANY:
+  case RED_ALL:
+    ri.acc_dt = DT_BOOL;
+    ri.acc_type = "bool";
+    ri.identity = r->rop == RED_ANY ? "false" : "true";
+    ri.op = r->rop == RED_ANY ? "tecc::Any()" : "tecc::All()";
+    break;
+  case RED_ARGMAX:
+  case RED_ARGMIN:
+    ri.is_arg = 1;
+    ri.acc_dt = at;
+    ri.acc_type = arena_printf(a, "tecc::Arg<%s>", compute_ctype(at));
+    ri.identity = arena_printf(a, "tecc::make_arg<%s>(%s, INT64_MAX)", compute_ctype(at),
+                               max_identity(a, at, r->rop == RED_ARGMAX));
+    ri.op = r->rop == RED_ARGMAX ? "tecc::ArgMax()" : "tecc::ArgMin()";
+    break;
+  default:
+    internal_error("reduction %s reached the back end", reduce_name(r->rop));
+  }
+  return ri;
+}
+
+/* Reduced axes trailing (row) or leading (column) give a cheap linear
+ * index into the domain. */
+static const char *reduce_linear_index(GEmit *e, uint32_t axes) {
+  const Shape *s = &e->g->domain;
+  int seen_red = 0, seen_kept_after_red = 0, seen_kept = 0, red_after_kept = 0;
+  for (int i = 0; i < s->rank; i++) {
+    if (dim_is_one(s, i))
+      continue;
+    if ((axes >> i) & 1u) {
+      seen_red = 1;
+      red_after_kept |= seen_kept;
+    } else {
+      seen_kept_after_red |= seen_red;
+      seen_kept = 1;
+    }
+  }
+  if (!seen_kept_after_red)
+    return "t_o * t_red + t_r";
+  if (!red_after_kept)
+    return "t_r * t_outer + t_o";
+  return NULL;
+}
+
+static void emit_reduce_kernel(GEmit *e, Out *o) {
+  Group *g = e->g;
+  Value *r = g->reduce;
+  int row = g->sched == SCHED_ROW;
+  RedInfo ri = red_info(e->a, r);
+  e->lin = reduce_linear_index(e, r->axes);
+  e->body.indent = o->indent + 4;
+  int map[TECC_MAX_RANK];
+  identity_map(map, g->domain.rank);
+  const char *x = value_expr(e, r->args[0], map);
+  if (ri.is_arg)
+    emit(&e->body, "t_acc = %s(t_acc, tecc::make_arg(%s, (int64_t)t_r));", ri.op, convert(e->a, x, r->args[0]->dtype, ri.acc_dt));
+  else
+    emit(&e->body, "t_acc = %s(t_acc, %s);", ri.op, convert(e->a, x, r->args[0]->dtype, ri.acc_dt));
+
+  uint32_t used_kept = 0, used_red = 0;
+  for (int i = 0; i < g->domain.rank; i++) {
+    if (!e->used_axis[i])
+      continue;
+    if ((r->axes >> i) & 1u)
+      used_red = 1;
+    else
+      used_kept = 1;
+  }
+  Buf dk, dr;
+  buf_init(&dk, e->a);
+  buf_init(&dr, e->a);
+  Out okept = {&dk, o->indent + 3}, ored = {&dr, o->indent + 4};
+  if (used_kept)
+    emit_decompose(e, &okept, "t_o", ~r->axes);
+  if (used_red)
+    emit_decompose(e, &ored, "t_r", r->axes);
+  add_size_params(e);
+  order_params(e);
+
+  emit_kernel_head(e, o, 1024);
+  emit(o, "__shared__ %s t_smem[1024];", ri.acc_type);
+  emit(o, "const IndexT t_outer = %s;", numel_expr(e, &g->domain, ~r->axes, "(IndexT)"));
+  emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, r->axes, "(IndexT)"));
+  const char *lane = row ? "x" : "y", *item = row ? "y" : "x";
+  open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s)", item, item);
+  emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
+  emit(o, "%s t_acc = %s;", ri.acc_type, ri.identity);
+  open_block(o, "if (t_o < t_outer)");
+  buf_puts(o->b, buf_cstr(&dk));
+  open_block(o, "for (IndexT t_r = threadIdx.%s; t_r < t_red; t_r += blockDim.%s)", lane, lane);
+  buf_puts(o->b, buf_cstr(&dr));
+  buf_puts(o->b, buf_cstr(e->body.b));
+  close_block(o, "");
+  close_block(o, "");
+  if (row)
+    emit(o, "t_acc = tecc::row_allreduce(t_acc, %s, t_smem);", ri.op);
+  else
+    emit(o, "t_acc = tecc::column_reduce(t_acc, %s, t_smem);", ri.op);
+  open_block(o, "if (t_o < t_outer && threadIdx.%s == 0)", lane);
+  const char *result = "t_acc";
+  if (ri.is_arg)
+    result = "t_acc.i";
+  else if (r->rop == RED_MEAN)
+    result = arena_printf(e->a, "t_acc / (%s)t_red", ri.acc_type);
+  emit_stores(e, o, r, convert(e->a, result, ri.is_arg ? DT_I64 : ri.acc_dt, r->dtype), "t_o");
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
+static GEmit *new_gemit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
+  GEmit *e = ARENA_NEW(a, GEmit);
+  e->a = a;
+  e->k = k;
+  e->kp = kp;
+  e->g = g;
+  e->names = names;
+  e->fastdiv = ARENA_ARRAY(a, char, k->nsizevars + 1);
+  Buf *body = ARENA_NEW(a, Buf);
+  buf_init(body, a);
+  e->body.b = body;
+  for (int i = 0; i < k->ninputs; i++)
+    vec_push(a, &e->taken, (void *)names->inputs[i]);
+  for (int i = 0; i < k->noutputs; i++)
+    vec_push(a, &e->taken, (void *)names->outputs[i]);
+  for (int i = 0; i < k->nsizevars; i++)
+    vec_push(a, &e->taken, (void *)names->sizes[i]);
+  e->kname = arena_printf(a, "tecc_%s_g%d_%s", k->name, g->id,
+                          g->kind == GROUP_LOOP ? "loop" : schedule_name(g->sched));
+  return e;
+}
+
+static void emit_group_kernel(GEmit *e, Out *o) {
+  if (e->g->kind == GROUP_LOOP)
+    emit_loop_kernel(e, o);
+  else
+    emit_reduce_kernel(e, o);
+}
+
+/* ---- host side: the launcher template and the entry point ------------------ */
+
+typedef struct KEmit {
+  Compilation *c;
+  Arena *a;
+  Kernel *k;
+  KernelPlan *kp;
+  const EntryNames *names;
+  GEmit **groups; /* by group id */
+} KEmit;
+
+static const char *slot_name(Arena *a, int slot) {
+  return arena_printf(a, "t_ws%d", slot);
+}
+
+static const char *home_pointer(KEmit *ke, const Value *v) {
+  Home h = ke->kp->home[v->id];
+  switch (h.kind) {
+  case HOME_OUTPUT: return ke->names->outputs[h.index];
+  case HOME_WORKSPACE: return slot_name(ke->a, h.index);
+  case HOME_INPUT: return ke->names->inputs[h.index];
+  default: internal_error("value %d is read from memory but has no home", v->id);
+  }
+}
+
+static const char *launch_arg(KEmit *ke, const KParam *p) {
+  switch (p->kind) {
+  case P_INPUT: case P_SCALAR: return ke->names->inputs[p->index];
+  case P_OUTPUT: return ke->names->outputs[p->index];
+  case P_STORED_READ: case P_WS_WRITE: return home_pointer(ke, p->value);
+  case P_SIZE: return arena_printf(ke->a, "(IndexT)%s", ke->names->sizes[p->index]);
+  case P_FASTDIV: return arena_printf(ke->a, "tecc::FastDiv<IndexT>(%s)", ke->names->sizes[p->index]);
+  }
+  unreachable();
+}
+
+static const char *launch_args(KEmit *ke, GEmit *ge) {
+  Buf b;
+  buf_init(&b, ke->a);
+  for (int i = 0; i < ge->params.len; i++)
+    buf_printf(&b, "%s%s", i ? ", " : "", launch_arg(ke, ge->params.items[i]));
+  return buf_cstr(&b);
+}
+
+static void emit_launch_check(Out *o) {
+  emit(o, "t_err = cudaGetLastError();");
+  emit(o, "if (t_err != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
+}
+
+static void emit_group_launch(KEmit *ke, Out *o, GEmit *ge) {
+  Group *g = ge->g;
+  emit(o, "/* group %d: %s (%s) */", g->id, group_kind_name(g->kind), schedule_name(g->sched));
+  emit(o, "{");
+  o->indent++;
+  if (g->kind == GROUP_LOOP) {
+    emit(o, "const int64_t t_n = %s;", numel_expr(ge, &g->domain, ~0u, "(int64_t)"));
+    open_block(o, "if (t_n > 0)");
+    emit(o, "const unsigned t_grid = tecc::grid_size(t_n, 256, 8);");
+    emit(o, "%s<IndexT><<<t_grid, 256, 0, stream>>>(%s);", ge->kname, launch_args(ke, ge));
+  } else {
+    uint32_t axes = g->reduce->axes;
+    emit(o, "const int64_t t_outer = %s;", numel_expr(ge, &g->domain, ~axes, "(int64_t)"));
+    emit(o, "const int64_t t_red = %s;", numel_expr(ge, &g->domain, axes, "(int64_t)"));
+    open_block(o, "if (t_outer > 0)");
+    if (g->sched == SCHED_ROW) {
+      emit(o, "const int t_tx = tecc::row_threads(t_red), t_ty = t_tx >= 256 ? 1 : 256 / t_tx;");
+    } else {
+      emit(o, "const int t_tx = 32, t_ty = t_red >= 256 ? 32 : 8;");
+    }
+    emit(o, "const unsigned t_grid = tecc::grid_size(t_outer, %s, 2048 / (t_tx * t_ty));",
+         g->sched == SCHED_ROW ? "t_ty" : "t_tx");
+    emit(o, "%s<IndexT><<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", ge->kname, launch_args(ke, ge));
+  }
+  emit_launch_check(o);
+  close_block(o, "");
+  close_block(o, "");
+}
+
+/* The entry point's parameters (without the stream), for the launcher. */
+static void put_host_params(KEmit *ke, Buf *b) {
+  const Kernel *k = ke->k;
+  for (int i = 0; i < k->ninputs; i++) {
+    if (k->inputs[i].shape.rank == 0)
+      buf_printf(b, "%s %s, ", abi_ctype(k->inputs[i].dtype), ke->names->inputs[i]);
+    else
+      buf_printf(b, "const %s *%s, ", abi_ctype(k->inputs[i].dtype), ke->names->inputs[i]);
+  }
+  for (int i = 0; i < k->noutputs; i++)
+    buf_printf(b, "%s *%s, ", abi_ctype(k->outputs[i].dtype), ke->names->outputs[i]);
+  for (int i = 0; i < k->nsizevars; i++)
+    buf_printf(b, "int64_t %s, ", ke->names->sizes[i]);
+  for (int i = 0; i < ke->kp->workspace.len; i++) {
+    const Value *v = ke->kp->workspace.items[i];
+    buf_printf(b, "%s *%s, ", storage_ctype(v->dtype), slot_name(ke->a, i));
+  }
+}
+
+static void put_host_args(KEmit *ke, Buf *b) {
+  const Kernel *k = ke->k;
+  for (int i = 0; i < k->ninputs; i++)
+    buf_printf(b, "%s, ", ke->names->inputs[i]);
+  for (int i = 0; i < k->noutputs; i++)
+    buf_printf(b, "%s, ", ke->names->outputs[i]);
+  for (int i = 0; i < k->nsizevars; i++)
+    buf_printf(b, "%s, ", ke->names->sizes[i]);
+  for (int i = 0; i < ke->kp->workspace.len; i++)
+    buf_printf(b, "%s, ", slot_name(ke->a, i));
+}
+
+static void emit_launcher(KEmit *ke, Out *o) {
+  Buf b;
+  buf_init(&b, ke->a);
+  put_host_params(ke, &b);
+  emit(o, "/* Enqueues every group of %s, in order. */", ke->k->name);
+  emit(o, "template <typename IndexT>");
+  open_block(o, "tecc_status tecc_%s_launch(%scudaStream_t stream)", ke->k->name, buf_cstr(&b));
+  emit(o, "cudaError_t t_err;");
+  for (int i = 0; i < ke->kp->groups.len; i++)
+    emit_group_launch(ke, o, ke->groups[i]);
+  emit(o, "return TECC_SUCCESS;");
+  close_block(o, "");
+}
+
+/* "t_n_x" etc.: checked products of a shape's dims. */
+static void emit_checked_numel(KEmit *ke, Out *o, const char *var, const Shape *s, uint32_t mask) {
+  emit(o, "int64_t %s = 1;", var);
+  for (int i = 0; i < s->rank; i++) {
+    if (!((mask >> i) & 1u) || dim_is_one(s, i))
+      continue;
+    const char *d = s->d[i].var >= 0 ? ke->names->sizes[s->d[i].var]
+                                     : arena_printf(ke->a, "INT64_C(%lld)", (long long)s->d[i].size);
+    emit(o, "if (!tecc::mul_size(%s, %s, &%s)) return TECC_ERROR_INVALID_VALUE;", var, d, var);
+  }
+}
+
+static void emit_tensor_bytes(KEmit *ke, Out *o, const char *name, const Shape *s, DType t) {
+  emit_checked_numel(ke, o, arena_printf(ke->a, "t_n_%s", name), s, ~0u);
+  emit(o, "int64_t t_bytes_%s;", name);
+  emit(o, "if (!tecc::mul_size(t_n_%s, %d, &t_bytes_%s)) return TECC_ERROR_INVALID_VALUE;", name,
+       dtype_size(t), name);
+  emit(o, "if (t_n_%s > 0 && !%s) return TECC_ERROR_INVALID_VALUE;", name, name);
+}
+
+/* Shapes equal once literal-1 axes are dropped (same layout). */
+static int same_layout(const Shape *a, const Shape *b) {
+  Shape x = {0}, y = {0};
+  for (int i = 0; i < a->rank; i++)
+    if (!dim_is_one(a, i))
+      x.d[x.rank++] = a->d[i];
+  for (int i = 0; i < b->rank; i++)
+    if (!dim_is_one(b, i))
+      y.d[y.rank++] = b->d[i];
+  return shape_equal(&x, &y);
+}
+
+static void emit_alias_checks(KEmit *ke, Out *o) {
+  const Kernel *k = ke->k;
+  const EntryNames *n = ke->names;
+  for (int i = 0; i < k->noutputs; i++) {
+    const KernelOutput *out = &k->outputs[i];
+    for (int j = 0; j < k->ninputs; j++) {
+      const KernelInput *in = &k->inputs[j];
+      if (in->shape.rank == 0)
+        continue;
+      int in_place = ke->kp->in_place_ok && in->dtype == out->dtype && same_layout(&in->shape, &out->shape);
+      emit(o, "if (tecc::overlap(%s, t_bytes_%s, %s, t_bytes_%s)%s) return TECC_ERROR_ALIASING;",
+           n->outputs[i], n->outputs[i], n->inputs[j], n->inputs[j],
+           in_place ? arena_printf(ke->a, " && (const void *)%s != (const void *)%s", n->outputs[i], n->inputs[j]) : "");
+    }
+    for (int j = 0; j < i; j++)
+      emit(o, "if (tecc::overlap(%s, t_bytes_%s, %s, t_bytes_%s)) return TECC_ERROR_ALIASING;",
+           n->outputs[i], n->outputs[i], n->outputs[j], n->outputs[j]);
+  }
+}
+
+static void emit_domain_checks(KEmit *ke, Out *o) {
+  for (int i = 0; i < ke->kp->groups.len; i++) {
+    Group *g = ke->kp->groups.items[i];
+    emit_checked_numel(ke, o, arena_printf(ke->a, "t_dom%d", i), &g->domain, ~0u);
+    if (g->kind == GROUP_REDUCE && (g->reduce->rop == RED_ARGMAX || g->reduce->rop == RED_ARGMIN)) {
+      const char *red = arena_printf(ke->a, "t_red%d", i);
+      emit_checked_numel(ke, o, red, &g->domain, g->reduce->axes);
+      emit(o, "if (%s == 0) return TECC_ERROR_EMPTY_REDUCTION;", red);
+    }
+  }
+}
+
+static const char *index_condition(KEmit *ke) {
+  Buf b;
+  buf_init(&b, ke->a);
+  buf_puts(&b, "false");
+  for (int i = 0; i < ke->kp->groups.len; i++)
+    buf_printf(&b, " || t_dom%d > t_lim", i);
+  for (int i = 0; i < ke->k->nsizevars; i++)
+    buf_printf(&b, " || %s > t_lim", ke->names->sizes[i]);
+  return buf_cstr(&b);
+}
+
+static void emit_workspace(KEmit *ke, Out *o) {
+  KernelPlan *kp = ke->kp;
+  emit(o, "int64_t t_ws_bytes = 0;");
+  for (int i = 0; i < kp->workspace.len; i++) {
+    const Value *v = kp->workspace.items[i];
+    const char *n = arena_printf(ke->a, "t_n_ws%d", i);
+    emit_checked_numel(ke, o, n, &v->shape, ~0u);
+    emit(o, "const int64_t t_off%d = t_ws_bytes;", i);
+    emit(o, "if (!tecc::mul_size(%s, %d, &%s) || %s > INT64_MAX / 2) return TECC_ERROR_INVALID_VALUE;",
+         n, dtype_size(v->dtype), n, n);
+    emit(o, "t_ws_bytes += (%s + 255) / 256 * 256;", n);
+  }
+}
+
+static void emit_entry(KEmit *ke, Out *o) {
+  const Kernel *k = ke->k;
+  KernelPlan *kp = ke->kp;
+  const EntryNames *n = ke->names;
+  Buf sig;
+  buf_init(&sig, ke->a);
+  emit(o, "/* %s */", k->te_signature ? k->te_signature : k->name);
+  buf_puts(&sig, "extern \"C\" ");
+  put_entry_signature(&sig, k, n);
+  open_block(o, "%s", buf_cstr(&sig));
+  emit(o, "/* Argument checks: nothing is enqueued unless they pass. */");
+  for (int i = 0; i < k->nsizevars; i++)
+    emit(o, "if (%s < 0) return TECC_ERROR_INVALID_VALUE;", n->sizes[i]);
+  for (int i = 0; i < k->ninputs; i++)
+    if (k->inputs[i].shape.rank > 0)
+      emit_tensor_bytes(ke, o, n->inputs[i], &k->inputs[i].shape, k->inputs[i].dtype);
+  for (int i = 0; i < k->noutputs; i++)
+    emit_tensor_bytes(ke, o, n->outputs[i], &k->outputs[i].shape, k->outputs[i].dtype);
+  emit_alias_checks(ke, o);
+  emit_domain_checks(ke, o);
+  emit_workspace(ke, o);
+  emit(o, "/* 64-bit indexing only when some count needs it. */");
+  emit(o, "const int64_t t_lim = INT64_C(1) << 30;");
+  emit(o, "const bool t_big = %s;", index_condition(ke));
+  emit(o, "char *t_ws = NULL;");
+  open_block(o, "if (t_ws_bytes > 0)");
+  open_block(o, "if (cudaMallocAsync((void **)&t_ws, (size_t)t_ws_bytes, stream) != cudaSuccess)");
+  emit(o, "(void)cudaGetLastError();");
+  emit(o, "return TECC_ERROR_OUT_OF_MEMORY;");
+  close_block(o, "");
+  close_block(o, "");
+  for (int i = 0; i < kp->workspace.len; i++) {
+    const char *t = storage_ctype(((Value *)kp->workspace.items[i])->dtype);
+    emit(o, "%s *%s = t_ws ? (%s *)(t_ws + t_off%d) : NULL;", t, slot_name(ke->a, i), t, i);
+  }
+  emit(o, "(void)cudaGetLastError(); /* an earlier failure is not this call's */");
+  Buf args;
+  buf_init(&args, ke->a);
+  put_host_args(ke, &args);
+  emit(o, "tecc_status t_status = t_big ? tecc_%s_launch<int64_t>(%sstream)", k->name, buf_cstr(&args));
+  emit(o, "                             : tecc_%s_launch<int32_t>(%sstream);", k->name, buf_cstr(&args));
+  open_block(o, "if (t_ws)");
+  emit(o, "cudaError_t t_err = cudaFreeAsync(t_ws, stream);");
+  emit(o, "if (t_err != cudaSuccess && t_status == TECC_SUCCESS) t_status = (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
+  close_block(o, "");
+  emit(o, "return t_status;");
+  close_block(o, "");
+}
+
+/* ---- the file ------------------------------------------------------------------ */
+
+static KEmit *emit_kernel_device(Compilation *c, Kernel *k, KernelPlan *kp, Out *o) {
+  KEmit *ke = ARENA_NEW(c->arena, KEmit);
+  ke->c = c;
+  ke->a = c->arena;
+  ke->k = k;
+  ke->kp = kp;
+  ke->names = entry_names(c->arena, k);
+  ke->groups = ARENA_ARRAY(c->arena, GEmit *, kp->groups.len + 1);
+  for (int i = 0; i < kp->groups.len; i++) {
+    ke->groups[i] = new_gemit(c->arena, k, kp, kp->groups.items[i], ke->names);
+    emit_group_kernel(ke->groups[i], o);
+    emit(o, "%s", "");
+  }
+  emit_launcher(ke, o);
+  emit(o, "%s", "");
+  return ke;
+}
+
+const char *emit_cu(Compilation *c, Module *m, FusionPlan *p) {
+  Arena *a = c->arena;
+  Buf b;
+  buf_init(&b, a);
+  Out o = {&b, 0};
+  const SourceFile *main = c->files.len ? c->files.items[0] : NULL;
+  emit(&o, "/* Generated by tecc %s from %s (-O%d).  Do not edit. */", TECC_VERSION_STRING,
+       main ? main->name : "<stdin>", p->opt_level);
+  emit(&o, "#include <cuda_runtime.h>");
+  emit(&o, "#include <cuda_fp16.h>");
+  emit(&o, "#include <cuda_bf16.h>");
+  emit(&o, "#include <stdint.h>");
+  emit(&o, "#include \"%s\"", header_file_name(c));
+  emit(&o, "%s", "");
+  emit(&o, "/* ---- the tecc runtime (runtime/tecc_runtime.cuh) ---- */");
+  buf_puts(&b, tecc_runtime_cuh);
+  emit(&o, "/* ---- end of the tecc runtime ---- */");
+  emit(&o, "%s", "");
+  emit(&o, "namespace {");
+  emit(&o, "%s", "");
+  KEmit **kes = ARENA_ARRAY(a, KEmit *, m->nkernels + 1);
+  for (int i = 0; i < m->nkernels; i++)
+    kes[i] = emit_kernel_device(c, m->kernels[i], p->kernels[i], &o);
+  emit(&o, "}  // namespace");
+  for (int i = 0; i < m->nkernels; i++) {
+    emit(&o, "%s", "");
+    emit_entry(kes[i], &o);
+  }
+  if (o.indent != 0)
+    internal_error("emitter indentation is %d at the end of the .cu", o.indent);
+  return buf_cstr(&b);
+}

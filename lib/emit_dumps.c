@@ -1,0 +1,333 @@
+/* emit_dumps.c — --emit=fused, plan, dot and json, and backend_generate()
+ * (what compile.c calls). */
+#include "backend.h"
+#include "emit.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *value_label(Arena *a, const Value *v) {
+  return v->name ? arena_printf(a, "%%%d (%s)", v->id, v->name) : arena_printf(a, "%%%d", v->id);
+}
+
+static const char *op_label(Arena *a, const Value *v) {
+  switch (v->op) {
+  case IR_INPUT: return "input";
+  case IR_CONST: return "const";
+  case IR_CAST: return arena_printf(a, "cast.%s", dtype_name(v->dtype));
+  case IR_UNARY: return v->uop == UN_NEG ? "neg" : v->uop == UN_NOT ? "not" : unary_name(v->uop);
+  case IR_BINARY: return binary_name(v->bop);
+  case IR_SELECT: return "where";
+  case IR_BROADCAST: return "broadcast";
+  case IR_REDUCE: return reduce_name(v->rop);
+  default: return "?";
+  }
+}
+
+static const char *axes_str(Arena *a, uint32_t axes, int rank) {
+  Buf b;
+  buf_init(&b, a);
+  int n = 0;
+  for (int i = 0; i < rank; i++)
+    if ((axes >> i) & 1u)
+      buf_printf(&b, "%s%d", n++ ? ", " : "", i);
+  return buf_cstr(&b);
+}
+
+static const char *values_str(Arena *a, const PtrVec *v) {
+  Buf b;
+  buf_init(&b, a);
+  for (int i = 0; i < v->len; i++)
+    buf_printf(&b, "%s%s", i ? ", " : "", value_label(a, v->items[i]));
+  return v->len ? buf_cstr(&b) : "-";
+}
+
+/* ---- fused ---------------------------------------------------------------- */
+
+const char *emit_fused(Compilation *c, Module *m, FusionPlan *p) {
+  Arena *a = c->arena;
+  Buf b;
+  buf_init(&b, a);
+  for (int i = 0; i < m->nkernels; i++) {
+    Kernel *k = m->kernels[i];
+    KernelPlan *kp = p->kernels[i];
+    buf_printf(&b, "kernel %s: %d group(s) at -O%d\n", k->name, kp->groups.len, p->opt_level);
+    for (int j = 0; j < kp->groups.len; j++) {
+      Group *g = kp->groups.items[j];
+      buf_printf(&b, "  group %d: %s over %s\n", g->id, group_kind_name(g->kind), shape_str(a, k, &g->domain));
+      buf_printf(&b, "    writes: %s\n", values_str(a, &g->roots));
+      buf_printf(&b, "    reads:  %s\n", values_str(a, &g->reads));
+      buf_printf(&b, "    fused:  ");
+      for (int v = 0; v < g->members.len; v++) {
+        const Value *x = g->members.items[v];
+        buf_printf(&b, "%s%s=%s", v ? ", " : "", value_label(a, x), op_label(a, x));
+      }
+      buf_puts(&b, "\n");
+    }
+  }
+  return buf_cstr(&b);
+}
+
+/* ---- plan ------------------------------------------------------------------ */
+
+static const char *dims_product(Arena *a, const Kernel *k, const Shape *s, uint32_t mask) {
+  Buf b;
+  buf_init(&b, a);
+  int n = 0;
+  for (int i = 0; i < s->rank; i++) {
+    if (!((mask >> i) & 1u) || dim_is_one(s, i))
+      continue;
+    if (s->d[i].var >= 0)
+      buf_printf(&b, "%s%s", n++ ? "*" : "", k->sizevars[s->d[i].var].name);
+    else
+      buf_printf(&b, "%s%lld", n++ ? "*" : "", (long long)s->d[i].size);
+  }
+  return n ? buf_cstr(&b) : "1";
+}
+
+/* Bytes one launch moves: each value read from memory once, each root
+ * written once (a lower bound: broadcast operands are re-read through the
+ * caches). */
+static const char *bytes_formula(Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
+  Buf b;
+  buf_init(&b, a);
+  int n = 0;
+  for (int i = 0; i < g->reads.len; i++) {
+    const Value *v = g->reads.items[i];
+    buf_printf(&b, "%s%d*%s", n++ ? " + " : "", dtype_size(v->dtype), dims_product(a, k, &v->shape, ~0u));
+  }
+  for (int i = 0; i < g->roots.len; i++) {
+    const Value *v = g->roots.items[i];
+    int copies = 0;
+    for (int o = 0; o < k->noutputs; o++)
+      copies += k->outputs[o].value == v;
+    if (kp->home[v->id].kind == HOME_WORKSPACE)
+      copies++;
+    for (int cpy = 0; cpy < copies; cpy++)
+      buf_printf(&b, "%s%d*%s", n++ ? " + " : "", dtype_size(v->dtype), dims_product(a, k, &v->shape, ~0u));
+  }
+  return n ? buf_cstr(&b) : "0";
+}
+
+static void plan_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
+  buf_printf(b, "  group %d: %s, schedule %s, domain %s\n", g->id, group_kind_name(g->kind),
+             schedule_name(g->sched), shape_str(a, k, &g->domain));
+  if (g->kind == GROUP_LOOP) {
+    buf_printf(b, "    variant: grid-stride loop, 256 threads, grid = min(ceil(n/256), 8*SMs), n = %s\n",
+               dims_product(a, k, &g->domain, ~0u));
+  } else {
+    uint32_t ax = g->reduce->axes;
+    buf_printf(b, "    reduces %s over axes [%s]: outer = %s, reduced = %s\n", reduce_name(g->reduce->rop),
+               axes_str(a, ax, g->domain.rank), dims_product(a, k, &g->domain, ~ax),
+               dims_product(a, k, &g->domain, ax));
+    if (g->sched == SCHED_ROW)
+      buf_puts(b, "    variant: threads per row = pow2 in [32, 1024] >= reduced; rows per block = 256/threads (1 when threads >= 256)\n");
+    else
+      buf_puts(b, "    variant: 32 outputs per block along x; 8 (reduced < 256) or 32 (reduced >= 256) partial sums along y\n");
+  }
+  buf_printf(b, "    bytes moved per call: %s\n", bytes_formula(a, k, kp, g));
+}
+
+const char *emit_plan(Compilation *c, Module *m, FusionPlan *p) {
+  Arena *a = c->arena;
+  Buf b;
+  buf_init(&b, a);
+  for (int i = 0; i < m->nkernels; i++) {
+    Kernel *k = m->kernels[i];
+    KernelPlan *kp = p->kernels[i];
+    buf_printf(&b, "kernel %s: %d launch(es), %d workspace buffer(s), in-place %s\n", k->name,
+               kp->groups.len, kp->workspace.len, kp->in_place_ok ? "allowed" : "refused");
+    buf_puts(&b, "  index type: int64 when any domain or size exceeds 2^30, else int32\n");
+    for (int j = 0; j < kp->groups.len; j++)
+      plan_group(&b, a, k, kp, kp->groups.items[j]);
+  }
+  return buf_cstr(&b);
+}
+
+/* ---- dot -------------------------------------------------------------------- */
+
+const char *emit_dot(Compilation *c, Module *m, FusionPlan *p) {
+  Arena *a = c->arena;
+  Buf b;
+  buf_init(&b, a);
+  buf_puts(&b, "digraph tecc {\n  node [shape=box, fontname=\"monospace\"];\n");
+  for (int i = 0; i < m->nkernels; i++) {
+    Kernel *k = m->kernels[i];
+    KernelPlan *kp = p->kernels[i];
+    buf_printf(&b, "  subgraph cluster_k%d {\n    label=\"kernel %s\";\n", i, k->name);
+    for (int j = 0; j < kp->groups.len; j++) {
+      Group *g = kp->groups.items[j];
+      buf_printf(&b, "    subgraph cluster_k%d_g%d {\n      label=\"group %d (%s, %s)\";\n", i, j, j,
+                 group_kind_name(g->kind), schedule_name(g->sched));
+      for (int v = 0; v < g->members.len; v++) {
+        const Value *x = g->members.items[v];
+        buf_printf(&b, "      k%d_v%d;\n", i, x->id);
+      }
+      buf_puts(&b, "    }\n");
+    }
+    for (int v = 0; v < k->values.len; v++) {
+      const Value *x = k->values.items[v];
+      buf_printf(&b, "    k%d_v%d [label=\"%%%d%s%s = %s %s %s\"];\n", i, x->id, x->id, x->name ? " " : "",
+                 x->name ? x->name : "", op_label(a, x), dtype_name(x->dtype), shape_str(a, k, &x->shape));
+      for (int j = 0; j < x->nargs; j++)
+        buf_printf(&b, "    k%d_v%d -> k%d_v%d;\n", i, x->args[j]->id, i, x->id);
+    }
+    for (int o = 0; o < k->noutputs; o++)
+      buf_printf(&b, "    k%d_out%d [label=\"output %s\", shape=oval];\n    k%d_v%d -> k%d_out%d;\n", i, o,
+                 k->outputs[o].name, i, k->outputs[o].value->id, i, o);
+    buf_puts(&b, "  }\n");
+  }
+  buf_puts(&b, "}\n");
+  return buf_cstr(&b);
+}
+
+/* ---- json -------------------------------------------------------------------- */
+
+static void json_str(Buf *b, const char *s) {
+  buf_puts(b, "\"");
+  for (; s && *s; s++) {
+    if (*s == '"' || *s == '\\')
+      buf_printf(b, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20)
+      buf_printf(b, "\\u%04x", (unsigned char)*s);
+    else
+      buf_putn(b, s, 1);
+  }
+  buf_puts(b, "\"");
+}
+
+static void json_shape(Buf *b, const Kernel *k, const Shape *s) {
+  buf_puts(b, "[");
+  for (int i = 0; i < s->rank; i++) {
+    if (i)
+      buf_puts(b, ", ");
+    if (s->d[i].var >= 0)
+      json_str(b, k->sizevars[s->d[i].var].name);
+    else
+      buf_printf(b, "%lld", (long long)s->d[i].size);
+  }
+  buf_puts(b, "]");
+}
+
+static void json_value(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Value *v) {
+  buf_printf(b, "        {\"id\": %d, \"op\": ", v->id);
+  json_str(b, op_label(a, v));
+  buf_puts(b, ", \"dtype\": ");
+  json_str(b, dtype_name(v->dtype));
+  buf_puts(b, ", \"shape\": ");
+  json_shape(b, k, &v->shape);
+  buf_puts(b, ", \"args\": [");
+  for (int i = 0; i < v->nargs; i++)
+    buf_printf(b, "%s%d", i ? ", " : "", v->args[i]->id);
+  buf_puts(b, "]");
+  if (v->name) {
+    buf_puts(b, ", \"name\": ");
+    json_str(b, v->name);
+  }
+  if (v->op == IR_REDUCE)
+    buf_printf(b, ", \"axes\": [%s]", axes_str(a, v->axes, v->args[0]->shape.rank));
+  if (v->op == IR_INPUT)
+    buf_printf(b, ", \"input\": %d", v->index);
+  if (v->op == IR_CONST && (v->dtype == DT_F16 || v->dtype == DT_BF16 || v->dtype == DT_F32 || v->dtype == DT_F64))
+    buf_printf(b, ", \"value\": %.17g", v->fval);
+  else if (v->op == IR_CONST)
+    buf_printf(b, ", \"value\": %lld", (long long)v->ival);
+  buf_printf(b, ", \"group\": %d, \"stored\": %s}", kp->group_of[v->id], kp->stored[v->id] ? "true" : "false");
+}
+
+static void json_ids(Buf *b, const PtrVec *v) {
+  buf_puts(b, "[");
+  for (int i = 0; i < v->len; i++)
+    buf_printf(b, "%s%d", i ? ", " : "", ((const Value *)v->items[i])->id);
+  buf_puts(b, "]");
+}
+
+static void json_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
+  buf_printf(b, "        {\"id\": %d, \"kind\": \"%s\", \"schedule\": \"%s\", \"domain\": ", g->id,
+             group_kind_name(g->kind), schedule_name(g->sched));
+  json_shape(b, k, &g->domain);
+  buf_puts(b, ", \"roots\": ");
+  json_ids(b, &g->roots);
+  buf_puts(b, ", \"members\": ");
+  json_ids(b, &g->members);
+  buf_puts(b, ", \"reads\": ");
+  json_ids(b, &g->reads);
+  buf_puts(b, ", \"bytes\": ");
+  json_str(b, bytes_formula(a, k, kp, g));
+  buf_puts(b, "}");
+}
+
+const char *emit_json(Compilation *c, Module *m, FusionPlan *p) {
+  Arena *a = c->arena;
+  Buf b;
+  buf_init(&b, a);
+  buf_printf(&b, "{\n  \"tecc\": \"%s\",\n  \"opt_level\": %d,\n  \"kernels\": [\n", TECC_VERSION_STRING, p->opt_level);
+  for (int i = 0; i < m->nkernels; i++) {
+    Kernel *k = m->kernels[i];
+    KernelPlan *kp = p->kernels[i];
+    buf_puts(&b, "    {\n      \"name\": ");
+    json_str(&b, k->name);
+    buf_puts(&b, ",\n      \"signature\": ");
+    json_str(&b, k->te_signature);
+    buf_puts(&b, ",\n      \"sizes\": [");
+    for (int s = 0; s < k->nsizevars; s++) {
+      if (s)
+        buf_puts(&b, ", ");
+      json_str(&b, k->sizevars[s].name);
+    }
+    buf_puts(&b, "],\n      \"inputs\": [");
+    for (int s = 0; s < k->ninputs; s++) {
+      buf_printf(&b, "%s{\"name\": ", s ? ", " : "");
+      json_str(&b, k->inputs[s].name);
+      buf_printf(&b, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(k->inputs[s].dtype));
+      json_shape(&b, k, &k->inputs[s].shape);
+      buf_printf(&b, ", \"value\": %d}", k->inputs[s].value->id);
+    }
+    buf_puts(&b, "],\n      \"outputs\": [");
+    for (int s = 0; s < k->noutputs; s++) {
+      buf_printf(&b, "%s{\"name\": ", s ? ", " : "");
+      json_str(&b, k->outputs[s].name);
+      buf_printf(&b, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(k->outputs[s].dtype));
+      json_shape(&b, k, &k->outputs[s].shape);
+      buf_printf(&b, ", \"value\": %d}", k->outputs[s].value->id);
+    }
+    buf_puts(&b, "],\n      \"values\": [\n");
+    for (int v = 0; v < k->values.len; v++) {
+      json_value(&b, a, k, kp, k->values.items[v]);
+      buf_puts(&b, v + 1 < k->values.len ? ",\n" : "\n");
+    }
+    buf_puts(&b, "      ],\n      \"groups\": [\n");
+    for (int g = 0; g < kp->groups.len; g++) {
+      json_group(&b, a, k, kp, kp->groups.items[g]);
+      buf_puts(&b, g + 1 < kp->groups.len ? ",\n" : "\n");
+    }
+    buf_printf(&b, "      ]\n    }%s\n", i + 1 < m->nkernels ? "," : "");
+  }
+  buf_puts(&b, "  ]\n}\n");
+  return buf_cstr(&b);
+}
+
+/* ---- the pipeline's entry -------------------------------------------------------- */
+
+int backend_generate(Compilation *c, Module *m) {
+  tecc_emit kind = c->opts.emit;
+  if (kind == TECC_EMIT_HEADER) {
+    c->header = emit_header(c, m);
+    c->output = c->header;
+    return 1;
+  }
+  FusionPlan *p = fuse_module(c, m, c->opts.opt_level);
+  if (c->opts.explain)
+    c->explanation = p->explanation;
+  switch (kind) {
+  case TECC_EMIT_CU:
+    c->output = emit_cu(c, m, p);
+    c->header = emit_header(c, m);
+    return 1;
+  case TECC_EMIT_FUSED: c->output = emit_fused(c, m, p); return 1;
+  case TECC_EMIT_PLAN: c->output = emit_plan(c, m, p); return 1;
+  case TECC_EMIT_DOT: c->output = emit_dot(c, m, p); return 1;
+  case TECC_EMIT_JSON: c->output = emit_json(c, m, p); return 1;
+  default: return 0;
+  }
+}

@@ -1,0 +1,246 @@
+/* fuse.c — partition each kernel's IR into groups, one launch each
+ * (fuse.h explains the policy). */
+#include "fuse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *group_kind_name(GroupKind k) {
+  return k == GROUP_LOOP ? "loop" : "reduce";
+}
+
+const char *schedule_name(Schedule s) {
+  switch (s) {
+  case SCHED_ELEMENTWISE:
+    return "elementwise";
+  case SCHED_ROW:
+    return "row";
+  case SCHED_COLUMN:
+    return "column";
+  }
+  unreachable();
+}
+
+int dim_is_one(const Shape *s, int i) {
+  return s->d[i].var < 0 && s->d[i].size == 1;
+}
+
+int innermost_axis(const Shape *domain) {
+  for (int i = domain->rank - 1; i >= 0; i--)
+    if (!dim_is_one(domain, i))
+      return i;
+  return -1;
+}
+
+static int computes(const Value *v) {
+  return v->op == IR_CAST || v->op == IR_UNARY || v->op == IR_BINARY ||
+         v->op == IR_SELECT || v->op == IR_REDUCE;
+}
+
+static int is_stored_at(int opt_level, const Value *v) {
+  if (opt_level == 0)
+    return computes(v);
+  return v->op == IR_REDUCE;
+}
+
+static Group *new_group(Arena *a, KernelPlan *kp, GroupKind kind, const Shape *domain) {
+  Group *g = ARENA_NEW(a, Group);
+  g->kind = kind;
+  g->domain = *domain;
+  g->sched = SCHED_ELEMENTWISE;
+  vec_push(a, &kp->groups, g);
+  return g;
+}
+
+/* Reduced axes that include the innermost real axis read rows. */
+static Schedule reduce_schedule(const Value *r) {
+  int inner = innermost_axis(&r->args[0]->shape);
+  if (inner < 0 || (r->axes >> inner) & 1u)
+    return SCHED_ROW;
+  return SCHED_COLUMN;
+}
+
+static Group *find_loop_group(KernelPlan *kp, const Shape *s) {
+  for (int i = 0; i < kp->groups.len; i++) {
+    Group *g = kp->groups.items[i];
+    if (g->kind == GROUP_LOOP && shape_equal(&g->domain, s))
+      return g;
+  }
+  return NULL;
+}
+
+/* One group per stored value (a reduction is always its own group). */
+static void make_stored_groups(Arena *a, KernelPlan *kp) {
+  Kernel *k = kp->kernel;
+  for (int i = 0; i < k->values.len; i++) {
+    Value *v = k->values.items[i];
+    if (!kp->stored[i])
+      continue;
+    GroupKind kind = v->op == IR_REDUCE ? GROUP_REDUCE : GROUP_LOOP;
+    Group *g = new_group(a, kp, kind, kind == GROUP_REDUCE ? &v->args[0]->shape : &v->shape);
+    if (kind == GROUP_REDUCE) {
+      g->reduce = v;
+      g->sched = reduce_schedule(v);
+    }
+    vec_push(a, &g->roots, v);
+    kp->group_of[i] = -2; /* numbered after sorting */
+    v->aux = g;
+  }
+}
+
+/* Outputs not yet written by a stored group join the loop group of their
+ * shape (multi-output kLoop); -O0 gives each its own group. */
+static void make_output_groups(Arena *a, KernelPlan *kp, int opt_level) {
+  Kernel *k = kp->kernel;
+  for (int i = 0; i < k->noutputs; i++) {
+    Value *v = k->outputs[i].value;
+    if (kp->group_of[v->id] != -1)
+      continue;
+    Group *g = opt_level > 0 ? find_loop_group(kp, &v->shape) : NULL;
+    if (!g)
+      g = new_group(a, kp, GROUP_LOOP, &v->shape);
+    vec_push(a, &g->roots, v);
+    kp->group_of[v->id] = -2;
+    v->aux = g;
+  }
+}
+
+static int root_order(const Group *g) {
+  int last = -1;
+  for (int i = 0; i < g->roots.len; i++) {
+    const Value *v = g->roots.items[i];
+    if (v->id > last)
+      last = v->id;
+  }
+  return last;
+}
+
+/* Launch order: by the largest root id.  A group reads only stored values,
+ * which have smaller ids than the roots that use them. */
+static void sort_groups(KernelPlan *kp) {
+  for (int i = 1; i < kp->groups.len; i++) {
+    Group *g = kp->groups.items[i];
+    int j = i;
+    for (; j > 0 && root_order(kp->groups.items[j - 1]) > root_order(g); j--)
+      kp->groups.items[j] = kp->groups.items[j - 1];
+    kp->groups.items[j] = g;
+  }
+  for (int i = 0; i < kp->groups.len; i++) {
+    Group *g = kp->groups.items[i];
+    g->id = i;
+    for (int r = 0; r < g->roots.len; r++)
+      kp->group_of[((Value *)g->roots.items[r])->id] = i;
+  }
+}
+
+static void push_unique(Arena *a, PtrVec *v, void *item) {
+  for (int i = 0; i < v->len; i++)
+    if (v->items[i] == item)
+      return;
+  vec_push(a, v, item);
+}
+
+/* Members: everything reachable from the roots without crossing a stored
+ * value or an input.  `mark` is scratch by value id. */
+static void collect(Arena *a, KernelPlan *kp, Group *g, Value *v, char *mark, int is_root) {
+  if (mark[v->id])
+    return;
+  mark[v->id] = 1;
+  if (v->op == IR_INPUT || (kp->stored[v->id] && !is_root)) {
+    vec_push(a, &g->reads, v);
+    if (v->op != IR_INPUT)
+      push_unique(a, &g->deps, kp->groups.items[kp->group_of[v->id]]);
+    return;
+  }
+  for (int i = 0; i < v->nargs; i++)
+    collect(a, kp, g, v->args[i], mark, 0);
+}
+
+static int by_id(const void *pa, const void *pb) {
+  const Value *a = *(Value *const *)pa, *b = *(Value *const *)pb;
+  return (a->id > b->id) - (a->id < b->id);
+}
+
+static void collect_members(Arena *a, KernelPlan *kp, Group *g) {
+  int n = kp->kernel->values.len;
+  char *mark = ARENA_ARRAY(a, char, n);
+  for (int i = 0; i < g->roots.len; i++)
+    collect(a, kp, g, g->roots.items[i], mark, 1);
+  for (int i = 0; i < n; i++) {
+    Value *v = kp->kernel->values.items[i];
+    if (mark[i] && v->op != IR_INPUT && (!kp->stored[i] || kp->group_of[i] == g->id))
+      vec_push(a, &g->members, v);
+  }
+  qsort(g->reads.items, (size_t)g->reads.len, sizeof(void *), by_id);
+}
+
+/* Stored values live in the first output that holds them, else in a
+ * workspace slot; inputs are their own home. */
+static void assign_homes(Arena *a, KernelPlan *kp) {
+  Kernel *k = kp->kernel;
+  for (int i = 0; i < k->ninputs; i++)
+    kp->home[k->inputs[i].value->id] = (Home){HOME_INPUT, i};
+  for (int i = k->noutputs - 1; i >= 0; i--) {
+    Value *v = k->outputs[i].value;
+    if (v->op != IR_INPUT)
+      kp->home[v->id] = (Home){HOME_OUTPUT, i};
+  }
+  for (int i = 0; i < k->values.len; i++) {
+    if (kp->stored[i] && kp->home[i].kind == HOME_NONE) {
+      kp->home[i] = (Home){HOME_WORKSPACE, kp->workspace.len};
+      vec_push(a, &kp->workspace, k->values.items[i]);
+    }
+  }
+}
+
+static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level) {
+  KernelPlan *kp = ARENA_NEW(a, KernelPlan);
+  int n = k->values.len;
+  kp->kernel = k;
+  kp->stored = ARENA_ARRAY(a, char, n);
+  kp->home = ARENA_ARRAY(a, Home, n);
+  kp->group_of = ARENA_ARRAY(a, int, n);
+  for (int i = 0; i < n; i++) {
+    Value *v = k->values.items[i];
+    kp->group_of[i] = -1;
+    kp->stored[i] = (char)is_stored_at(opt_level, v);
+    kp->has_reduce |= v->op == IR_REDUCE;
+  }
+  make_stored_groups(a, kp);
+  make_output_groups(a, kp, opt_level);
+  sort_groups(kp);
+  for (int i = 0; i < kp->groups.len; i++)
+    collect_members(a, kp, kp->groups.items[i]);
+  assign_homes(a, kp);
+  /* In place is safe when one elementwise launch reads each input element
+   * only at the position it writes. */
+  kp->in_place_ok = !kp->has_reduce && kp->groups.len == 1;
+  return kp;
+}
+
+static const char *explain(Arena *a, FusionPlan *p, Module *m) {
+  Buf b;
+  buf_init(&b, a);
+  for (int i = 0; i < p->nkernels; i++) {
+    KernelPlan *kp = p->kernels[i];
+    for (int j = 0; j < kp->groups.len; j++) {
+      Group *g = kp->groups.items[j];
+      buf_printf(&b, "%s: group %d (%s, %s): %d value(s) fused, %d read from memory\n",
+                 m->kernels[i]->name, g->id, group_kind_name(g->kind),
+                 schedule_name(g->sched), g->members.len, g->reads.len);
+    }
+  }
+  return buf_cstr(&b);
+}
+
+FusionPlan *fuse_module(Compilation *c, Module *m, int opt_level) {
+  Arena *a = c->arena;
+  FusionPlan *p = ARENA_NEW(a, FusionPlan);
+  p->opt_level = opt_level;
+  p->nkernels = m->nkernels;
+  p->kernels = ARENA_ARRAY(a, KernelPlan *, m->nkernels);
+  for (int i = 0; i < m->nkernels; i++)
+    p->kernels[i] = plan_kernel(a, m->kernels[i], opt_level);
+  p->explanation = explain(a, p, m);
+  return p;
+}

@@ -1,0 +1,466 @@
+/* tecc_runtime.cuh — the device and host primitives that tecc's generated
+ * code uses.  Embedded verbatim into every generated .cu (build-aux/embed.sh),
+ * and compiled on its own by the runtime tests (tests/runtime/).
+ *
+ * Everything is inside an anonymous namespace: two generated files linked
+ * into one program never clash.  Host helpers are `inline` so that an unused
+ * one is not a warning.  Only CUDA's own headers and <stdint.h> are used. */
+#ifndef TECC_RUNTIME_CUH
+#define TECC_RUNTIME_CUH
+
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+/* Unused helpers in an anonymous namespace are not worth a warning. */
+#pragma nv_diag_suppress 177
+namespace {
+namespace tecc {
+
+/* ---- 16-bit storage types (uint16_t bit patterns) ---------------------- */
+
+__device__ __forceinline__ float f16_to_f32(uint16_t b) {
+  return __half2float(__ushort_as_half(b));
+}
+__device__ __forceinline__ uint16_t f32_to_f16(float f) {
+  return __half_as_ushort(__float2half_rn(f));
+}
+__device__ __forceinline__ float bf16_to_f32(uint16_t b) {
+  return __uint_as_float((uint32_t)b << 16);
+}
+__device__ __forceinline__ uint16_t f32_to_bf16(float f) {
+  return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+}
+/* An explicit cast to a 16-bit type rounds; the value stays in f32. */
+__device__ __forceinline__ float round_f16(float f) { return f16_to_f32(f32_to_f16(f)); }
+__device__ __forceinline__ float round_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }
+__device__ __forceinline__ uint16_t f64_to_f16(double d) { return f32_to_f16((float)d); }
+__device__ __forceinline__ uint16_t f64_to_bf16(double d) { return f32_to_bf16((float)d); }
+
+/* ---- float math: one name, f32 and f64 overloads ----------------------- */
+
+#define TECC_MATH1(name, f32fn, f64fn)                                   \
+  __device__ __forceinline__ float name(float x) { return f32fn(x); }    \
+  __device__ __forceinline__ double name(double x) { return f64fn(x); }
+TECC_MATH1(exp, ::expf, ::exp)
+TECC_MATH1(exp2, ::exp2f, ::exp2)
+TECC_MATH1(expm1, ::expm1f, ::expm1)
+TECC_MATH1(log, ::logf, ::log)
+TECC_MATH1(log2, ::log2f, ::log2)
+TECC_MATH1(log10, ::log10f, ::log10)
+TECC_MATH1(log1p, ::log1pf, ::log1p)
+TECC_MATH1(sqrt, ::sqrtf, ::sqrt)
+TECC_MATH1(rsqrt, ::rsqrtf, ::rsqrt)
+TECC_MATH1(sin, ::sinf, ::sin)
+TECC_MATH1(cos, ::cosf, ::cos)
+TECC_MATH1(tan, ::tanf, ::tan)
+TECC_MATH1(asin, ::asinf, ::asin)
+TECC_MATH1(acos, ::acosf, ::acos)
+TECC_MATH1(atan, ::atanf, ::atan)
+TECC_MATH1(sinh, ::sinhf, ::sinh)
+TECC_MATH1(cosh, ::coshf, ::cosh)
+TECC_MATH1(tanh, ::tanhf, ::tanh)
+TECC_MATH1(erf, ::erff, ::erf)
+TECC_MATH1(floor, ::floorf, ::floor)
+TECC_MATH1(ceil, ::ceilf, ::ceil)
+TECC_MATH1(round, ::rintf, ::rint) /* half to even */
+TECC_MATH1(trunc, ::truncf, ::trunc)
+TECC_MATH1(fabs, ::fabsf, ::fabs)
+#undef TECC_MATH1
+
+__device__ __forceinline__ float pow(float a, float b) { return ::powf(a, b); }
+__device__ __forceinline__ double pow(double a, double b) { return ::pow(a, b); }
+__device__ __forceinline__ float atan2(float a, float b) { return ::atan2f(a, b); }
+__device__ __forceinline__ double atan2(double a, double b) { return ::atan2(a, b); }
+__device__ __forceinline__ float fmod(float a, float b) { return ::fmodf(a, b); }
+__device__ __forceinline__ double fmod(double a, double b) { return ::fmod(a, b); }
+__device__ __forceinline__ float copysign(float a, float b) { return ::copysignf(a, b); }
+__device__ __forceinline__ double copysign(double a, double b) { return ::copysign(a, b); }
+
+template <typename T> __device__ __forceinline__ T sigmoid(T x) {
+  return T(1) / (T(1) + exp(-x));
+}
+template <typename T> __device__ __forceinline__ T silu(T x) {
+  return x * sigmoid(x);
+}
+template <typename T> __device__ __forceinline__ T gelu(T x) {
+  return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
+}
+template <typename T> __device__ __forceinline__ T gelu_tanh(T x) {
+  const T k = T(0.79788456080286535588); /* sqrt(2/pi) */
+  return T(0.5) * x * (T(1) + tanh(k * (x + T(0.044715) * x * x * x)));
+}
+/* log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|). */
+template <typename T> __device__ __forceinline__ T softplus(T x) {
+  if (x != x) return x;
+  return (x > T(0) ? x : T(0)) + log1p(exp(-fabs(x)));
+}
+
+/* ---- integer arithmetic: wrapping, Python // and %, exact ** ---------- */
+
+template <typename T> struct Unsigned;
+template <> struct Unsigned<int32_t> { typedef uint32_t type; };
+template <> struct Unsigned<int64_t> { typedef uint64_t type; };
+
+#define TECC_WRAP(name, op)                                                 \
+  __device__ __forceinline__ int32_t name(int32_t a, int32_t b) {          \
+    return (int32_t)((uint32_t)a op (uint32_t)b);                          \
+  }                                                                         \
+  __device__ __forceinline__ int64_t name(int64_t a, int64_t b) {          \
+    return (int64_t)((uint64_t)a op (uint64_t)b);                          \
+  }                                                                         \
+  __device__ __forceinline__ float name(float a, float b) { return a op b; } \
+  __device__ __forceinline__ double name(double a, double b) { return a op b; }
+TECC_WRAP(add, +)
+TECC_WRAP(sub, -)
+TECC_WRAP(mul, *)
+#undef TECC_WRAP
+
+__device__ __forceinline__ int32_t neg(int32_t a) { return (int32_t)(0u - (uint32_t)a); }
+__device__ __forceinline__ int64_t neg(int64_t a) { return (int64_t)(0ull - (uint64_t)a); }
+__device__ __forceinline__ float neg(float a) { return -a; }
+__device__ __forceinline__ double neg(double a) { return -a; }
+
+template <typename T> __device__ __forceinline__ T abs(T a) { return a < 0 ? neg(a) : a; }
+__device__ __forceinline__ float abs(float a) { return ::fabsf(a); }
+__device__ __forceinline__ double abs(double a) { return ::fabs(a); }
+
+template <typename T> __device__ __forceinline__ T relu(T a) { return a < T(0) ? T(0) : a; }
+template <typename T> __device__ __forceinline__ T sign(T a) {
+  if (a != a) return a; /* NaN */
+  return a > T(0) ? T(1) : (a < T(0) ? T(-1) : T(0));
+}
+template <typename T> __device__ __forceinline__ bool isnan(T a) { return a != a; }
+template <typename T> __device__ __forceinline__ bool isinf(T a) {
+  return a == a && (a - a) != (a - a);
+}
+template <typename T> __device__ __forceinline__ bool isfinite(T a) { return (a - a) == (a - a); }
+__device__ __forceinline__ bool isinf(int32_t) { return false; }
+__device__ __forceinline__ bool isinf(int64_t) { return false; }
+__device__ __forceinline__ bool isfinite(int32_t) { return true; }
+__device__ __forceinline__ bool isfinite(int64_t) { return true; }
+
+/* Python floor division and remainder; by zero gives 0. */
+template <typename T> __device__ __forceinline__ T floordiv_int(T a, T b) {
+  if (b == 0) return 0;
+  if (b == -1) return neg(a);
+  T q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q = q - 1;
+  return q;
+}
+template <typename T> __device__ __forceinline__ T mod_int(T a, T b) {
+  if (b == 0 || b == -1) return 0;
+  T r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r = r + b;
+  return r;
+}
+/* numpy's npy_divmod for floats. */
+template <typename T> __device__ __forceinline__ T mod_float(T a, T b, T *floordiv) {
+  T m = fmod(a, b);
+  if (b == T(0)) {
+    *floordiv = a / b;
+    return m;
+  }
+  T div = (a - m) / b;
+  if (m != T(0)) {
+    if ((b < T(0)) != (m < T(0))) {
+      m += b;
+      div -= T(1);
+    }
+  } else {
+    m = copysign(T(0), b);
+  }
+  T fd;
+  if (div != T(0)) {
+    fd = floor(div);
+    if (div - fd > T(0.5)) fd += T(1);
+  } else {
+    fd = copysign(T(0), a / b);
+  }
+  *floordiv = fd;
+  return m;
+}
+__device__ __forceinline__ int32_t floordiv(int32_t a, int32_t b) { return floordiv_int(a, b); }
+__device__ __forceinline__ int64_t floordiv(int64_t a, int64_t b) { return floordiv_int(a, b); }
+__device__ __forceinline__ int32_t mod(int32_t a, int32_t b) { return mod_int(a, b); }
+__device__ __forceinline__ int64_t mod(int64_t a, int64_t b) { return mod_int(a, b); }
+template <typename T> __device__ __forceinline__ T floordiv(T a, T b) {
+  T q;
+  mod_float(a, b, &q);
+  return q;
+}
+template <typename T> __device__ __forceinline__ T mod(T a, T b) {
+  T q;
+  return mod_float(a, b, &q);
+}
+
+/* Exact integer power by squaring (wrapping); a negative exponent gives 0
+ * unless the base is 1 or -1. */
+template <typename T> __device__ __forceinline__ T pow_int(T base, T e) {
+  if (e < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (e & 1) ? T(-1) : T(1);
+    return 0;
+  }
+  T r = 1;
+  while (e > 0) {
+    if (e & 1) r = mul(r, base);
+    base = mul(base, base);
+    e >>= 1;
+  }
+  return r;
+}
+__device__ __forceinline__ int32_t pow(int32_t a, int32_t b) { return pow_int(a, b); }
+__device__ __forceinline__ int64_t pow(int64_t a, int64_t b) { return pow_int(a, b); }
+
+/* maximum/minimum propagate NaN (the first NaN operand). */
+template <typename T> __device__ __forceinline__ T maximum(T a, T b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  return a < b ? b : a;
+}
+template <typename T> __device__ __forceinline__ T minimum(T a, T b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  return b < a ? b : a;
+}
+
+/* Float to integer: truncate toward zero, saturate, NaN gives 0. */
+template <typename I, typename F> __device__ __forceinline__ I float_to_int(F x);
+template <> __device__ __forceinline__ int32_t float_to_int<int32_t, float>(float x) {
+  if (x != x) return 0;
+  if (x <= -2147483648.0f) return INT32_MIN;
+  if (x >= 2147483648.0f) return INT32_MAX;
+  return (int32_t)x;
+}
+template <> __device__ __forceinline__ int32_t float_to_int<int32_t, double>(double x) {
+  if (x != x) return 0;
+  if (x <= -2147483648.0) return INT32_MIN;
+  if (x >= 2147483647.0) return INT32_MAX;
+  return (int32_t)x;
+}
+template <> __device__ __forceinline__ int64_t float_to_int<int64_t, float>(float x) {
+  if (x != x) return 0;
+  if (x <= -9223372036854775808.0f) return INT64_MIN;
+  if (x >= 9223372036854775808.0f) return INT64_MAX;
+  return (int64_t)x;
+}
+template <> __device__ __forceinline__ int64_t float_to_int<int64_t, double>(double x) {
+  if (x != x) return 0;
+  if (x <= -9223372036854775808.0) return INT64_MIN;
+  if (x >= 9223372036854775808.0) return INT64_MAX;
+  return (int64_t)x;
+}
+
+__device__ __forceinline__ float inf_f32() { return __int_as_float(0x7f800000); }
+__device__ __forceinline__ float nan_f32() { return __int_as_float(0x7fc00000); }
+__device__ __forceinline__ double inf_f64() { return __longlong_as_double(0x7ff0000000000000ll); }
+__device__ __forceinline__ double nan_f64() { return __longlong_as_double(0x7ff8000000000000ll); }
+
+/* ---- reductions --------------------------------------------------------- */
+
+/* argmax/argmin accumulator: the value and its flat index along the
+ * reduced axes.  The combine functions are commutative and associative:
+ * the first NaN wins, else the extreme value, ties to the smaller index. */
+template <typename T> struct Arg {
+  T v;
+  int64_t i;
+};
+template <typename T> __device__ __forceinline__ Arg<T> make_arg(T v, int64_t i) {
+  Arg<T> a;
+  a.v = v;
+  a.i = i;
+  return a;
+}
+
+struct Sum {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return add(a, b); }
+};
+struct Prod {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return mul(a, b); }
+};
+struct Max {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return maximum(a, b); }
+};
+struct Min {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return minimum(a, b); }
+};
+struct Any {
+  __device__ __forceinline__ bool operator()(bool a, bool b) const { return a || b; }
+};
+struct All {
+  __device__ __forceinline__ bool operator()(bool a, bool b) const { return a && b; }
+};
+template <bool IsMax> struct ArgBest {
+  template <typename T>
+  __device__ __forceinline__ Arg<T> operator()(Arg<T> a, Arg<T> b) const {
+    bool an = a.v != a.v, bn = b.v != b.v;
+    if (an || bn) {
+      if (an && bn) return a.i <= b.i ? a : b;
+      return an ? a : b;
+    }
+    if (a.v == b.v) return a.i <= b.i ? a : b;
+    bool a_better = IsMax ? (a.v > b.v) : (a.v < b.v);
+    return a_better ? a : b;
+  }
+};
+typedef ArgBest<true> ArgMax;
+typedef ArgBest<false> ArgMin;
+
+__device__ __forceinline__ float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+__device__ __forceinline__ double shfl_xor(double v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+__device__ __forceinline__ int32_t shfl_xor(int32_t v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+__device__ __forceinline__ int64_t shfl_xor(int64_t v, int m) {
+  return (int64_t)__shfl_xor_sync(0xffffffffu, (long long)v, m);
+}
+__device__ __forceinline__ bool shfl_xor(bool v, int m) {
+  return __shfl_xor_sync(0xffffffffu, (int)v, m) != 0;
+}
+template <typename T> __device__ __forceinline__ Arg<T> shfl_xor(Arg<T> a, int m) {
+  return make_arg(shfl_xor(a.v, m), shfl_xor(a.i, m));
+}
+
+/* Butterfly all-reduce in a warp: every lane gets the same bits. */
+template <typename T, typename Op> __device__ __forceinline__ T warp_allreduce(T v, Op op) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) v = op(v, shfl_xor(v, m));
+  return v;
+}
+
+/* All-reduce along threadIdx.x (blockDim.x a multiple of 32, at most 1024),
+ * one independent row per threadIdx.y.  smem holds 32 * blockDim.y values.
+ * Every thread of the block must call it (it synchronizes). */
+template <typename T, typename Op>
+__device__ __forceinline__ T row_allreduce(T v, Op op, T *smem) {
+  v = warp_allreduce(v, op);
+  if (blockDim.x == 32) return v;
+  const int nwarps = blockDim.x >> 5;
+  T *row = smem + threadIdx.y * 32;
+  __syncthreads(); /* the previous call's readers are done */
+  if ((threadIdx.x & 31) == 0) row[threadIdx.x >> 5] = v;
+  __syncthreads();
+  T r = row[0];
+  for (int w = 1; w < nwarps; w++) r = op(r, row[w]);
+  return r;
+}
+
+/* Combines the partials of threadIdx.y = 0..blockDim.y-1 for each
+ * threadIdx.x, in order; the result is valid in threadIdx.y == 0.
+ * smem holds blockDim.x * blockDim.y values; every thread must call it. */
+template <typename T, typename Op>
+__device__ __forceinline__ T column_reduce(T v, Op op, T *smem) {
+  __syncthreads();
+  smem[threadIdx.y * blockDim.x + threadIdx.x] = v;
+  __syncthreads();
+  if (threadIdx.y == 0)
+    for (unsigned y = 1; y < blockDim.y; y++) v = op(v, smem[y * blockDim.x + threadIdx.x]);
+  return v;
+}
+
+/* ---- index math ----------------------------------------------------------- */
+
+/* Division by a run-time constant: multiply-high for 32-bit indices
+ * (Paddle's FastDivMod), plain division for 64-bit ones. */
+template <typename IndexT> struct FastDiv;
+template <> struct FastDiv<int32_t> {
+  uint32_t divisor, multiplier, shift;
+  inline FastDiv() : divisor(1), multiplier(1), shift(0) {}
+  inline explicit FastDiv(int64_t d) {
+    divisor = d > 0 ? (uint32_t)d : 1u;
+    shift = 0;
+    while (shift < 32 && (1ull << shift) < divisor) shift++;
+    multiplier = (uint32_t)(((1ull << 32) * ((1ull << shift) - divisor)) / divisor + 1);
+  }
+  __device__ __forceinline__ int32_t div(int32_t n) const {
+    uint32_t t = __umulhi((uint32_t)n, multiplier);
+    return (int32_t)((t + (uint32_t)n) >> shift);
+  }
+  __device__ __forceinline__ int32_t value() const { return (int32_t)divisor; }
+};
+template <> struct FastDiv<int64_t> {
+  int64_t divisor;
+  inline FastDiv() : divisor(1) {}
+  inline explicit FastDiv(int64_t d) : divisor(d > 0 ? d : 1) {}
+  __device__ __forceinline__ int64_t div(int64_t n) const { return n / divisor; }
+  __device__ __forceinline__ int64_t value() const { return divisor; }
+};
+
+/* ---- 16-byte packs ---------------------------------------------------------- */
+
+template <typename T, int N> struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+/* ---- host helpers ----------------------------------------------------------- */
+
+/* Streaming multiprocessors of the current device, cached per device
+ * (relaxed atomics: every thread computes the same value). */
+inline int sm_count() {
+  enum { kMaxDevices = 256 };
+  static int cache[kMaxDevices];
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 32;
+  }
+  if (dev >= 0 && dev < kMaxDevices) {
+    int known = __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
+    if (known > 0) return known;
+  }
+  int n = 0;
+  if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();
+    n = 32;
+  }
+  if (dev >= 0 && dev < kMaxDevices) __atomic_store_n(&cache[dev], n, __ATOMIC_RELAXED);
+  return n;
+}
+
+/* Blocks for `work` items of `per_block` each, at most `waves` full waves
+ * of `blocks_per_sm` blocks per SM (grid-stride loops do the rest). */
+inline unsigned grid_size(int64_t work, int64_t per_block, int blocks_per_sm) {
+  int64_t want = (work + per_block - 1) / per_block;
+  int64_t cap = (int64_t)sm_count() * blocks_per_sm;
+  if (want > cap) want = cap;
+  if (want < 1) want = 1;
+  return (unsigned)want;
+}
+
+/* *out = a * b; false on int64 overflow. */
+inline bool mul_size(int64_t a, int64_t b, int64_t *out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
+
+/* Element count of a tensor; false when a size is negative or the product
+ * overflows int64. */
+inline bool numel(const int64_t *dims, int rank, int64_t *out) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0 || !mul_size(n, dims[i], &n)) return false;
+  }
+  *out = n;
+  return true;
+}
+
+/* Byte ranges [a, a+na) and [b, b+nb) overlap (empty ranges never do). */
+inline bool overlap(const void *a, int64_t na, const void *b, int64_t nb) {
+  if (na <= 0 || nb <= 0) return false;
+  uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+  return pa < pb + (uintptr_t)nb && pb < pa + (uintptr_t)na;
+}
+
+/* Threads along a reduced row: a power of two from 32 to 1024. */
+inline int row_threads(int64_t row) {
+  int t = 32;
+  while (t < 1024 && t < row) t *= 2;
+  return t;
+}
+
+inline bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+}  // namespace tecc
+}  // namespace
+#pragma nv_diag_default 177
+
+#endif /* TECC_RUNTIME_CUH */
