@@ -5,7 +5,38 @@
  * inserts explicit IR_BROADCAST).  16-bit floats appear only as inputs,
  * as the result of an explicit cast, and at output stores: everything on
  * them is computed in f32 (language.md §5), so lowering casts them to f32
- * first.  All values live in the compilation's arena. */
+ * first.  All values live in the compilation's arena.
+ *
+ * Operand and result dtypes (sema/lower.c guarantees them; H2):
+ * - IR_CONST: rank 0 (BROADCAST gives it a shape).  Never 16-bit: a literal
+ *   meeting f16/bf16 is an f32 constant (16-bit is computed in f32).
+ * - IR_CAST: any dtype to any dtype.  Float to integer truncates toward
+ *   zero and saturates (NaN gives 0); to bool is x != 0; to f32/f16/bf16
+ *   rounds to nearest even.  CAST to f16/bf16 is an explicit rounding
+ *   (a .te cast or an output store); CAST from them widens to f32.
+ * - IR_UNARY: the argument has the result's dtype, except isnan, isinf,
+ *   isfinite (float argument, bool result).  Math functions (kind F in
+ *   ops.h) and rounding ones (kind R) only on f32/f64; abs, sign, relu and
+ *   neg also on i32/i64; not only on bool.
+ * - IR_BINARY: both arguments have one dtype (never bool for arithmetic,
+ *   never 16-bit); the result has it too, except comparisons (bool) and
+ *   and/or (bool operands and result).  div and atan2 only on floats (sema
+ *   converts integers first).  On integers: add/sub/mul wrap, floordiv and
+ *   mod follow Python (divisor 0 gives 0), pow is exact (negative exponent:
+ *   0 unless the base is 1 or -1).  maximum/minimum propagate NaN.
+ * - IR_SELECT: args[0] is bool; args[1], args[2] and the result share a
+ *   dtype.  All three have the result's shape.
+ * - IR_REDUCE: keepdims (reduced axes become literal 1); axes != 0.
+ *   sum/prod/max/min: argument dtype == result dtype (i32, i64, f32, f64;
+ *   16-bit inputs are cast to f32 first, bool sums are cast to i64, max/min
+ *   of bool become any/all).  mean: f32 or f64.  any/all: bool.
+ *   argmax/argmin: result i64; argument i32/i64/f32/f64 (bool cast to i32);
+ *   `axes` is one axis, or every axis of a rank >= 2 argument, meaning the
+ *   flat row-major index over the whole tensor.
+ * - Outputs: KernelOutput.value has the output's dtype; its shape equals
+ *   KernelOutput.shape up to literal-1 axes (same element order).
+ * - Value.name: the first .te name the value was assigned to; Value.loc:
+ *   the .te expression (for code inlined from a fn: the call site). */
 #ifndef TECC_IR_H
 #define TECC_IR_H
 

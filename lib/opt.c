@@ -1,7 +1,318 @@
-/* opt.c — placeholder created by H3 so the tree builds; H2 owns and
- * replaces this file. */
+/* opt.c — IR optimization: constant folding, exact algebraic identities,
+ * CSE by hash-consing, dead-value removal (one forward pass, then a
+ * backward liveness pass).
+ *
+ * Each value is visited in topological order; its arguments are first
+ * replaced by their representatives (aux), then it is simplified (folded or
+ * reduced to an argument) and finally hash-consed against the values seen
+ * before.  Identities are only those exact in IEEE arithmetic: x*1, x/1,
+ * x-0, x+(-0.0), x**1, cast to the same dtype, -(-x), not not x, x and
+ * true, x or false, select on a constant, maximum/minimum(x, x).  Never
+ * x+0 (wrong for -0.0), x*0 or x-x (wrong for inf and NaN). */
 #include "compile.h"
+#include "fold.h"
+
+#include <math.h>
+#include <string.h>
+
+static Value *rep(Value *v) {
+  while (v->aux)
+    v = v->aux;
+  return v;
+}
+
+/* ---- constants ----------------------------------------------------------- */
+
+/* A rank-0 constant, possibly broadcast: the constant, else NULL. */
+static Value *const_of(Value *v) {
+  if (v->op == IR_BROADCAST)
+    v = v->args[0];
+  return v->op == IR_CONST ? v : NULL;
+}
+
+static Scalar scalar_of(const Value *c) {
+  Scalar k = {c->ival, c->fval};
+  return k;
+}
+
+static int is_const_value(const Value *v, double x) {
+  const Value *c = const_of((Value *)v);
+  if (!c)
+    return 0;
+  if (dtype_is_float(c->dtype))
+    return c->fval == x && signbit(c->fval) == signbit(x);
+  return (double)c->ival == x;
+}
+
+typedef struct Table {
+  Value **slots;
+  int cap;
+} Table;
+
+typedef struct Opt {
+  Arena *a;
+  Kernel *k;
+  Table t;
+  PtrVec out; /* the new value list */
+} Opt;
+
+static Value *intern(Opt *o, Value *v);
+
+static Value *new_value(IrOp op, DType t, const Shape *sh, const Value *like,
+                        Opt *o) {
+  Value *v = ARENA_NEW(o->a, Value);
+  v->op = op;
+  v->dtype = t;
+  v->shape = *sh;
+  v->loc = like->loc;
+  v->name = like->name;
+  return v;
+}
+
+static Value *make_const(Opt *o, DType t, Scalar k, const Value *like) {
+  Shape scalar = {0};
+  Value *c = new_value(IR_CONST, t, &scalar, like, o);
+  c->name = NULL;
+  c->ival = k.i;
+  c->fval = k.f;
+  return intern(o, c);
+}
+
+static Value *broadcast_to(Opt *o, Value *c, const Value *like) {
+  if (shape_equal(&c->shape, &like->shape))
+    return c;
+  Value *b = new_value(IR_BROADCAST, c->dtype, &like->shape, like, o);
+  b->args[0] = c;
+  b->nargs = 1;
+  return intern(o, b);
+}
+
+static int foldable(const Value *v) {
+  if (v->op != IR_UNARY && v->op != IR_BINARY && v->op != IR_CAST &&
+      v->op != IR_SELECT)
+    return 0;
+  for (int i = 0; i < v->nargs; i++)
+    if (!const_of(v->args[i]))
+      return 0;
+  return 1;
+}
+
+static Scalar fold_value(const Value *v) {
+  Value *a = const_of(v->args[0]);
+  switch (v->op) {
+  case IR_UNARY:
+    return fold_unary(v->uop, a->dtype, v->dtype, scalar_of(a));
+  case IR_CAST:
+    return fold_cast(a->dtype, scalar_of(a), v->dtype);
+  case IR_SELECT:
+    return scalar_of(const_of(v->args[a->ival ? 1 : 2]));
+  default:
+    return fold_binary(v->bop, a->dtype, scalar_of(a),
+                       scalar_of(const_of(v->args[1])));
+  }
+}
+
+/* ---- identities ---------------------------------------------------------- */
+
+static Value *binary_identity(Value *v) {
+  Value *x = v->args[0], *y = v->args[1];
+  int fl = dtype_is_float(v->dtype);
+  switch (v->bop) {
+  case BIN_MUL:
+    if (is_const_value(y, 1))
+      return x;
+    return is_const_value(x, 1) ? y : NULL;
+  case BIN_DIV:
+  case BIN_POW:
+    return is_const_value(y, 1) ? x : NULL;
+  case BIN_FLOORDIV:
+    return !fl && is_const_value(y, 1) ? x : NULL;
+  case BIN_SUB:
+    return is_const_value(y, 0) ? x : NULL;
+  case BIN_ADD:
+    if (is_const_value(y, fl ? -0.0 : 0))
+      return x;
+    return is_const_value(x, fl ? -0.0 : 0) ? y : NULL;
+  case BIN_MAXIMUM:
+  case BIN_MINIMUM:
+    return x == y ? x : NULL;
+  case BIN_AND:
+    if (is_const_value(y, 1))
+      return x;
+    return is_const_value(x, 1) ? y : NULL;
+  case BIN_OR:
+    if (is_const_value(y, 0))
+      return x;
+    return is_const_value(x, 0) ? y : NULL;
+  default:
+    return NULL;
+  }
+}
+
+/* A value equal to v (same dtype and shape), or NULL. */
+static Value *identity(Value *v) {
+  switch (v->op) {
+  case IR_CAST:
+    return v->args[0]->dtype == v->dtype ? v->args[0] : NULL;
+  case IR_BROADCAST:
+    return shape_equal(&v->args[0]->shape, &v->shape) ? v->args[0] : NULL;
+  case IR_UNARY:
+    if ((v->uop == UN_NEG || v->uop == UN_NOT) && v->args[0]->op == IR_UNARY &&
+        v->args[0]->uop == v->uop)
+      return v->args[0]->args[0];
+    return NULL;
+  case IR_SELECT:
+    if (const_of(v->args[0]))
+      return v->args[const_of(v->args[0])->ival ? 1 : 2];
+    return v->args[1] == v->args[2] ? v->args[1] : NULL;
+  case IR_BINARY:
+    return binary_identity(v);
+  default:
+    return NULL;
+  }
+}
+
+/* ---- hash-consing ------------------------------------------------------ */
+
+static uint64_t mix(uint64_t h, uint64_t x) {
+  h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+static uint64_t value_hash(const Value *v) {
+  uint64_t h = mix(v->op, v->dtype);
+  h = mix(h, (uint64_t)v->shape.rank);
+  for (int i = 0; i < v->shape.rank; i++)
+    h = mix(mix(h, (uint64_t)v->shape.d[i].var), (uint64_t)v->shape.d[i].size);
+  for (int i = 0; i < v->nargs; i++)
+    h = mix(h, (uint64_t)(uintptr_t)v->args[i]);
+  uint64_t fbits;
+  memcpy(&fbits, &v->fval, sizeof fbits);
+  h = mix(mix(h, (uint64_t)v->uop * 31 + v->bop), (uint64_t)v->rop);
+  h = mix(mix(h, v->axes), (uint64_t)v->index);
+  return mix(mix(h, (uint64_t)v->ival), fbits);
+}
+
+static int same_value(const Value *a, const Value *b) {
+  if (a->op != b->op || a->dtype != b->dtype || a->nargs != b->nargs ||
+      !shape_equal(&a->shape, &b->shape))
+    return 0;
+  for (int i = 0; i < a->nargs; i++)
+    if (a->args[i] != b->args[i])
+      return 0;
+  return a->uop == b->uop && a->bop == b->bop && a->rop == b->rop &&
+         a->axes == b->axes && a->index == b->index && a->ival == b->ival &&
+         memcmp(&a->fval, &b->fval, sizeof a->fval) == 0;
+}
+
+static Value *hashcons(Table *t, Value *v) {
+  if (v->op == IR_INPUT)
+    return v;
+  uint32_t mask = (uint32_t)t->cap - 1;
+  for (uint32_t i = (uint32_t)value_hash(v) & mask;; i = (i + 1) & mask) {
+    if (!t->slots[i]) {
+      t->slots[i] = v;
+      return v;
+    }
+    if (same_value(t->slots[i], v))
+      return t->slots[i];
+  }
+}
+
+/* The existing value equal to v, or v itself, now in the output list. */
+static Value *intern(Opt *o, Value *v) {
+  Value *canon = hashcons(&o->t, v);
+  if (canon == v)
+    vec_push(o->a, &o->out, v);
+  return canon;
+}
+
+/* ---- the pass --------------------------------------------------------------- */
+
+/* Normalizes the IR_UNARY/BINARY fields that do not matter, so equal
+ * values hash equally. */
+static void clear_unused_fields(Value *v) {
+  if (v->op != IR_UNARY)
+    v->uop = 0;
+  if (v->op != IR_BINARY)
+    v->bop = 0;
+  if (v->op != IR_REDUCE) {
+    v->rop = 0;
+    v->axes = 0;
+  }
+  if (v->op != IR_INPUT)
+    v->index = 0;
+  if (v->op != IR_CONST) {
+    v->ival = 0;
+    v->fval = 0;
+  }
+  v->aux = NULL;
+}
+
+static Value *simplify(Opt *o, Value *v) {
+  if (foldable(v)) {
+    Value *c = make_const(o, v->dtype, fold_value(v), v);
+    return broadcast_to(o, c, v);
+  }
+  Value *same = identity(v);
+  return same ? same : v;
+}
+
+static void forward(Opt *o, Kernel *k) {
+  for (int i = 0; i < k->values.len; i++) {
+    Value *v = k->values.items[i];
+    for (int j = 0; j < v->nargs; j++)
+      v->args[j] = rep(v->args[j]);
+    Value *s = simplify(o, v);
+    Value *canon = s == v ? intern(o, v) : rep(s);
+    if (canon != v)
+      v->aux = canon;
+  }
+}
+
+static void mark_live(Kernel *k, PtrVec *vals, char *live) {
+  for (int i = 0; i < k->noutputs; i++)
+    live[k->outputs[i].value->id] = 1;
+  for (int i = 0; i < k->ninputs; i++)
+    if (k->inputs[i].value)
+      live[k->inputs[i].value->id] = 1;
+  for (int i = vals->len - 1; i >= 0; i--) {
+    Value *v = vals->items[i];
+    if (live[i])
+      for (int j = 0; j < v->nargs; j++)
+        live[v->args[j]->id] = 1;
+  }
+}
+
+static void remove_dead(Opt *o, Kernel *k) {
+  for (int i = 0; i < o->out.len; i++)
+    ((Value *)o->out.items[i])->id = i;
+  char *live = arena_alloc(o->a, (size_t)o->out.len + 1);
+  mark_live(k, &o->out, live);
+  PtrVec kept = {0};
+  for (int i = 0; i < o->out.len; i++)
+    if (live[i])
+      vec_push(o->a, &kept, o->out.items[i]);
+  k->values = kept;
+}
+
+static void optimize_kernel(Arena *a, Kernel *k) {
+  Opt o = {a, k, {NULL, 16}, {0}};
+  while (o.t.cap < 8 * (k->values.len + 1))
+    o.t.cap *= 2;
+  o.t.slots = ARENA_ARRAY(a, Value *, o.t.cap);
+  for (int i = 0; i < k->values.len; i++)
+    clear_unused_fields(k->values.items[i]);
+  forward(&o, k);
+  for (int i = 0; i < k->noutputs; i++)
+    k->outputs[i].value = rep(k->outputs[i].value);
+  remove_dead(&o, k);
+  ir_renumber(k);
+  for (int i = 0; i < k->values.len; i++)
+    ((Value *)k->values.items[i])->aux = NULL;
+}
 
 void optimize_module(Compilation *c, Module *m) {
-  internal_error("optimize_module: not implemented");
+  for (int i = 0; i < m->nkernels; i++)
+    optimize_kernel(c->arena, m->kernels[i]);
 }

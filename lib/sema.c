@@ -1,7 +1,1080 @@
-/* sema.c — placeholder created by H3 so the tree builds; H2 owns and
- * replaces this file. */
-#include "compile.h"
+/* sema.c — program structure (language.md §3): imports, functions and
+ * their inlining, kernels (explicit and implicit), names, size variables,
+ * outputs, -D bindings; each expression is typed and lowered by lower.c.
+ * See sema.h for how the two halves share one walk. */
+#include "sema.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- string map ------------------------------------------------------------ */
+
+static uint32_t str_hash(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+void *strmap_get(const StrMap *m, const char *key) {
+  if (!m->cap)
+    return NULL;
+  for (uint32_t i = str_hash(key) & (uint32_t)(m->cap - 1);;
+       i = (i + 1) & (uint32_t)(m->cap - 1)) {
+    if (!m->keys[i])
+      return NULL;
+    if (!strcmp(m->keys[i], key))
+      return m->vals[i];
+  }
+}
+
+static void strmap_grow(Arena *a, StrMap *m) {
+  StrMap bigger = {0};
+  bigger.cap = m->cap ? m->cap * 2 : 16;
+  bigger.keys = ARENA_ARRAY(a, const char *, bigger.cap);
+  bigger.vals = ARENA_ARRAY(a, void *, bigger.cap);
+  for (int i = 0; i < m->cap; i++)
+    if (m->keys[i])
+      strmap_put(a, &bigger, m->keys[i], m->vals[i]);
+  *m = bigger;
+}
+
+void strmap_put(Arena *a, StrMap *m, const char *key, void *val) {
+  if ((m->len + 1) * 2 > m->cap)
+    strmap_grow(a, m);
+  uint32_t i = str_hash(key) & (uint32_t)(m->cap - 1);
+  while (m->keys[i] && strcmp(m->keys[i], key))
+    i = (i + 1) & (uint32_t)(m->cap - 1);
+  if (!m->keys[i])
+    m->len++;
+  m->keys[i] = key;
+  m->vals[i] = val;
+}
+
+/* ---- diagnostics ------------------------------------------------------- */
+
+Diag *sema_error(Sema *s, SrcRange r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = arena_vprintf(s->a, fmt, ap);
+  va_end(ap);
+  if (s->depth == 0)
+    return diag_error(s->d, r, "%s", msg);
+  Diag *d = diag_error(s->d, s->frames[0].call, "%s", msg);
+  for (int i = 0; i < s->depth; i++) {
+    SrcRange at = i + 1 < s->depth ? s->frames[i + 1].call : r;
+    diag_note(s->d, d, at, "in expansion of '%s'", s->frames[i].fn->name);
+  }
+  return d;
+}
+
+static void note_defined(Sema *s, Diag *d, SrcRange at) {
+  diag_note(s->d, d, at, "previous definition is here");
+}
+
+/* ---- bindings of a kernel -------------------------------------------- */
+
+typedef struct Binding {
+  const char *name;
+  SrcRange loc;
+  TVal *val;        /* NULL when its definition had an error */
+  int input;        /* 1 + the input's index, or 0 */
+  int reads;
+} Binding;
+
+typedef struct KernelBuild {
+  const char *name;
+  SrcRange loc;
+  int order;                  /* fns visible: order below this */
+  PtrVec inputs;              /* Binding* */
+  PtrVec assigns;             /* Binding* of assignments, in order */
+  StrMap later;               /* names assigned anywhere in the kernel */
+} KernelBuild;
+
+static int reserved_name(Sema *s, const char *name, SrcRange loc) {
+  if (!is_builtin_name(name))
+    return 0;
+  sema_error(s, loc, "cannot redefine builtin '%s'", name);
+  return 1;
+}
+
+static Binding *bind(Sema *s, const char *name, SrcRange loc, TVal *val) {
+  Binding *b = ARENA_NEW(s->a, Binding);
+  b->name = name;
+  b->loc = loc;
+  b->val = val;
+  strmap_put(s->a, s->scope, name, b);
+  return b;
+}
+
+/* Checks that `name` may be defined now in the kernel's scope. */
+static int check_new_name(Sema *s, const char *name, SrcRange loc) {
+  if (reserved_name(s, name, loc))
+    return 0;
+  Binding *old = strmap_get(s->scope, name);
+  if (old) {
+    Diag *d = old->input
+                  ? sema_error(s, loc, "cannot assign to input '%s'", name)
+                  : sema_error(s, loc, "'%s' is already assigned", name);
+    note_defined(s, d, old->loc);
+    return 0;
+  }
+  if (strmap_get(&s->sizevars, name)) {
+    sema_error(s, loc, "'%s' is already a size variable", name);
+    return 0;
+  }
+  return 1;
+}
+
+/* ---- size variables and types ----------------------------------------- */
+
+static int sizevar_index(Sema *s, const char *name) {
+  return (int)(intptr_t)strmap_get(&s->sizevars, name) - 1;
+}
+
+static int add_sizevar(Sema *s, const char *name, SrcRange loc) {
+  int i = sizevar_index(s, name);
+  if (i >= 0)
+    return i;
+  if (is_builtin_name(name) || strmap_get(&s->fns, name)) {
+    sema_error(s, loc, "size variable '%s' has the name of a %s", name,
+               is_builtin_name(name) ? "builtin" : "function");
+    return -2;
+  }
+  if (strmap_get(s->scope, name)) {
+    sema_error(s, loc, "size variable '%s' has the name of a tensor", name);
+    return -2;
+  }
+  i = s->sizevar_names.len;
+  vec_push(s->a, &s->sizevar_names, (void *)name);
+  strmap_put(s->a, &s->sizevars, name, (void *)(intptr_t)(i + 1));
+  return i;
+}
+
+/* An input type: its size variables join the kernel's. */
+static int input_shape(Sema *s, const AstType *t, Shape *out) {
+  out->rank = t->rank;
+  int ok = 1;
+  for (int i = 0; i < t->rank; i++) {
+    const AstDim *d = &t->dims[i];
+    out->d[i] = (Dim){-1, d->value};
+    if (d->var) {
+      out->d[i].var = add_sizevar(s, d->var, d->loc);
+      ok &= out->d[i].var >= 0;
+    }
+  }
+  return ok;
+}
+
+/* An output type: its size variables must come from the inputs. */
+static int output_shape(Sema *s, const AstType *t, Shape *out) {
+  out->rank = t->rank;
+  int ok = 1;
+  for (int i = 0; i < t->rank; i++) {
+    const AstDim *d = &t->dims[i];
+    out->d[i] = (Dim){-1, d->value};
+    if (!d->var)
+      continue;
+    out->d[i].var = sizevar_index(s, d->var);
+    if (out->d[i].var < 0) {
+      sema_error(s, d->loc, "size variable '%s' appears only in output types",
+                 d->var);
+      ok = 0;
+    }
+  }
+  return ok;
+}
+
+/* ---- functions ----------------------------------------------------------- */
+
+static int fn_visible(Sema *s, const FnDef *f, int order, SrcRange loc) {
+  if (f->order < order)
+    return 1;
+  Diag *d = sema_error(s, loc, "function '%s' is used before its definition",
+                       f->name);
+  diag_note(s->d, d, f->stmt->name_loc, "'%s' is defined here", f->name);
+  return 0;
+}
+
+static int check_arity(Sema *s, const Expr *call, int lo, int hi) {
+  int n = call->nargs;
+  if (n >= lo && (hi < 0 || n <= hi))
+    return 1;
+  const char *plural = lo == 1 ? "" : "s";
+  if (hi < 0)
+    sema_error(s, call->loc, "'%s' takes at least %d argument%s, %d given",
+               call->name, lo, plural, n);
+  else if (lo == hi)
+    sema_error(s, call->loc, "'%s' takes %d argument%s, %d given", call->name,
+               lo, plural, n);
+  else
+    sema_error(s, call->loc, "'%s' takes %d to %d arguments, %d given",
+               call->name, lo, hi, n);
+  return 0;
+}
+
+static void fn_arity(const FnDef *f, int *lo, int *hi) {
+  *lo = *hi = f->stmt->nparams;
+  if (f->variadic) {
+    *lo -= 1;
+    *hi = -1;
+  }
+}
+
+/* A call's callee exists, is visible from `order` and gets enough
+ * arguments; *fn is set for fn calls. */
+static int check_callee(Sema *s, const Expr *call, int order, FnDef **fn) {
+  int lo, hi;
+  *fn = NULL;
+  if (lower_is_builtin_call(call->name, &lo, &hi))
+    return check_arity(s, call, lo, hi);
+  FnDef *f = strmap_get(&s->fns, call->name);
+  if (!f) {
+    sema_error(s, call->name_loc, "unknown function '%s'", call->name);
+    return 0;
+  }
+  if (!fn_visible(s, f, order, call->name_loc))
+    return 0;
+  fn_arity(f, &lo, &hi);
+  *fn = f;
+  return check_arity(s, call, lo, hi);
+}
+
+static int fn_param_index(const Stmt *fn, const char *name) {
+  for (int i = 0; i < fn->nparams; i++)
+    if (!strcmp(fn->params[i].name, name))
+      return i;
+  return -1;
+}
+
+static int is_constant_name(const char *name) {
+  return !strcmp(name, "pi") || !strcmp(name, "inf") || !strcmp(name, "nan");
+}
+
+/* Names and calls of a fn body, checked once at its definition. */
+static int check_fn_expr(Sema *s, const FnDef *f, const Expr *e) {
+  int ok = 1;
+  if (e->kind == EXPR_NAME && fn_param_index(f->stmt, e->name) < 0 &&
+      !is_constant_name(e->name)) {
+    Diag *d = sema_error(s, e->loc, "use of undeclared name '%s'", e->name);
+    diag_note(s->d, d, f->stmt->name_loc,
+              "function '%s' sees only its parameters", f->name);
+    ok = 0;
+  }
+  FnDef *callee;
+  if (e->kind == EXPR_CALL && !check_callee(s, e, f->order, &callee))
+    ok = 0;
+  for (int i = 0; i < e->nargs; i++)
+    ok &= check_fn_expr(s, f, e->args[i]);
+  return ok;
+}
+
+static int check_fn_params(Sema *s, const Stmt *st) {
+  int ok = 1;
+  for (int i = 0; i < st->nparams; i++) {
+    const Param *p = &st->params[i];
+    if (reserved_name(s, p->name, p->loc))
+      ok = 0;
+    for (int j = 0; j < i; j++)
+      if (!strcmp(st->params[j].name, p->name)) {
+        Diag *d = sema_error(s, p->loc, "duplicate parameter '%s'", p->name);
+        note_defined(s, d, st->params[j].loc);
+        ok = 0;
+        break;
+      }
+  }
+  return ok;
+}
+
+typedef struct FnState {
+  FnDef def;
+  int bad; /* its definition had errors: calls are not expanded */
+} FnState;
+
+static void define_fn(Sema *s, const Stmt *st, int prelude) {
+  FnDef *old = strmap_get(&s->fns, st->name);
+  if (!prelude && reserved_name(s, st->name, st->name_loc))
+    return;
+  if (old) {
+    Diag *d = sema_error(s, st->name_loc, "redefinition of function '%s'",
+                         st->name);
+    note_defined(s, d, old->stmt->name_loc);
+    return;
+  }
+  FnState *fs = ARENA_NEW(s->a, FnState);
+  FnDef *f = &fs->def;
+  f->name = st->name;
+  f->stmt = st;
+  f->order = s->order++;
+  f->prelude = prelude;
+  f->variadic = prelude && st->nparams > 0 &&
+                !strcmp(st->params[st->nparams - 1].name, "axes");
+  strmap_put(s->a, &s->fns, st->name, f);
+  int ok = check_fn_params(s, st);
+  ok &= check_fn_expr(s, f, st->value);
+  fs->bad = !ok;
+}
+
+static int fn_is_bad(const FnDef *f) {
+  return ((const FnState *)(const void *)f)->bad;
+}
+
+/* ---- expressions ----------------------------------------------------------- */
+
+static TVal *eval(Sema *s, const Expr *e);
+
+static void set_loc(Sema *s, const Expr *e) {
+  s->cur_loc = s->depth ? s->frames[0].call : e->loc;
+}
+
+static TVal *with_loc(Sema *s, const TVal *t, SrcRange loc) {
+  if (!t)
+    return NULL;
+  TVal *c = ARENA_NEW(s->a, TVal);
+  *c = *t;
+  c->loc = loc;
+  return c;
+}
+
+static TVal *eval_fn_param(Sema *s, const Expr *e) {
+  int i = fn_param_index(s->fn->stmt, e->name);
+  if (i < 0)
+    return NULL;
+  return with_loc(s, s->params[i], e->loc);
+}
+
+static TVal *constant(Sema *s, const char *name, SrcRange loc) {
+  double v = !strcmp(name, "pi") ? 3.14159265358979323846
+             : !strcmp(name, "inf") ? 1.0 / 0.0 : 0.0 / 0.0;
+  return lower_weak_float(s, v, loc);
+}
+
+static void undeclared(Sema *s, const Expr *e) {
+  SrcRange *later = s->kb ? strmap_get(&s->kb->later, e->name) : NULL;
+  if (later) {
+    Diag *d = sema_error(s, e->loc, "'%s' is used before its definition",
+                         e->name);
+    diag_note(s->d, d, *later, "'%s' is defined here", e->name);
+  } else if (strmap_get(&s->sizevars, e->name))
+    sema_error(s, e->loc, "size variable '%s' cannot be used as a value",
+               e->name);
+  else if (is_builtin_name(e->name) || strmap_get(&s->fns, e->name))
+    sema_error(s, e->loc, "'%s' is a function; call it with arguments",
+               e->name);
+  else
+    sema_error(s, e->loc, "use of undeclared name '%s'", e->name);
+}
+
+static TVal *eval_name(Sema *s, const Expr *e) {
+  if (s->fn) {
+    TVal *p = eval_fn_param(s, e);
+    return p ? p : constant(s, e->name, e->loc);
+  }
+  Binding *b = strmap_get(s->scope, e->name);
+  if (b) {
+    b->reads++;
+    return b->val;
+  }
+  if (is_constant_name(e->name))
+    return constant(s, e->name, e->loc);
+  undeclared(s, e);
+  return NULL;
+}
+
+static TVal *axes_param(Sema *s, TVal **args, int from, int nargs,
+                        SrcRange loc) {
+  TVal *t = ARENA_NEW(s->a, TVal);
+  t->kind = TV_AXES;
+  t->loc = loc;
+  t->naxes = nargs - from;
+  t->axes = args + from;
+  return t;
+}
+
+static TVal *expand_fn(Sema *s, const FnDef *f, const Expr *call, TVal **args) {
+  if (fn_is_bad(f))
+    return NULL;
+  if (s->depth == SEMA_MAX_DEPTH) {
+    sema_error(s, call->loc, "functions nested too deeply");
+    return NULL;
+  }
+  int np = f->stmt->nparams;
+  TVal **params = ARENA_ARRAY(s->a, TVal *, np ? np : 1);
+  for (int i = 0; i < np; i++)
+    params[i] = f->variadic && i == np - 1
+                    ? axes_param(s, args, i, call->nargs, call->loc)
+                    : args[i];
+  const FnDef *saved_fn = s->fn;
+  TVal **saved_params = s->params;
+  s->frames[s->depth++] = (Frame){f, call->loc};
+  s->fn = f;
+  s->params = params;
+  TVal *r = eval(s, f->stmt->value);
+  s->depth--;
+  s->fn = saved_fn;
+  s->params = saved_params;
+  return with_loc(s, r, call->loc);
+}
+
+static int current_order(Sema *s);
+
+static TVal *eval_call(Sema *s, const Expr *e) {
+  FnDef *f = NULL;
+  if (!s->fn && !check_callee(s, e, current_order(s), &f))
+    return NULL;
+  if (s->fn)
+    f = strmap_get(&s->fns, e->name);
+  TVal **args = ARENA_ARRAY(s->a, TVal *, e->nargs ? e->nargs : 1);
+  int ok = 1;
+  for (int i = 0; i < e->nargs; i++)
+    ok &= (args[i] = eval(s, e->args[i])) != NULL;
+  if (!ok)
+    return NULL;
+  if (f && !lower_is_builtin_call(e->name, &(int){0}, &(int){0}))
+    return expand_fn(s, f, e, args);
+  set_loc(s, e);
+  return lower_call(s, e, args, e->nargs);
+}
+
+static TVal *eval(Sema *s, const Expr *e) {
+  switch (e->kind) {
+  case EXPR_INT:
+    return lower_weak_int(s, e->ival, e->loc, 1);
+  case EXPR_FLOAT:
+    return lower_weak_float(s, e->fval, e->loc);
+  case EXPR_BOOL:
+    set_loc(s, e);
+    return lower_bool(s, (int)e->ival, e->loc);
+  case EXPR_NAME:
+    return eval_name(s, e);
+  case EXPR_UNARY: {
+    TVal *a = eval(s, e->args[0]);
+    set_loc(s, e);
+    return lower_unary(s, e->uop, a, e->op_loc, e->loc);
+  }
+  case EXPR_BINARY: {
+    TVal *a = eval(s, e->args[0]);
+    TVal *b = eval(s, e->args[1]);
+    set_loc(s, e);
+    return lower_binary(s, e->bop, a, b, e->op_loc, e->loc);
+  }
+  case EXPR_CALL:
+    return eval_call(s, e);
+  }
+  unreachable();
+}
+
+/* ---- kernels ------------------------------------------------------------ */
+
+
+static int current_order(Sema *s) { return s->kb ? s->kb->order : s->order; }
+
+static void note_later(Sema *s, KernelBuild *kb, const char *name,
+                       SrcRange loc) {
+  if (strmap_get(&kb->later, name))
+    return;
+  SrcRange *at = ARENA_NEW(s->a, SrcRange);
+  *at = loc;
+  strmap_put(s->a, &kb->later, name, at);
+}
+
+static void begin_kernel(Sema *s, KernelBuild *kb, const char *name,
+                         SrcRange loc) {
+  memset(kb, 0, sizeof *kb);
+  kb->name = name;
+  kb->loc = loc;
+  s->k = ARENA_NEW(s->a, Kernel);
+  s->k->name = name;
+  s->k->loc = loc;
+  s->sizevars = (StrMap){0};
+  s->sizevar_names = (PtrVec){0};
+  s->scope = ARENA_NEW(s->a, StrMap);
+  s->kb = kb;
+}
+
+static void add_input(Sema *s, KernelBuild *kb, const char *name,
+                      SrcRange loc, const AstType *t) {
+  if (!check_new_name(s, name, loc))
+    return;
+  Shape sh;
+  TVal *val = NULL;
+  if (input_shape(s, t, &sh)) {
+    s->cur_loc = loc;
+    Value *v = lower_input(s, kb->inputs.len, t->dtype, &sh);
+    v->name = name;
+    val = ARENA_NEW(s->a, TVal);
+    val->kind = TV_TENSOR;
+    val->dtype = t->dtype;
+    val->v = v;
+    val->loc = loc;
+  }
+  Binding *b = bind(s, name, loc, val);
+  vec_push(s->a, &kb->inputs, b);
+  b->input = kb->inputs.len;
+}
+
+static void add_assign(Sema *s, KernelBuild *kb, const Stmt *st) {
+  TVal *val = eval(s, st->value);
+  if (!check_new_name(s, st->name, st->name_loc))
+    return;
+  if (val && val->kind == TV_AXES)
+    val = NULL;
+  if (val && val->kind == TV_TENSOR && !val->v->name)
+    val->v->name = st->name;
+  Binding *b = bind(s, st->name, st->name_loc, val);
+  vec_push(s->a, &kb->assigns, b);
+}
+
+static void warn_unused(Sema *s, KernelBuild *kb, StrMap *outputs) {
+  for (int i = 0; i < kb->inputs.len; i++) {
+    Binding *b = kb->inputs.items[i];
+    if (!b->reads)
+      diag_warning(s->d, b->loc, "unused input '%s'", b->name);
+  }
+  for (int i = 0; i < kb->assigns.len; i++) {
+    Binding *b = kb->assigns.items[i];
+    if (!b->reads && !strmap_get(outputs, b->name))
+      diag_warning(s->d, b->loc, "unused value '%s'", b->name);
+  }
+}
+
+/* Shapes equal after removing every literal-1 axis from both. */
+static int same_up_to_ones(const Shape *a, const Shape *b) {
+  Shape x = {0}, y = {0};
+  for (int i = 0; i < a->rank; i++)
+    if (a->d[i].var >= 0 || a->d[i].size != 1)
+      x.d[x.rank++] = a->d[i];
+  for (int i = 0; i < b->rank; i++)
+    if (b->d[i].var >= 0 || b->d[i].size != 1)
+      y.d[y.rank++] = b->d[i];
+  return shape_equal(&x, &y);
+}
+
+static void finish_inputs(Sema *s, KernelBuild *kb) {
+  Kernel *k = s->k;
+  k->ninputs = kb->inputs.len;
+  k->inputs = ARENA_ARRAY(s->a, KernelInput, k->ninputs + 1);
+  for (int i = 0; i < k->ninputs; i++) {
+    Binding *b = kb->inputs.items[i];
+    KernelInput *in = &k->inputs[i];
+    in->name = b->name;
+    if (b->val) {
+      in->dtype = b->val->dtype;
+      in->shape = b->val->v->shape;
+      in->value = b->val->v;
+    }
+  }
+}
+
+/* One output; `decl` is its declared type or NULL. */
+static int make_output(Sema *s, KernelOutput *out, const char *name,
+                       SrcRange loc, TVal *val, const AstType *decl) {
+  val = lower_strong(s, val);
+  if (!val)
+    return 0;
+  out->name = name;
+  out->dtype = val->dtype;
+  out->shape = val->v->shape;
+  if (decl) {
+    Shape sh;
+    if (!output_shape(s, decl, &sh))
+      return 0;
+    if (!same_up_to_ones(&sh, &val->v->shape)) {
+      sema_error(s, loc, "output '%s' is declared %s but its value is %s", name,
+                 type_str(s, decl->dtype, &sh), tval_type_str(s, val));
+      return 0;
+    }
+    out->dtype = decl->dtype;
+    out->shape = sh;
+  }
+  s->cur_loc = val->v->loc;
+  out->value = lower_to_storage(s, val, out->dtype);
+  return 1;
+}
+
+/* ---- -D bindings and the finished kernel ----------------------------------- */
+
+static int define_value(Sema *s, const char *name, int64_t *value) {
+  for (size_t i = 0; i < s->c->opts.n_defines; i++)
+    if (!strcmp(s->c->opts.defines[i].name, name)) {
+      *value = s->c->opts.defines[i].value;
+      return 1;
+    }
+  return 0;
+}
+
+static void substitute_shape(Shape *sh, const int *newvar,
+                             const int64_t *value) {
+  for (int i = 0; i < sh->rank; i++) {
+    int v = sh->d[i].var;
+    if (v < 0)
+      continue;
+    sh->d[i].var = newvar[v];
+    if (newvar[v] < 0)
+      sh->d[i].size = value[v];
+  }
+}
+
+static void bind_defines(Sema *s, StrMap *used_defines) {
+  Kernel *k = s->k;
+  int n = s->sizevar_names.len;
+  int *newvar = ARENA_ARRAY(s->a, int, n + 1);
+  int64_t *value = ARENA_ARRAY(s->a, int64_t, n + 1);
+  k->sizevars = ARENA_ARRAY(s->a, SizeVar, n + 1);
+  for (int i = 0; i < n; i++) {
+    const char *name = s->sizevar_names.items[i];
+    if (define_value(s, name, &value[i])) {
+      newvar[i] = -1;
+      strmap_put(s->a, used_defines, name, (void *)name);
+    } else {
+      newvar[i] = k->nsizevars;
+      k->sizevars[k->nsizevars++].name = name;
+    }
+  }
+  for (int i = 0; i < k->values.len; i++)
+    substitute_shape(&((Value *)k->values.items[i])->shape, newvar, value);
+  for (int i = 0; i < k->ninputs; i++)
+    substitute_shape(&k->inputs[i].shape, newvar, value);
+  for (int i = 0; i < k->noutputs; i++)
+    substitute_shape(&k->outputs[i].shape, newvar, value);
+}
+
+static void put_sig_type(Sema *s, Buf *b, DType t, const Shape *sh) {
+  buf_puts(b, type_str(s, t, sh));
+}
+
+static const char *signature(Sema *s) {
+  Kernel *k = s->k;
+  Buf b;
+  buf_init(&b, s->a);
+  buf_printf(&b, "kernel %s(", k->name);
+  for (int i = 0; i < k->ninputs; i++) {
+    buf_printf(&b, "%s%s: ", i ? ", " : "", k->inputs[i].name);
+    put_sig_type(s, &b, k->inputs[i].dtype, &k->inputs[i].shape);
+  }
+  buf_puts(&b, ") -> (");
+  for (int i = 0; i < k->noutputs; i++) {
+    buf_printf(&b, "%s%s: ", i ? ", " : "", k->outputs[i].name);
+    put_sig_type(s, &b, k->outputs[i].dtype, &k->outputs[i].shape);
+  }
+  buf_puts(&b, ")");
+  return buf_cstr(&b);
+}
+
+static void end_kernel(Sema *s, PtrVec *kernels, StrMap *used_defines) {
+  if (s->k->noutputs) {
+    s->k->te_signature = signature(s);
+    bind_defines(s, used_defines);
+  }
+  vec_push(s->a, kernels, s->k);
+  s->kb = NULL;
+  s->k = NULL;
+}
+
+/* ---- explicit kernels ------------------------------------------------------ */
+
+static void kernel_params(Sema *s, KernelBuild *kb, const Stmt *st) {
+  for (int i = 0; i < st->nparams; i++) {
+    const Param *p = &st->params[i];
+    int dup = 0;
+    for (int j = 0; j < i && !dup; j++)
+      if (!strcmp(st->params[j].name, p->name)) {
+        Diag *d = sema_error(s, p->loc, "duplicate parameter '%s'", p->name);
+        note_defined(s, d, st->params[j].loc);
+        dup = 1;
+      }
+    if (!dup)
+      add_input(s, kb, p->name, p->loc, p->type);
+  }
+}
+
+static int check_out_names(Sema *s, const Stmt *st) {
+  int ok = 1;
+  for (int i = 0; i < st->nouts; i++) {
+    const Param *o = &st->outs[i];
+    for (int j = 0; j < i; j++)
+      if (!strcmp(st->outs[j].name, o->name)) {
+        Diag *d = sema_error(s, o->loc, "duplicate output '%s'", o->name);
+        note_defined(s, d, st->outs[j].loc);
+        ok = 0;
+      }
+    Binding *b = strmap_get(s->scope, o->name);
+    if (b && b->input) {
+      Diag *d = sema_error(s, o->loc, "'%s' is both an input and an output",
+                           o->name);
+      note_defined(s, d, b->loc);
+      ok = 0;
+    }
+  }
+  return ok;
+}
+
+static void explicit_outputs(Sema *s, const Stmt *st, StrMap *outs) {
+  Kernel *k = s->k;
+  k->outputs = ARENA_ARRAY(s->a, KernelOutput, st->nouts + 1);
+  int ok = 1;
+  for (int i = 0; i < st->nouts; i++) {
+    const Param *o = &st->outs[i];
+    Binding *b = strmap_get(s->scope, o->name);
+    strmap_put(s->a, outs, o->name, (void *)o);
+    if (!b || b->input) {
+      if (!b)
+        sema_error(s, o->loc, "output '%s' is never assigned", o->name);
+      ok = 0;
+      continue;
+    }
+    ok &= make_output(s, &k->outputs[i], o->name, o->loc, b->val, o->type);
+  }
+  if (ok)
+    k->noutputs = st->nouts;
+}
+
+static void check_kernel(Sema *s, const Stmt *st, int order, PtrVec *kernels,
+                         StrMap *used_defines) {
+  KernelBuild kb;
+  begin_kernel(s, &kb, st->name, st->name_loc);
+  kb.order = order;
+  for (int i = 0; i < st->nbody; i++)
+    note_later(s, &kb, st->body[i]->name, st->body[i]->name_loc);
+  kernel_params(s, &kb, st);
+  finish_inputs(s, &kb);
+  int outs_ok = check_out_names(s, st);
+  for (int i = 0; i < st->nbody; i++)
+    add_assign(s, &kb, st->body[i]);
+  StrMap outs = {0};
+  if (outs_ok)
+    explicit_outputs(s, st, &outs);
+  warn_unused(s, &kb, &outs);
+  end_kernel(s, kernels, used_defines);
+}
+
+/* ---- the implicit kernel --------------------------------------------------- */
+
+static const char *implicit_name(Sema *s, const SourceFile *f) {
+  if (s->c->opts.kernel_name)
+    return s->c->opts.kernel_name;
+  if (!strcmp(f->name, "<stdin>") || !strcmp(f->name, "-"))
+    return "kernel";
+  const char *base = strrchr(f->name, '/');
+  base = base ? base + 1 : f->name;
+  const char *dot = strrchr(base, '.');
+  size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+  Buf b;
+  buf_init(&b, s->a);
+  if (n == 0 || (base[0] >= '0' && base[0] <= '9'))
+    buf_puts(&b, "_");
+  for (size_t i = 0; i < n; i++) {
+    char c = base[i];
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+             (c >= '0' && c <= '9') || c == '_';
+    buf_putn(&b, ok ? &c : "_", 1);
+  }
+  return buf_cstr(&b);
+}
+
+static void implicit_outputs(Sema *s, KernelBuild *kb, StrMap *outs) {
+  Kernel *k = s->k;
+  k->outputs = ARENA_ARRAY(s->a, KernelOutput, kb->assigns.len + 1);
+  int n = 0, ok = 1;
+  for (int i = 0; i < kb->assigns.len; i++) {
+    Binding *b = kb->assigns.items[i];
+    if (b->reads)
+      continue;
+    strmap_put(s->a, outs, b->name, b);
+    if (!b->val) {
+      ok = 0;
+      continue;
+    }
+    ok &= make_output(s, &k->outputs[n++], b->name, b->loc, b->val, NULL);
+  }
+  if (ok)
+    k->noutputs = n;
+}
+
+static void check_implicit(Sema *s, const AstFile *f, const int *orders,
+                           PtrVec *kernels, StrMap *used_defines) {
+  KernelBuild kb;
+  begin_kernel(s, &kb, implicit_name(s, f->source),
+               (SrcRange){f->source, 0, 0});
+  for (int i = 0; i < f->nstmts; i++) {
+    const Stmt *st = f->stmts[i];
+    if (st->kind == STMT_DECL || st->kind == STMT_ASSIGN)
+      note_later(s, &kb, st->name, st->name_loc);
+  }
+  for (int i = 0; i < f->nstmts; i++) {
+    const Stmt *st = f->stmts[i];
+    kb.order = orders[i];
+    if (st->kind == STMT_DECL)
+      add_input(s, &kb, st->name, st->name_loc, st->type);
+    else if (st->kind == STMT_ASSIGN)
+      add_assign(s, &kb, st);
+  }
+  finish_inputs(s, &kb);
+  StrMap outs = {0};
+  implicit_outputs(s, &kb, &outs);
+  if (!s->k->noutputs && !diag_has_errors(s->d))
+    sema_error(s, kb.loc, "kernel '%s' has no outputs", kb.name);
+  warn_unused(s, &kb, &outs);
+  end_kernel(s, kernels, used_defines);
+}
+
+/* ---- kernel names -------------------------------------------------------- */
+
+static const char *const c_keywords[] = {
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+    "bool", "break", "case", "catch", "char", "char8_t", "char16_t",
+    "char32_t", "class", "co_await", "co_return", "co_yield", "compl",
+    "concept", "const", "const_cast", "consteval", "constexpr", "constinit",
+    "continue", "decltype", "default", "delete", "do", "double",
+    "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
+    "float", "for", "friend", "goto", "if", "inline", "int", "long",
+    "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr",
+    "operator", "or", "or_eq", "private", "protected", "public", "register",
+    "reinterpret_cast", "requires", "restrict", "return", "short", "signed",
+    "sizeof", "static", "static_assert", "static_cast", "struct", "switch",
+    "template", "this", "thread_local", "throw", "true", "try", "typedef",
+    "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
+    "volatile", "wchar_t", "while", "xor", "xor_eq", "_Alignas", "_Alignof",
+    "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn",
+    "_Static_assert", "_Thread_local", "__global__", "__device__",
+    "__host__", "__shared__", "__constant__", "__managed__", "__restrict__",
+    "__noinline__", "__forceinline__", "__launch_bounds__", "__grid_constant__",
+    "gridDim", "blockIdx", "blockDim", "threadIdx", "warpSize", "main"};
+
+static int is_keyword(const char *name) {
+  for (size_t i = 0; i < sizeof c_keywords / sizeof c_keywords[0]; i++)
+    if (!strcmp(name, c_keywords[i]))
+      return 1;
+  return 0;
+}
+
+static int is_c_identifier(const char *name) {
+  if (!*name || (*name >= '0' && *name <= '9'))
+    return 0;
+  for (const char *p = name; *p; p++) {
+    char c = *p;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '_'))
+      return 0;
+  }
+  return 1;
+}
+
+static int check_kernel_name(Sema *s, const char *name, SrcRange loc,
+                             StrMap *seen) {
+  if (!is_c_identifier(name)) {
+    sema_error(s, loc, "kernel name '%s' is not a valid C identifier", name);
+    return 0;
+  }
+  if (is_keyword(name)) {
+    sema_error(s, loc, "kernel name '%s' is a C, C++ or CUDA keyword", name);
+    return 0;
+  }
+  if (!strncmp(name, "tecc_", 5)) {
+    sema_error(s, loc, "kernel name '%s' uses the reserved prefix 'tecc_'",
+               name);
+    return 0;
+  }
+  SrcRange *old = strmap_get(seen, name);
+  if (old) {
+    Diag *d = sema_error(s, loc, "redefinition of kernel '%s'", name);
+    note_defined(s, d, *old);
+    return 0;
+  }
+  SrcRange *at = ARENA_NEW(s->a, SrcRange);
+  *at = loc;
+  strmap_put(s->a, seen, name, at);
+  return 1;
+}
+
+/* ---- imports ------------------------------------------------------------- */
+
+typedef struct ImportState {
+  int *state; /* by SourceFile id: 0 new, 1 being read, 2 done */
+  int cap;
+} ImportState;
+
+static int *file_state(Sema *s, ImportState *is, int id) {
+  if (id >= is->cap) {
+    int cap = (id + 1) * 2;
+    int *st = ARENA_ARRAY(s->a, int, cap);
+    if (is->cap)
+      memcpy(st, is->state, sizeof(int) * (size_t)is->cap);
+    is->state = st;
+    is->cap = cap;
+  }
+  return &is->state[id];
+}
+
+static const char *dir_of(Sema *s, const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    return ".";
+  if (slash == path)
+    return "/";
+  return arena_strndup(s->a, path, (size_t)(slash - path));
+}
+
+static const char *join(Sema *s, const char *dir, const char *path) {
+  if (path[0] == '/' || !dir || !strcmp(dir, "."))
+    return arena_strdup(s->a, path);
+  return arena_printf(s->a, "%s%s%s", dir,
+                      dir[strlen(dir) - 1] == '/' ? "" : "/", path);
+}
+
+static SourceFile *find_import(Sema *s, const char *dir, const char *path) {
+  const char *first = join(s, dir, path);
+  if (access(first, R_OK) == 0)
+    return compilation_load(s->c, first, first);
+  if (path[0] == '/')
+    return NULL;
+  for (size_t i = 0; i < s->c->opts.n_include_dirs; i++) {
+    const char *p = join(s, s->c->opts.include_dirs[i], path);
+    if (access(p, R_OK) == 0)
+      return compilation_load(s->c, p, p);
+  }
+  return NULL;
+}
+
+static void load_imports(Sema *s, ImportState *is, const AstFile *f,
+                         const char *dir);
+
+static void check_imported_stmts(Sema *s, const AstFile *f) {
+  for (int i = 0; i < f->nstmts; i++) {
+    const Stmt *st = f->stmts[i];
+    if (st->kind == STMT_FN)
+      define_fn(s, st, 0);
+    else if (st->kind != STMT_IMPORT)
+      sema_error(s, st->loc,
+                 "an imported file may contain only imports and functions");
+  }
+}
+
+static void import_one(Sema *s, ImportState *is, const Stmt *st,
+                       const char *dir) {
+  SourceFile *sf = find_import(s, dir, st->path);
+  if (!sf) {
+    sema_error(s, st->loc, "cannot find imported file '%s'", st->path);
+    return;
+  }
+  int *state = file_state(s, is, sf->id);
+  if (*state == 1) {
+    sema_error(s, st->loc, "import cycle: '%s' imports itself", sf->name);
+    return;
+  }
+  if (*state == 2)
+    return;
+  *state = 1;
+  AstFile *af = parse_file(s->a, s->d, sf);
+  load_imports(s, is, af, dir_of(s, sf->path ? sf->path : sf->name));
+  check_imported_stmts(s, af);
+  *file_state(s, is, sf->id) = 2;
+}
+
+static void load_imports(Sema *s, ImportState *is, const AstFile *f,
+                         const char *dir) {
+  for (int i = 0; i < f->nstmts; i++)
+    if (f->stmts[i]->kind == STMT_IMPORT)
+      import_one(s, is, f->stmts[i], dir);
+}
+
+/* ---- the prelude ------------------------------------------------------- */
+
+static void load_prelude(Sema *s) {
+  SourceFile *sf = compilation_add_source(s->c, "<prelude>", NULL,
+                                          tecc_prelude_te,
+                                          strlen(tecc_prelude_te));
+  int errors = s->d->n_errors;
+  AstFile *af = parse_file(s->a, s->d, sf);
+  for (int i = 0; i < af->nstmts; i++)
+    if (af->stmts[i]->kind == STMT_FN)
+      define_fn(s, af->stmts[i], 1);
+  if (s->d->n_errors != errors)
+    internal_error("the prelude has errors");
+}
+
+/* ---- the whole program ------------------------------------------------- */
+
+static int has_kernels(const AstFile *f) {
+  for (int i = 0; i < f->nstmts; i++)
+    if (f->stmts[i]->kind == STMT_KERNEL)
+      return 1;
+  return 0;
+}
+
+static void reject_toplevel(Sema *s, const AstFile *f) {
+  const Stmt *first_kernel = NULL;
+  for (int i = 0; i < f->nstmts && !first_kernel; i++)
+    if (f->stmts[i]->kind == STMT_KERNEL)
+      first_kernel = f->stmts[i];
+  for (int i = 0; i < f->nstmts; i++) {
+    const Stmt *st = f->stmts[i];
+    if (st->kind != STMT_DECL && st->kind != STMT_ASSIGN)
+      continue;
+    Diag *d = sema_error(s, st->loc, "top-level %s in a file that defines kernels",
+                         st->kind == STMT_DECL ? "declaration" : "assignment");
+    diag_note(s->d, d, first_kernel->name_loc, "kernel '%s' is defined here",
+              first_kernel->name);
+  }
+}
+
+static void warn_unused_defines(Sema *s, StrMap *used) {
+  for (size_t i = 0; i < s->c->opts.n_defines; i++) {
+    const char *name = s->c->opts.defines[i].name;
+    if (!strmap_get(used, name))
+      diag_warning(s->d, (SrcRange){0},
+                   "-D %s: no size variable named '%s' in this program", name,
+                   name);
+  }
+}
+
+static Module *make_module(Sema *s, PtrVec *kernels) {
+  Module *m = ARENA_NEW(s->a, Module);
+  m->nkernels = kernels->len;
+  m->kernels = (Kernel **)kernels->items;
+  return m;
+}
+
+static void check_main(Sema *s, const AstFile *f, PtrVec *kernels,
+                       StrMap *used_defines) {
+  int *orders = ARENA_ARRAY(s->a, int, f->nstmts + 1);
+  int explicit = has_kernels(f);
+  StrMap names = {0};
+  if (explicit)
+    reject_toplevel(s, f);
+  for (int i = 0; i < f->nstmts; i++) {
+    const Stmt *st = f->stmts[i];
+    orders[i] = s->order++;
+    if (st->kind == STMT_FN)
+      define_fn(s, st, 0);
+    else if (st->kind == STMT_KERNEL &&
+             check_kernel_name(s, st->name, st->name_loc, &names))
+      check_kernel(s, st, orders[i], kernels, used_defines);
+  }
+  if (!explicit) {
+    const char *name = implicit_name(s, f->source);
+    if (check_kernel_name(s, name, (SrcRange){0}, &names))
+      check_implicit(s, f, orders, kernels, used_defines);
+  }
+}
 
 Module *sema_and_lower(Compilation *c, AstFile *main) {
-  internal_error("sema_and_lower: not implemented");
+  Sema sema = {0};
+  Sema *s = &sema;
+  s->c = c;
+  s->a = c->arena;
+  s->d = &c->diags;
+  load_prelude(s);
+  ImportState is = {0};
+  *file_state(s, &is, main->source->id) = 1;
+  load_imports(s, &is, main, c->main_dir);
+  PtrVec kernels = {0};
+  StrMap used_defines = {0};
+  check_main(s, main, &kernels, &used_defines);
+  warn_unused_defines(s, &used_defines);
+  if (diag_has_errors(s->d))
+    return NULL;
+  return make_module(s, &kernels);
 }
