@@ -218,7 +218,8 @@ if ! "$TECC" --help > "$tmp/help" 2>/dev/null || [ ! -s "$tmp/help" ]; then
   skip "man page names every option of tecc --help" "tecc --help does not work yet"
 else
   sed 's/\\-/-/g; s/\\f[BIRP]//g' "$man" > "$tmp/man.txt"
-  grep -o -- '--*[A-Za-z][A-Za-z-]*' "$tmp/help" | sort -u | while read -r opt; do
+  grep -oE -- '(^|[ ,[])--?[A-Za-z][A-Za-z0-9-]*' "$tmp/help" | sed 's/^[ ,[]//' |
+  sort -u | while read -r opt; do
     grep -qF -- "$opt" "$tmp/man.txt" || echo "$opt"
   done > "$tmp/err"
   if [ -s "$tmp/err" ]; then not_ok "man page names every option of tecc --help"
