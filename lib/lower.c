@@ -542,7 +542,11 @@ static uint32_t axes_mask(Sema *s, ReduceOp op, const TVal *x,
       return 0;
     }
     if (mask & (1u << ax)) {
-      sema_error(s, t->loc, "axis %lld is repeated", (long long)t->k.i);
+      if (ax == t->k.i)
+        sema_error(s, t->loc, "repeated axis %lld", (long long)ax);
+      else
+        sema_error(s, t->loc, "axis %lld repeats axis %lld",
+                   (long long)t->k.i, (long long)ax);
       return 0;
     }
     if ((op == RED_ARGMAX || op == RED_ARGMIN) && i > 0) {

@@ -62,6 +62,9 @@ Diag *sema_error(Sema *s, SrcRange r, const char *fmt, ...) {
   va_end(ap);
   if (s->depth == 0)
     return diag_error(s->d, r, "%s", msg);
+  if (s->expansion_failed)
+    return NULL; /* one error per expansion: the rest repeat it */
+  s->expansion_failed = 1;
   Diag *d = diag_error(s->d, s->frames[0].call, "%s", msg);
   for (int i = 0; i < s->depth; i++) {
     SrcRange at = i + 1 < s->depth ? s->frames[i + 1].call : r;
@@ -115,10 +118,13 @@ static int check_new_name(Sema *s, const char *name, SrcRange loc) {
     return 0;
   Binding *old = strmap_get(s->scope, name);
   if (old) {
-    Diag *d = old->input
-                  ? sema_error(s, loc, "cannot assign to input '%s'", name)
-                  : sema_error(s, loc, "'%s' is already assigned", name);
-    note_defined(s, d, old->loc);
+    if (old->input) {
+      Diag *d = sema_error(s, loc, "cannot assign to input '%s'", name);
+      diag_note(s->d, d, old->loc, "'%s' is declared here", name);
+    } else {
+      note_defined(s, sema_error(s, loc, "'%s' is already assigned", name),
+                   old->loc);
+    }
     return 0;
   }
   if (strmap_get(&s->sizevars, name)) {
@@ -375,7 +381,7 @@ static TVal *eval_name(Sema *s, const Expr *e) {
   Binding *b = strmap_get(s->scope, e->name);
   if (b) {
     b->reads++;
-    return b->val;
+    return with_loc(s, b->val, e->loc);
   }
   if (is_constant_name(e->name))
     return constant(s, e->name, e->loc);
@@ -412,7 +418,8 @@ static TVal *expand_fn(Sema *s, const FnDef *f, const Expr *call, TVal **args) {
   s->fn = f;
   s->params = params;
   TVal *r = eval(s, f->stmt->value);
-  s->depth--;
+  if (--s->depth == 0)
+    s->expansion_failed = 0;
   s->fn = saved_fn;
   s->params = saved_params;
   return with_loc(s, r, call->loc);
@@ -421,15 +428,16 @@ static TVal *expand_fn(Sema *s, const FnDef *f, const Expr *call, TVal **args) {
 static int current_order(Sema *s);
 
 static TVal *eval_call(Sema *s, const Expr *e) {
-  FnDef *f = NULL;
-  if (!s->fn && !check_callee(s, e, current_order(s), &f))
-    return NULL;
-  if (s->fn)
-    f = strmap_get(&s->fns, e->name);
   TVal **args = ARENA_ARRAY(s->a, TVal *, e->nargs ? e->nargs : 1);
   int ok = 1;
   for (int i = 0; i < e->nargs; i++)
     ok &= (args[i] = eval(s, e->args[i])) != NULL;
+  FnDef *f = NULL;
+  /* inside a fn, callees were checked at its definition */
+  if (!s->fn && !check_callee(s, e, current_order(s), &f))
+    return NULL;
+  if (s->fn)
+    f = strmap_get(&s->fns, e->name);
   if (!ok)
     return NULL;
   if (f && !lower_is_builtin_call(e->name, &(int){0}, &(int){0}))
@@ -617,7 +625,7 @@ static void substitute_shape(Shape *sh, const int *newvar,
   }
 }
 
-static void bind_defines(Sema *s, StrMap *used_defines) {
+static void bind_defines(Sema *s) {
   Kernel *k = s->k;
   int n = s->sizevar_names.len;
   int *newvar = ARENA_ARRAY(s->a, int, n + 1);
@@ -627,7 +635,6 @@ static void bind_defines(Sema *s, StrMap *used_defines) {
     const char *name = s->sizevar_names.items[i];
     if (define_value(s, name, &value[i])) {
       newvar[i] = -1;
-      strmap_put(s->a, used_defines, name, (void *)name);
     } else {
       newvar[i] = k->nsizevars;
       k->sizevars[k->nsizevars++].name = name;
@@ -664,9 +671,11 @@ static const char *signature(Sema *s) {
 }
 
 static void end_kernel(Sema *s, PtrVec *kernels, StrMap *used_defines) {
+  for (int i = 0; i < s->sizevar_names.len; i++)
+    strmap_put(s->a, used_defines, s->sizevar_names.items[i], s);
   if (s->k->noutputs) {
     s->k->te_signature = signature(s);
-    bind_defines(s, used_defines);
+    bind_defines(s);
   }
   vec_push(s->a, kernels, s->k);
   s->kb = NULL;
@@ -690,10 +699,11 @@ static void kernel_params(Sema *s, KernelBuild *kb, const Stmt *st) {
   }
 }
 
-static int check_out_names(Sema *s, const Stmt *st) {
+static int check_out_names(Sema *s, const Stmt *st, StrMap *outs) {
   int ok = 1;
   for (int i = 0; i < st->nouts; i++) {
     const Param *o = &st->outs[i];
+    strmap_put(s->a, outs, o->name, (void *)o);
     for (int j = 0; j < i; j++)
       if (!strcmp(st->outs[j].name, o->name)) {
         Diag *d = sema_error(s, o->loc, "duplicate output '%s'", o->name);
@@ -711,14 +721,13 @@ static int check_out_names(Sema *s, const Stmt *st) {
   return ok;
 }
 
-static void explicit_outputs(Sema *s, const Stmt *st, StrMap *outs) {
+static void explicit_outputs(Sema *s, const Stmt *st) {
   Kernel *k = s->k;
   k->outputs = ARENA_ARRAY(s->a, KernelOutput, st->nouts + 1);
   int ok = 1;
   for (int i = 0; i < st->nouts; i++) {
     const Param *o = &st->outs[i];
     Binding *b = strmap_get(s->scope, o->name);
-    strmap_put(s->a, outs, o->name, (void *)o);
     if (!b || b->input) {
       if (!b)
         sema_error(s, o->loc, "output '%s' is never assigned", o->name);
@@ -740,12 +749,12 @@ static void check_kernel(Sema *s, const Stmt *st, int order, PtrVec *kernels,
     note_later(s, &kb, st->body[i]->name, st->body[i]->name_loc);
   kernel_params(s, &kb, st);
   finish_inputs(s, &kb);
-  int outs_ok = check_out_names(s, st);
+  StrMap outs = {0};
+  int outs_ok = check_out_names(s, st, &outs);
   for (int i = 0; i < st->nbody; i++)
     add_assign(s, &kb, st->body[i]);
-  StrMap outs = {0};
   if (outs_ok)
-    explicit_outputs(s, st, &outs);
+    explicit_outputs(s, st);
   warn_unused(s, &kb, &outs);
   end_kernel(s, kernels, used_defines);
 }
@@ -961,7 +970,7 @@ static void import_one(Sema *s, ImportState *is, const Stmt *st,
   }
   int *state = file_state(s, is, sf->id);
   if (*state == 1) {
-    sema_error(s, st->loc, "import cycle: '%s' imports itself", sf->name);
+    sema_error(s, st->loc, "import cycle through '%s'", sf->name);
     return;
   }
   if (*state == 2)
@@ -1004,20 +1013,15 @@ static int has_kernels(const AstFile *f) {
   return 0;
 }
 
-static void reject_toplevel(Sema *s, const AstFile *f) {
+static void reject_toplevel(Sema *s, const AstFile *f, const Stmt *st) {
   const Stmt *first_kernel = NULL;
   for (int i = 0; i < f->nstmts && !first_kernel; i++)
     if (f->stmts[i]->kind == STMT_KERNEL)
       first_kernel = f->stmts[i];
-  for (int i = 0; i < f->nstmts; i++) {
-    const Stmt *st = f->stmts[i];
-    if (st->kind != STMT_DECL && st->kind != STMT_ASSIGN)
-      continue;
-    Diag *d = sema_error(s, st->loc, "top-level %s in a file that defines kernels",
-                         st->kind == STMT_DECL ? "declaration" : "assignment");
-    diag_note(s->d, d, first_kernel->name_loc, "kernel '%s' is defined here",
-              first_kernel->name);
-  }
+  Diag *d = sema_error(s, st->loc, "top-level %s in a file that defines kernels",
+                       st->kind == STMT_DECL ? "declaration" : "assignment");
+  diag_note(s->d, d, first_kernel->name_loc, "kernel '%s' is defined here",
+            first_kernel->name);
 }
 
 static void warn_unused_defines(Sema *s, StrMap *used) {
@@ -1042,12 +1046,12 @@ static void check_main(Sema *s, const AstFile *f, PtrVec *kernels,
   int *orders = ARENA_ARRAY(s->a, int, f->nstmts + 1);
   int explicit = has_kernels(f);
   StrMap names = {0};
-  if (explicit)
-    reject_toplevel(s, f);
   for (int i = 0; i < f->nstmts; i++) {
     const Stmt *st = f->stmts[i];
     orders[i] = s->order++;
-    if (st->kind == STMT_FN)
+    if (explicit && (st->kind == STMT_DECL || st->kind == STMT_ASSIGN))
+      reject_toplevel(s, f, st);
+    else if (st->kind == STMT_FN)
       define_fn(s, st, 0);
     else if (st->kind == STMT_KERNEL &&
              check_kernel_name(s, st->name, st->name_loc, &names))

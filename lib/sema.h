@@ -81,6 +81,7 @@ typedef struct Sema {
   TVal **params;
   Frame frames[SEMA_MAX_DEPTH];
   int depth;
+  int expansion_failed; /* an error was reported in this expansion */
   SrcRange cur_loc; /* loc given to new IR values */
 } Sema;
 
