@@ -96,6 +96,26 @@ static tecc_result *finish(tecc_result *r) {
 
 /* --- compiling ---------------------------------------------------------- */
 
+/* Options a caller of the library may get wrong (the command checks them
+ * before): each is a position-less error. */
+static int options_valid(tecc_result *r) {
+  const tecc_options *o = &r->comp.opts;
+  DiagList *d = &r->comp.diags;
+  if (o->opt_level < 0 || o->opt_level > 2)
+    diag_error(d, (SrcRange){0}, "invalid optimization level %d (0, 1 or 2)", o->opt_level);
+  if ((unsigned)o->emit > TECC_EMIT_JSON)
+    diag_error(d, (SrcRange){0}, "invalid emit kind %d", (int)o->emit);
+  for (size_t i = 0; i < o->n_defines; i++)
+    if (o->defines[i].value < 0)
+      diag_error(d, (SrcRange){0}, "size variable '%s' bound to %lld: sizes are non-negative",
+                 o->defines[i].name, (long long)o->defines[i].value);
+  return !diag_has_errors(d);
+}
+
+static void run_pipeline(tecc_result *r, SourceFile *main) {
+  r->ok = options_valid(r) && compile_pipeline(&r->comp, main);
+}
+
 /* The directory part of `path` ("." when there is none). */
 static const char *dir_of(Arena *a, const char *path) {
   const char *slash = strrchr(path, '/');
@@ -129,7 +149,7 @@ tecc_result *tecc_compile_string(const char *filename, const char *source,
   SourceFile *main =
       compilation_add_source(&r->comp, from_stdin ? "<stdin>" : filename,
                              from_stdin ? "-" : filename, source ? source : "", len);
-  r->ok = compile_pipeline(&r->comp, main);
+  run_pipeline(r, main);
   return finish(r);
 }
 
@@ -145,7 +165,7 @@ tecc_result *tecc_compile_file(const char *path, const tecc_options *opts) {
     r->io_error = 1;
     return finish(r);
   }
-  r->ok = compile_pipeline(&r->comp, main);
+  run_pipeline(r, main);
   return finish(r);
 }
 

@@ -120,7 +120,7 @@ static void copy_options(Arena *a, tecc_options *dst, const tecc_options *src) {
   dst->include_dirs = dirs;
   tecc_define *defs = ARENA_ARRAY(a, tecc_define, src->n_defines + 1);
   for (size_t i = 0; i < src->n_defines; i++) {
-    defs[i].name = arena_strdup(a, src->defines[i].name);
+    defs[i].name = arena_strdup(a, src->defines[i].name ? src->defines[i].name : "");
     defs[i].value = src->defines[i].value;
   }
   dst->defines = defs;

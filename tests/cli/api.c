@@ -158,6 +158,22 @@ static void test_dump_after(void) {
   tecc_result_free(r);
 }
 
+static void test_bad_options(void) {
+  tecc_options o = opts_for(TECC_EMIT_AST);
+  o.opt_level = 3;
+  tecc_result *r = tecc_compile_string("o.te", good, strlen(good), &o);
+  ok(!tecc_result_ok(r) && tecc_result_num_diagnostics(r) == 1,
+     "opt_level 3: an error");
+  tecc_result_free(r);
+  tecc_define bad_define = {"N", -1};
+  o = opts_for(TECC_EMIT_AST);
+  o.defines = &bad_define;
+  o.n_defines = 1;
+  r = tecc_compile_string("o.te", good, strlen(good), &o);
+  ok(!tecc_result_ok(r), "a negative -D value: an error");
+  tecc_result_free(r);
+}
+
 int main(void) {
   plan(44);
   test_defaults();
@@ -168,6 +184,7 @@ int main(void) {
   test_stdin_name();
   test_warnings();
   test_dump_after();
+  test_bad_options();
   tecc_result_free(NULL);
   ok(1, "tecc_result_free(NULL) is harmless");
   return exit_status();

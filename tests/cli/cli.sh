@@ -130,13 +130,13 @@ is "$(ls -A outdir)" "keep.ir" "after errors: no output, no dependency file, no 
 is "$(cat outdir/keep.ir)" "old" "after errors: an existing output is unchanged"
 
 # --- outputs that cannot be written -----------------------------------------
-run --emit=ir good.te -o nodir/x.ir
+run --emit=ast good.te -o nodir/x.ast
 is "$rc" 2 "output in a missing directory: exit 2"
-is "$(cat err)" "tecc: cannot write 'nodir/x.ir': No such file or directory" "unwritable output: message"
+is "$(cat err)" "tecc: cannot write 'nodir/x.ast': No such file or directory" "unwritable output: message"
 ok "missing directory: nothing created" test ! -e nodir
 if [ "$(id -u)" != 0 ]; then
   mkdir ro && chmod 555 ro
-  run --emit=ir good.te -o ro/x.ir
+  run --emit=ast good.te -o ro/x.ast
   is "$rc" 2 "output in a read-only directory: exit 2"
   is "$(ls -A ro)" "" "read-only directory: nothing left there"
 else
@@ -147,7 +147,7 @@ fi
 # --- signals during the write -------------------------------------------------
 for sig in INT TERM; do
   mkdir "sig$sig"
-  TECC_TEST_WRITE_DELAY_MS=3000 "$TECC" --emit=ir good.te -o "sig$sig/x.ir" -MD 2>/dev/null &
+  TECC_TEST_WRITE_DELAY_MS=3000 "$TECC" --emit=ast good.te -o "sig$sig/x.ast" -MD 2>/dev/null &
   pid=$!
   i=0 # wait until the temporaries exist (at most 2.5 s), then signal
   while [ -z "$(ls -A "sig$sig")" ] && [ $i -lt 50 ]; do sleep 0.05; i=$((i + 1)); done
