@@ -175,8 +175,11 @@ static Value *identity(Value *v) {
 /* ---- hash-consing ------------------------------------------------------ */
 
 static uint64_t mix(uint64_t h, uint64_t x) {
-  h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h;
+  /* splitmix64 of the combination: pointers have zero low bits */
+  uint64_t z = h * 31 + x + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
 }
 
 static uint64_t value_hash(const Value *v) {
