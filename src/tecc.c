@@ -643,6 +643,8 @@ static void resolve_paths(Cli *cli) {
     cli->dep_out = concat(stem, ".d");
   if (cli->h_file && !is_stdout(cli->h_file) && !is_stdout(cli->cu_file))
     cli->include_name = include_name(cli->cu_file, cli->h_file);
+  else if (cli->h_file && !is_stdout(cli->h_file))
+    cli->include_name = xstrdup(cli->h_file); /* .cu on stdout: -H as given */
 }
 
 static void free_cli(Cli *cli) {
