@@ -53,6 +53,7 @@ typedef struct ParseState {
 #define te_yylex(lval, lloc, scanner) te_yylex((union TE_YYSTYPE *)(lval), (lloc), (scanner))
 
 enum { MAX_EXPR_DEPTH = 1000 };
+#define YYMAXDEPTH 10000
 
 static SrcRange R(const ParseState *ps, TeLoc loc) {
   SrcRange r = {ps->src, loc.begin, loc.end};
@@ -69,9 +70,15 @@ static void perror_at(ParseState *ps, TeLoc loc, const char *fmt, ...) {
   diag_error(ps->diags, R(ps, loc), "%s", msg);
 }
 
+/* Bison's own errors: only "memory exhausted", when the parser stack
+ * reaches YYMAXDEPTH. */
 static void te_yyerror(TeLoc *loc, void *scanner, ParseState *ps, const char *msg) {
   (void)scanner;
-  perror_at(ps, *loc, "%s", msg);
+  if (strcmp(msg, "memory exhausted") == 0)
+    perror_at(ps, *loc, "brackets are nested too deeply (the limit is %d levels)",
+              YYMAXDEPTH);
+  else
+    perror_at(ps, *loc, "%s", msg);
 }
 
 static ExprVal expr_val(ParseState *ps, Expr *e, int depth, TeLoc loc) {
@@ -647,13 +654,15 @@ static const char *closer_message(ParseState *ps, const Expected *x, yysymbol_ki
                       open->kind, line, col);
 }
 
-/* What the parser wanted after a token that only a name may follow. */
+/* What the parser wanted after a keyword-like token that must be followed
+ * by a name (or a string). */
 static const char *name_expected_message(ParseState *ps) {
   switch (ps->lex->prev_kind) {
   case ':': return "expected a type such as 'f32[N]' after ':'";
   case TOK_KERNEL: return "expected the kernel's name after 'kernel'";
   case TOK_FN: return "expected the function's name after 'fn'";
   case TOK_ARROW: return "expected the kernel's outputs after '->'";
+  case TOK_IMPORT: return "expected a file name in double quotes after 'import'";
   default: return NULL;
   }
 }
@@ -707,8 +716,12 @@ static const char *syntax_message(ParseState *ps, const Expected *x, yysymbol_ki
   *at_token = 1;
   if (is_closer && lx->last_unmatched)
     return arena_printf(ps->arena, "unmatched %s", token_text(ps, loc));
-  if (la == YYTRANSLATE('=') && expects(x, YYSYMBOL_EQ))
+  if (la == YYTRANSLATE('=') && expects(x, YYSYMBOL_EQ)) {
+    if (lx->prev_kind == TOK_IDENT && lx->prev_first_on_line)
+      return arena_printf(ps->arena, "unexpected '=' after %s: the statement before it is "
+                          "incomplete", token_text(ps, lx->prev_loc));
     return "unexpected '=' in an expression; use '==' to compare";
+  }
   if (is_reserved(la) && expects(x, YYSYMBOL_IDENT) && !expects(x, YYSYMBOL_INT))
     return arena_printf(ps->arena, "%s is a reserved word and cannot be used as a name",
                         token_text(ps, loc));
@@ -719,14 +732,16 @@ static const char *syntax_message(ParseState *ps, const Expected *x, yysymbol_ki
     return after_operand_message(ps, x, la, loc);
   if (x->n == 2 && expects_char(x, '=') && expects_char(x, ':'))
     return arena_printf(ps->arena, "expected '=' or ':' after %s", token_text(ps, lx->prev_loc));
+  *at_token = la != YYSYMBOL_YYEOF;
   if (expects(x, YYSYMBOL_KERNEL))
     return arena_printf(ps->arena,
                         "expected a statement (a declaration, an assignment, 'kernel', "
                         "'fn' or 'import') %s", where(ps, la, loc));
   if (expects_char(x, '}') && expects(x, YYSYMBOL_IDENT))
     return arena_printf(ps->arena, "expected an assignment or '}' %s", where(ps, la, loc));
+  *at_token = 0;
   const char *msg = NULL;
-  if (x->n == 1 && expects(x, YYSYMBOL_IDENT))
+  if (expects(x, YYSYMBOL_IDENT) || expects(x, YYSYMBOL_STRING))
     msg = name_expected_message(ps);
   if (!msg)
     msg = closer_message(ps, x, la);

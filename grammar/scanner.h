@@ -33,6 +33,7 @@ typedef struct LexState {
   int last_kind, prev_kind;
   TeLoc last_loc, prev_loc;
   int last_first_on_line;  /* the last token began a line */
+  int prev_first_on_line;  /* the one before it did */
   int last_unmatched;      /* the last token is a closer with no opener */
   int last_is_bad;         /* the last token had a lexical error */
   int token_is_bad;        /* the token being scanned has one */

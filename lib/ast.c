@@ -9,12 +9,41 @@ static void indent(Buf *b, int depth) {
     buf_puts(b, "  ");
 }
 
-static void put_position(Buf *b, SrcRange r) {
+/* Line numbers are counted incrementally: statements come in source order,
+ * so the dump stays linear in the size of the file. */
+typedef struct Dumper {
+  Buf b;
+  const SourceFile *file;
+  uint32_t off; /* newlines before `off` are counted in `line` */
+  int line;
+} Dumper;
+
+static int line_of(Dumper *d, const SourceFile *f, uint32_t off) {
+  if (off > f->len)
+    off = f->len;
+  if (f != d->file || off < d->off) {
+    d->file = f;
+    d->off = 0;
+    d->line = 1;
+  }
+  for (; d->off < off; d->off++)
+    d->line += f->text[d->off] == '\n';
+  return d->line;
+}
+
+static void put_position(Dumper *d, SrcRange r) {
   if (!r.file)
     return;
   int line, col;
-  source_line_col(r.file, r.begin, &line, &col);
-  buf_printf(b, " @%d:%d", line, col);
+  uint32_t start = r.begin < r.file->len ? r.begin : r.file->len;
+  while (start > 0 && r.file->text[start - 1] != '\n')
+    start--;
+  /* the column from a one-line file view starting at the line */
+  SourceFile view = *r.file;
+  view.text += start;
+  view.len -= start;
+  source_line_col(&view, r.begin - start, &line, &col);
+  buf_printf(&d->b, " @%d:%d", line_of(d, r.file, r.begin), col);
 }
 
 static void put_type(Buf *b, const AstType *t) {
@@ -60,12 +89,13 @@ static void dump_params(Buf *b, const char *what, const Param *p, int n, int dep
   }
 }
 
-static void dump_stmt(Buf *b, const Stmt *s, int depth) {
+static void dump_stmt(Dumper *d, const Stmt *s, int depth) {
+  Buf *b = &d->b;
   indent(b, depth);
   switch (s->kind) {
   case STMT_IMPORT:
     buf_printf(b, "import \"%s\"", s->path);
-    put_position(b, s->loc);
+    put_position(d, s->loc);
     buf_puts(b, "\n");
     return;
   case STMT_FN:
@@ -73,28 +103,28 @@ static void dump_stmt(Buf *b, const Stmt *s, int depth) {
     for (int i = 0; i < s->nparams; i++)
       buf_printf(b, "%s%s", i ? ", " : "", s->params[i].name);
     buf_puts(b, ")");
-    put_position(b, s->loc);
+    put_position(d, s->loc);
     buf_puts(b, "\n");
     dump_expr(b, s->value, depth + 1);
     return;
   case STMT_KERNEL:
     buf_printf(b, "kernel %s", s->name);
-    put_position(b, s->loc);
+    put_position(d, s->loc);
     buf_puts(b, "\n");
     dump_params(b, "param", s->params, s->nparams, depth + 1);
     dump_params(b, "out", s->outs, s->nouts, depth + 1);
     for (int i = 0; i < s->nbody; i++)
-      dump_stmt(b, s->body[i], depth + 1);
+      dump_stmt(d, s->body[i], depth + 1);
     return;
   case STMT_DECL:
     buf_printf(b, "decl %s: ", s->name);
     put_type(b, s->type);
-    put_position(b, s->loc);
+    put_position(d, s->loc);
     buf_puts(b, "\n");
     return;
   case STMT_ASSIGN:
     buf_printf(b, "assign %s", s->name);
-    put_position(b, s->loc);
+    put_position(d, s->loc);
     buf_puts(b, "\n");
     dump_expr(b, s->value, depth + 1);
     return;
@@ -103,10 +133,10 @@ static void dump_stmt(Buf *b, const Stmt *s, int depth) {
 }
 
 const char *ast_dump(Arena *a, const AstFile *f) {
-  Buf b;
-  buf_init(&b, a);
-  buf_printf(&b, "file %s\n", f->source && f->source->name ? f->source->name : "?");
+  Dumper d = {.file = NULL, .off = 0, .line = 1};
+  buf_init(&d.b, a);
+  buf_printf(&d.b, "file %s\n", f->source && f->source->name ? f->source->name : "?");
   for (int i = 0; i < f->nstmts; i++)
-    dump_stmt(&b, f->stmts[i], 1);
-  return buf_cstr(&b);
+    dump_stmt(&d, f->stmts[i], 1);
+  return buf_cstr(&d.b);
 }
