@@ -494,6 +494,11 @@ static TVal *lower_where(Sema *s, const Expr *call, TVal **args) {
 }
 
 static TVal *lower_clamp(Sema *s, const Expr *call, TVal **args) {
+  for (int i = 0; i < 3; i++)
+    if (is_bool(args[i])) {
+      sema_error(s, call->name_loc, "'clamp' on a bool operand; cast it first");
+      return NULL;
+    }
   TVal *lo = lower_binary(s, BIN_MAXIMUM, args[0], args[1], call->name_loc,
                           call->loc);
   return lower_binary(s, BIN_MINIMUM, lo, args[2], call->name_loc, call->loc);

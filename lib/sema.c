@@ -112,23 +112,28 @@ static Binding *bind(Sema *s, const char *name, SrcRange loc, TVal *val) {
   return b;
 }
 
-/* Checks that `name` may be defined now in the kernel's scope. */
-static int check_new_name(Sema *s, const char *name, SrcRange loc) {
-  if (reserved_name(s, name, loc))
-    return 0;
+/* Checks that `name` may be defined now in the kernel's scope.  A name
+ * that may not is bound to an error value when it is still free, so that
+ * its uses do not report again. */
+static int check_new_name(Sema *s, const char *name, SrcRange loc, int decl) {
   Binding *old = strmap_get(s->scope, name);
+  if (!old && (is_builtin_name(name) || strmap_get(&s->sizevars, name))) {
+    if (!reserved_name(s, name, loc))
+      sema_error(s, loc, "'%s' is already a size variable", name);
+    bind(s, name, loc, NULL);
+    return 0;
+  }
   if (old) {
-    if (old->input) {
+    if (decl) {
+      note_defined(s, sema_error(s, loc, "redefinition of '%s'", name),
+                   old->loc);
+    } else if (old->input) {
       Diag *d = sema_error(s, loc, "cannot assign to input '%s'", name);
       diag_note(s->d, d, old->loc, "'%s' is declared here", name);
     } else {
       note_defined(s, sema_error(s, loc, "'%s' is already assigned", name),
                    old->loc);
     }
-    return 0;
-  }
-  if (strmap_get(&s->sizevars, name)) {
-    sema_error(s, loc, "'%s' is already a size variable", name);
     return 0;
   }
   return 1;
@@ -237,6 +242,14 @@ static int check_callee(Sema *s, const Expr *call, int order, FnDef **fn) {
   if (lower_is_builtin_call(call->name, &lo, &hi))
     return check_arity(s, call, lo, hi);
   FnDef *f = strmap_get(&s->fns, call->name);
+  const Stmt *later = strmap_get(&s->later_fns, call->name);
+  if (!f && later) {
+    Diag *d = sema_error(s, call->name_loc,
+                         "function '%s' is used before its definition",
+                         call->name);
+    diag_note(s->d, d, later->name_loc, "'%s' is defined here", call->name);
+    return 0;
+  }
   if (!f) {
     sema_error(s, call->name_loc, "unknown function '%s'", call->name);
     return 0;
@@ -381,7 +394,10 @@ static TVal *eval_name(Sema *s, const Expr *e) {
   Binding *b = strmap_get(s->scope, e->name);
   if (b) {
     b->reads++;
-    return with_loc(s, b->val, e->loc);
+    TVal *t = with_loc(s, b->val, e->loc);
+    if (t)
+      t->literal = 0; /* a name is not a literal (axes must be) */
+    return t;
   }
   if (is_constant_name(e->name))
     return constant(s, e->name, e->loc);
@@ -504,7 +520,7 @@ static void begin_kernel(Sema *s, KernelBuild *kb, const char *name,
 
 static void add_input(Sema *s, KernelBuild *kb, const char *name,
                       SrcRange loc, const AstType *t) {
-  if (!check_new_name(s, name, loc))
+  if (!check_new_name(s, name, loc, 1))
     return;
   Shape sh;
   TVal *val = NULL;
@@ -525,7 +541,7 @@ static void add_input(Sema *s, KernelBuild *kb, const char *name,
 
 static void add_assign(Sema *s, KernelBuild *kb, const Stmt *st) {
   TVal *val = eval(s, st->value);
-  if (!check_new_name(s, st->name, st->name_loc))
+  if (!check_new_name(s, st->name, st->name_loc, 0))
     return;
   if (val && val->kind == TV_AXES)
     val = NULL;
@@ -714,7 +730,7 @@ static int check_out_names(Sema *s, const Stmt *st, StrMap *outs) {
     if (b && b->input) {
       Diag *d = sema_error(s, o->loc, "'%s' is both an input and an output",
                            o->name);
-      note_defined(s, d, b->loc);
+      diag_note(s->d, d, b->loc, "'%s' is declared here", o->name);
       ok = 0;
     }
   }
@@ -871,19 +887,22 @@ static int is_c_identifier(const char *name) {
   return 1;
 }
 
+/* `hint` follows the message for a name that came from the file name. */
 static int check_kernel_name(Sema *s, const char *name, SrcRange loc,
-                             StrMap *seen) {
+                             StrMap *seen, const char *hint) {
   if (!is_c_identifier(name)) {
-    sema_error(s, loc, "kernel name '%s' is not a valid C identifier", name);
+    sema_error(s, loc, "kernel name '%s' is not a valid C identifier%s", name,
+               hint);
     return 0;
   }
   if (is_keyword(name)) {
-    sema_error(s, loc, "kernel name '%s' is a C, C++ or CUDA keyword", name);
+    sema_error(s, loc, "kernel name '%s' is a C, C++ or CUDA keyword%s", name,
+               hint);
     return 0;
   }
   if (!strncmp(name, "tecc_", 5)) {
-    sema_error(s, loc, "kernel name '%s' uses the reserved prefix 'tecc_'",
-               name);
+    sema_error(s, loc, "kernel name '%s' uses the reserved prefix 'tecc_'%s",
+               name, hint);
     return 0;
   }
   SrcRange *old = strmap_get(seen, name);
@@ -1045,6 +1064,9 @@ static void check_main(Sema *s, const AstFile *f, PtrVec *kernels,
                        StrMap *used_defines) {
   int *orders = ARENA_ARRAY(s->a, int, f->nstmts + 1);
   int explicit = has_kernels(f);
+  for (int i = 0; i < f->nstmts; i++)
+    if (f->stmts[i]->kind == STMT_FN)
+      strmap_put(s->a, &s->later_fns, f->stmts[i]->name, f->stmts[i]);
   StrMap names = {0};
   for (int i = 0; i < f->nstmts; i++) {
     const Stmt *st = f->stmts[i];
@@ -1054,12 +1076,15 @@ static void check_main(Sema *s, const AstFile *f, PtrVec *kernels,
     else if (st->kind == STMT_FN)
       define_fn(s, st, 0);
     else if (st->kind == STMT_KERNEL &&
-             check_kernel_name(s, st->name, st->name_loc, &names))
+             check_kernel_name(s, st->name, st->name_loc, &names, ""))
       check_kernel(s, st, orders[i], kernels, used_defines);
   }
   if (!explicit) {
     const char *name = implicit_name(s, f->source);
-    if (check_kernel_name(s, name, (SrcRange){0}, &names))
+    const char *hint = s->c->opts.kernel_name
+                           ? ""
+                           : " (from the file name); use --name=NAME";
+    if (check_kernel_name(s, name, (SrcRange){0}, &names, hint))
       check_implicit(s, f, orders, kernels, used_defines);
   }
 }
