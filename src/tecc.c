@@ -777,6 +777,24 @@ static void print_messages(const Cli *cli, tecc_result *r) {
   fputs(tecc_result_dump(r), stderr);
 }
 
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino && S_ISREG(sa.st_mode);
+}
+
+/* As gcc does, refuse to write over a file that was read. */
+static int clobbers_input(const Output *outs, int n, const tecc_result *r) {
+  for (int i = 0; i < n; i++)
+    for (size_t j = 0; outs[i].path && j < tecc_result_num_files(r); j++)
+      if (same_file(outs[i].path, tecc_result_file(r, j))) {
+        fprintf(stderr, "tecc: output file '%s' is the input file '%s'\n",
+                outs[i].path, tecc_result_file(r, j));
+        return 1;
+      }
+  return 0;
+}
+
 static int emit_files(const Cli *cli, const tecc_result *r) {
   Output outs[MAX_OUTPUTS];
   int n = plan_outputs(cli, r, outs);
@@ -786,6 +804,10 @@ static int emit_files(const Cli *cli, const tecc_result *r) {
     if (!deps)
       return io_error("cannot write", cli->dep_out), EXIT_USAGE;
     add_output(outs, &n, cli->dep_out, deps);
+  }
+  if (clobbers_input(outs, n, r)) {
+    free(deps);
+    return EXIT_USAGE;
   }
   int ok = write_outputs(outs, n);
   free(deps);

@@ -144,6 +144,11 @@ else
   skip "read-only directory: nothing left there" "running as root"
 fi
 
+cp good.te self.te
+run --emit=ast self.te -o self.te
+is "$rc" 2 "an output that is the input: exit 2"
+ok "an output that is the input: the input is unchanged" cmp -s self.te good.te
+
 # --- signals during the write -------------------------------------------------
 for sig in INT TERM; do
   mkdir "sig$sig"
