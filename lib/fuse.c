@@ -171,7 +171,8 @@ static void collect_members(Arena *a, KernelPlan *kp, Group *g) {
     if (mark[i] && v->op != IR_INPUT && (!kp->stored[i] || kp->group_of[i] == g->id))
       vec_push(a, &g->members, v);
   }
-  qsort(g->reads.items, (size_t)g->reads.len, sizeof(void *), by_id);
+  if (g->reads.len > 1) /* qsort(NULL, 0, ...) is undefined */
+    qsort(g->reads.items, (size_t)g->reads.len, sizeof(void *), by_id);
 }
 
 /* Stored values live in the first output that holds them, else in a
