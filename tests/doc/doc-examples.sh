@@ -5,8 +5,9 @@
 # starts with one of:
 #   ```te           must compile: exit 0 and nothing on stderr
 #   ```te-warning   must compile with a warning, and fail with -Werror
-#   ```te-error     must fail with exit 1, write nothing, and print every
-#                   `# expect: TEXT` line of the block's TEXT on stderr
+#   ```te-error     must fail with exit 1 and write nothing
+# and in both, stderr must contain the TEXT of every `# expect: TEXT`
+# comment of the block.
 # Further words of the info string:
 #   file=PATH       save the block under PATH (default: exLINE.te), relative
 #                   to a directory shared by the blocks of one document, so
@@ -123,10 +124,20 @@ check_warning() { # DIR PATH LINE DOC OPTS...
   if [ $rc -ne 0 ] || ! grep -q 'warning:' "$tmp/err"; then
     not_ok "$what: exit $rc, expected 0 with a warning"; return
   fi
+  missing=$(expectations_missing "$dir/$path")
+  if [ -n "$missing" ]; then not_ok "$what: stderr lacks: $missing"; return; fi
   (cd "$dir" && "$TECC" "$@" -Werror --emit=ir "$path") > "$tmp/out" 2> "$tmp/err"
   rc=$?
   if [ $rc -ne 1 ]; then not_ok "$what: exit $rc with -Werror, expected 1"; return; fi
   ok "$what"
+}
+
+# expectations_missing FILE: the `# expect: TEXT` lines of FILE whose TEXT
+# is not in $tmp/err.
+expectations_missing() {
+  sed -n 's/^.*# expect: //p' "$1" | while IFS= read -r want; do
+    grep -qF -- "$want" "$tmp/err" || printf '%s; ' "$want"
+  done
 }
 
 check_error() { # DIR PATH LINE DOC OPTS...
@@ -142,9 +153,7 @@ check_error() { # DIR PATH LINE DOC OPTS...
   if [ -e "$dir/${path%.te}.cu" ] || [ -e "$dir/${path%.te}.h" ]; then
     not_ok "$what: output written despite the error"; return
   fi
-  missing=$(sed -n 's/^[ \t]*# expect: //p' "$dir/$path" | while IFS= read -r want; do
-    grep -qF -- "$want" "$tmp/err" || printf '%s; ' "$want"
-  done)
+  missing=$(expectations_missing "$dir/$path")
   if [ -n "$missing" ]; then not_ok "$what: stderr lacks: $missing"; return; fi
   ok "$what"
 }
