@@ -498,8 +498,11 @@ static int write_all(int fd, const char *text) {
     ssize_t n = write(fd, text, len);
     if (n < 0 && errno == EINTR)
       continue;
-    if (n <= 0)
+    if (n <= 0) {
+      if (n == 0)
+        errno = EIO;
       return 0;
+    }
     text += n;
     len -= (size_t)n;
   }
@@ -527,12 +530,10 @@ static int write_temp(Output *out) {
   umask(mask);
   int ok = fchmod(fd, 0666 & ~mask) == 0 && write_all(fd, out->text);
   int saved = errno;
-  ok = close(fd) == 0 && ok;
-  if (!ok) {
-    errno = saved ? saved : errno;
-    return io_error("cannot write", out->path);
-  }
-  return 1;
+  if (close(fd) != 0 && ok)
+    ok = 0, saved = errno;
+  errno = saved;
+  return ok || io_error("cannot write", out->path);
 }
 
 static int write_stdout(const char *text) {

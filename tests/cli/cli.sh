@@ -144,6 +144,18 @@ else
   skip "read-only directory: nothing left there" "running as root"
 fi
 
+if [ -w /dev/full ]; then
+  run --emit=ast good.te -o /dev/full
+  is "$(cat err) $rc" "tecc: cannot write '/dev/full': No space left on device 2" "a full device: exit 2"
+  "$TECC" --emit=ast good.te > /dev/full 2> err
+  is "$?" 2 "standard output on a full device: exit 2"
+  ok "standard output on a full device: a message" grep -q '^tecc: cannot write standard output' err
+else
+  skip "a full device" "no /dev/full"
+  skip "standard output on a full device" "no /dev/full"
+  skip "standard output on a full device: a message" "no /dev/full"
+fi
+
 cp good.te self.te
 run --emit=ast self.te -o self.te
 is "$rc" 2 "an output that is the input: exit 2"
