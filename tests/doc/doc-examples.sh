@@ -6,6 +6,8 @@
 #   ```te           must compile: exit 0 and nothing on stderr
 #   ```te-warning   must compile with a warning, and fail with -Werror
 #   ```te-error     must fail with exit 1 and write nothing
+#   ```te-values    lines `EXPR  -->  VALUE : DTYPE`: `y = EXPR` must fold
+#                   to that constant (`--emit=ir` prints `const VALUE : DTYPE[]`)
 # and in both, stderr must contain the TEXT of every `# expect: TEXT`
 # comment of the block.
 # Further words of the info string:
@@ -47,7 +49,7 @@ extract() {
     !inblock && /^```/ {
       inblock = 1; out = ""; start = NR
       kind = $1; sub(/^```/, "", kind)
-      istest = kind ~ /^te(-error|-warning)?$/
+      istest = kind ~ /^te(-error|-warning|-values)?$/
       path = istest ? "ex" NR ".te" : ""; lib = !istest; opts = ""
       for (i = 2; i <= NF; i++) {
         if ($i ~ /^file=/) path = substr($i, 6)
@@ -158,6 +160,23 @@ check_error() { # DIR PATH LINE DOC OPTS...
   ok "$what"
 }
 
+check_values() { # DIR PATH LINE DOC
+  dir=$1 path=$2 what="$4:$3 $2 (values)"
+  : > "$tmp/err"
+  count=0
+  while IFS= read -r entry; do
+    case $entry in '' | '#'*) continue ;; esac
+    expr=${entry%%-->*}
+    want=$(printf '%s' "${entry#*-->}" | sed 's/^ *//; s/ *$//')
+    count=$((count + 1))
+    printf 'y = %s\n' "$expr" > "$dir/value.te"
+    got=$( (cd "$dir" && "$TECC" --emit=ir value.te) 2>&1 |
+      sed -n 's/^ *%[0-9]* = const \(.*\)\[\].*$/\1/p' | head -n 1)
+    [ "$got" = "$want" ] || echo "$expr: got '$got', documented '$want'" >> "$tmp/err"
+  done < "$dir/$path"
+  if [ -s "$tmp/err" ]; then not_ok "$what"; else ok "$what: $count values"; fi
+}
+
 i=0
 for f in $docs; do
   i=$((i + 1)); doc=${f#"$top_srcdir"/}
@@ -168,6 +187,7 @@ for f in $docs; do
       te) check_ok "$tmp/d$i" "$path" "$line" "$doc" $opts ;;
       te-warning) check_warning "$tmp/d$i" "$path" "$line" "$doc" $opts ;;
       te-error) check_error "$tmp/d$i" "$path" "$line" "$doc" $opts ;;
+      te-values) check_values "$tmp/d$i" "$path" "$line" "$doc" ;;
     esac
   done < "$tmp/d$i/index"
 done
