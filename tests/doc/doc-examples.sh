@@ -92,7 +92,7 @@ fi
 
 blocks=$(cat "$tmp"/d*/index | awk '$4 == 0' | wc -l)
 makefiles=$(cat "$tmp"/d*/index | awk '$3 == "Makefile"' | wc -l)
-extra=$((2 + makefiles))
+extra=$((3 + makefiles))
 [ "$mode" = cu ] && [ -n "$NVCC" ] && extra=$((extra + 1))
 echo "1..$((blocks + extra))"
 echo "# checking with: $mode${NVCC:+ and $NVCC}"
@@ -233,6 +233,25 @@ for f in $docs; do
     not_ok "$what"
   fi
 done
+
+# Relative links between the documents lead to files and headings that
+# exist (anchors as GitHub makes them: lower case, punctuation dropped,
+# spaces to hyphens).
+slugs() { sed -n 's/^#\{1,6\} //p' "$1" | tr '[:upper:]' '[:lower:]' | sed 's/[^a-z0-9 _-]//g; s/ /-/g'; }
+: > "$tmp/err"
+for f in "$top_srcdir"/doc/*.md; do
+  grep -o '](\([^)#:]*\)\?\(#[^)]*\)\?)' "$f" | sed 's/^](//; s/)$//' | while read -r link; do
+    target=${link%%#*} anchor=
+    case $link in *'#'*) anchor=${link#*#} ;; esac
+    [ -n "$target" ] && target=$(dirname "$f")/$target || target=$f
+    if [ ! -e "$target" ]; then echo "${f#"$top_srcdir"/}: $link: no such file"
+    elif [ -n "$anchor" ] && ! slugs "$target" | grep -qxF -- "$anchor"; then
+      echo "${f#"$top_srcdir"/}: $link: no such heading"
+    fi
+  done >> "$tmp/err"
+done
+if [ -s "$tmp/err" ]; then not_ok "links between the documents resolve"
+else ok "links between the documents resolve"; fi
 
 # The man page: formats cleanly and documents every option of --help.
 man=$top_srcdir/doc/tecc.1
