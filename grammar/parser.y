@@ -595,6 +595,10 @@ primary:
 
 /* ---- syntax error messages ---------------------------------------------- */
 
+/* Where a message points: 0 = where the token was expected, 1 = at the
+ * unexpected token, AT_PREVIOUS = at the token before it. */
+enum { AT_PREVIOUS = 2 };
+
 typedef struct Expected {
   yysymbol_kind_t syms[YYNTOKENS];
   int n;
@@ -667,6 +671,25 @@ static const char *name_expected_message(ParseState *ps) {
   }
 }
 
+/* After a name that starts a statement: '=' or ':' must follow.  Words of
+ * other languages get a hint. */
+static const char *name_then_what(ParseState *ps, TeLoc name) {
+  static const char *const hints[][2] = {
+      {"if", "'if' is not part of the language; use where(cond, a, b)"},
+      {"else", "'else' is not part of the language; use where(cond, a, b)"},
+      {"def", "functions are written 'fn name(a, b) = expression'"},
+      {"return", "'return' is not needed: a fn is 'fn name(a, b) = expression'"},
+      {"for", "loops are not part of the language; operations apply to whole tensors"},
+      {"while", "loops are not part of the language; operations apply to whole tensors"},
+  };
+  const char *word = ps->src->text + name.begin;
+  size_t len = name.end - name.begin;
+  for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
+    if (strlen(hints[i][0]) == len && memcmp(hints[i][0], word, len) == 0)
+      return hints[i][1];
+  return arena_printf(ps->arena, "expected '=' or ':' after %s", token_text(ps, name));
+}
+
 static const char *listed(ParseState *ps, const Expected *x, yysymbol_kind_t la, TeLoc loc) {
   enum { MAX_LISTED = 4 };
   if (x->n == 0 || x->n > MAX_LISTED)
@@ -703,6 +726,8 @@ static const char *after_operand_message(ParseState *ps, const Expected *x,
     return closing;
   if (la == YYTRANSLATE('('))
     return "expected an operator before '('; only a name can be called";
+  if (la == YYTRANSLATE('['))
+    return "tensors cannot be indexed with '[...]'; operations apply to whole tensors";
   if (closing)
     return arena_printf(ps->arena, "expected an operator or '}' %s", where(ps, la, loc));
   return arena_printf(ps->arena, "expected an operator or the end of the statement %s",
@@ -717,6 +742,10 @@ static const char *syntax_message(ParseState *ps, const Expected *x, yysymbol_ki
   if (is_closer && lx->last_unmatched)
     return arena_printf(ps->arena, "unmatched %s", token_text(ps, loc));
   if (la == YYTRANSLATE('=') && expects(x, YYSYMBOL_EQ)) {
+    const OpenBracket *open = innermost_open(lx, la);
+    if (lx->prev_kind == TOK_IDENT && open && open->kind == '(' && expects_char(x, ','))
+      return arena_printf(ps->arena, "keyword arguments are not supported; pass %s by "
+                          "position", token_text(ps, lx->prev_loc));
     if (lx->prev_kind == TOK_IDENT && lx->prev_first_on_line)
       return arena_printf(ps->arena, "unexpected '=' after %s: the statement before it is "
                           "incomplete", token_text(ps, lx->prev_loc));
@@ -730,8 +759,12 @@ static const char *syntax_message(ParseState *ps, const Expected *x, yysymbol_ki
     return operand_message(ps, x, la);
   if (expects_char(x, '*'))
     return after_operand_message(ps, x, la, loc);
-  if (x->n == 2 && expects_char(x, '=') && expects_char(x, ':'))
-    return arena_printf(ps->arena, "expected '=' or ':' after %s", token_text(ps, lx->prev_loc));
+  if (x->n == 2 && expects_char(x, '=') && expects_char(x, ':')) {
+    const char *msg = name_then_what(ps, lx->prev_loc);
+    if (msg[0] != 'e') /* a hint about the name itself */
+      *at_token = AT_PREVIOUS;
+    return msg;
+  }
   *at_token = la != YYSYMBOL_YYEOF;
   if (expects(x, YYSYMBOL_KERNEL))
     return arena_printf(ps->arena,
@@ -751,6 +784,8 @@ static const char *syntax_message(ParseState *ps, const Expected *x, yysymbol_ki
 /* Where the caret goes: at the unexpected token, or just after the previous
  * token when the unexpected one is on a later line (or is the end). */
 static TeLoc error_place(const LexState *lx, yysymbol_kind_t la, TeLoc loc, int at_token) {
+  if (at_token == AT_PREVIOUS)
+    return lx->prev_loc;
   if (at_token || lx->prev_kind == 0)
     return loc;
   if (la == YYSYMBOL_YYEOF || lx->last_first_on_line) {
