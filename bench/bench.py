@@ -115,7 +115,7 @@ def build_one(args, bdir, opt, cases, dtypes, arch, tecc_bin, nvcc):
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for k, err in pool.map(compile_kernel, jobs):
             if err:
-                failures[k] = err.strip().splitlines()[-1][:200] if err.strip() else "failed"
+                failures[k] = " ".join(err.strip().splitlines()[1:])[-200:] or "failed"
                 with open(os.path.join(odir, k + ".err"), "w") as f:
                     f.write(err)
     objs = [os.path.join(odir, k + ".o") for k in jobs if k not in failures]
@@ -301,6 +301,7 @@ class Compiler:
         self.torch, self.enabled = torch, not args.no_compile
         self.budget, self.timeout, self.spent = args.compile_budget, args.compile_timeout, 0.0
         self.note = "" if self.enabled else "disabled"
+        import torch._dynamo
         cfg = torch._dynamo.config
         for knob in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
                      "accumulated_recompile_limit"):

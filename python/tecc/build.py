@@ -30,7 +30,9 @@ def find_nvcc():
 def run(cmd):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
-        raise BuildError("%s\n%s" % (" ".join(cmd), p.stdout))
+        how = ("killed by signal %d" % -p.returncode if p.returncode < 0
+               else "exit status %d" % p.returncode)
+        raise BuildError("%s\n%s\n(%s)" % (" ".join(cmd), p.stdout.rstrip(), how))
     return p.stdout
 
 
