@@ -35,7 +35,10 @@ lib=$top_builddir/lib/.libs/libtecc.a
 if [ ! -f "$lib" ]; then
   skip "libtecc_demo builds" "no $lib"; skip "libtecc_demo runs" "not built"
 else
-  if "$CC" -std=c99 -Wall -Wextra -pedantic -Werror -I"$top_srcdir/lib" \
+  # A sanitizer build's library needs the same flags to link.
+  san=$(sed -n 's/^SAN_CFLAGS = //p' "$top_builddir/Makefile" 2>/dev/null)
+  # shellcheck disable=SC2086 # $san holds words
+  if "$CC" -std=c99 -Wall -Wextra -pedantic -Werror $san -I"$top_srcdir/lib" \
       "$ex/libtecc_demo.c" "$lib" -lm -o "$tmp/demo" > "$tmp/err" 2>&1; then
     ok "libtecc_demo builds (C99, -pedantic -Werror)"
     emit=; [ $codegen = yes ] || emit=--emit=ir
