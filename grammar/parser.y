@@ -720,14 +720,14 @@ static const char *operand_message(ParseState *ps, const Expected *x, yysymbol_k
  * the statement may follow. */
 static const char *after_operand_message(ParseState *ps, const Expected *x,
                                          yysymbol_kind_t la, TeLoc loc) {
-  const char *closing = closer_message(ps, x, la);
-  if (closing && (la == YYSYMBOL_YYEOF || !expects_char(x, '}') ||
-                  ps->lex->last_first_on_line))
-    return closing;
-  if (la == YYTRANSLATE('('))
+  int same_line = !ps->lex->last_first_on_line;
+  if (la == YYTRANSLATE('(') && same_line)
     return "expected an operator before '('; only a name can be called";
-  if (la == YYTRANSLATE('['))
+  if (la == YYTRANSLATE('[') && same_line)
     return "tensors cannot be indexed with '[...]'; operations apply to whole tensors";
+  const char *closing = closer_message(ps, x, la);
+  if (closing && (la == YYSYMBOL_YYEOF || !expects_char(x, '}') || !same_line))
+    return closing;
   if (closing)
     return arena_printf(ps->arena, "expected an operator or '}' %s", where(ps, la, loc));
   return arena_printf(ps->arena, "expected an operator or the end of the statement %s",
@@ -773,6 +773,8 @@ static const char *syntax_message(ParseState *ps, const Expected *x, yysymbol_ki
   if (expects_char(x, '}') && expects(x, YYSYMBOL_IDENT))
     return arena_printf(ps->arena, "expected an assignment or '}' %s", where(ps, la, loc));
   *at_token = 0;
+  if (la == YYTRANSLATE(',') && expects_char(x, '{') && !innermost_open(lx, la))
+    return "several outputs are written in parentheses, as in '-> (y: f32[N], z)'";
   const char *msg = NULL;
   if (expects(x, YYSYMBOL_IDENT) || expects(x, YYSYMBOL_STRING))
     msg = name_expected_message(ps);
