@@ -87,9 +87,12 @@ static Value *broadcast_to(Opt *o, Value *c, const Value *like) {
   return intern(o, b);
 }
 
+/* A 16-bit constant is never made (ir.h): casts to f16/bf16 stay. */
 static int foldable(const Value *v) {
   if (v->op != IR_UNARY && v->op != IR_BINARY && v->op != IR_CAST &&
       v->op != IR_SELECT)
+    return 0;
+  if (dtype_is_16bit(v->dtype))
     return 0;
   for (int i = 0; i < v->nargs; i++)
     if (!const_of(v->args[i]))
@@ -252,11 +255,29 @@ static void clear_unused_fields(Value *v) {
   v->aux = NULL;
 }
 
+/* cast(cast(constant, f16), f32): the constant rounded through f16. */
+static Value *fold_through_16bit(Opt *o, Value *v) {
+  if (v->op != IR_CAST || dtype_is_16bit(v->dtype))
+    return NULL;
+  Value *mid = v->args[0];
+  if (mid->op != IR_CAST || !dtype_is_16bit(mid->dtype))
+    return NULL;
+  Value *c = const_of(mid->args[0]);
+  if (!c)
+    return NULL;
+  Scalar k = fold_cast(c->dtype, scalar_of(c), mid->dtype);
+  k = fold_cast(mid->dtype, k, v->dtype);
+  return broadcast_to(o, make_const(o, v->dtype, k, v), v);
+}
+
 static Value *simplify(Opt *o, Value *v) {
   if (foldable(v)) {
     Value *c = make_const(o, v->dtype, fold_value(v), v);
     return broadcast_to(o, c, v);
   }
+  Value *through = fold_through_16bit(o, v);
+  if (through)
+    return through;
   Value *same = identity(v);
   return same ? same : v;
 }
