@@ -557,7 +557,7 @@ typedef struct Reduce {
   ReduceOp op;
   DType in_type, out_type;
   int64_t count;
-  double *acc;
+  long double *acc; /* float accumulators: long double sharpens the oracle */
   int64_t *iacc;
   int64_t *arg;
 } Reduce;
@@ -582,14 +582,14 @@ static int64_t int_identity(ReduceOp op, DType t) {
   }
 }
 
-static void acc_float(Reduce *r, int64_t o, double x, double mean) {
-  double *a = &r->acc[o];
+static void acc_float(Reduce *r, int64_t o, double x, long double mean) {
+  long double *a = &r->acc[o];
   switch (r->op) {
   case RED_SUM: case RED_MEAN: *a += x; break;
   case RED_VAR: *a += (x - mean) * (x - mean); break;
   case RED_PROD: *a *= x; break;
-  case RED_MAX: *a = isnan(*a) || isnan(x) ? NAN : x > *a ? x : *a; break;
-  case RED_MIN: *a = isnan(*a) || isnan(x) ? NAN : x < *a ? x : *a; break;
+  case RED_MAX: *a = isnan(*a) || isnan(x) ? NAN : x > *a ? (long double)x : *a; break;
+  case RED_MIN: *a = isnan(*a) || isnan(x) ? NAN : x < *a ? (long double)x : *a; break;
   default: internal_error("interp: float reduction %d", (int)r->op);
   }
 }
@@ -610,7 +610,7 @@ static void acc_int(Reduce *r, int64_t o, int64_t x) {
 /* argmax/argmin: the first best index; a NaN wins and the first NaN
  * stays. */
 static void acc_arg(Reduce *r, int64_t o, double x, int64_t pos) {
-  double *best = &r->acc[o];
+  long double *best = &r->acc[o];
   int first = r->arg[o] < 0;
   int better;
   if (first)
@@ -643,7 +643,7 @@ static void reduce_walk_init(Walk *w, const Tensor *x, uint32_t axes) {
 
 /* One pass over x; `means` (for RED_VAR) holds each output's mean. */
 static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
-                        const double *means) {
+                        const long double *means) {
   Walk w;
   reduce_walk_init(&w, x, axes);
   int arg = r->op == RED_ARGMAX || r->op == RED_ARGMIN;
@@ -673,9 +673,9 @@ static void reduce_finish(Reduce *r, Tensor *t) {
     else if (r->iacc)
       t->i[o] = wrap(r->out_type, r->iacc[o]);
     else if (r->op == RED_MEAN || r->op == RED_VAR)
-      t->f[o] = r->count ? r->acc[o] / (double)r->count : NAN;
+      t->f[o] = r->count ? (double)(r->acc[o] / r->count) : NAN;
     else
-      t->f[o] = r->acc[o];
+      t->f[o] = (double)r->acc[o];
   }
 }
 
@@ -690,7 +690,7 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
   if (int_acc)
     r.iacc = malloc(n * sizeof(int64_t));
   else
-    r.acc = malloc(n * sizeof(double));
+    r.acc = malloc(n * sizeof(long double));
   if (arg)
     r.arg = malloc(n * sizeof(int64_t));
   if ((!r.iacc && !r.acc) || (arg && !r.arg)) {
@@ -709,9 +709,9 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
     r.op = RED_MEAN;
     reduce_pass(&r, x, v->axes, NULL);
     for (int64_t o = 0; o < t->n; o++)
-      r.acc[o] = r.count ? r.acc[o] / (double)r.count : NAN;
-    double *means = r.acc;
-    r.acc = calloc(n, sizeof(double));
+      r.acc[o] = r.count ? r.acc[o] / r.count : NAN;
+    long double *means = r.acc;
+    r.acc = calloc(n, sizeof(long double));
     if (!r.acc) {
       free(means);
       return in->status = INTERP_OUT_OF_MEMORY, 0;

@@ -1,0 +1,40 @@
+#!/bin/sh
+# sanitize.sh — compute-sanitizer (memcheck, racecheck, initcheck) over the
+# conformance runner on a subset of programs that covers each schedule class,
+# with small bindings (TAP: one test per tool).
+: "${top_srcdir:=.}" "${top_builddir:=.}"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "1..0 # SKIP no GPU (nvidia-smi -L failed)"
+  exit 0
+fi
+if [ -z "$NVCC" ]; then
+  echo "1..0 # SKIP nvcc not found by configure"
+  exit 0
+fi
+sanitizer=${COMPUTE_SANITIZER:-}
+[ -n "$sanitizer" ] || sanitizer=$(command -v compute-sanitizer 2>/dev/null)
+[ -n "$sanitizer" ] || { [ -x "${CUDA_HOME}/bin/compute-sanitizer" ] && sanitizer="${CUDA_HOME}/bin/compute-sanitizer"; }
+if [ -z "$sanitizer" ]; then
+  echo "1..0 # SKIP compute-sanitizer not found"
+  exit 0
+fi
+p="$top_srcdir/tests/programs"
+subset="$p/t_softmax.te $p/red_outer.te $p/red_all.te $p/layernorm.te $p/bcast_rank4.te
+        $p/argmax_ties.te $p/un_f16.te $p/multi_kernel.te $p/inplace.te $p/col_softmax_3d.te"
+echo "1..3"
+n=0
+for tool in memcheck racecheck initcheck; do
+  n=$((n + 1))
+  log=sanitize-$tool.log
+  "$sanitizer" --tool "$tool" --error-exitcode 99 \
+    "$top_builddir/tests/conform/tecc-conform" --quick --jobs=1 --nvcc="$NVCC" \
+    --arch="${CONFORM_ARCH:-native}" $subset > "$log" 2>&1
+  rc=$?
+  summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -n 1)
+  if [ $rc -eq 0 ]; then
+    echo "ok $n - compute-sanitizer $tool: ${summary:-clean}"
+  else
+    echo "not ok $n - compute-sanitizer $tool (exit $rc): $summary"
+    grep -E "=========|not ok|FAIL" "$log" | head -n 40 | sed 's/^/# /'
+  fi
+done

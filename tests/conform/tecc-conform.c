@@ -1,0 +1,1182 @@
+/* tecc-conform.c — the GPU conformance runner.
+ *
+ *   tecc-conform [-O0|-O1|-O2] [options] PROGRAM.te...
+ *
+ * For each program: compile it with libtecc (the .cu and .h), write a
+ * wrapper .cu that calls every entry point with arguments from arrays, and
+ * build both with nvcc into a shared object; then, for each kernel and a set
+ * of size bindings (0, 1, odd primes, sizes not a multiple of 4 or 8, large
+ * ones), call it on fresh random inputs with aligned and misaligned
+ * pointers and poisoned outputs, and compare EVERY element with the
+ * reference interpreter (lib/interp.c) within abi.md §6.  It also checks
+ * the argument statuses (negative size, NULL, aliasing: nothing written),
+ * in-place calls of elementwise kernels, and that two runs are bitwise
+ * identical.  The runner links no CUDA itself: the wrapper exports the few
+ * runtime calls it needs, so it builds on machines without a GPU.
+ *
+ * Per-program comments tune the inputs:
+ *   # conform: range NAME LO HI   inputs NAME (or * for all) drawn in [LO, HI]
+ *   # conform: specials NAME      sprinkle NaN, +-inf, +-0 into NAME (or *)
+ *   # conform: sizes A=3 B=5      an extra size binding
+ *   # conform: max-elements N     skip bindings with a tensor larger than N
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compile.h"
+#include "interp.h"
+
+enum { MAX_DIRECTIVES = 32, MAX_BINDINGS = 40, MAX_TENSORS = 64, MAX_SHOWN = 4 };
+
+/* ---- options and per-program settings ---------------------------------- */
+
+typedef struct Options {
+  int opt_level;
+  const char *nvcc;
+  const char *arch;
+  const char *workdir;
+  int jobs;
+  int quick;   /* small bindings only (sanitizer runs) */
+  int tap;
+  int keep;    /* keep the work directory */
+  int no_device; /* interpreter only: no nvcc, no GPU (a CPU smoke test) */
+  uint64_t seed;
+  int64_t max_elements;
+} Options;
+
+typedef struct Range {
+  char name[64];
+  double lo, hi;
+  int specials;
+} Range;
+
+typedef struct Binding {
+  int n;
+  char names[8][64];
+  int64_t values[8];
+} Binding;
+
+typedef struct Program {
+  const char *path;
+  int index;
+  Range ranges[MAX_DIRECTIVES];
+  int nranges;
+  Binding extra[8];
+  int nextra;
+  int64_t max_elements;
+  Arena *arena;
+  Module *module;
+  char *compile_error;
+} Program;
+
+/* What one program's run found (written by a child process to a file). */
+typedef struct Tally {
+  long kernels, bindings, cases, elements, failures, status_checks;
+} Tally;
+
+static Options opt = {2, "nvcc", "native", NULL, 0, 0, 0, 0, 0, 12345, 1 << 23};
+
+/* ---- small utilities ------------------------------------------------------ */
+
+static char *xprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = NULL;
+  if (vasprintf(&s, fmt, ap) < 0)
+    internal_error("out of memory");
+  va_end(ap);
+  return s;
+}
+
+static int write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return 0;
+  fputs(text, f);
+  return fclose(f) == 0;
+}
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  Buf b;
+  Arena *a = arena_new();
+  buf_init(&b, a);
+  char chunk[4096];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    buf_putn(&b, chunk, n);
+  fclose(f);
+  char *s = strdup(buf_cstr(&b));
+  arena_free(a);
+  return s;
+}
+
+/* xorshift64*: reproducible per (seed, program, kernel, binding). */
+static uint64_t rng_state;
+
+static void rng_seed(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  rng_state = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xBF58476D1CE4E5B9ull) ^
+              (c * 0x94D049BB133111EBull) ^ (d + 0x2545F4914F6CDD1Dull);
+  if (!rng_state)
+    rng_state = 1;
+}
+
+static uint64_t rng_next(void) {
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return rng_state * 0x2545F4914F6CDD1Dull;
+}
+
+static double rng_unit(void) { return (double)(rng_next() >> 11) * 0x1p-53; }
+
+/* ---- directives ------------------------------------------------------------ */
+
+static void parse_sizes_directive(Program *p, char *rest) {
+  if (p->nextra >= 8)
+    return;
+  Binding *b = &p->extra[p->nextra++];
+  memset(b, 0, sizeof *b);
+  char *save = NULL;
+  for (char *tok = strtok_r(rest, " \t\n", &save); tok && b->n < 8;
+       tok = strtok_r(NULL, " \t\n", &save)) {
+    char *eq = strchr(tok, '=');
+    if (!eq)
+      continue;
+    *eq = 0;
+    snprintf(b->names[b->n], sizeof b->names[0], "%s", tok);
+    b->values[b->n++] = strtoll(eq + 1, NULL, 10);
+  }
+}
+
+static Range *find_range(Program *p, const char *name) {
+  for (int i = 0; i < p->nranges; i++)
+    if (strcmp(p->ranges[i].name, name) == 0)
+      return &p->ranges[i];
+  return NULL;
+}
+
+static Range *range_for(Program *p, const char *name) {
+  Range *found = find_range(p, name);
+  if (found)
+    return found;
+  if (p->nranges >= MAX_DIRECTIVES)
+    return NULL;
+  Range *r = &p->ranges[p->nranges++];
+  memset(r, 0, sizeof *r);
+  snprintf(r->name, sizeof r->name, "%s", name);
+  r->lo = NAN;
+  return r;
+}
+
+static void parse_directive(Program *p, char *line) {
+  char name[64];
+  double lo, hi;
+  long long n;
+  if (sscanf(line, "range %63s %lf %lf", name, &lo, &hi) == 3) {
+    Range *r = range_for(p, name);
+    if (r)
+      r->lo = lo, r->hi = hi;
+  } else if (sscanf(line, "specials %63s", name) == 1) {
+    Range *r = range_for(p, name);
+    if (r)
+      r->specials = 1;
+  } else if (strncmp(line, "sizes ", 6) == 0) {
+    parse_sizes_directive(p, line + 6);
+  } else if (sscanf(line, "max-elements %lld", &n) == 1) {
+    p->max_elements = n;
+  }
+}
+
+static void read_directives(Program *p) {
+  char *text = read_text(p->path);
+  if (!text)
+    return;
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    char *d = strstr(line, "# conform:");
+    if (!d)
+      continue;
+    d += 10;
+    while (*d == ' ')
+      d++;
+    parse_directive(p, d);
+  }
+  free(text);
+}
+
+/* ---- compiling -------------------------------------------------------------- */
+
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    return strdup(".");
+  return strndup(path, (size_t)(slash - path) + (slash == path));
+}
+
+/* The IR the interpreter runs: parsed, checked and lowered, NOT optimized,
+ * so the oracle does not share the optimizer with the code under test. */
+static Module *load_ir(Program *p, char **error) {
+  tecc_options o;
+  tecc_options_init(&o);
+  o.no_warnings = 1;
+  Compilation c;
+  char *dir = dir_of(p->path);
+  compilation_init(&c, p->arena, &o, dir);
+  free(dir);
+  SourceFile *f = compilation_load(&c, p->path, p->path);
+  if (!f) {
+    *error = xprintf("cannot read %s: %s", p->path, strerror(errno));
+    return NULL;
+  }
+  AstFile *ast = parse_file(c.arena, &c.diags, f);
+  Module *m = diag_has_errors(&c.diags) ? NULL : sema_and_lower(&c, ast);
+  if (!m || diag_has_errors(&c.diags)) {
+    *error = strdup(diag_format_all(&c.diags, 1));
+    return NULL;
+  }
+  return m;
+}
+
+static char *emit_cu(Program *p, const char *cu_path, const char *h_path,
+                     const char *h_name) {
+  tecc_options o;
+  tecc_options_init(&o);
+  o.opt_level = opt.opt_level;
+  o.no_warnings = 1;
+  o.header_name = h_name;
+  tecc_result *r = tecc_compile_file(p->path, &o);
+  char *err = NULL;
+  if (!tecc_result_ok(r))
+    err = xprintf("tecc failed:\n%s", tecc_result_format_diagnostics(r, 1));
+  else if (!write_file(cu_path, tecc_result_output(r)) ||
+           !write_file(h_path, tecc_result_header(r)))
+    err = xprintf("cannot write %s", cu_path);
+  tecc_result_free(r);
+  return err;
+}
+
+static void emit_call(Buf *b, const Kernel *k, int ki) {
+  buf_printf(b, "extern \"C\" int conform_call_%d(void *const *in, void *const *out, const int64_t *sizes) {\n", ki);
+  buf_printf(b, "  return (int)%s(", k->name);
+  const char *sep = "";
+  for (int i = 0; i < k->ninputs; i++, sep = ", ") {
+    const char *ct = dtype_ctype(k->inputs[i].dtype);
+    if (k->inputs[i].shape.rank == 0)
+      buf_printf(b, "%s*(const %s *)in[%d]", sep, ct, i);
+    else
+      buf_printf(b, "%s(const %s *)in[%d]", sep, ct, i);
+  }
+  for (int j = 0; j < k->noutputs; j++, sep = ", ")
+    buf_printf(b, "%s(%s *)out[%d]", sep, dtype_ctype(k->outputs[j].dtype), j);
+  for (int s = 0; s < k->nsizevars; s++, sep = ", ")
+    buf_printf(b, "%ssizes[%d]", sep, s);
+  buf_printf(b, "%s(cudaStream_t)0);\n}\n", sep);
+}
+
+static const char wrapper_runtime[] =
+    "#include <cuda_runtime.h>\n"
+    "#include <stdint.h>\n"
+    "#include <string.h>\n"
+    "extern \"C\" int conform_malloc(void **p, size_t n) { return (int)cudaMalloc(p, n); }\n"
+    "extern \"C\" int conform_free(void *p) { return (int)cudaFree(p); }\n"
+    "extern \"C\" int conform_h2d(void *d, const void *h, size_t n) { return (int)cudaMemcpy(d, h, n, cudaMemcpyHostToDevice); }\n"
+    "extern \"C\" int conform_d2h(void *h, const void *d, size_t n) { return (int)cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost); }\n"
+    "extern \"C\" int conform_memset(void *d, int v, size_t n) { return (int)cudaMemset(d, v, n); }\n"
+    "extern \"C\" int conform_sync(void) { cudaError_t e = cudaDeviceSynchronize(); return (int)(e ? e : cudaGetLastError()); }\n"
+    "extern \"C\" void conform_device(char *buf, int n) { cudaDeviceProp p; int d = 0; cudaGetDevice(&d);\n"
+    "  if (cudaGetDeviceProperties(&p, d) == cudaSuccess) { strncpy(buf, p.name, n - 1); buf[n - 1] = 0; } else buf[0] = 0; }\n";
+
+static char *wrapper_text(const Module *m, const char *h_name) {
+  Arena *a = arena_new();
+  Buf b;
+  buf_init(&b, a);
+  buf_printf(&b, "/* Generated by tecc-conform. */\n%s#include \"%s\"\n", wrapper_runtime, h_name);
+  for (int ki = 0; ki < m->nkernels; ki++)
+    emit_call(&b, m->kernels[ki], ki);
+  char *s = strdup(buf_cstr(&b));
+  arena_free(a);
+  return s;
+}
+
+/* Compiles the program to IR, .cu/.h and wrapper; returns the nvcc command
+ * or NULL (p->compile_error set). */
+static char *prepare(Program *p) {
+  char *err = NULL;
+  p->module = load_ir(p, &err);
+  if (!p->module) {
+    p->compile_error = err;
+    return NULL;
+  }
+  char *cu = xprintf("%s/p%d.cu", opt.workdir, p->index);
+  char *h = xprintf("%s/p%d.h", opt.workdir, p->index);
+  char *hname = xprintf("p%d.h", p->index);
+  char *w = xprintf("%s/w%d.cu", opt.workdir, p->index);
+  char *cmd = NULL;
+  err = emit_cu(p, cu, h, hname);
+  if (!err) {
+    char *wt = wrapper_text(p->module, hname);
+    if (!write_file(w, wt))
+      err = xprintf("cannot write %s", w);
+    free(wt);
+  }
+  if (!err && !opt.no_device)
+    cmd = xprintf("cd '%s' && '%s' -O2 -lineinfo -arch=%s -Xcompiler -fPIC -shared -cudart shared"
+                  " -o p%d.so p%d.cu w%d.cu > p%d.nvcc.log 2>&1",
+                  opt.workdir, opt.nvcc, opt.arch, p->index, p->index, p->index, p->index);
+  p->compile_error = err;
+  free(cu), free(h), free(hname), free(w);
+  return cmd;
+}
+
+/* Runs the shell commands, `jobs` at a time; status[i] gets each exit code. */
+static void run_parallel(char **cmds, int n, int *status) {
+  int running = 0, next = 0;
+  pid_t *pids = calloc((size_t)(n > 0 ? n : 0) + 1, sizeof(pid_t));
+  while (next < n || running > 0) {
+    if (next < n && running < opt.jobs) {
+      if (!cmds[next]) {
+        status[next++] = -1;
+        continue;
+      }
+      pid_t pid = fork();
+      if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmds[next], (char *)NULL);
+        _exit(127);
+      }
+      pids[next++] = pid;
+      running++;
+      continue;
+    }
+    int st;
+    pid_t done = wait(&st);
+    if (done < 0)
+      break;
+    for (int i = 0; i < n; i++)
+      if (pids[i] == done)
+        status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    running--;
+  }
+  free(pids);
+}
+
+/* ---- the device side, through the wrapper ----------------------------------- */
+
+typedef int (*call_fn)(void *const *, void *const *, const int64_t *);
+
+typedef struct Device {
+  void *so;
+  int (*malloc_)(void **, size_t);
+  int (*free_)(void *);
+  int (*h2d)(void *, const void *, size_t);
+  int (*d2h)(void *, const void *, size_t);
+  int (*memset_)(void *, int, size_t);
+  int (*sync)(void);
+  void (*name)(char *, int);
+} Device;
+
+static int device_open(Device *d, const char *so_path, FILE *log) {
+  d->so = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+  if (!d->so) {
+    fprintf(log, "#   dlopen: %s\n", dlerror());
+    return 0;
+  }
+  *(void **)&d->malloc_ = dlsym(d->so, "conform_malloc");
+  *(void **)&d->free_ = dlsym(d->so, "conform_free");
+  *(void **)&d->h2d = dlsym(d->so, "conform_h2d");
+  *(void **)&d->d2h = dlsym(d->so, "conform_d2h");
+  *(void **)&d->memset_ = dlsym(d->so, "conform_memset");
+  *(void **)&d->sync = dlsym(d->so, "conform_sync");
+  *(void **)&d->name = dlsym(d->so, "conform_device");
+  return d->malloc_ && d->free_ && d->h2d && d->d2h && d->memset_ && d->sync && d->name;
+}
+
+/* ---- one kernel, one binding -------------------------------------------------- */
+
+typedef struct Arg {
+  DType dt;
+  int rank;
+  int64_t n;
+  size_t bytes;
+  void *host;     /* inputs: random data; outputs: what came back */
+  void *ref;      /* outputs: the interpreter's stored result */
+  void *base;     /* device allocation */
+  void *dev;      /* the pointer passed (base + misalignment) */
+} Arg;
+
+typedef struct Case {
+  Program *p;
+  const Kernel *k;
+  int ki;
+  call_fn call;
+  Device *d;
+  const int64_t *sizes;
+  Arg in[MAX_TENSORS], out[MAX_TENSORS];
+  int ref_status;
+  FILE *log;
+  Tally *t;
+  char label[256];
+} Case;
+
+static const struct {
+  double rtol, atol;
+} tolerance[DT_COUNT] = {
+    [DT_F64] = {1e-12, 1e-12}, [DT_F32] = {1e-5, 1e-6},
+    [DT_F16] = {2e-3, 1e-5},   [DT_BF16] = {1.6e-2, 1e-5},
+};
+
+static size_t esize(DType t) { return (size_t)dtype_size(t); }
+
+static double random_value(DType t, const Range *r) {
+  if (r && r->specials && rng_next() % 32 == 0) {
+    static const double specials[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0};
+    return specials[rng_next() % 5];
+  }
+  if (t == DT_BOOL)
+    return (double)(rng_next() & 1);
+  int has = r && !isnan(r->lo);
+  double lo = has ? r->lo : dtype_is_float(t) ? -2 : -5;
+  double hi = has ? r->hi : dtype_is_float(t) ? 2 : 5;
+  if (!dtype_is_float(t))
+    return floor(lo + rng_unit() * (hi - lo + 1));
+  for (;;) { /* never zero */
+    double x = lo + rng_unit() * (hi - lo);
+    if (x != 0 && interp_round_bf16(x) != 0)
+      return x;
+  }
+}
+
+static void fill_input(Case *c, int i) {
+  const KernelInput *ki = &c->k->inputs[i];
+  Range *r = find_range(c->p, ki->name);
+  Range *all = find_range(c->p, "*");
+  if (r && isnan(r->lo) && !r->specials)
+    r = NULL;
+  if (!r && all && (!isnan(all->lo) || all->specials))
+    r = all;
+  for (int64_t e = 0; e < c->in[i].n; e++)
+    interp_store(ki->dtype, c->in[i].host, e, random_value(ki->dtype, r));
+}
+
+static int alloc_arg(Case *c, Arg *a, DType dt, int rank, const Shape *s) {
+  a->dt = dt;
+  a->rank = rank;
+  a->n = interp_numel(s, c->sizes);
+  a->bytes = (size_t)(a->n > 0 ? a->n : 0) * esize(dt);
+  a->host = malloc(a->bytes + 16);
+  a->ref = malloc(a->bytes + 16);
+  if (!a->host || !a->ref)
+    return 0;
+  return opt.no_device || c->d->malloc_(&a->base, a->bytes + 512) == 0;
+}
+
+static void free_args(Case *c) {
+  for (int i = 0; i < c->k->ninputs; i++) {
+    free(c->in[i].host), free(c->in[i].ref);
+    if (c->in[i].base)
+      c->d->free_(c->in[i].base);
+  }
+  for (int j = 0; j < c->k->noutputs; j++) {
+    free(c->out[j].host), free(c->out[j].ref);
+    if (c->out[j].base)
+      c->d->free_(c->out[j].base);
+  }
+  memset(c->in, 0, sizeof c->in);
+  memset(c->out, 0, sizeof c->out);
+}
+
+static void fail(Case *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(c->log, "#   FAIL %s: ", c->label);
+  vfprintf(c->log, fmt, ap);
+  fprintf(c->log, "\n");
+  va_end(ap);
+  c->t->failures++;
+}
+
+/* Points every tensor at base (+ one element when misaligned); empty
+ * tensors get NULL when null_empty. */
+static void place(Case *c, int misalign, int null_empty) {
+  for (int i = 0; i < c->k->ninputs; i++) {
+    Arg *a = &c->in[i];
+    a->dev = (char *)a->base + (misalign ? esize(a->dt) : 0);
+    if (null_empty && a->n == 0)
+      a->dev = NULL;
+  }
+  for (int j = 0; j < c->k->noutputs; j++) {
+    Arg *a = &c->out[j];
+    a->dev = (char *)a->base + (misalign ? esize(a->dt) : 0);
+    if (null_empty && a->n == 0)
+      a->dev = NULL;
+  }
+}
+
+/* Copies inputs, poisons outputs (0xFF: NaN for floats, -1 for ints, 255
+ * for bool), calls, syncs.  Returns the entry point's status, or -1 when a
+ * CUDA call of the runner itself failed. */
+static int device_call(Case *c, void *const *outs_override) {
+  void *ins[MAX_TENSORS], *outs[MAX_TENSORS];
+  for (int i = 0; i < c->k->ninputs; i++) {
+    Arg *a = &c->in[i];
+    if (a->dev && a->bytes && c->d->h2d(a->dev, a->host, a->bytes))
+      return -1;
+    ins[i] = a->rank == 0 ? a->host : a->dev;
+  }
+  for (int j = 0; j < c->k->noutputs; j++) {
+    Arg *a = &c->out[j];
+    if (a->dev && a->bytes && c->d->memset_(a->dev, 0xFF, a->bytes))
+      return -1;
+    outs[j] = outs_override ? outs_override[j] : a->dev;
+  }
+  if (c->d->sync())
+    return -1;
+  int st = c->call(ins, outs, c->sizes);
+  int sync = c->d->sync();
+  if (sync) {
+    fail(c, "CUDA error %d after the call (status %d)", sync, st);
+    return -1;
+  }
+  return st;
+}
+
+static int fetch_outputs(Case *c) {
+  for (int j = 0; j < c->k->noutputs; j++) {
+    Arg *a = &c->out[j];
+    if (a->dev && a->bytes && c->d->d2h(a->host, a->dev, a->bytes))
+      return 0;
+  }
+  return 1;
+}
+
+static int all_poisoned(const Arg *a) {
+  const unsigned char *b = a->host;
+  for (size_t i = 0; i < a->bytes; i++)
+    if (b[i] != 0xFF)
+      return 0;
+  return 1;
+}
+
+static void format_index(const Shape *s, const int64_t *sizes, int64_t flat,
+                         char *buf, size_t n) {
+  int64_t idx[TECC_MAX_RANK];
+  for (int a = s->rank - 1; a >= 0; a--) {
+    int64_t d = interp_dim(&s->d[a], sizes);
+    idx[a] = d ? flat % d : 0;
+    flat = d ? flat / d : 0;
+  }
+  size_t len = (size_t)snprintf(buf, n, "[");
+  for (int a = 0; a < s->rank && len < n; a++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%lld", a ? ", " : "", (long long)idx[a]);
+  if (len < n)
+    snprintf(buf + len, n - len, "]");
+}
+
+/* The tolerance an output gets: its dtype's, or that of the float value a
+ * final conversion came from when that one is looser (an f32 sum declared
+ * f64 is only as precise as f32). */
+static DType tolerance_dtype(const KernelOutput *o) {
+  DType t = o->dtype;
+  for (const Value *v = o->value; v->op == IR_CAST; v = v->args[0]) {
+    DType from = v->args[0]->dtype;
+    if (dtype_is_float(from) && dtype_is_float(t) && tolerance[from].rtol > tolerance[t].rtol)
+      t = from;
+  }
+  return t;
+}
+
+static int element_ok(DType dt, DType tol, const void *got, const void *ref, int64_t i,
+                      double rtol_scale) {
+  if (!dtype_is_float(dt))
+    return memcmp((const char *)got + i * (int64_t)esize(dt),
+                  (const char *)ref + i * (int64_t)esize(dt), esize(dt)) == 0;
+  double g = interp_load(dt, got, i), r = interp_load(dt, ref, i);
+  if (isnan(r))
+    return isnan(g);
+  if (isinf(r))
+    return g == r;
+  double rtol = tolerance[tol].rtol;
+  if (tol == DT_F32 || tol == DT_F64)
+    rtol *= rtol_scale;
+  return fabs(g - r) <= tolerance[tol].atol + rtol * fabs(r);
+}
+
+static void compare_output(Case *c, int j, const char *what) {
+  const KernelOutput *o = &c->k->outputs[j];
+  Arg *a = &c->out[j];
+  double K = interp_reduction_extent(c->k, j, c->sizes);
+  double scale = K >= 2 ? log2(K) : 1;
+  int64_t bad = 0;
+  DType tol = tolerance_dtype(o);
+  for (int64_t i = 0; i < a->n; i++) {
+    if (element_ok(a->dt, tol, a->host, a->ref, i, scale))
+      continue;
+    if (bad++ < MAX_SHOWN) {
+      char idx[128];
+      format_index(&o->shape, c->sizes, i, idx, sizeof idx);
+      fail(c, "%s: output %s%s = %.9g, expected %.9g", what, o->name, idx,
+           interp_load(a->dt, a->host, i), interp_load(a->dt, a->ref, i));
+    } else {
+      c->t->failures++;
+    }
+  }
+  if (bad > MAX_SHOWN)
+    fprintf(c->log, "#   ... %lld mismatches in %s\n", (long long)bad, o->name);
+  c->t->elements += a->n;
+}
+
+/* The main check: one call with the given placement, every element. */
+static void check_call(Case *c, int misalign, int null_empty) {
+  const char *what = misalign ? "misaligned" : "aligned";
+  place(c, misalign, null_empty);
+  int st = device_call(c, NULL);
+  c->t->cases++;
+  if (st < 0)
+    return;
+  if (st != c->ref_status) {
+    fail(c, "%s: status %d, expected %d", what, st, c->ref_status);
+    return;
+  }
+  if (!fetch_outputs(c)) {
+    fail(c, "copying outputs back failed");
+    return;
+  }
+  for (int j = 0; j < c->k->noutputs; j++) {
+    if (c->ref_status != 0) {
+      if (!all_poisoned(&c->out[j]))
+        fail(c, "%s: status %d but output %s was written", what, st, c->k->outputs[j].name);
+    } else {
+      compare_output(c, j, what);
+    }
+  }
+}
+
+/* Two identical calls give bitwise-identical outputs (abi.md §5). */
+static void check_deterministic(Case *c) {
+  if (c->ref_status != 0)
+    return;
+  place(c, 0, 0);
+  void *first[MAX_TENSORS];
+  for (int j = 0; j < c->k->noutputs; j++) {
+    first[j] = malloc(c->out[j].bytes + 1);
+    memcpy(first[j], c->out[j].host, c->out[j].bytes);
+  }
+  if (device_call(c, NULL) == 0 && fetch_outputs(c)) {
+    for (int j = 0; j < c->k->noutputs; j++)
+      if (memcmp(first[j], c->out[j].host, c->out[j].bytes) != 0)
+        fail(c, "two runs differ in output %s (not deterministic)", c->k->outputs[j].name);
+  }
+  for (int j = 0; j < c->k->noutputs; j++)
+    free(first[j]);
+}
+
+static int kernel_has_reduce(const Kernel *k) {
+  for (int i = 0; i < k->values.len; i++)
+    if (((Value *)k->values.items[i])->op == IR_REDUCE)
+      return 1;
+  return 0;
+}
+
+static int same_shape(const Shape *a, const Shape *b) {
+  if (a->rank != b->rank)
+    return 0;
+  for (int i = 0; i < a->rank; i++)
+    if (a->d[i].var != b->d[i].var || (a->d[i].var < 0 && a->d[i].size != b->d[i].size))
+      return 0;
+  return 1;
+}
+
+/* In place: an elementwise kernel's output j written over input i. */
+static void check_in_place(Case *c) {
+  if (c->ref_status != 0 || kernel_has_reduce(c->k))
+    return;
+  for (int j = 0; j < c->k->noutputs; j++) {
+    for (int i = 0; i < c->k->ninputs; i++) {
+      const KernelInput *in = &c->k->inputs[i];
+      const KernelOutput *out = &c->k->outputs[j];
+      if (in->dtype != out->dtype || in->shape.rank == 0 || !same_shape(&in->shape, &out->shape) ||
+          c->in[i].n == 0)
+        continue;
+      place(c, 0, 0);
+      void *outs[MAX_TENSORS];
+      for (int q = 0; q < c->k->noutputs; q++)
+        outs[q] = c->out[q].dev;
+      outs[j] = c->in[i].dev;
+      int st = device_call(c, outs);
+      c->t->status_checks++;
+      if (st != 0) {
+        fail(c, "in-place %s over %s: status %d", out->name, in->name, st);
+        return;
+      }
+      Arg saved = c->out[j];
+      c->out[j].dev = c->in[i].dev;
+      if (fetch_outputs(c))
+        compare_output(c, j, "in-place");
+      c->out[j] = saved;
+      return; /* one in-place check per kernel binding */
+    }
+  }
+}
+
+static int first_nonempty_input(Case *c) {
+  for (int i = 0; i < c->k->ninputs; i++)
+    if (c->in[i].rank > 0 && c->in[i].n >= 2)
+      return i;
+  return -1;
+}
+
+static void expect_status(Case *c, void *const *outs, int want, const char *what) {
+  int st = device_call(c, outs);
+  c->t->status_checks++;
+  if (st < 0)
+    return;
+  if (st != want) {
+    fail(c, "%s: status %d, expected %d", what, st, want);
+    return;
+  }
+  fetch_outputs(c);
+  for (int j = 0; j < c->k->noutputs; j++)
+    if (c->out[j].dev && (!outs || outs[j] == c->out[j].dev) && !all_poisoned(&c->out[j]))
+      fail(c, "%s: output %s written after status %d", what, c->k->outputs[j].name, st);
+}
+
+/* Argument errors: nothing written, the documented status. */
+static void check_statuses(Case *c) {
+  place(c, 0, 0);
+  int64_t *sizes = (int64_t *)c->sizes;
+  for (int s = 0; s < c->k->nsizevars; s++) {
+    int64_t keep = sizes[s];
+    sizes[s] = -1;
+    expect_status(c, NULL, 1, "negative size");
+    sizes[s] = keep;
+  }
+  int i = first_nonempty_input(c);
+  if (i >= 0) {
+    void *keep = c->in[i].dev;
+    c->in[i].dev = NULL;
+    expect_status(c, NULL, 1, "NULL input");
+    c->in[i].dev = keep;
+  }
+  if (c->k->noutputs > 0 && c->out[0].n > 0) {
+    void *outs[MAX_TENSORS];
+    for (int j = 0; j < c->k->noutputs; j++)
+      outs[j] = c->out[j].dev;
+    outs[0] = NULL;
+    expect_status(c, outs, 1, "NULL output");
+    if (i >= 0) {
+      outs[0] = (char *)c->in[i].dev + esize(c->in[i].dt);
+      expect_status(c, outs, 2, "output overlapping an input");
+      /* the input must be intact */
+      void *back = malloc(c->in[i].bytes + 1);
+      if (back && !c->d->d2h(back, c->in[i].dev, c->in[i].bytes) &&
+          memcmp(back, c->in[i].host, c->in[i].bytes) != 0)
+        fail(c, "aliasing call modified input %s", c->k->inputs[i].name);
+      free(back);
+    }
+    if (c->k->noutputs > 1 && c->out[1].n > 0 && c->out[0].n > 1) {
+      for (int j = 0; j < c->k->noutputs; j++)
+        outs[j] = c->out[j].dev;
+      outs[1] = (char *)c->out[0].dev + esize(c->out[0].dt);
+      expect_status(c, outs, 2, "two overlapping outputs");
+    }
+  }
+}
+
+static void binding_label(Case *c) {
+  size_t len = (size_t)snprintf(c->label, sizeof c->label, "%s:%s", c->p->path, c->k->name);
+  for (int s = 0; s < c->k->nsizevars && len < sizeof c->label; s++)
+    len += (size_t)snprintf(c->label + len, sizeof c->label - len, "%s%s=%lld",
+                            s ? "," : " ", c->k->sizevars[s].name, (long long)c->sizes[s]);
+}
+
+static int run_binding(Case *c, int with_statuses) {
+  binding_label(c);
+  for (int i = 0; i < c->k->ninputs; i++)
+    if (!alloc_arg(c, &c->in[i], c->k->inputs[i].dtype, c->k->inputs[i].shape.rank, &c->k->inputs[i].shape))
+      return fail(c, "allocation failed"), free_args(c), 0;
+  for (int j = 0; j < c->k->noutputs; j++)
+    if (!alloc_arg(c, &c->out[j], c->k->outputs[j].dtype, c->k->outputs[j].shape.rank, &c->k->outputs[j].shape))
+      return fail(c, "allocation failed"), free_args(c), 0;
+  for (int i = 0; i < c->k->ninputs; i++)
+    fill_input(c, i);
+  const void *ins[MAX_TENSORS];
+  void *refs[MAX_TENSORS];
+  for (int i = 0; i < c->k->ninputs; i++)
+    ins[i] = c->in[i].host;
+  for (int j = 0; j < c->k->noutputs; j++)
+    refs[j] = c->out[j].ref;
+  c->ref_status = interp_kernel(c->k, c->sizes, ins, refs, NULL);
+  if (c->ref_status == INTERP_OUT_OF_MEMORY)
+    return fail(c, "the interpreter ran out of memory"), free_args(c), 0;
+  c->t->bindings++;
+  if (opt.no_device) {
+    for (int j = 0; j < c->k->noutputs; j++)
+      c->t->elements += c->out[j].n;
+    free_args(c);
+    return 1;
+  }
+  check_call(c, 0, 0);
+  check_call(c, 1, 1);
+  check_deterministic(c);
+  check_in_place(c);
+  if (with_statuses)
+    check_statuses(c);
+  free_args(c);
+  return 1;
+}
+
+/* ---- size bindings --------------------------------------------------------------- */
+
+static const int64_t profiles[][4] = {
+    {0, 0, 0, 0},   {1, 1, 1, 1},     {7, 7, 7, 7},   {131, 7, 3, 5},
+    {3, 131, 7, 2}, {0, 5, 3, 2},     {5, 0, 3, 2},   {13, 1, 9, 1},
+    {1, 257, 1, 3}, {37, 33, 17, 6},  {2, 3, 5, 7},   {65, 1037, 2, 3},
+};
+
+static const int64_t large_profiles[][4] = {
+    {4250663, 0, 0, 0}, {4099, 1037, 0, 0}, {1037, 67, 61, 0}, {131, 67, 23, 21},
+};
+
+static const int64_t long_row_profiles[][4] = {
+    {5, 300007, 0, 0}, {1037, 4099, 0, 0},
+};
+
+static int64_t max_numel(const Kernel *k, const int64_t *sizes) {
+  int64_t m = 0;
+  for (int i = 0; i < k->ninputs; i++) {
+    int64_t n = interp_numel(&k->inputs[i].shape, sizes);
+    if (n > m)
+      m = n;
+  }
+  for (int j = 0; j < k->noutputs; j++) {
+    int64_t n = interp_numel(&k->outputs[j].shape, sizes);
+    if (n > m)
+      m = n;
+  }
+  return m;
+}
+
+static int collect_bindings(const Program *p, const Kernel *k, int64_t out[][8]) {
+  int n = 0, nsv = k->nsizevars;
+  int64_t limit = p->max_elements ? p->max_elements : opt.max_elements;
+  if (opt.quick && limit > 100000)
+    limit = 100000;
+  size_t np = sizeof profiles / sizeof profiles[0];
+  for (size_t i = 0; i < np && n < MAX_BINDINGS; i++) {
+    for (int s = 0; s < 8; s++)
+      out[n][s] = profiles[i][s % 4];
+    n++;
+    if (nsv == 0)
+      return 1;
+  }
+  if (!opt.quick) {
+    int nl = nsv < 4 ? nsv : 4;
+    for (int s = 0; s < 8; s++)
+      out[n][s] = large_profiles[nl - 1][s % 4] ? large_profiles[nl - 1][s % 4] : 3;
+    n++;
+    if (nsv == 2)
+      for (size_t i = 0; i < 2; i++, n++)
+        for (int s = 0; s < 8; s++)
+          out[n][s] = long_row_profiles[i][s % 2];
+  }
+  for (int e = 0; e < p->nextra && n < MAX_BINDINGS; e++, n++) {
+    for (int s = 0; s < nsv; s++) {
+      out[n][s] = 3;
+      for (int b = 0; b < p->extra[e].n; b++)
+        if (strcmp(p->extra[e].names[b], k->sizevars[s].name) == 0)
+          out[n][s] = p->extra[e].values[b];
+    }
+  }
+  int kept = 0;
+  for (int i = 0; i < n; i++)
+    if (max_numel(k, out[i]) <= limit && max_numel(k, out[i]) >= 0)
+      memmove(out[kept++], out[i], sizeof out[i]);
+  return kept;
+}
+
+static int all_at_least_two(const int64_t *sizes, int n) {
+  for (int s = 0; s < n; s++)
+    if (sizes[s] < 2)
+      return 0;
+  return 1;
+}
+
+static void run_kernel(Program *p, int ki, Device *d, call_fn call, FILE *log, Tally *t) {
+  const Kernel *k = p->module->kernels[ki];
+  int64_t bindings[MAX_BINDINGS + 8][8];
+  int nb = collect_bindings(p, k, bindings);
+  int statuses_done = 0;
+  t->kernels++;
+  for (int b = 0; b < nb; b++) {
+    Case *c = calloc(1, sizeof *c);
+    *c = (Case){.p = p, .k = k, .ki = ki, .call = call, .d = d, .sizes = bindings[b], .log = log, .t = t};
+    rng_seed(opt.seed, (uint64_t)p->index, (uint64_t)ki, (uint64_t)b);
+    int with_statuses = !statuses_done && all_at_least_two(bindings[b], k->nsizevars);
+    if (run_binding(c, with_statuses) && with_statuses)
+      statuses_done = 1;
+    free(c);
+  }
+}
+
+/* Runs every kernel of one built program; the tally goes to `t`. */
+static void run_program(Program *p, FILE *log, Tally *t) {
+  char *so = xprintf("%s/p%d.so", opt.workdir, p->index);
+  Device d = {0};
+  if (opt.no_device) {
+    for (int ki = 0; ki < p->module->nkernels; ki++)
+      run_kernel(p, ki, &d, NULL, log, t);
+    free(so);
+    return;
+  }
+  void *probe = NULL;
+  if (!device_open(&d, so, log) || d.malloc_(&probe, 256) != 0) {
+    fprintf(log, "#   FAIL %s: no usable CUDA device\n", p->path);
+    t->failures++;
+    free(so);
+    return;
+  }
+  d.free_(probe);
+  for (int ki = 0; ki < p->module->nkernels; ki++) {
+    char sym[64];
+    snprintf(sym, sizeof sym, "conform_call_%d", ki);
+    call_fn call;
+    *(void **)&call = dlsym(d.so, sym);
+    if (!call) {
+      fprintf(log, "#   FAIL %s: no %s in the wrapper\n", p->path, sym);
+      t->failures++;
+      continue;
+    }
+    run_kernel(p, ki, &d, call, log, t);
+  }
+  free(so);
+}
+
+/* ---- the driver -------------------------------------------------------------------- */
+
+static void usage(void) {
+  fputs("usage: tecc-conform [-O0|-O1|-O2] [--nvcc=NVCC] [--arch=ARCH] [--jobs=N]\n"
+        "                    [--workdir=DIR] [--keep] [--quick] [--tap] [--seed=N]\n"
+        "                    [--max-elements=N] [--no-device] PROGRAM.te...\n", stderr);
+  exit(2);
+}
+
+static int parse_options(int argc, char **argv) {
+  int first = 1;
+  for (; first < argc && argv[first][0] == '-'; first++) {
+    const char *a = argv[first];
+    if (!strcmp(a, "-O0") || !strcmp(a, "-O1") || !strcmp(a, "-O2"))
+      opt.opt_level = a[2] - '0';
+    else if (!strncmp(a, "--nvcc=", 7))
+      opt.nvcc = a + 7;
+    else if (!strncmp(a, "--arch=", 7))
+      opt.arch = a + 7;
+    else if (!strncmp(a, "--jobs=", 7))
+      opt.jobs = atoi(a + 7);
+    else if (!strncmp(a, "--workdir=", 10))
+      opt.workdir = a + 10;
+    else if (!strncmp(a, "--seed=", 7))
+      opt.seed = strtoull(a + 7, NULL, 10);
+    else if (!strncmp(a, "--max-elements=", 15))
+      opt.max_elements = strtoll(a + 15, NULL, 10);
+    else if (!strcmp(a, "--keep"))
+      opt.keep = 1;
+    else if (!strcmp(a, "--quick"))
+      opt.quick = 1;
+    else if (!strcmp(a, "--tap"))
+      opt.tap = 1;
+    else if (!strcmp(a, "--no-device"))
+      opt.no_device = 1;
+    else
+      usage();
+  }
+  if (first == argc)
+    usage();
+  if (opt.jobs <= 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    opt.jobs = n > 0 ? (int)n : 1;
+  }
+  return first;
+}
+
+static void make_workdir(void) {
+  if (opt.workdir) {
+    mkdir(opt.workdir, 0755);
+    return;
+  }
+  char tmpl[] = "/tmp/tecc-conform.XXXXXX";
+  char *dir = mkdtemp(tmpl);
+  if (!dir) {
+    perror("tecc-conform: mkdtemp");
+    exit(2);
+  }
+  opt.workdir = strdup(dir);
+}
+
+/* Runs the built programs, `jobs` processes at a time, each writing its log
+ * and tally to the work directory. */
+static void run_all(Program *ps, int n, int *built) {
+  int running = 0, next = 0;
+  while (next < n || running > 0) {
+    if (next < n && running < opt.jobs) {
+      Program *p = &ps[next++];
+      if (built[p->index] != 0)
+        continue;
+      pid_t pid = opt.jobs == 1 ? 0 : fork();
+      if (pid == 0) {
+        char *lp = xprintf("%s/r%d.log", opt.workdir, p->index);
+        FILE *log = fopen(lp, "w");
+        Tally t = {0};
+        run_program(p, log, &t);
+        fprintf(log, "TALLY %ld %ld %ld %ld %ld %ld\n", t.kernels, t.bindings, t.cases,
+                t.elements, t.failures, t.status_checks);
+        fclose(log);
+        free(lp);
+        if (opt.jobs != 1)
+          _exit(0);
+        continue;
+      }
+      running++;
+      continue;
+    }
+    if (running == 0)
+      break;
+    int st;
+    if (wait(&st) < 0)
+      break;
+    running--;
+  }
+}
+
+static void device_name(Program *ps, int n, int *built, char *buf, int len) {
+  snprintf(buf, (size_t)len, "unknown");
+  for (int i = 0; i < n; i++) {
+    if (built[i] != 0)
+      continue;
+    pid_t pid = fork(); /* keep CUDA out of the parent */
+    if (pid == 0) {
+      Device d = {0};
+      char *so = xprintf("%s/p%d.so", opt.workdir, i);
+      char name[256] = "";
+      if (device_open(&d, so, stderr))
+        d.name(name, sizeof name);
+      char *path = xprintf("%s/device.txt", opt.workdir);
+      write_file(path, name);
+      _exit(0);
+    }
+    waitpid(pid, NULL, 0);
+    char *path = xprintf("%s/device.txt", opt.workdir);
+    char *text = read_text(path);
+    free(path);
+    if (text && *text)
+      snprintf(buf, (size_t)len, "%s", text);
+    free(text);
+    return;
+  }
+}
+
+static void print_commented(const char *text) {
+  const char *line = text;
+  while (*line) {
+    size_t len = strcspn(line, "\n");
+    if (strncmp(line, "#", 1) == 0)
+      printf("%.*s\n", (int)len, line);
+    else
+      printf("#   %.*s\n", (int)len, line);
+    line += len + (line[len] == '\n');
+  }
+}
+
+/* Prints the TAP lines and the summary; returns the number of failed
+ * programs. */
+static int report(Program *ps, int n, int *built, const char *device) {
+  Tally total = {0};
+  int failed_programs = 0;
+  if (opt.tap)
+    printf("1..%d\n", n);
+  for (int i = 0; i < n; i++) {
+    Program *p = &ps[i];
+    Tally t = {0};
+    char *text = NULL;
+    if (p->compile_error) {
+      t.failures = 1;
+    } else if (built[i] != 0) {
+      char *lp = xprintf("%s/p%d.nvcc.log", opt.workdir, i);
+      text = read_text(lp);
+      free(lp);
+      t.failures = 1;
+    } else {
+      char *lp = xprintf("%s/r%d.log", opt.workdir, i);
+      text = read_text(lp);
+      free(lp);
+      char *tally = text ? strstr(text, "TALLY ") : NULL;
+      if (!tally || sscanf(tally, "TALLY %ld %ld %ld %ld %ld %ld", &t.kernels, &t.bindings,
+                           &t.cases, &t.elements, &t.failures, &t.status_checks) != 6)
+        t.failures = 1; /* the child crashed */
+      else
+        *tally = 0;
+    }
+    int ok = t.failures == 0;
+    failed_programs += !ok;
+    printf("%sok %d - %s -O%d: %ld kernels, %ld bindings, %ld elements%s\n", ok ? "" : "not ",
+           i + 1, p->path, opt.opt_level, t.kernels, t.bindings, t.elements,
+           p->compile_error ? " (does not compile)" : built[i] ? " (nvcc failed)" : "");
+    if (p->compile_error)
+      print_commented(p->compile_error);
+    if (text)
+      print_commented(text);
+    free(text);
+    total.kernels += t.kernels;
+    total.bindings += t.bindings;
+    total.cases += t.cases;
+    total.elements += t.elements;
+    total.failures += t.failures;
+    total.status_checks += t.status_checks;
+  }
+  printf("# conformance -O%d on %s: %d programs (%d failed), %ld kernels, %ld size bindings,"
+         " %ld calls, %ld elements compared, %ld status/in-place checks, %ld failures\n",
+         opt.opt_level, device, n, failed_programs, total.kernels, total.bindings, total.cases,
+         total.elements, total.status_checks, total.failures);
+  return failed_programs;
+}
+
+int main(int argc, char **argv) {
+  int first = parse_options(argc, argv);
+  make_workdir();
+  int n = argc - first;
+  Program *ps = calloc((size_t)n, sizeof *ps);
+  char **cmds = calloc((size_t)n, sizeof *cmds);
+  int *built = calloc((size_t)n, sizeof *built);
+  for (int i = 0; i < n; i++) {
+    ps[i].path = argv[first + i];
+    ps[i].index = i;
+    ps[i].arena = arena_new();
+    read_directives(&ps[i]);
+    cmds[i] = prepare(&ps[i]);
+  }
+  fflush(stdout);
+  char device[256] = "no device (interpreter only)";
+  if (!opt.no_device) {
+    run_parallel(cmds, n, built);
+    device_name(ps, n, built, device, sizeof device);
+  }
+  run_all(ps, n, built);
+  int failures = report(ps, n, built, device);
+  if (!opt.keep) {
+    char *rm = xprintf("rm -rf '%s'", opt.workdir);
+    if (system(rm) != 0)
+      fprintf(stderr, "tecc-conform: could not remove %s\n", opt.workdir);
+    free(rm);
+  }
+  return failures != 0;
+}
