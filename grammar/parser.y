@@ -636,8 +636,11 @@ static const char *where(ParseState *ps, yysymbol_kind_t la, TeLoc loc) {
   return arena_printf(ps->arena, "before %s", token_text(ps, loc));
 }
 
-/* The innermost open bracket, not counting the lookahead itself. */
+/* The innermost open bracket, not counting the lookahead itself; when the
+ * lookahead is a closer that jumped over an unclosed bracket, that one. */
 static const OpenBracket *innermost_open(const LexState *lx, yysymbol_kind_t la) {
+  if (lx->closed_over)
+    return &lx->last_closed_over;
   int n = lx->nopen;
   if (n > 0 && lx->opens[n - 1].begin == lx->last_loc.begin &&
       (la == YYTRANSLATE('(') || la == YYTRANSLATE('[') || la == YYTRANSLATE('{')))

@@ -37,6 +37,10 @@ typedef struct LexState {
   int last_unmatched;      /* the last token is a closer with no opener */
   int last_is_bad;         /* the last token had a lexical error */
   int token_is_bad;        /* the token being scanned has one */
+  /* The last token is a closer that also closed this inner bracket,
+   * which was never closed itself. */
+  OpenBracket last_closed_over;
+  int closed_over;
   /* Brackets still open, innermost last. */
   OpenBracket *opens;
   int nopen, capopen;
