@@ -644,10 +644,6 @@ static TVal *lower_reduce(Sema *s, ReduceOp op, const Expr *call, TVal **args,
   TVal *x = lower_strong(s, args[0]);
   if (!x)
     return NULL;
-  if (x->kind != TV_TENSOR) {
-    sema_error(s, x->loc, "'%s' needs a tensor operand", reduce_name(op));
-    return NULL;
-  }
   if ((op == RED_ANY || op == RED_ALL) && x->dtype != DT_BOOL) {
     sema_error(s, x->loc, "'%s' needs a bool operand, got %s",
                reduce_name(op), tval_type_str(s, x));

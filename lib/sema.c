@@ -438,7 +438,10 @@ static TVal *expand_fn(Sema *s, const FnDef *f, const Expr *call, TVal **args) {
     s->expansion_failed = 0;
   s->fn = saved_fn;
   s->params = saved_params;
-  return with_loc(s, r, call->loc);
+  r = with_loc(s, r, call->loc);
+  if (r)
+    r->literal = 0; /* a call is not a literal, even if it returns one */
+  return r;
 }
 
 static int current_order(Sema *s);
