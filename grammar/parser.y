@@ -744,6 +744,9 @@ static const char *syntax_message(ParseState *ps, const Expected *x, yysymbol_ki
   *at_token = 1;
   if (is_closer && lx->last_unmatched)
     return arena_printf(ps->arena, "unmatched %s", token_text(ps, loc));
+  if (la == YYTRANSLATE('=') && lx->last_first_on_line &&
+      (expects(x, YYSYMBOL_EQ) || expects(x, YYSYMBOL_IDENT)))
+    return "expected a name before '='";
   if (la == YYTRANSLATE('=') && expects(x, YYSYMBOL_EQ)) {
     const OpenBracket *open = innermost_open(lx, la);
     if (lx->prev_kind == TOK_IDENT && open && open->kind == '(' && expects_char(x, ','))
