@@ -596,8 +596,9 @@ primary:
 /* ---- syntax error messages ---------------------------------------------- */
 
 /* Where a message points: 0 = where the token was expected, 1 = at the
- * unexpected token, AT_PREVIOUS = at the token before it. */
-enum { AT_PREVIOUS = 2 };
+ * unexpected token, AT_PREVIOUS = at the token before it,
+ * AT_PREVIOUS_LINE_END = after the token before that. */
+enum { AT_PREVIOUS = 2, AT_PREVIOUS_LINE_END = 3 };
 
 typedef struct Expected {
   yysymbol_kind_t syms[YYNTOKENS];
@@ -749,12 +750,20 @@ static const char *syntax_message(ParseState *ps, const Expected *x, yysymbol_ki
     return "expected a name before '='";
   if (la == YYTRANSLATE('=') && expects(x, YYSYMBOL_EQ)) {
     const OpenBracket *open = innermost_open(lx, la);
-    if (lx->prev_kind == TOK_IDENT && open && open->kind == '(' && expects_char(x, ','))
+    if (lx->prev_kind == TOK_IDENT && !lx->prev_first_on_line && open && open->kind == '(' &&
+        expects_char(x, ','))
       return arena_printf(ps->arena, "keyword arguments are not supported; pass %s by "
                           "position", token_text(ps, lx->prev_loc));
-    if (lx->prev_kind == TOK_IDENT && lx->prev_first_on_line)
+    if (lx->prev_kind == TOK_IDENT && lx->prev_first_on_line) {
+      /* The name starts a new statement: the previous one is unfinished. */
+      const char *closing = closer_message(ps, x, la);
+      if (closing) {
+        *at_token = AT_PREVIOUS_LINE_END;
+        return closing;
+      }
       return arena_printf(ps->arena, "unexpected '=' after %s: the statement before it is "
                           "incomplete", token_text(ps, lx->prev_loc));
+    }
     return "unexpected '=' in an expression; use '==' to compare";
   }
   if (is_reserved(la) && expects(x, YYSYMBOL_IDENT) && !expects(x, YYSYMBOL_INT))
@@ -794,6 +803,10 @@ static const char *syntax_message(ParseState *ps, const Expected *x, yysymbol_ki
 static TeLoc error_place(const LexState *lx, yysymbol_kind_t la, TeLoc loc, int at_token) {
   if (at_token == AT_PREVIOUS)
     return lx->prev_loc;
+  if (at_token == AT_PREVIOUS_LINE_END) {
+    TeLoc end = {lx->prev2_end, lx->prev2_end};
+    return end;
+  }
   if (at_token || lx->prev_kind == 0)
     return loc;
   if (la == YYSYMBOL_YYEOF || lx->last_first_on_line) {

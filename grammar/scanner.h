@@ -32,6 +32,7 @@ typedef struct LexState {
    * before it, for error messages. */
   int last_kind, prev_kind;
   TeLoc last_loc, prev_loc;
+  uint32_t prev2_end; /* end of the token before those two */
   int last_first_on_line;  /* the last token began a line */
   int prev_first_on_line;  /* the one before it did */
   int last_unmatched;      /* the last token is a closer with no opener */
