@@ -30,10 +30,12 @@ make -j"$(nproc 2>/dev/null || echo 2)" lib/libtecc.la >make.log 2>&1 || {
 "$CLANG" -g -O1 -fsanitize=fuzzer $san -I"$srcdir/lib" \
   "$srcdir/fuzz/fuzz_frontend.c" lib/.libs/libtecc.a -lm -o fuzz_frontend
 
+seeds=
+[ -d "$srcdir/fuzz/corpus" ] && seeds="$srcdir/fuzz/corpus"
 parallel=
 [ "$jobs" -gt 1 ] && parallel="-jobs=$jobs -workers=$jobs"
 # stdin is /dev/null so that an `import "/dev/stdin"` cannot block.
 ./fuzz_frontend -max_total_time="$seconds" -max_len=4096 -timeout=10 \
   -rss_limit_mb=2048 -print_final_stats=1 $parallel \
   -artifact_prefix="$srcdir/fuzz/crashes/" -dict="$srcdir/fuzz/te.dict" \
-  corpus "$srcdir/fuzz/corpus" </dev/null
+  corpus $seeds </dev/null
