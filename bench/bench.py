@@ -49,6 +49,7 @@ def parse_args(argv):
     ap.add_argument("--cases", help="comma-separated case names")
     ap.add_argument("--dtypes", default="f32,bf16")
     ap.add_argument("--iters", type=int, default=100, help="timed runs per measurement (max)")
+    ap.add_argument("--latency-only", action="store_true", help="copy and latency only")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     return ap.parse_args(argv)
 
@@ -388,6 +389,40 @@ def run_case(torch, ctx, case, dtype, m, n):
 # --------------------------------------------------------------------------
 # latency
 
+def cudart():
+    """The CUDA runtime as a ctypes library, or None."""
+    import ctypes
+    import glob
+    names = ["libcudart.so"] + sorted(glob.glob("/usr/local/cuda/lib64/libcudart.so*"))
+    try:
+        import torch
+        names += sorted(glob.glob(os.path.join(os.path.dirname(torch.__file__), "..", "nvidia",
+                                               "*", "lib", "libcudart.so*")))
+    except ImportError:
+        pass
+    for name in names:
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    return None
+
+
+def keep_pool(keep):
+    """Sets the device's default memory pool to keep (or release at every
+    synchronization, CUDA's default) the memory freed to it: a diagnostic
+    for stubs that take their workspace from cudaMallocAsync."""
+    import ctypes
+    rt = cudart()
+    if rt is None:
+        return False
+    pool = ctypes.c_void_p()
+    if rt.cudaDeviceGetDefaultMemPool(ctypes.byref(pool), 0) != 0:
+        return False
+    value = ctypes.c_uint64(2 ** 64 - 1 if keep else 0)
+    return rt.cudaMemPoolSetAttribute(pool, 4, ctypes.byref(value)) == 0  # ReleaseThreshold
+
+
 def latency(torch, ctx, cases_by_name):
     """Host-timed launch+completion (median µs): plain call + synchronize, and
     CUDA graph replay + synchronize; the empty kernel is the floor."""
@@ -448,6 +483,10 @@ def latency(torch, ctx, cases_by_name):
             if kern is not None:
                 measure("tecc %s f32" % name, shape,
                         lambda kern=kern, xs=xs, ys=ys: bound(kern, xs + ys))
+                if keep_pool(True):
+                    measure("  pool kept", shape,
+                            lambda kern=kern, xs=xs, ys=ys: bound(kern, xs + ys))
+                    keep_pool(False)
             measure("eager %s f32" % name, shape,
                     lambda case=case, xs=xs: (lambda: case.user(torch.float32, *xs)))
     return rows
@@ -648,7 +687,7 @@ def main(argv):
     lat = latency(torch, ctx, {c.name: c for c in cases})
     rows = []
     deadline = T0 + args.budget - 25
-    todo = plan(cases, dtypes, args.quick)
+    todo = [] if args.latency_only else plan(cases, dtypes, args.quick)
     for idx, ((m, n), case, dtype) in enumerate(todo):
         if time.time() > deadline:
             log("budget reached: %d of %d case-shapes not run" % (len(todo) - idx, len(todo)))
