@@ -231,3 +231,163 @@ const char *ir_dump(Arena *a, const Module *m) {
   }
   return buf_cstr(&b);
 }
+
+/* ---- verifier ----------------------------------------------------------- */
+
+static const int ir_arity[IR_COUNT] = {
+    [IR_INPUT] = 0, [IR_CONST] = 0,     [IR_CAST] = 1,     [IR_UNARY] = 1,
+    [IR_BINARY] = 2, [IR_SELECT] = 3,   [IR_BROADCAST] = 1, [IR_REDUCE] = 1,
+};
+
+static int compute_dtype_ok(DType t) { return !dtype_is_16bit(t); }
+
+static const char *check_unary(const Value *v) {
+  const Value *a = v->args[0];
+  if (v->uop == UN_ISNAN || v->uop == UN_ISINF || v->uop == UN_ISFINITE)
+    return v->dtype == DT_BOOL && dtype_is_float(a->dtype) &&
+                   compute_dtype_ok(a->dtype)
+               ? NULL
+               : "predicate dtypes";
+  if (v->uop == UN_NOT)
+    return v->dtype == DT_BOOL && a->dtype == DT_BOOL ? NULL : "not on non-bool";
+  if (a->dtype != v->dtype || v->dtype == DT_BOOL || !compute_dtype_ok(v->dtype))
+    return "unary dtypes";
+  return NULL;
+}
+
+static const char *check_binary(const Value *v) {
+  const Value *a = v->args[0], *b = v->args[1];
+  if (a->dtype != b->dtype || !compute_dtype_ok(a->dtype))
+    return "binary operand dtypes differ or are 16-bit";
+  if (v->bop >= BIN_EQ && v->bop <= BIN_GE)
+    return v->dtype == DT_BOOL ? NULL : "comparison not bool";
+  if (v->bop == BIN_AND || v->bop == BIN_OR)
+    return v->dtype == DT_BOOL && a->dtype == DT_BOOL ? NULL : "logic not bool";
+  if (v->dtype != a->dtype || v->dtype == DT_BOOL)
+    return "arithmetic dtypes";
+  if ((v->bop == BIN_DIV || v->bop == BIN_ATAN2) && !dtype_is_float(v->dtype))
+    return "division of integers";
+  return NULL;
+}
+
+static const char *check_broadcast(const Value *v) {
+  const Shape *from = &v->args[0]->shape, *to = &v->shape;
+  if (from->rank > to->rank || v->dtype != v->args[0]->dtype)
+    return "broadcast rank or dtype";
+  for (int i = 0; i < from->rank; i++) {
+    Dim f = from->d[i], t = to->d[to->rank - from->rank + i];
+    int one = f.var < 0 && f.size == 1;
+    if (!one && !dim_equal(f, t))
+      return "broadcast dims";
+  }
+  return NULL;
+}
+
+static const char *check_reduce_dtype(const Value *v) {
+  DType a = v->args[0]->dtype;
+  switch (v->rop) {
+  case RED_ARGMAX:
+  case RED_ARGMIN:
+    return v->dtype == DT_I64 && a != DT_BOOL && compute_dtype_ok(a)
+               ? NULL
+               : "argmax dtypes";
+  case RED_ANY:
+  case RED_ALL:
+    return v->dtype == DT_BOOL && a == DT_BOOL ? NULL : "any/all dtypes";
+  case RED_MEAN:
+    return v->dtype == a && dtype_is_float(a) && compute_dtype_ok(a)
+               ? NULL
+               : "mean dtypes";
+  case RED_VAR:
+    return "var reaches the IR";
+  default:
+    return v->dtype == a && a != DT_BOOL && compute_dtype_ok(a)
+               ? NULL
+               : "reduction dtypes";
+  }
+}
+
+static const char *check_reduce(const Value *v) {
+  const Shape *in = &v->args[0]->shape;
+  if (!v->axes || (v->axes >> in->rank) || in->rank != v->shape.rank)
+    return "reduction axes";
+  for (int i = 0; i < in->rank; i++) {
+    int reduced = (v->axes >> i) & 1;
+    Dim want = reduced ? (Dim){-1, 1} : in->d[i];
+    if (!dim_equal(want, v->shape.d[i]))
+      return "reduction shape (keepdims)";
+  }
+  return check_reduce_dtype(v);
+}
+
+static int same_shape_as_args(const Value *v) {
+  for (int i = 0; i < v->nargs; i++)
+    if (!shape_equal(&v->args[i]->shape, &v->shape))
+      return 0;
+  return 1;
+}
+
+static const char *check_value(const Kernel *k, const Value *v, int i) {
+  if (v->id != i || v->nargs != ir_arity[v->op])
+    return "id or arity";
+  for (int j = 0; j < v->nargs; j++)
+    if (!v->args[j] || v->args[j]->id >= i)
+      return "not topological";
+  switch (v->op) {
+  case IR_INPUT:
+    return v->index < k->ninputs && k->inputs[v->index].value == v
+               ? NULL
+               : "input index";
+  case IR_CONST:
+    return v->shape.rank == 0 && compute_dtype_ok(v->dtype) ? NULL : "const";
+  case IR_CAST:
+    return same_shape_as_args(v) ? NULL : "cast shape";
+  case IR_UNARY:
+    return same_shape_as_args(v) ? check_unary(v) : "unary shape";
+  case IR_BINARY:
+    return same_shape_as_args(v) ? check_binary(v) : "binary shape";
+  case IR_SELECT:
+    if (!same_shape_as_args(v) || v->args[0]->dtype != DT_BOOL ||
+        v->args[1]->dtype != v->dtype || v->args[2]->dtype != v->dtype ||
+        !compute_dtype_ok(v->dtype))
+      return "select";
+    return NULL;
+  case IR_BROADCAST:
+    return check_broadcast(v);
+  case IR_REDUCE:
+    return check_reduce(v);
+  default:
+    return "unknown op";
+  }
+}
+
+/* Shapes equal after removing literal-1 axes. */
+static int equal_up_to_ones(const Shape *a, const Shape *b) {
+  int i = 0, j = 0;
+  for (;;) {
+    while (i < a->rank && a->d[i].var < 0 && a->d[i].size == 1)
+      i++;
+    while (j < b->rank && b->d[j].var < 0 && b->d[j].size == 1)
+      j++;
+    if (i == a->rank || j == b->rank)
+      return i == a->rank && j == b->rank;
+    if (!dim_equal(a->d[i++], b->d[j++]))
+      return 0;
+  }
+}
+
+const char *ir_verify(Arena *a, const Kernel *k) {
+  for (int i = 0; i < k->values.len; i++) {
+    const Value *v = k->values.items[i];
+    const char *why = check_value(k, v, i);
+    if (why)
+      return arena_printf(a, "kernel %s: %%%d: %s", k->name, i, why);
+  }
+  for (int i = 0; i < k->noutputs; i++) {
+    const KernelOutput *o = &k->outputs[i];
+    if (!o->value || o->value->dtype != o->dtype ||
+        !equal_up_to_ones(&o->value->shape, &o->shape))
+      return arena_printf(a, "kernel %s: output %s", k->name, o->name);
+  }
+  return NULL;
+}

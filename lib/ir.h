@@ -143,6 +143,12 @@ const char *shape_str(Arena *a, const Kernel *k, const Shape *s); /* "[N, 4]" */
 void ir_count_uses(Kernel *k);
 void ir_renumber(Kernel *k); /* after passes drop or reorder values */
 
+/* Checks the invariants above (topological ids, operand dtypes and
+ * shapes, keepdims, outputs); NULL when they hold, else what is wrong.
+ * sema_and_lower() and optimize_module() call it: a violation is a
+ * compiler bug (internal_error). */
+const char *ir_verify(Arena *a, const Kernel *k);
+
 /* --emit=ir and golden tests. */
 const char *ir_dump(Arena *a, const Module *m);
 

@@ -1060,6 +1060,11 @@ static Module *make_module(Sema *s, PtrVec *kernels) {
   Module *m = ARENA_NEW(s->a, Module);
   m->nkernels = kernels->len;
   m->kernels = (Kernel **)kernels->items;
+  for (int i = 0; i < m->nkernels; i++) {
+    const char *why = ir_verify(s->a, m->kernels[i]);
+    if (why)
+      internal_error("lowering made invalid IR: %s", why);
+  }
   return m;
 }
 
