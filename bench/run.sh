@@ -14,6 +14,7 @@ top=$(dirname "$here")
 out=${OUT:-$PWD/bench-out}
 carry=$top/bench-carry
 
+python3 -c 'import torch' 2>/dev/null || { echo "bench: python3 cannot import torch" >&2; exit 1; }
 if [ -z "${TECC:-}" ]; then
   for t in "$top/src/tecc" "$carry/tecc"; do
     if [ -x "$t" ]; then TECC=$t; break; fi
@@ -31,7 +32,6 @@ if [ -z "${TECC:-}" ]; then
 fi
 if [ -n "${TECC:-}" ]; then export TECC; fi
 
-python3 -c 'import torch' 2>/dev/null || { echo "bench: python3 cannot import torch" >&2; exit 1; }
 set -- --out "$out" "$@"
 if [ -d "$carry/build" ]; then set -- --build-dir "$carry/build" "$@"; fi
 exec python3 "$here/bench.py" "$@"

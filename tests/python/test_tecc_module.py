@@ -291,6 +291,25 @@ def generated_header_with_a_bound_size_and_an_implicit_kernel():
 generated_header_with_a_bound_size_and_an_implicit_kernel.skip = have_tecc
 
 
+@test
+def build_helper_makes_a_loadable_library():
+    te = os.path.join(WORK, "twice.te")
+    with open(te, "w") as f:
+        f.write("x: f32[N]\ny = x * 2\n")
+    so, h = tecc.build(te, os.path.join(WORK, "built"), opt=2, tecc=os.environ["TECC"],
+                       nvcc=os.environ["NVCC"])
+    lib = tecc.load(so, h)
+    assert list(lib.kernels) == ["twice"] and lib.twice.sig.sizes == ["N"]
+    e = raises(tecc.TeccError, lib.twice, None, None, N=-1)   # checked before any CUDA call
+    assert e.status_name == "TECC_ERROR_INVALID_VALUE", e
+    raises(tecc.BuildError, tecc.build, os.path.join(WORK, "missing.te"),
+           tecc=os.environ["TECC"], nvcc=os.environ["NVCC"])
+
+
+build_helper_makes_a_loadable_library.skip = lambda: have_tecc() or (
+    "" if os.environ.get("NVCC") else "no $NVCC")
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     print("1..%d" % len(results))
