@@ -40,10 +40,13 @@ program() { # program OP A B: the .te text computing y
 
 # The dtype, or the shape, of output y in the IR dump; "error" on failure.
 result() { # result WHAT PROGRAM
-  out=$(printf '%s\n' "$2" | "$TECC" --emit=ir -w - 2>/dev/null) || {
-    echo error
-    return
-  }
+  out=$(printf '%s\n' "$2" | "$TECC" --emit=ir -w - 2>/dev/null)
+  status=$?
+  case $status in
+  0) ;;
+  1) echo error; return ;;
+  *) echo "crash (exit $status)"; return ;;
+  esac
   sig=$(printf '%s\n' "$out" | sed -n '1s/.*-> (y: \(.*\))$/\1/p')
   case $1 in
   dtype) echo "${sig%%\[*}" ;;
