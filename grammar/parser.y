@@ -75,7 +75,7 @@ static void perror_at(ParseState *ps, TeLoc loc, const char *fmt, ...) {
 static void te_yyerror(TeLoc *loc, void *scanner, ParseState *ps, const char *msg) {
   (void)scanner;
   if (strcmp(msg, "memory exhausted") == 0)
-    perror_at(ps, *loc, "brackets are nested too deeply (the limit is %d levels)",
+    perror_at(ps, *loc, "input is nested too deeply for the parser (the limit is %d levels)",
               YYMAXDEPTH);
   else
     perror_at(ps, *loc, "%s", msg);
