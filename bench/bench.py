@@ -10,6 +10,7 @@ import csv
 import hashlib
 import math
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -107,10 +108,16 @@ def build_one(args, bdir, opt, cases, dtypes, arch, tecc_bin, nvcc):
         try:
             run_cmd([tecc_bin, "-O%d" % opt, base + ".te", "-o", base + ".cu"])
             run_cmd([nvcc, "-c", "-Xcompiler", "-fPIC", "-O3", "-arch=%s" % arch,
-                            "-o", base + ".o", base + ".cu"])
-            return k, None
+                     "-o", base + ".o", base + ".cu"])
         except tecc.BuildError as e:
             return k, str(e)
+        try:
+            plan_text = run_cmd([tecc_bin, "-O%d" % opt, "--emit=plan", base + ".te"])
+            with open(base + ".plan", "w") as f:
+                f.write(plan_text)
+        except tecc.BuildError:
+            pass  # the plan only adds the bytes-moved columns
+        return k, None
 
     t = time.time()
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
@@ -149,8 +156,26 @@ def load_built(bdir):
         so = os.path.join(odir, "libsuite.so")
         headers = sorted(os.path.join(odir, f) for f in os.listdir(odir)
                          if f.endswith(".h") and f[:-2] not in failures)
-        built[opt] = (so if os.path.exists(so) else None, headers, failures)
+        plans = {f[:-5]: open(os.path.join(odir, f)).read()
+                 for f in os.listdir(odir) if f.endswith(".plan")}
+        built[opt] = (so if os.path.exists(so) else None, headers, failures, plans)
     return built
+
+
+def planned_bytes(plan_text, sizes):
+    """The sum of the 'bytes moved per call: EXPR' lines of a tecc plan,
+    evaluated at sizes; None when there are none or one does not parse."""
+    total, found = 0, False
+    for m in re.finditer(r"bytes moved per call:\s*(.+)", plan_text or ""):
+        expr = m.group(1).strip()
+        if not re.fullmatch(r"[A-Za-z_0-9\s*+()]+", expr):
+            return None
+        try:
+            total += int(eval(expr, {"__builtins__": {}}, dict(sizes)))  # noqa: S307 -- checked above
+        except (NameError, SyntaxError, TypeError, ValueError):
+            return None
+        found = True
+    return total if found else None
 
 
 def load_lib(so, headers, failures):
@@ -346,6 +371,10 @@ def run_case(torch, ctx, case, dtype, m, n):
            "dtype": case.label(dtype), "bytes": case_bytes(case, dtype, m, n),
            "check": "", "worst": "", "note": ""}
     k = case.kernel(dtype)
+    for impl, opt in (("O2", 2), ("O0", 0)):
+        b = planned_bytes(ctx["plans"].get(opt, {}).get(k), {"M": m, "N": n})
+        if b is not None:
+            row[impl + "_plan_bytes"] = b
     nsets = n_sets(row["bytes"], ctx["l2"])
     gen = torch.Generator(device="cuda")
     gen.manual_seed(hash((case.name, dtype, m, n)) & 0xFFFF)
@@ -506,6 +535,10 @@ def finish_row(row, copy_gbps):
             row[impl + "_us"] = us
             row[impl + "_gbps"] = row["bytes"] / (us * 1e-6) / 1e9
             row[impl + "_pct"] = 100 * row[impl + "_gbps"] / copy_gbps
+    if row.get("O2_plan_bytes") and row.get("bytes"):
+        row["O2_plan_over_ideal"] = row["O2_plan_bytes"] / row["bytes"]
+    if row.get("O2_plan_bytes") and row.get("O0_plan_bytes"):
+        row["plan_O0_over_O2"] = row["O0_plan_bytes"] / row["O2_plan_bytes"]
     if isinstance(row.get("O2"), float):
         for other in ("compile", "eager", "O0"):
             if isinstance(row.get(other), float):
@@ -514,14 +547,15 @@ def finish_row(row, copy_gbps):
 
 CSV_FIELDS = (["case", "shape", "M", "N", "dtype", "bytes", "check", "worst"]
               + [impl + suffix for impl in IMPLS for suffix in ("_us", "_gbps", "_pct")]
-              + ["O2_vs_compile", "O2_vs_eager", "O2_vs_O0", "note"])
+              + ["O2_vs_compile", "O2_vs_eager", "O2_vs_O0", "O2_plan_bytes", "O0_plan_bytes",
+                 "plan_O0_over_O2", "O2_plan_over_ideal", "note"])
 
 
 def table(rows):
     """The result table as lines of text."""
-    form = "%-12s %-11s %-9s | %9s %7s %5s | %9s %5s | %9s %5s | %9s %5s | %6s %6s | %s"
+    form = "%-12s %-11s %-9s | %9s %7s %5s | %9s %5s | %9s %5s | %9s %5s | %6s %6s %6s | %s"
     head = form % ("case", "shape", "dtype", "O2 us", "GB/s", "%cp", "O0 us", "%cp",
-                   "eager us", "%cp", "compile", "%cp", "xcomp", "xO0", "check")
+                   "eager us", "%cp", "compile", "%cp", "xcomp", "xO0", "bO0/O2", "check")
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(form % (r["case"], r["shape"], r["dtype"], fmt(r.get("O2_us"), ".1f"),
@@ -530,7 +564,7 @@ def table(rows):
                              fmt(r.get("eager_us"), ".1f"), fmt(r.get("eager_pct"), ".0f"),
                              fmt(r.get("compile_us"), ".1f"), fmt(r.get("compile_pct"), ".0f"),
                              fmt(r.get("O2_vs_compile"), ".2f"), fmt(r.get("O2_vs_O0"), ".2f"),
-                             r["check"] or "-")
+                             fmt(r.get("plan_O0_over_O2"), ".2f"), r["check"] or "-")
                      + (("  " + r["note"]) if r["note"] else ""))
     return lines
 
@@ -568,6 +602,12 @@ def summary(rows, copy_gbps):
         if sp:
             lines.append("O2 vs %-7s %3d cases: speedup geomean %.2fx, min %.2fx, below 1.0x: %d"
                          % (other, len(sp), geomean(sp), min(sp), sum(s < 1 for s in sp)))
+    both = [r for r in rows if "O2_vs_O0" in r and "plan_O0_over_O2" in r]
+    if both:
+        lines.append("O2 vs O0 on %d cases: planned bytes ratio geomean %.2fx, measured "
+                     "speedup geomean %.2fx" % (len(both),
+                                               geomean([r["plan_O0_over_O2"] for r in both]),
+                                               geomean([r["O2_vs_O0"] for r in both])))
     fails = [r for r in rows if "FAIL" in r["check"]]
     missing = [r for r in rows if "O2_us" not in r]
     lines.append("checks failed: %d; rows without an -O2 time: %d; copy %.0f GB/s"
@@ -672,8 +712,10 @@ def main(argv):
     l2 = getattr(props, "L2_cache_size", 50 << 20)
     ctx = {"timer": Timer(torch, args.iters), "l2": l2, "libs": {}, "failures": {},
            "compiler": Compiler(torch, args)}
-    for opt, (so, headers, failures) in built.items():
+    ctx["plans"] = {}
+    for opt, (so, headers, failures, plans) in built.items():
         ctx["failures"][opt] = failures
+        ctx["plans"][opt] = plans
         if so:
             ctx["libs"][opt] = load_lib(so, headers, failures)
     if ctx["libs"].get(2):
