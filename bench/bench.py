@@ -68,19 +68,43 @@ def suite_hash(cases, dtypes):
     return h.hexdigest()[:16]
 
 
-def stamp_text(cases, dtypes, arch):
-    return "suite %s arch %s\n" % (suite_hash(cases, dtypes), arch)
+def stamp_text(cases, dtypes, arch, tecc_bin):
+    """What the libraries were built from: the suite, the arch, and the
+    tecc binary (its hash) when one is at hand."""
+    text = "suite %s arch %s\n" % (suite_hash(cases, dtypes), arch)
+    if tecc_bin:
+        with open(tecc_bin, "rb") as f:
+            text += "tecc %s\n" % hashlib.sha256(f.read()).hexdigest()[:16]
+    return text
+
+
+def reusable(stamp, want, tecc_bin):
+    """A stamp matches when it names the same suite, arch and tecc; with no
+    tecc here (a GPU machine given prebuilt libraries) suite and arch do."""
+    if not os.path.exists(stamp):
+        return False
+    have = open(stamp).read()
+    if tecc_bin:
+        return have == want
+    return have.splitlines()[:1] == want.splitlines()[:1]
 
 
 def build_suite(args, cases, dtypes, arch):
-    """Builds OUT/build/O{2,0}/libsuite.so; returns {opt: (so, headers, failures)}."""
+    """Builds BUILD/O{2,0}/libsuite.so unless the stamp there matches; returns
+    {opt: (so, headers, failures, plans)}."""
     bdir = args.build_dir
     stamp = os.path.join(bdir, "stamp")
-    want = stamp_text(cases, dtypes, arch)
-    if os.path.exists(stamp) and open(stamp).read() == want:
+    try:
+        tecc_bin = tecc.find_tool("tecc", "TECC", [os.path.join(TOP, "src", "tecc")])
+    except tecc.BuildError:
+        tecc_bin = None
+    want = stamp_text(cases, dtypes, arch, tecc_bin)
+    if reusable(stamp, want, tecc_bin):
         log("reusing the libraries in %s" % bdir)
         return load_built(bdir)
-    tecc_bin = tecc.find_tool("tecc", "TECC", [os.path.join(TOP, "src", "tecc")])
+    if not tecc_bin:
+        raise tecc.BuildError("cannot find tecc (set $TECC) and %s holds no libraries "
+                              "built for this suite and %s" % (bdir, arch))
     nvcc = tecc.find_nvcc()
     log("building with %s and %s for %s" % (tecc_bin, nvcc, arch))
     for opt in (2, 0):
