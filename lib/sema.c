@@ -149,12 +149,13 @@ static int add_sizevar(Sema *s, const char *name, SrcRange loc) {
   int i = sizevar_index(s, name);
   if (i >= 0)
     return i;
-  if (is_builtin_name(name) || strmap_get(&s->fns, name)) {
+  if (is_builtin_name(name) || strmap_get(&s->fns, name) ||
+      strmap_get(&s->later_fns, name)) {
     sema_error(s, loc, "size variable '%s' has the name of a %s", name,
                is_builtin_name(name) ? "builtin" : "function");
     return -2;
   }
-  if (strmap_get(s->scope, name)) {
+  if (strmap_get(s->scope, name) || strmap_get(&s->tensor_names, name)) {
     sema_error(s, loc, "size variable '%s' has the name of a tensor", name);
     return -2;
   }
@@ -898,6 +899,11 @@ static int check_kernel_name(Sema *s, const char *name, SrcRange loc,
                hint);
     return 0;
   }
+  if (is_builtin_name(name)) {
+    sema_error(s, loc, "kernel name '%s' is the name of a builtin%s", name,
+               hint);
+    return 0;
+  }
   if (is_keyword(name)) {
     sema_error(s, loc, "kernel name '%s' is a C, C++ or CUDA keyword%s", name,
                hint);
@@ -1068,13 +1074,37 @@ static Module *make_module(Sema *s, PtrVec *kernels) {
   return m;
 }
 
+/* Every fn and tensor name of the main file: a size variable may not
+ * share a name with any of them (language.md §2). */
+static void collect_names(Sema *s, const Stmt *st) {
+  void *yes = (void *)st;
+  switch (st->kind) {
+  case STMT_FN:
+    strmap_put(s->a, &s->later_fns, st->name, yes);
+    break;
+  case STMT_DECL:
+  case STMT_ASSIGN:
+    strmap_put(s->a, &s->tensor_names, st->name, yes);
+    break;
+  case STMT_KERNEL:
+    for (int i = 0; i < st->nparams; i++)
+      strmap_put(s->a, &s->tensor_names, st->params[i].name, yes);
+    for (int i = 0; i < st->nouts; i++)
+      strmap_put(s->a, &s->tensor_names, st->outs[i].name, yes);
+    for (int i = 0; i < st->nbody; i++)
+      strmap_put(s->a, &s->tensor_names, st->body[i]->name, yes);
+    break;
+  default:
+    break;
+  }
+}
+
 static void check_main(Sema *s, const AstFile *f, PtrVec *kernels,
                        StrMap *used_defines) {
   int *orders = ARENA_ARRAY(s->a, int, f->nstmts + 1);
   int explicit = has_kernels(f);
   for (int i = 0; i < f->nstmts; i++)
-    if (f->stmts[i]->kind == STMT_FN)
-      strmap_put(s->a, &s->later_fns, f->stmts[i]->name, f->stmts[i]);
+    collect_names(s, f->stmts[i]);
   StrMap names = {0};
   for (int i = 0; i < f->nstmts; i++) {
     const Stmt *st = f->stmts[i];

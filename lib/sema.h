@@ -70,6 +70,7 @@ typedef struct Sema {
   DiagList *d;
   StrMap fns;    /* name -> FnDef*: prelude, imported and main-file fns */
   StrMap later_fns; /* name -> Stmt*: every fn of the main file */
+  StrMap tensor_names; /* every tensor name of the main file */
   int order;     /* running definition order */
   /* the kernel being checked */
   Kernel *k;
