@@ -111,7 +111,12 @@ class Kernel:
     def __call__(self, *args, stream=None, **sizes):
         tensors, given_sizes, allocate = self._split_args(args, sizes)
         if any(is_torch_tensor(t) for t in tensors if t is not None):
-            values, out = self._torch_args(tensors, given_sizes, allocate, stream)
+            values, out, device = self._torch_args(tensors, given_sizes, allocate, stream)
+            import torch
+            if device is not None and device.index != torch.cuda.current_device():
+                with torch.cuda.device(device):  # the stub launches on the current device
+                    self.call_c(values)
+                return out
         else:
             if allocate:
                 raise TypeError("%s: outputs can be allocated only for PyTorch inputs"
@@ -208,8 +213,8 @@ class Kernel:
             stream = torch.cuda.current_stream(device)
         values.append(stream_handle(stream))
         if not allocate:
-            return values, None
-        return values, outs[0] if len(outs) == 1 else tuple(outs)
+            return values, None, device
+        return values, (outs[0] if len(outs) == 1 else tuple(outs)), device
 
     def _check_tensor(self, torch, p, t, bound, device):
         name = "%s: %s" % (self.sig.name, p.name)
