@@ -9,7 +9,7 @@ fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tecc-examples.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
 echo "1..3"
-if make -s -C "$dir" -f "$top_srcdir/examples/Makefile" srcdir="$top_srcdir/examples" \
+if make -s -j"$(nproc 2>/dev/null || echo 2)" -C "$dir" -f "$top_srcdir/examples/Makefile" srcdir="$top_srcdir/examples" \
      TECC="$TECC" NVCC="$NVCC" CUDA_HOME="$CUDA_HOME" CC="${CC:-cc}" all > "$dir/make.log" 2>&1; then
   echo "ok 1 - make builds libexamples.a and demo"
 else

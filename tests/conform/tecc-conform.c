@@ -49,6 +49,7 @@ typedef struct Options {
   int tap;
   int keep;    /* keep the work directory */
   int no_device; /* interpreter only: no nvcc, no GPU (a CPU smoke test) */
+  int perturb;   /* self-test: corrupt one reference element per output */
   uint64_t seed;
   int64_t max_elements;
 } Options;
@@ -81,9 +82,10 @@ typedef struct Program {
 /* What one program's run found (written by a child process to a file). */
 typedef struct Tally {
   long kernels, bindings, cases, elements, failures, status_checks;
+  long perturbed; /* --perturb: comparisons of a corrupted output */
 } Tally;
 
-static Options opt = {2, "nvcc", "native", NULL, 0, 0, 0, 0, 0, 12345, 1 << 23};
+static Options opt = {2, "nvcc", "native", NULL, 0, 0, 0, 0, 0, 0, 12345, 1 << 23};
 
 /* ---- small utilities ------------------------------------------------------ */
 
@@ -615,6 +617,7 @@ static int element_ok(DType dt, DType tol, const void *got, const void *ref, int
 static void compare_output(Case *c, int j, const char *what) {
   const KernelOutput *o = &c->k->outputs[j];
   Arg *a = &c->out[j];
+  c->t->perturbed += opt.perturb && a->n > 0;
   double K = interp_reduction_extent(c->k, j, c->sizes);
   double scale = K >= 2 ? log2(K) : 1;
   int64_t bad = 0;
@@ -634,6 +637,29 @@ static void compare_output(Case *c, int j, const char *what) {
   if (bad > MAX_SHOWN)
     fprintf(c->log, "#   ... %lld mismatches in %s\n", (long long)bad, o->name);
   c->t->elements += a->n;
+}
+
+/* --perturb: the middle element of each reference output moves far out of
+ * tolerance, so each comparison of a non-empty output must find exactly one
+ * mismatch: the runner's own check. */
+static void perturb_refs(Case *c) {
+  for (int j = 0; j < c->k->noutputs; j++) {
+    Arg *a = &c->out[j];
+    if (a->n == 0)
+      continue;
+    int64_t i = (a->n - 1) / 2;
+    double r = interp_load(a->dt, a->ref, i);
+    if (a->dt == DT_BOOL)
+      r = r == 0;
+    else if (!dtype_is_float(a->dt))
+      r = r > 0 ? r - 1 : r + 1; /* never saturates */
+    else
+      r = isfinite(r) ? r + 0.5 + fabs(r) * 0.5 : 1.0;
+    if (a->dt == DT_I64)
+      ((int64_t *)a->ref)[i] += ((int64_t *)a->ref)[i] > 0 ? -1 : 1; /* exact */
+    else
+      interp_store(a->dt, a->ref, i, r);
+  }
 }
 
 /* The main check: one call with the given placement, every element. */
@@ -722,7 +748,8 @@ static void check_in_place(Case *c) {
       Arg saved = c->out[j];
       c->out[j].dev = c->in[i].dev;
       if (fetch_outputs(c))
-        compare_output(c, j, "in-place");
+        for (int q = 0; q < c->k->noutputs; q++)
+          compare_output(c, q, "in-place");
       c->out[j] = saved;
       return; /* one in-place check per kernel binding */
     }
@@ -820,6 +847,8 @@ static int run_binding(Case *c, int with_statuses) {
   if (c->ref_status == INTERP_OUT_OF_MEMORY)
     return fail(c, "the interpreter ran out of memory"), free_args(c), 0;
   c->t->bindings++;
+  if (opt.perturb && c->ref_status == 0)
+    perturb_refs(c);
   if (opt.no_device) {
     for (int j = 0; j < c->k->noutputs; j++)
       c->t->elements += c->out[j].n;
@@ -967,7 +996,7 @@ static void run_program(Program *p, FILE *log, Tally *t) {
 static void usage(void) {
   fputs("usage: tecc-conform [-O0|-O1|-O2] [--nvcc=NVCC] [--arch=ARCH] [--jobs=N]\n"
         "                    [--workdir=DIR] [--keep] [--quick] [--tap] [--seed=N]\n"
-        "                    [--max-elements=N] [--no-device] PROGRAM.te...\n", stderr);
+        "                    [--max-elements=N] [--no-device] [--perturb] PROGRAM.te...\n", stderr);
   exit(2);
 }
 
@@ -997,6 +1026,8 @@ static int parse_options(int argc, char **argv) {
       opt.tap = 1;
     else if (!strcmp(a, "--no-device"))
       opt.no_device = 1;
+    else if (!strcmp(a, "--perturb"))
+      opt.perturb = 1;
     else
       usage();
   }
@@ -1038,8 +1069,8 @@ static void run_all(Program *ps, int n, int *built) {
         FILE *log = fopen(lp, "w");
         Tally t = {0};
         run_program(p, log, &t);
-        fprintf(log, "TALLY %ld %ld %ld %ld %ld %ld\n", t.kernels, t.bindings, t.cases,
-                t.elements, t.failures, t.status_checks);
+        fprintf(log, "TALLY %ld %ld %ld %ld %ld %ld %ld\n", t.kernels, t.bindings, t.cases,
+                t.elements, t.failures, t.status_checks, t.perturbed);
         fclose(log);
         free(lp);
         if (opt.jobs != 1)
@@ -1120,13 +1151,15 @@ static int report(Program *ps, int n, int *built, const char *device) {
       text = read_text(lp);
       free(lp);
       char *tally = text ? strstr(text, "TALLY ") : NULL;
-      if (!tally || sscanf(tally, "TALLY %ld %ld %ld %ld %ld %ld", &t.kernels, &t.bindings,
-                           &t.cases, &t.elements, &t.failures, &t.status_checks) != 6)
+      if (!tally || sscanf(tally, "TALLY %ld %ld %ld %ld %ld %ld %ld", &t.kernels, &t.bindings,
+                           &t.cases, &t.elements, &t.failures, &t.status_checks,
+                           &t.perturbed) != 7)
         t.failures = 1; /* the child crashed */
       else
         *tally = 0;
     }
-    int ok = t.failures == 0;
+    /* --perturb: exactly the planted mismatches, and some were planted */
+    int ok = opt.perturb ? t.failures == t.perturbed && t.perturbed > 0 : t.failures == 0;
     failed_programs += !ok;
     printf("%sok %d - %s -O%d: %ld kernels, %ld bindings, %ld elements%s\n", ok ? "" : "not ",
            i + 1, p->path, opt.opt_level, t.kernels, t.bindings, t.elements,
@@ -1142,11 +1175,16 @@ static int report(Program *ps, int n, int *built, const char *device) {
     total.elements += t.elements;
     total.failures += t.failures;
     total.status_checks += t.status_checks;
+    total.perturbed += t.perturbed;
   }
+  if (opt.perturb)
+    printf("# --perturb self-test: %ld corrupted comparisons planted, %ld mismatches found\n",
+           total.perturbed, total.failures);
   printf("# conformance -O%d on %s: %d programs (%d failed), %ld kernels, %ld size bindings,"
-         " %ld calls, %ld elements compared, %ld status/in-place checks, %ld failures\n",
+         " %ld calls, %ld elements %s, %ld status/in-place checks, %ld failures\n",
          opt.opt_level, device, n, failed_programs, total.kernels, total.bindings, total.cases,
-         total.elements, total.status_checks, total.failures);
+         total.elements, opt.no_device ? "evaluated" : "compared", total.status_checks,
+         total.failures);
   return failed_programs;
 }
 
