@@ -610,12 +610,19 @@ static const char *source_lines(GEmit *e) {
   return n ? buf_cstr(&b) : "(no source)";
 }
 
+/* What the group writes: output names, or the value's name for workspace. */
 static const char *roots_str(GEmit *e) {
   Buf b;
   buf_init(&b, e->a);
+  int n = 0;
   for (int i = 0; i < e->g->roots.len; i++) {
     const Value *v = e->g->roots.items[i];
-    buf_printf(&b, "%s%s", i ? ", " : "", v->name ? v->name : arena_printf(e->a, "v%d", v->id));
+    for (int o = 0; o < e->k->noutputs; o++)
+      if (e->k->outputs[o].value == v)
+        buf_printf(&b, "%s%s", n++ ? ", " : "", e->k->outputs[o].name);
+    if (e->kp->home[v->id].kind == HOME_WORKSPACE)
+      buf_printf(&b, "%s%s (workspace)", n++ ? ", " : "",
+                 v->name ? v->name : arena_printf(e->a, "v%d", v->id));
   }
   return buf_cstr(&b);
 }
@@ -956,6 +963,15 @@ static void emit_launcher(KEmit *ke, Out *o) {
   emit(o, "/* Enqueues every group of %s, in order. */", ke->k->name);
   emit(o, "template <typename IndexT>");
   open_block(o, "tecc_status tecc_%s_launch(%scudaStream_t stream)", ke->k->name, buf_cstr(&b));
+  Buf uses;
+  buf_init(&uses, ke->a);
+  put_host_args(ke, &uses);
+  emit(o, "/* Not every group reads every argument. */");
+  for (const char *p = buf_cstr(&uses); *p;) {
+    size_t len = strcspn(p, ",");
+    emit(o, "(void)%.*s;", (int)len, p);
+    p += len + 2;
+  }
   emit(o, "cudaError_t t_err;");
   for (int i = 0; i < ke->kp->groups.len; i++)
     emit_group_launch(ke, o, ke->groups[i]);

@@ -1,0 +1,202 @@
+// runtime_test.cu — GPU unit tests of runtime/tecc_runtime.cuh (TAP).
+// Built by runtime.sh with nvcc; needs a GPU.
+#include "../../runtime/tecc_runtime.cuh"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int g_test = 0, g_failed = 0;
+static void ok(bool cond, const char *what) {
+  g_test++;
+  if (!cond) g_failed++;
+  printf("%s %d - %s\n", cond ? "ok" : "not ok", g_test, what);
+}
+
+// ---- scalar helpers, evaluated on the device ------------------------------
+__global__ void scalar_kernel(int32_t *i32, int64_t *i64, float *f, uint16_t *h) {
+  i32[0] = tecc::floordiv(7, -2);      // -4
+  i32[1] = tecc::mod(7, -2);           // -1
+  i32[2] = tecc::floordiv(-7, 2);      // -4
+  i32[3] = tecc::mod(-7, 2);           // 1
+  i32[4] = tecc::floordiv(5, 0);       // 0
+  i32[5] = tecc::mod(5, 0);            // 0
+  i32[6] = tecc::floordiv(INT32_MIN, -1);  // wraps: INT32_MIN
+  i32[7] = tecc::pow(3, 4);            // 81
+  i32[8] = tecc::pow(2, -1);           // 0
+  i32[9] = tecc::pow(-1, -3);          // -1
+  i32[10] = tecc::float_to_int<int32_t>(3.0e9f);       // INT32_MAX
+  i32[11] = tecc::float_to_int<int32_t>(-3.0e9f);      // INT32_MIN
+  i32[12] = tecc::float_to_int<int32_t>(tecc::nan_f32());  // 0
+  i32[13] = tecc::float_to_int<int32_t>(-2.9f);        // -2
+  i32[14] = tecc::abs(INT32_MIN);      // INT32_MIN (wraps)
+  i32[15] = tecc::add(INT32_MAX, 1);   // INT32_MIN
+  i64[0] = tecc::pow((int64_t)3, (int64_t)39);  // 4052555153018976267
+  i64[1] = tecc::float_to_int<int64_t>(1e30);   // INT64_MAX
+  i64[2] = tecc::mod((int64_t)-9, (int64_t)4);  // 3
+  f[0] = tecc::floordiv(7.5f, -2.0f);  // -4
+  f[1] = tecc::mod(7.5f, -2.0f);       // -0.5
+  f[2] = tecc::mod(-0.0f, 3.0f);       // +0
+  f[3] = tecc::maximum(1.0f, tecc::nan_f32());  // nan
+  f[4] = tecc::minimum(tecc::nan_f32(), 1.0f);  // nan
+  f[5] = tecc::round(2.5f);            // 2 (half to even)
+  f[6] = tecc::round(-3.5f);           // -4
+  f[7] = tecc::gelu(1.0f);             // 0.8413447460685429
+  f[8] = tecc::softplus(100.0f);       // 100
+  f[9] = tecc::softplus(-100.0f);      // 3.7e-44
+  f[10] = tecc::sign(-0.0f);           // 0
+  f[11] = tecc::isinf(-tecc::inf_f32()) ? 1.0f : 0.0f;
+  f[12] = tecc::isfinite(tecc::nan_f32()) ? 1.0f : 0.0f;
+  f[13] = tecc::round_bf16(1.00390625f);  // ties to even: 1.0
+  f[14] = tecc::round_f16(65520.0f);   // inf (rounds past the max)
+  h[0] = tecc::f32_to_f16(1.0f);       // 0x3c00
+  h[1] = tecc::f32_to_bf16(-2.0f);     // 0xc000
+  f[15] = tecc::f16_to_f32(0x7bff);    // 65504
+  f[16] = tecc::bf16_to_f32(0x3f80);   // 1
+}
+
+static void test_scalars(void) {
+  int32_t *i32; int64_t *i64; float *f; uint16_t *h;
+  cudaMallocManaged(&i32, 64 * 4); cudaMallocManaged(&i64, 64 * 8);
+  cudaMallocManaged(&f, 64 * 4); cudaMallocManaged(&h, 64 * 2);
+  scalar_kernel<<<1, 1>>>(i32, i64, f, h);
+  ok(cudaDeviceSynchronize() == cudaSuccess, "scalar kernel ran");
+  const int32_t ei[] = {-4, -1, -4, 1, 0, 0, INT32_MIN, 81, 0, -1, INT32_MAX, INT32_MIN, 0, -2, INT32_MIN, INT32_MIN};
+  for (int i = 0; i < 16; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "i32 helper %d gives %d (got %d)", i, ei[i], i32[i]);
+    ok(i32[i] == ei[i], what);
+  }
+  ok(i64[0] == 4052555153018976267LL, "i64 pow by squaring");
+  ok(i64[1] == INT64_MAX, "f64 -> i64 saturates");
+  ok(i64[2] == 3, "i64 Python %");
+  ok(f[0] == -4.0f && f[1] == -0.5f, "float // and % (numpy)");
+  ok(f[2] == 0.0f && !signbit(f[2]), "float % of -0 by positive is +0");
+  ok(isnan(f[3]) && isnan(f[4]), "maximum/minimum propagate NaN");
+  ok(f[5] == 2.0f && f[6] == -4.0f, "round is half to even");
+  ok(fabs(f[7] - 0.8413447460685429) < 1e-6, "gelu is the erf form");
+  ok(f[8] == 100.0f && f[9] >= 0.0f && f[9] < 1e-40f, "softplus does not overflow");
+  ok(f[10] == 0.0f && f[11] == 1.0f && f[12] == 0.0f, "sign, isinf, isfinite");
+  ok(f[13] == 1.0f, "bf16 rounding ties to even");
+  ok(isinf(f[14]), "f16 rounding overflows to inf");
+  ok(h[0] == 0x3c00 && h[1] == 0xc000, "f32 -> f16 / bf16 bits");
+  ok(f[15] == 65504.0f && f[16] == 1.0f, "f16 / bf16 bits -> f32");
+  cudaFree(i32); cudaFree(i64); cudaFree(f); cudaFree(h);
+}
+
+// ---- block reductions ------------------------------------------------------
+// One row per threadIdx.y: sum of 1..blockDim.x, max, and argmax with ties.
+__global__ void row_kernel(float *sum, float *mx, int64_t *arg) {
+  __shared__ float smem[1024];
+  __shared__ tecc::Arg<float> sarg[1024];
+  float v = (float)(threadIdx.x + 1);
+  float s = tecc::row_allreduce(v, tecc::Sum(), smem);
+  float m = tecc::row_allreduce(v * (threadIdx.y + 1), tecc::Max(), smem);
+  // value 5 at every even lane: the first index (0) must win
+  tecc::Arg<float> a = tecc::make_arg((threadIdx.x % 2 == 0) ? 5.0f : 1.0f, (int64_t)threadIdx.x);
+  a = tecc::row_allreduce(a, tecc::ArgMax(), sarg);
+  int t = threadIdx.y * blockDim.x + threadIdx.x;
+  sum[t] = s;
+  mx[t] = m;
+  arg[t] = a.i;
+}
+
+static void test_rows(int tx, int ty) {
+  int n = tx * ty;
+  float *s, *m; int64_t *a;
+  cudaMallocManaged(&s, n * 4); cudaMallocManaged(&m, n * 4); cudaMallocManaged(&a, n * 8);
+  row_kernel<<<1, dim3(tx, ty)>>>(s, m, a);
+  bool good = cudaDeviceSynchronize() == cudaSuccess;
+  for (int y = 0; y < ty && good; y++)
+    for (int x = 0; x < tx; x++) {
+      int t = y * tx + x;
+      good &= s[t] == (float)tx * (tx + 1) / 2 && m[t] == (float)tx * (y + 1) && a[t] == 0;
+    }
+  char what[80];
+  snprintf(what, sizeof what, "row_allreduce with blockDim (%d, %d)", tx, ty);
+  ok(good, what);
+  cudaFree(s); cudaFree(m); cudaFree(a);
+}
+
+// NaN wins argmax, and the first NaN among several.
+__global__ void argnan_kernel(int64_t *out) {
+  float v = (threadIdx.x == 7 || threadIdx.x == 20) ? tecc::nan_f32() : (float)threadIdx.x;
+  tecc::Arg<float> a = tecc::warp_allreduce(tecc::make_arg(v, (int64_t)threadIdx.x), tecc::ArgMax());
+  tecc::Arg<float> b = tecc::warp_allreduce(tecc::make_arg(v, (int64_t)threadIdx.x), tecc::ArgMin());
+  if (threadIdx.x == 0) { out[0] = a.i; out[1] = b.i; }
+}
+
+__global__ void column_kernel(float *out) {
+  __shared__ float smem[1024];
+  float v = tecc::column_reduce((float)(threadIdx.y + 1), tecc::Sum(), smem);
+  if (threadIdx.y == 0) out[threadIdx.x] = v;
+}
+
+static void test_args_and_columns(void) {
+  int64_t *o; float *c;
+  cudaMallocManaged(&o, 16); cudaMallocManaged(&c, 32 * 4);
+  argnan_kernel<<<1, 32>>>(o);
+  column_kernel<<<1, dim3(32, 8)>>>(c);
+  bool ran = cudaDeviceSynchronize() == cudaSuccess;
+  ok(ran && o[0] == 7 && o[1] == 7, "argmax/argmin: the first NaN wins");
+  bool good = ran;
+  for (int i = 0; i < 32; i++) good &= c[i] == 36.0f;
+  ok(good, "column_reduce over blockDim.y = 8");
+  cudaFree(o); cudaFree(c);
+}
+
+// ---- FastDiv ----------------------------------------------------------------
+__global__ void fastdiv_kernel(tecc::FastDiv<int32_t> d, const int32_t *n, int count, int *bad) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += blockDim.x * gridDim.x)
+    if (d.div(n[i]) != n[i] / d.value()) atomicAdd(bad, 1);
+}
+
+static void test_fastdiv(void) {
+  const int count = 1 << 16;
+  int32_t *n; int *bad;
+  cudaMallocManaged(&n, count * 4); cudaMallocManaged(&bad, 4);
+  const int64_t divisors[] = {1, 2, 3, 7, 10, 255, 256, 1000, 4095, 65537, 1 << 20, 1000003, 1 << 29, (1 << 30) - 1, 1 << 30};
+  bool good = true;
+  uint32_t seed = 1;
+  for (size_t k = 0; k < sizeof divisors / sizeof divisors[0]; k++) {
+    for (int i = 0; i < count; i++) {
+      seed = seed * 1664525u + 1013904223u;
+      n[i] = i < 64 ? (int32_t)((1 << 30) - i) : (int32_t)(seed >> 2);  // [0, 2^30]
+    }
+    *bad = 0;
+    fastdiv_kernel<<<64, 256>>>(tecc::FastDiv<int32_t>(divisors[k]), n, count, bad);
+    good &= cudaDeviceSynchronize() == cudaSuccess && *bad == 0;
+  }
+  ok(good, "FastDiv<int32_t> equals division for indices up to 2^30");
+  cudaFree(n); cudaFree(bad);
+}
+
+// ---- host helpers -------------------------------------------------------------
+static void test_host(void) {
+  int64_t n = 0;
+  const int64_t dims[] = {1 << 20, 1 << 20, 1 << 20, 1 << 10};
+  ok(!tecc::numel(dims, 4, &n), "numel detects int64 overflow");
+  const int64_t neg[] = {3, -1};
+  ok(!tecc::numel(neg, 2, &n), "numel rejects a negative size");
+  char buf[64];
+  ok(tecc::overlap(buf, 16, buf + 8, 16) && !tecc::overlap(buf, 8, buf + 8, 8) && !tecc::overlap(buf, 0, buf, 8),
+     "overlap of byte ranges");
+  ok(tecc::row_threads(1) == 32 && tecc::row_threads(100) == 128 && tecc::row_threads(1 << 20) == 1024, "row_threads");
+  int sms = tecc::sm_count();
+  ok(sms > 0 && sms == tecc::sm_count(), "sm_count is cached and positive");
+}
+
+int main(void) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    printf("1..0 # SKIP no CUDA device\n");
+    return 0;
+  }
+  test_scalars();
+  const int shapes[][2] = {{32, 8}, {64, 4}, {128, 2}, {256, 1}, {512, 1}, {1024, 1}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) test_rows(shapes[i][0], shapes[i][1]);
+  test_args_and_columns();
+  test_fastdiv();
+  test_host();
+  printf("1..%d\n", g_test);
+  return g_failed ? 1 : 0;
+}
