@@ -879,6 +879,20 @@ static int is_keyword(const char *name) {
   return 0;
 }
 
+/* The generated entry point has C linkage: it may not be a function of
+ * the C/CUDA math library that the .cu sees. */
+static int is_libc_function(const char *name) {
+  static const char *const libc[] = {
+      "abs",   "exp",  "exp2",  "expm1", "log",   "log2",  "log10", "log1p",
+      "sqrt",  "rsqrt", "sin",  "cos",   "tan",   "asin",  "acos",  "atan",
+      "atan2", "sinh", "cosh",  "tanh",  "erf",   "floor", "ceil",  "round",
+      "trunc", "pow",  "fmax",  "fmin",  "malloc", "free", "printf", "exit"};
+  for (size_t i = 0; i < sizeof libc / sizeof libc[0]; i++)
+    if (!strcmp(name, libc[i]))
+      return 1;
+  return 0;
+}
+
 static int is_c_identifier(const char *name) {
   if (!*name || (*name >= '0' && *name <= '9'))
     return 0;
@@ -899,9 +913,9 @@ static int check_kernel_name(Sema *s, const char *name, SrcRange loc,
                hint);
     return 0;
   }
-  if (is_builtin_name(name)) {
-    sema_error(s, loc, "kernel name '%s' is the name of a builtin%s", name,
-               hint);
+  if (is_libc_function(name)) {
+    sema_error(s, loc, "kernel name '%s' clashes with a C library function%s",
+               name, hint);
     return 0;
   }
   if (is_keyword(name)) {
