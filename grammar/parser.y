@@ -50,8 +50,6 @@ typedef struct ParseState {
 %code {
 #include <string.h>
 
-#define te_yylex(lval, lloc, scanner) te_yylex((union TE_YYSTYPE *)(lval), (lloc), (scanner))
-
 enum { MAX_EXPR_DEPTH = 1000 };
 #define YYMAXDEPTH 10000
 
