@@ -21,13 +21,16 @@ fi
 p="$top_srcdir/tests/programs"
 subset="$p/t_softmax.te $p/red_outer.te $p/red_all.te $p/layernorm.te $p/bcast_rank4.te
         $p/argmax_ties.te $p/un_f16.te $p/multi_kernel.te $p/inplace.te $p/col_softmax_3d.te"
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tecc-sanitize.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
 echo "1..3"
 n=0
 for tool in memcheck racecheck initcheck; do
   n=$((n + 1))
-  log=sanitize-$tool.log
+  log=$dir/sanitize-$tool.log
   "$sanitizer" --tool "$tool" --error-exitcode 99 \
-    "$top_builddir/tests/conform/tecc-conform" --quick --jobs=1 --nvcc="$NVCC" \
+    --target-processes application-only \
+    "$top_builddir/tests/conform/tecc-conform" --quick --no-fork --nvcc="$NVCC" \
     --arch="${CONFORM_ARCH:-native}" $subset > "$log" 2>&1
   rc=$?
   summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -n 1)

@@ -19,6 +19,7 @@
  *   # conform: specials NAME      sprinkle NaN, +-inf, +-0 into NAME (or *)
  *   # conform: sizes A=3 B=5      an extra size binding
  *   # conform: max-elements N     skip bindings with a tensor larger than N
+ *   # conform: define NAME=VALUE  bind a size variable at compile time (-D)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -50,6 +51,7 @@ typedef struct Options {
   int keep;    /* keep the work directory */
   int no_device; /* interpreter only: no nvcc, no GPU (a CPU smoke test) */
   int perturb;   /* self-test: corrupt one reference element per output */
+  int no_fork;   /* run the programs in this process (compute-sanitizer) */
   uint64_t seed;
   int64_t max_elements;
 } Options;
@@ -74,6 +76,9 @@ typedef struct Program {
   Binding extra[8];
   int nextra;
   int64_t max_elements;
+  tecc_define defines[8]; /* # conform: define NAME=VALUE (tecc -D) */
+  char define_names[8][64];
+  int ndefines;
   Arena *arena;
   Module *module;
   char *compile_error;
@@ -85,7 +90,7 @@ typedef struct Tally {
   long perturbed; /* --perturb: comparisons of a corrupted output */
 } Tally;
 
-static Options opt = {2, "nvcc", "native", NULL, 0, 0, 0, 0, 0, 0, 12345, 1 << 23};
+static Options opt = {2, "nvcc", "native", NULL, 0, 0, 0, 0, 0, 0, 0, 12345, 1 << 23};
 
 /* ---- small utilities ------------------------------------------------------ */
 
@@ -198,6 +203,10 @@ static void parse_directive(Program *p, char *line) {
     parse_sizes_directive(p, line + 6);
   } else if (sscanf(line, "max-elements %lld", &n) == 1) {
     p->max_elements = n;
+  } else if (sscanf(line, "define %63[A-Za-z0-9_]=%lld", name, &n) == 2 && p->ndefines < 8) {
+    snprintf(p->define_names[p->ndefines], sizeof p->define_names[0], "%s", name);
+    p->defines[p->ndefines].name = p->define_names[p->ndefines];
+    p->defines[p->ndefines++].value = n;
   }
 }
 
@@ -233,6 +242,8 @@ static Module *load_ir(Program *p, char **error) {
   tecc_options o;
   tecc_options_init(&o);
   o.no_warnings = 1;
+  o.defines = p->defines;
+  o.n_defines = (size_t)p->ndefines;
   Compilation c;
   char *dir = dir_of(p->path);
   compilation_init(&c, p->arena, &o, dir);
@@ -257,6 +268,8 @@ static char *emit_cu(Program *p, const char *cu_path, const char *h_path,
   tecc_options_init(&o);
   o.opt_level = opt.opt_level;
   o.no_warnings = 1;
+  o.defines = p->defines;
+  o.n_defines = (size_t)p->ndefines;
   o.header_name = h_name;
   tecc_result *r = tecc_compile_file(p->path, &o);
   char *err = NULL;
@@ -878,7 +891,7 @@ static const int64_t large_profiles[][4] = {
 };
 
 static const int64_t long_row_profiles[][4] = {
-    {5, 300007, 0, 0}, {1037, 4099, 0, 0},
+    {5, 300007, 0, 0}, {1037, 4099, 0, 0}, {300007, 5, 0, 0},
 };
 
 static int64_t max_numel(const Kernel *k, const int64_t *sizes) {
@@ -915,7 +928,7 @@ static int collect_bindings(const Program *p, const Kernel *k, int64_t out[][8])
       out[n][s] = large_profiles[nl - 1][s % 4] ? large_profiles[nl - 1][s % 4] : 3;
     n++;
     if (nsv == 2)
-      for (size_t i = 0; i < 2; i++, n++)
+      for (size_t i = 0; i < 3; i++, n++)
         for (int s = 0; s < 8; s++)
           out[n][s] = long_row_profiles[i][s % 2];
   }
@@ -996,7 +1009,7 @@ static void run_program(Program *p, FILE *log, Tally *t) {
 static void usage(void) {
   fputs("usage: tecc-conform [-O0|-O1|-O2] [--nvcc=NVCC] [--arch=ARCH] [--jobs=N]\n"
         "                    [--workdir=DIR] [--keep] [--quick] [--tap] [--seed=N]\n"
-        "                    [--max-elements=N] [--no-device] [--perturb] PROGRAM.te...\n", stderr);
+        "                    [--max-elements=N] [--no-device] [--perturb] [--no-fork] PROGRAM.te...\n", stderr);
   exit(2);
 }
 
@@ -1028,6 +1041,8 @@ static int parse_options(int argc, char **argv) {
       opt.no_device = 1;
     else if (!strcmp(a, "--perturb"))
       opt.perturb = 1;
+    else if (!strcmp(a, "--no-fork"))
+      opt.no_fork = 1;
     else
       usage();
   }
@@ -1058,12 +1073,13 @@ static void make_workdir(void) {
  * and tally to the work directory. */
 static void run_all(Program *ps, int n, int *built) {
   int running = 0, next = 0;
+  int in_process = opt.jobs == 1 || opt.no_fork;
   while (next < n || running > 0) {
     if (next < n && running < opt.jobs) {
       Program *p = &ps[next++];
       if (built[p->index] != 0)
         continue;
-      pid_t pid = opt.jobs == 1 ? 0 : fork();
+      pid_t pid = in_process ? 0 : fork();
       if (pid == 0) {
         char *lp = xprintf("%s/r%d.log", opt.workdir, p->index);
         FILE *log = fopen(lp, "w");
@@ -1073,7 +1089,7 @@ static void run_all(Program *ps, int n, int *built) {
                 t.elements, t.failures, t.status_checks, t.perturbed);
         fclose(log);
         free(lp);
-        if (opt.jobs != 1)
+        if (!in_process)
           _exit(0);
         continue;
       }
