@@ -1,0 +1,1021 @@
+/* gen.c — the random .te program generator of the differential tests.
+ *
+ *   gen [--seed S] [--kernels K] [--implicit] [--max-elements N]
+ *
+ * Writes one valid .te file to stdout: K kernels (default 1) over random
+ * shapes (size variables, literal dims, broadcasting through literal 1s and
+ * missing leading axes), every dtype, every builtin and operator, reductions
+ * over random axis sets (keepdims), softmax/norm-like chains (reduce ->
+ * broadcast -> elementwise -> reduce), fns (one with an axis parameter),
+ * explicit kernels with declared output types and several outputs.  The
+ * same seed gives the same file.  --implicit (with one kernel) writes the
+ * implicit-kernel form.
+ *
+ * The programs are differential tests: the GPU computes f32 where the
+ * reference interpreter computes f64, so every program is built to be
+ * well conditioned, with no meaningless mismatch:
+ *   - each value carries an interval; domains are guarded (log(abs(v) + 1),
+ *     rsqrt(v + eps) with eps >= 0.1, exp of clamped values, asin of
+ *     0.9 * tanh(v), denominators bounded away from 0) and magnitudes are
+ *     squashed before they could overflow or underflow f32;
+ *   - discontinuous operations (comparisons, floor/ceil/round/trunc/sign,
+ *     //, %, casts to integers or to 16-bit floats, argmax/argmin) only see
+ *     EXACT values: inputs and what is computed from them without rounding,
+ *     so the GPU and the reference see the same bits;
+ *   - f32 sums and means only add values of one sign (or in f64);
+ *   - integer ** uses small bases and exponents.
+ * Each file starts with `# conform:` directives for tests/conform. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAXRANK = 4, MAXPOOL = 64, MAXIN = 5, MAXSV = 4 };
+
+typedef enum { T_BOOL, T_I32, T_I64, T_F16, T_BF16, T_F32, T_F64, T_N } Dt;
+static const char *const dt_name[T_N] = {"bool", "i32", "i64", "f16", "bf16", "f32", "f64"};
+
+static int is_float(Dt t) { return t >= T_F16; }
+static int is_int(Dt t) { return t == T_I32 || t == T_I64; }
+
+/* ---- random numbers (splitmix64) ------------------------------------------ */
+
+static uint64_t rng;
+
+static uint64_t next_u64(void) {
+  uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static int rnd(int n) { return n <= 1 ? 0 : (int)(next_u64() % (uint64_t)n); }
+static int chance(int percent) { return rnd(100) < percent; }
+
+/* ---- strings ---------------------------------------------------------------- */
+
+static char *fmt(const char *f, ...) {
+  va_list ap;
+  va_start(ap, f);
+  char *s = NULL;
+  if (vasprintf(&s, f, ap) < 0)
+    abort();
+  va_end(ap);
+  return s; /* the generator is a short-lived process: never freed */
+}
+
+/* ---- values ------------------------------------------------------------------ */
+
+/* A shape is the trailing `rank` axes of the kernel's full shape F; bit a of
+ * `full` (a counts from F's last axis) says the axis has F's size, else it
+ * is a literal 1. */
+typedef struct Shape {
+  int rank;
+  unsigned full;
+} Shape;
+
+typedef struct Val {
+  const char *text; /* te source, parenthesized when composite */
+  Dt dt;
+  Shape sh;
+  double lo, hi; /* bounds of the value (NaN and inf from empty axes aside) */
+  int exact;     /* the GPU and the reference compute the same bits */
+  int weak;      /* a literal */
+} Val;
+
+typedef struct Kernel {
+  int rank;                 /* of F */
+  const char *dim[MAXRANK]; /* F's dims, outermost first */
+  int nsv;
+  const char *sv[MAXSV];
+  Val pool[MAXPOOL];
+  int npool;
+  int read[MAXPOOL];
+  int ninputs;
+  int nstmts;
+  char *body;
+  int vcount;
+} Kernel;
+
+static Kernel *K;      /* the kernel being generated */
+static int with_fns;   /* the file defines f_sq, f_mix, f_center */
+
+static const char *dim_text(int axis_from_end) {
+  return K->dim[K->rank - 1 - axis_from_end];
+}
+
+static const char *shape_text(Shape s, int drop_ones) {
+  char *t = fmt("[");
+  int first = 1;
+  for (int a = s.rank - 1; a >= 0; a--) {
+    int is_full = (s.full >> a) & 1;
+    if (!is_full && drop_ones)
+      continue;
+    t = fmt("%s%s%s", t, first ? "" : ", ", is_full ? dim_text(a) : "1");
+    first = 0;
+  }
+  return fmt("%s]", t);
+}
+
+static Shape bcast(Shape a, Shape b) {
+  Shape s = {a.rank > b.rank ? a.rank : b.rank, a.full | b.full};
+  return s;
+}
+
+static double dmin(double a, double b) { return a < b ? a : b; }
+static double dmax(double a, double b) { return a > b ? a : b; }
+static double mag(const Val *v) { return dmax(fabs(v->lo), fabs(v->hi)); }
+
+static Val mk(const char *text, Dt dt, Shape sh, double lo, double hi, int exact) {
+  Val v = {text, dt, sh, lo, hi, exact, 0};
+  return v;
+}
+
+/* ---- dtype rules (language.md §5) ---------------------------------------------- */
+
+static Dt promote(const Val *a, const Val *b) {
+  if (a->weak && !b->weak) {
+    if (is_float(a->dt) && !is_float(b->dt))
+      return T_F32;
+    return b->dt;
+  }
+  if (b->weak && !a->weak)
+    return promote(b, a);
+  Dt x = a->dt, y = b->dt;
+  if ((x == T_F16 && y == T_BF16) || (x == T_BF16 && y == T_F16))
+    return T_F32;
+  return x > y ? x : y;
+}
+
+/* The dtype of float math on a value of dtype t. */
+static Dt math_dt(Dt t) {
+  if (is_float(t))
+    return t;
+  return t == T_I64 ? T_F64 : T_F32;
+}
+
+/* ---- literals --------------------------------------------------------------------- */
+
+static Val lit_float(double x) {
+  Val v = mk(x < 0 ? fmt("(%g)", x) : fmt("%g", x), T_F32, (Shape){0, 0}, x, x, 1);
+  if (!strchr(v.text, '.') && !strchr(v.text, 'e'))
+    v.text = x < 0 ? fmt("(%g.0)", x) : fmt("%g.0", x);
+  v.weak = 1;
+  return v;
+}
+
+static Val lit_int(long x) {
+  Val v = mk(x < 0 ? fmt("(%ld)", x) : fmt("%ld", x), T_I32, (Shape){0, 0}, (double)x,
+             (double)x, 1);
+  v.weak = 1;
+  return v;
+}
+
+/* ---- the pool of named values ------------------------------------------------------- */
+
+static int pick_pool(int (*ok)(const Val *)) {
+  int idx[MAXPOOL], n = 0;
+  for (int i = 0; i < K->npool; i++)
+    if (ok(&K->pool[i]))
+      idx[n++] = i;
+  if (n == 0)
+    return -1;
+  for (int j = 0; j < n; j++) /* inputs not read yet first */
+    if (idx[j] < K->ninputs && !K->read[idx[j]] && chance(60))
+      return idx[j];
+  /* favour recent values: longer chains */
+  return chance(50) ? idx[n - 1 - rnd(n < 3 ? n : 3)] : idx[rnd(n)];
+}
+
+static int ok_float(const Val *v) { return is_float(v->dt); }
+static int ok_int(const Val *v) { return is_int(v->dt); }
+static int ok_bool(const Val *v) { return v->dt == T_BOOL; }
+static int ok_exact_num(const Val *v) {
+  return v->exact && v->dt != T_BOOL && mag(v) < 1e6;
+}
+
+static Val assign(Val v);
+
+/* The value itself when it is a name or short, else a new statement
+ * binding it (so that guards which repeat their operand stay small). */
+static Val named(Val v) {
+  if (strlen(v.text) <= 24 || v.weak)
+    return v;
+  return assign(v);
+}
+
+/* ---- guards and squashing ------------------------------------------------------------- */
+
+static Val un(const char *op, Val a, Dt dt, double lo, double hi) {
+  return mk(fmt("%s(%s)", op, a.text), dt, a.sh, lo, hi, 0);
+}
+
+/* A value of the same sign structure within [-lim, lim]. */
+static Val squash(Val a, double lim) {
+  if (mag(&a) <= lim && !isnan(a.lo))
+    return a;
+  a = named(a);
+  Dt d = math_dt(a.dt);
+  switch (rnd(5)) {
+  case 0:
+    return mk(fmt("clamp(%s, %g, %g)", a.text, -lim, lim), a.dt, a.sh, dmax(a.lo, -lim),
+              dmin(a.hi, lim), a.exact);
+  case 1:
+    return mk(fmt("(%g * tanh(%s))", lim, a.text), d, a.sh, -lim, lim, 0);
+  case 2:
+    return mk(fmt("(%g * atan(%s))", lim / 1.6, a.text), d, a.sh, -lim, lim, 0);
+  case 3:
+    return mk(fmt("(%g * erf(%s))", lim, a.text), d, a.sh, -lim, lim, 0);
+  default:
+    return mk(fmt("(%s / (abs(%s) + %g))", a.text, a.text, 1 / lim), d, a.sh, -lim, lim, 0);
+  }
+}
+
+/* A float value at least `floor` > 0. */
+static Val positive(Val a, double floor) {
+  if (a.lo >= floor)
+    return a;
+  Val s = named(squash(a, 8));
+  Dt d = math_dt(s.dt);
+  switch (rnd(4)) {
+  case 0:
+    return mk(fmt("(abs(%s) + %g)", s.text, floor), d, s.sh, floor, mag(&s) + floor, 0);
+  case 1:
+    return mk(fmt("(%s * %s + %g)", s.text, s.text, floor), d, s.sh, floor,
+              mag(&s) * mag(&s) + floor, 0);
+  case 2:
+    return mk(fmt("(exp(%s) + %g)", squash(s, 3).text, floor), d, s.sh, floor,
+              exp(3) + floor, 0);
+  default:
+    return mk(fmt("(sigmoid(%s) + %g)", s.text, floor), d, s.sh, floor, 1 + floor, 0);
+  }
+}
+
+/* The value as a float (math on integers computes in f32/f64 anyway; bool
+ * needs a cast). */
+static Val as_float(Val a) {
+  if (is_float(a.dt) && a.exact && !a.weak && mag(&a) < 6e4 && chance(25)) {
+    Dt h = chance(50) ? T_F16 : T_BF16; /* rounds the same exact value */
+    return mk(fmt("%s(%s)", dt_name[h], a.text), h, a.sh, a.lo, a.hi, 1);
+  }
+  if (is_float(a.dt))
+    return a;
+  if (a.dt == T_BOOL || mag(&a) > (1 << 20))
+    return mk(fmt("f32(%s)", a.dt == T_BOOL ? a.text : fmt("(%s %% 1000)", a.text)), T_F32,
+              a.sh, a.dt == T_BOOL ? 0 : -1000, a.dt == T_BOOL ? 1 : 1000, a.exact);
+  Dt d = rnd(3) == 0 ? (chance(50) ? T_F64 : T_F32) : math_dt(a.dt);
+  return mk(fmt("%s(%s)", dt_name[d], a.text), d, a.sh, a.lo, a.hi, a.exact);
+}
+
+/* ---- expressions -------------------------------------------------------------------- */
+
+static Val gen_float(int depth);
+static Val gen_int(int depth);
+static Val gen_bool(int depth);
+static Val gen_exact(int depth);
+
+static Val float_leaf(void) {
+  int i = pick_pool(ok_float);
+  if (i >= 0 && chance(85))
+    return K->pool[i];
+  i = pick_pool(ok_exact_num);
+  if (i >= 0)
+    return as_float(K->pool[i]);
+  if (chance(50))
+    return lit_float((double)(rnd(9) - 4) / 2 + 0.25);
+  return as_float(gen_int(0));
+}
+
+static const struct {
+  const char *name;
+  int need; /* 0 any, 1 |v|<=3, 2 v>=0.25, 3 |v|<=8, 4 |v|<=0.9, 5 |v|<=1.2, 6 v>=0 */
+} float_unary[] = {
+    {"abs", 0},  {"exp", 1},   {"exp2", 1},      {"expm1", 1},    {"log", 2},     {"log2", 2},
+    {"log10", 2}, {"log1p", 6}, {"sqrt", 2},      {"rsqrt", 2},    {"sin", 3},     {"cos", 3},
+    {"tan", 5},  {"asin", 4},  {"acos", 4},      {"atan", 0},     {"sinh", 1},    {"cosh", 1},
+    {"tanh", 0}, {"erf", 0},   {"sigmoid", 3},   {"relu", 0},     {"gelu", 3},    {"gelu_tanh", 3},
+    {"silu", 3}, {"softplus", 3},
+};
+
+/* f(v) bounds for a monotone-ish function over [lo, hi]: sampled. */
+static void bounds_of(const char *name, double lo, double hi, double *olo, double *ohi) {
+  double mn = INFINITY, mx = -INFINITY;
+  for (int i = 0; i <= 64; i++) {
+    double x = lo + (hi - lo) * i / 64.0, y;
+    if (!strcmp(name, "abs")) y = fabs(x);
+    else if (!strcmp(name, "exp")) y = exp(x);
+    else if (!strcmp(name, "exp2")) y = exp2(x);
+    else if (!strcmp(name, "expm1")) y = expm1(x);
+    else if (!strcmp(name, "log")) y = log(x);
+    else if (!strcmp(name, "log2")) y = log2(x);
+    else if (!strcmp(name, "log10")) y = log10(x);
+    else if (!strcmp(name, "log1p")) y = log1p(x);
+    else if (!strcmp(name, "sqrt")) y = sqrt(x);
+    else if (!strcmp(name, "rsqrt")) y = 1 / sqrt(x);
+    else if (!strcmp(name, "sin") || !strcmp(name, "cos")) y = 0, mn = -1, mx = 1;
+    else if (!strcmp(name, "tan")) y = tan(x);
+    else if (!strcmp(name, "asin")) y = asin(x);
+    else if (!strcmp(name, "acos")) y = acos(x);
+    else if (!strcmp(name, "atan")) y = atan(x);
+    else if (!strcmp(name, "sinh")) y = sinh(x);
+    else if (!strcmp(name, "cosh")) y = cosh(x);
+    else if (!strcmp(name, "tanh")) y = tanh(x);
+    else if (!strcmp(name, "erf")) y = erf(x);
+    else if (!strcmp(name, "sigmoid")) y = 1 / (1 + exp(-x));
+    else if (!strcmp(name, "relu")) y = x > 0 ? x : 0;
+    else if (!strcmp(name, "softplus")) y = log1p(exp(x));
+    else y = x; /* gelu, silu: within [min(x,0)-0.2, max(x,0)] */
+    mn = dmin(mn, y), mx = dmax(mx, y);
+  }
+  if (!strcmp(name, "gelu") || !strcmp(name, "gelu_tanh") || !strcmp(name, "silu"))
+    mn = dmin(mn, 0) - 0.3, mx = dmax(mx, 0);
+  *olo = mn, *ohi = mx;
+}
+
+static Val float_unary_op(Val a) {
+  int k = rnd((int)(sizeof float_unary / sizeof float_unary[0]));
+  const char *op = float_unary[k].name;
+  Dt d = math_dt(a.dt);
+  switch (float_unary[k].need) {
+  case 1: a = squash(a, 3); break;
+  case 2: a = positive(a, 0.25); break;
+  case 3: a = squash(a, 8); break;
+  case 4:
+    if (mag(&a) > 0.9)
+      a = mk(fmt("(0.9 * tanh(%s))", a.text), d, a.sh, -0.9, 0.9, 0);
+    break;
+  case 5: a = squash(a, 1.2); break;
+  case 6:
+    if (a.lo < 0)
+      a = mk(fmt("abs(%s)", squash(a, 8).text), d, a.sh, 0, 8, 0);
+    break;
+  default: break;
+  }
+  double lo, hi;
+  bounds_of(op, a.lo, a.hi, &lo, &hi);
+  Val r = un(op, a, math_dt(a.dt), lo, hi);
+  if (!strcmp(op, "abs") || !strcmp(op, "relu")) {
+    r.exact = a.exact;
+    r.dt = a.dt;
+  }
+  return r;
+}
+
+static Val float_binary(int depth) {
+  Val a = float_leaf(), b;
+  if (depth > 0 && chance(60))
+    a = gen_float(depth - 1);
+  b = depth > 0 && chance(40) ? gen_float(depth - 1) : float_leaf();
+  a = squash(a, 8);
+  b = squash(b, 8);
+  Shape s = bcast(a.sh, b.sh);
+  Dt d = promote(&a, &b);
+  switch (rnd(9)) {
+  case 0:
+    return mk(fmt("(%s + %s)", a.text, b.text), d, s, a.lo + b.lo, a.hi + b.hi, 0);
+  case 1:
+    return mk(fmt("(%s - %s)", a.text, b.text), d, s, a.lo - b.hi, a.hi - b.lo, 0);
+  case 2: {
+    double m = mag(&a) * mag(&b);
+    return mk(fmt("(%s * %s)", a.text, b.text), d, s, -m, m, 0);
+  }
+  case 3: {
+    Val p = positive(b, 0.5);
+    double m = mag(&a) / 0.5;
+    Dt dd = promote(&a, &p);
+    if (!is_float(dd))
+      dd = math_dt(dd);
+    return mk(fmt("(%s / %s)", a.text, p.text), dd, bcast(a.sh, p.sh), -m, m, 0);
+  }
+  case 4:
+    return mk(fmt("maximum(%s, %s)", a.text, b.text), d, s, dmax(a.lo, b.lo), dmax(a.hi, b.hi),
+              a.exact && b.exact);
+  case 5:
+    return mk(fmt("minimum(%s, %s)", a.text, b.text), d, s, dmin(a.lo, b.lo), dmin(a.hi, b.hi),
+              a.exact && b.exact);
+  case 6: { /* pow with a positive base */
+    Val p = positive(squash(a, 3), 0.5), e = squash(b, 2);
+    double hi = pow(mag(&p) > 1 ? mag(&p) : 2, 2);
+    const char *t = chance(50) ? fmt("(%s ** %s)", p.text, e.text)
+                               : fmt("pow(%s, %s)", p.text, e.text);
+    return mk(t, math_dt(promote(&p, &e)), bcast(p.sh, e.sh), 0, hi, 0);
+  }
+  case 7: { /* small literal exponent */
+    int e = rnd(4) + 1;
+    Val s3 = squash(a, 3);
+    double m = pow(mag(&s3), e);
+    return mk(fmt("(%s ** %d)", s3.text, e), math_dt(s3.dt), s3.sh, e % 2 ? -m : 0, m, 0);
+  }
+  default: { /* atan2 away from the branch cut */
+    Val x = positive(b, 0.5);
+    return mk(fmt("atan2(%s, %s)", a.text, x.text), math_dt(promote(&a, &x)), bcast(a.sh, x.sh),
+              -1.58, 1.58, 0);
+  }
+  }
+}
+
+/* Reduction axes of a value of rank r: "" (all) or ", a, b" (random order,
+ * negative or positive). */
+static const char *axes_text(int r, unsigned *reduced) {
+  if (r == 0 || chance(15)) {
+    *reduced = (1u << r) - 1;
+    return "";
+  }
+  unsigned set = 0;
+  while (!set)
+    set = (unsigned)rnd(1 << r);
+  *reduced = set;
+  const char *t = "";
+  for (int a = 0; a < r; a++)
+    if ((set >> a) & 1) {
+      int pos = r - 1 - a; /* from the front */
+      t = chance(50) ? fmt("%s, %d", t, -(a + 1)) : fmt("%s, %d", t, pos);
+    }
+  return t;
+}
+
+/* Elements a reduction over `reduced` may add: literal dims count exactly,
+ * size variables up to 1e6. */
+static double reduced_count(Shape s, unsigned reduced) {
+  double n = 1;
+  for (int a = 0; a < s.rank; a++)
+    if (((reduced >> a) & 1) && ((s.full >> a) & 1)) {
+      const char *d = dim_text(a);
+      n *= (d[0] >= '0' && d[0] <= '9') ? atof(d) : 1e6;
+    }
+  return n;
+}
+
+static Shape reduce_shape(Shape s, unsigned reduced) {
+  s.full &= ~reduced;
+  return s;
+}
+
+static Val float_reduce(int depth) {
+  Val a = depth > 0 ? gen_float(depth - 1) : float_leaf();
+  if (a.sh.rank == 0)
+    return float_unary_op(a);
+  unsigned red;
+  const char *ax = axes_text(a.sh.rank, &red);
+  Shape s = reduce_shape(a.sh, red);
+  double n = reduced_count(a.sh, red);
+  switch (rnd(6)) {
+  case 0:
+  case 1: { /* sum of one sign, or in f64 */
+    if (a.lo < 0 && a.hi > 0 && chance(25) && a.dt != T_F16 && a.dt != T_BF16)
+      return mk(fmt("sum(f64(%s)%s)", a.text, ax), T_F64, s, -mag(&a) * n, mag(&a) * n, 0);
+    if (a.lo < 0)
+      a = positive(a, chance(50) ? 0 : 0.5);
+    return mk(fmt("sum(%s%s)", a.text, ax), a.dt, s, 0, a.hi * n, 0);
+  }
+  case 2:
+    a = squash(a, 2);
+    if (a.lo < 0 && chance(50))
+      a = positive(a, 0.1);
+    return mk(fmt("mean(%s%s)", a.text, ax), math_dt(a.dt), s, a.lo, a.hi, 0);
+  case 3:
+    a = squash(a, 4);
+    return mk(fmt("var(%s%s)", a.text, ax), math_dt(a.dt), s, 0, mag(&a) * mag(&a), 0);
+  case 4: { /* product of values near 1 */
+    const char *base = fmt("(1 + 0.001 * tanh(%s))", a.text);
+    return mk(fmt("prod(%s%s)", base, ax), math_dt(a.dt), s, 0, 3, 0);
+  }
+  default: {
+    const char *op = chance(50) ? "max" : "min";
+    return mk(fmt("%s(%s%s)", op, a.text, ax), a.dt, s, a.lo, a.hi, a.exact);
+  }
+  }
+}
+
+static Val float_where(int depth) {
+  Val c = gen_bool(depth > 0 ? depth - 1 : 0);
+  Val a = squash(depth > 0 ? gen_float(depth - 1) : float_leaf(), 8);
+  Val b = squash(float_leaf(), 8);
+  Dt d = promote(&a, &b);
+  return mk(fmt("where(%s, %s, %s)", c.text, a.text, b.text), d,
+            bcast(c.sh, bcast(a.sh, b.sh)), dmin(a.lo, b.lo), dmax(a.hi, b.hi),
+            a.exact && b.exact);
+}
+
+static Val float_fn(int depth) {
+  Val a = squash(depth > 0 ? gen_float(depth - 1) : float_leaf(), 2);
+  Val b = squash(float_leaf(), 2);
+  switch (rnd(3)) {
+  case 0:
+    return mk(fmt("f_sq(%s)", a.text), math_dt(a.dt), a.sh, 0, 4, 0);
+  case 1:
+    return mk(fmt("f_mix(%s, %s)", a.text, b.text), math_dt(promote(&a, &b)), bcast(a.sh, b.sh),
+              -2, 6, 0);
+  default:
+    if (a.sh.rank == 0)
+      return mk(fmt("f_sq(%s)", a.text), math_dt(a.dt), a.sh, 0, 4, 0);
+    return mk(fmt("f_center(%s, %d)", a.text, chance(50) ? -1 : a.sh.rank - 1), a.dt, a.sh, -4,
+              4, 0);
+  }
+}
+
+static Val gen_float(int depth) {
+  if (depth <= 0)
+    return float_leaf();
+  int r = rnd(100);
+  if (r < 30)
+    return float_unary_op(gen_float(depth - 1));
+  if (r < 62)
+    return float_binary(depth - 1);
+  if (r < 75)
+    return float_reduce(depth - 1);
+  if (r < 83)
+    return float_where(depth - 1);
+  if (r < 90 && with_fns)
+    return float_fn(depth - 1);
+  if (r < 95) { /* exact float operations */
+    Val e = gen_exact(depth - 1);
+    return as_float(e);
+  }
+  Val a = squash(gen_float(depth - 1), 8);
+  double lo = rnd(3) - 2.5, hi = lo + 1 + rnd(4);
+  return mk(fmt("clamp(%s, %g, %g)", a.text, lo, hi), a.dt, a.sh, dmax(a.lo, lo), dmin(a.hi, hi),
+            a.exact);
+}
+
+/* Exact values: integers, and floats computed without rounding. */
+static Val exact_leaf(void) {
+  int i = pick_pool(ok_exact_num);
+  if (i >= 0 && chance(85))
+    return K->pool[i];
+  return chance(50) ? lit_int(rnd(7) - 3) : lit_float((rnd(8) - 4) / 2.0);
+}
+
+static Val gen_exact(int depth) {
+  Val a = depth > 0 && chance(60) ? gen_exact(depth - 1) : exact_leaf();
+  if (mag(&a) > 1e4)
+    a = mk(fmt("(%s %% %d)", a.text, 7 + rnd(20)), a.dt, a.sh, -30, 30, a.exact);
+  if (depth <= 0)
+    return a;
+  Val b = exact_leaf();
+  Dt dfl = is_float(a.dt) ? a.dt : T_F32;
+  switch (rnd(12)) {
+  case 0: return mk(fmt("(-%s)", a.text), a.dt, a.sh, -a.hi, -a.lo, 1);
+  case 1: return mk(fmt("abs(%s)", a.text), a.dt, a.sh, 0, mag(&a), 1);
+  case 2:
+  case 3: {
+    static const char *const r[] = {"floor", "ceil", "round", "trunc"};
+    Val h = a;
+    if (is_int(a.dt) && mag(&a) < 1e4) /* halves: round() ties to even */
+      h = mk(fmt("(%s / 2)", a.text), math_dt(a.dt), a.sh, a.lo / 2, a.hi / 2, 1);
+    return mk(fmt("%s(%s)", r[rnd(4)], h.text), h.dt, h.sh, h.lo - 1, h.hi + 1, 1);
+  }
+  case 4: return mk(fmt("sign(%s)", a.text), a.dt, a.sh, -1, 1, 1);
+  case 5:
+    return mk(fmt("maximum(%s, %s)", a.text, b.text), promote(&a, &b), bcast(a.sh, b.sh),
+              dmax(a.lo, b.lo), dmax(a.hi, b.hi), 1);
+  case 6: { /* floor division and modulo by an exact non-zero float, or ints */
+    Val d = is_float(a.dt) || is_float(b.dt) ? lit_float(chance(50) ? 0.75 : 1.5) : b;
+    if (d.lo == 0 && d.hi == 0)
+      d = lit_int(3);
+    const char *op = chance(50) ? "//" : "%";
+    double m = mag(&a) / (is_float(d.dt) ? 0.75 : 1) + mag(&d) + 1;
+    return mk(fmt("(%s %s %s)", a.text, op, d.text), promote(&a, &d), bcast(a.sh, d.sh), -m, m, 1);
+  }
+  case 7: { /* times a power of two */
+    int e = rnd(5) - 2;
+    return mk(fmt("(%s * %g)", a.text, ldexp(1, e)), is_float(a.dt) || e >= 0 ? a.dt : T_F32, a.sh,
+              dmin(a.lo * ldexp(1, e), a.hi * ldexp(1, e)), dmax(a.lo * ldexp(1, e), a.hi * ldexp(1, e)), 1);
+  }
+  case 8:
+    if (a.sh.rank > 0) {
+      unsigned red;
+      const char *ax = axes_text(a.sh.rank, &red);
+      return mk(fmt("%s(%s%s)", chance(50) ? "max" : "min", a.text, ax), a.dt,
+                reduce_shape(a.sh, red), a.lo, a.hi, 1);
+    }
+    return a;
+  case 9: { /* a cast; to a 16-bit float only from floats */
+    Dt to = (Dt)(T_I32 + rnd(6));
+    if ((to == T_F16 || to == T_BF16) && !is_float(a.dt))
+      to = T_F32;
+    double lo = a.lo, hi = a.hi;
+    if (is_int(to) && is_float(a.dt))
+      lo = trunc(lo), hi = trunc(hi);
+    return mk(fmt("%s(%s)", dt_name[to], a.text), to, a.sh, lo, hi, 1);
+  }
+  case 10: {
+    Val c = gen_bool(0);
+    return mk(fmt("where(%s, %s, %s)", c.text, a.text, b.text), promote(&a, &b),
+              bcast(c.sh, bcast(a.sh, b.sh)), dmin(a.lo, b.lo), dmax(a.hi, b.hi), 1);
+  }
+  default: {
+    (void)dfl;
+    double lo = -2, hi = 2;
+    if (is_int(a.dt))
+      return mk(fmt("clamp(%s, %d, %d)", a.text, -2, 3), a.dt, a.sh, -2, 3, 1);
+    return mk(fmt("clamp(%s, %g, %g)", a.text, lo, hi - 0.5), a.dt, a.sh, lo, hi - 0.5, 1);
+  }
+  }
+}
+
+static Val int_leaf(void) {
+  int i = pick_pool(ok_int);
+  if (i >= 0 && chance(80))
+    return K->pool[i];
+  i = pick_pool(ok_exact_num);
+  if (i >= 0 && is_float(K->pool[i].dt) && mag(&K->pool[i]) < 1e6) {
+    Val f = K->pool[i];
+    Dt to = chance(50) ? T_I32 : T_I64;
+    return mk(fmt("%s(%s * 4)", dt_name[to], f.text), to, f.sh, trunc(f.lo * 4), trunc(f.hi * 4), 1);
+  }
+  i = pick_pool(ok_bool);
+  if (i >= 0)
+    return mk(fmt("i32(%s)", K->pool[i].text), T_I32, K->pool[i].sh, 0, 1, 1);
+  return lit_int(rnd(11) - 5);
+}
+
+static Val gen_int(int depth) {
+  Val a = depth > 0 && chance(60) ? gen_int(depth - 1) : int_leaf();
+  if (depth <= 0)
+    return a;
+  Val b = int_leaf();
+  if (a.weak && b.weak) /* literal-only arithmetic says little */
+    return a;
+  Shape s = bcast(a.sh, b.sh);
+  Dt d = promote(&a, &b);
+  double ma = mag(&a), mb = mag(&b);
+  switch (rnd(12)) {
+  case 0: return mk(fmt("(%s + %s)", a.text, b.text), d, s, -(ma + mb), ma + mb, 1);
+  case 1: return mk(fmt("(%s - %s)", a.text, b.text), d, s, -(ma + mb), ma + mb, 1);
+  case 2: return mk(fmt("(%s * %s)", a.text, b.text), d, s, -ma * mb, ma * mb, 1);
+  case 3: return mk(fmt("(%s // %s)", a.text, b.text), d, s, -ma - 1, ma + 1, 1);
+  case 4: return mk(fmt("(%s %% %s)", a.text, b.text), d, s, -mb, mb, 1);
+  case 5: { /* exact integer power, small base, exponent in [-1, 4] */
+    Val base = mag(&a) <= 16 ? a : mk(fmt("(%s %% 7)", a.text), a.dt, a.sh, -6, 6, 1);
+    Val e = mk(fmt("((%s %% 6) - 1)", b.text), b.dt, b.sh, -1, 4, 1);
+    if (chance(30))
+      e = lit_int(rnd(4));
+    double m = pow(mag(&base) > 1 ? mag(&base) : 1, 4);
+    return mk(fmt("(%s ** %s)", base.text, e.text), promote(&base, &e), bcast(base.sh, e.sh), -m,
+              m, 1);
+  }
+  case 6: return mk(fmt("abs(%s)", a.text), a.dt, a.sh, 0, ma, 1);
+  case 7: return mk(fmt("sign(%s)", a.text), a.dt, a.sh, -1, 1, 1);
+  case 8: return mk(fmt("relu(%s)", a.text), a.dt, a.sh, 0, ma, 1);
+  case 9:
+    return mk(fmt("%s(%s, %s)", chance(50) ? "maximum" : "minimum", a.text, b.text), d, s, -dmax(ma, mb),
+              dmax(ma, mb), 1);
+  case 10:
+    if (a.sh.rank > 0 && !a.weak) {
+      unsigned red;
+      const char *ax = axes_text(a.sh.rank, &red);
+      static const char *const ops[] = {"sum", "prod", "max", "min"};
+      int k = rnd(4);
+      double n = reduced_count(a.sh, red);
+      double m = k == 0 ? ma * n : k == 1 ? 1e18 : ma;
+      return mk(fmt("%s(%s%s)", ops[k], a.text, ax), a.dt, reduce_shape(a.sh, red), -m, m, 1);
+    }
+    return a;
+  default:
+    if (a.sh.rank > 0 && !a.weak && ma < 1e6) {
+      const char *op = chance(50) ? "argmax" : "argmin";
+      if (chance(30))
+        return mk(fmt("%s(%s)", op, a.text), T_I64, (Shape){a.sh.rank, 0}, 0, 1e12, 1);
+      int ax = rnd(a.sh.rank);
+      return mk(fmt("%s(%s, %d)", op, a.text, chance(50) ? -(ax + 1) : a.sh.rank - 1 - ax),
+                T_I64, reduce_shape(a.sh, 1u << ax), 0, 1e6, 1);
+    }
+    return a;
+  }
+}
+
+static Val bool_leaf(void) {
+  int i = pick_pool(ok_bool);
+  if (i >= 0 && chance(70))
+    return K->pool[i];
+  Val a = gen_exact(0), b = exact_leaf();
+  if (a.weak && b.weak)
+    return chance(50) ? mk("true", T_BOOL, (Shape){0, 0}, 0, 1, 1) : mk("false", T_BOOL, (Shape){0, 0}, 0, 1, 1);
+  static const char *const cmp[] = {"==", "!=", "<", "<=", ">", ">="};
+  return mk(fmt("(%s %s %s)", a.text, cmp[rnd(6)], b.text), T_BOOL, bcast(a.sh, b.sh), 0, 1, 1);
+}
+
+static Val gen_bool(int depth) {
+  Val a = depth > 0 && chance(50) ? gen_bool(depth - 1) : bool_leaf();
+  if (depth <= 0)
+    return a;
+  Val b = bool_leaf();
+  Shape s = bcast(a.sh, b.sh);
+  switch (rnd(7)) {
+  case 0: return mk(fmt("(%s and %s)", a.text, b.text), T_BOOL, s, 0, 1, 1);
+  case 1: return mk(fmt("(%s or %s)", a.text, b.text), T_BOOL, s, 0, 1, 1);
+  case 2: return mk(fmt("(not %s)", a.text), T_BOOL, a.sh, 0, 1, 1);
+  case 3: {
+    Val f = float_leaf();
+    static const char *const p[] = {"isnan", "isinf", "isfinite"};
+    return mk(fmt("%s(%s)", p[rnd(3)], f.text), T_BOOL, f.sh, 0, 1, 1);
+  }
+  case 4:
+    if (a.sh.rank > 0) {
+      unsigned red;
+      const char *ax = axes_text(a.sh.rank, &red);
+      return mk(fmt("%s(%s%s)", chance(50) ? "any" : "all", a.text, ax), T_BOOL,
+                reduce_shape(a.sh, red), 0, 1, 1);
+    }
+    return a;
+  case 5: {
+    Val e = gen_exact(0);
+    return mk(fmt("bool(%s)", e.text), T_BOOL, e.sh, 0, 1, 1);
+  }
+  default:
+    return mk(fmt("(%s == %s)", a.text, b.text), T_BOOL, s, 0, 1, 1);
+  }
+}
+
+/* ---- statements ---------------------------------------------------------------------- */
+
+static const char *new_name(void) { return fmt("v%d", K->vcount++); }
+
+/* Marks every pool value whose name occurs in `text` as read. */
+static void mark_reads(const char *text) {
+  for (const char *p = text; *p;) {
+    if (!isalpha((unsigned char)*p) && *p != '_') {
+      p++;
+      continue;
+    }
+    const char *start = p;
+    while (isalnum((unsigned char)*p) || *p == '_')
+      p++;
+    size_t len = (size_t)(p - start);
+    for (int i = 0; i < K->npool; i++)
+      if (strlen(K->pool[i].text) == len && !strncmp(K->pool[i].text, start, len))
+        K->read[i] = 1;
+  }
+}
+
+static Val assign(Val v) {
+  mark_reads(v.text);
+  const char *name = new_name();
+  K->body = fmt("%s    %s = %s\n", K->body, name, v.text);
+  K->nstmts++;
+  Val n = v;
+  n.text = name;
+  n.weak = 0;
+  if (K->npool < MAXPOOL) {
+    K->read[K->npool] = 0;
+    K->pool[K->npool++] = n;
+  }
+  return n;
+}
+
+static Val small_float_source(void) {
+  Val v = squash(gen_float(rnd(2)), 4);
+  if (v.sh.rank == 0 && K->rank > 0) /* a row to normalize */
+    v = float_leaf();
+  return v;
+}
+
+/* softmax / log-softmax written out: reduce -> broadcast -> elementwise ->
+ * reduce. */
+static void stmt_softmax(void) {
+  Val x = assign(small_float_source());
+  if (x.sh.rank == 0)
+    return;
+  unsigned red;
+  const char *ax = axes_text(x.sh.rank, &red);
+  Shape rs = reduce_shape(x.sh, red);
+  Val m = assign(mk(fmt("max(%s%s)", x.text, ax), x.dt, rs, x.lo, x.hi, 0));
+  Dt d = math_dt(x.dt);
+  Val e = assign(mk(fmt("exp(%s - %s)", x.text, m.text), d, x.sh, 0, 1, 0));
+  Val s = assign(mk(fmt("sum(%s%s)", e.text, ax), d, rs, 0, 1e6, 0));
+  if (chance(50))
+    assign(mk(fmt("%s / %s", e.text, s.text), d, x.sh, 0, 1, 0));
+  else
+    assign(mk(fmt("%s - %s - log(%s)", x.text, m.text, s.text), d, x.sh, -30, 0, 0));
+}
+
+/* layernorm / rmsnorm written out, eps large enough to keep it well
+ * conditioned. */
+static void stmt_norm(void) {
+  Val x = assign(small_float_source());
+  if (x.sh.rank == 0)
+    return;
+  unsigned red;
+  const char *ax = axes_text(x.sh.rank, &red);
+  Shape rs = reduce_shape(x.sh, red);
+  Dt d = math_dt(x.dt);
+  double eps = chance(50) ? 0.5 : 1;
+  if (chance(40)) {
+    Val ms = assign(mk(fmt("mean(%s * %s%s)", x.text, x.text, ax), d, rs, 0, 16, 0));
+    assign(mk(fmt("%s * rsqrt(%s + %g)", x.text, ms.text, eps), d, x.sh, -6, 6, 0));
+    return;
+  }
+  Val mu = assign(mk(fmt("mean(%s%s)", x.text, ax), d, rs, -4, 4, 0));
+  Val c = assign(mk(fmt("%s - %s", x.text, mu.text), d, x.sh, -8, 8, 0));
+  Val var = chance(50) ? assign(mk(fmt("mean(%s * %s%s)", c.text, c.text, ax), d, rs, 0, 64, 0))
+                       : assign(mk(fmt("var(%s%s)", x.text, ax), d, rs, 0, 64, 0));
+  Val y = assign(mk(fmt("%s * rsqrt(%s + %g)", c.text, var.text, eps), d, x.sh, -12, 12, 0));
+  if (chance(50)) {
+    Val w = squash(float_leaf(), 2);
+    assign(mk(fmt("%s * %s + 0.5", y.text, w.text), promote(&y, &w), bcast(y.sh, w.sh), -25, 25, 0));
+  }
+}
+
+static void stmt_builtin_composite(void) {
+  Val x = assign(small_float_source());
+  if (x.sh.rank == 0)
+    return;
+  int ax = rnd(x.sh.rank);
+  const char *axs = fmt("%d", chance(50) ? -(ax + 1) : x.sh.rank - 1 - ax);
+  Dt d = math_dt(x.dt);
+  switch (rnd(3)) {
+  case 0: assign(mk(fmt("softmax(%s, %s)", x.text, axs), d, x.sh, 0, 1, 0)); break;
+  case 1: assign(mk(fmt("log_softmax(%s, %s)", x.text, axs), d, x.sh, -30, 0, 0)); break;
+  default: {
+    unsigned red;
+    const char *more = axes_text(x.sh.rank, &red);
+    assign(mk(fmt("logsumexp(%s%s)", x.text, more), d, reduce_shape(x.sh, red), -5, 20, 0));
+  }
+  }
+}
+
+static void stmt_random(void) {
+  switch (rnd(10)) {
+  case 0:
+  case 1: assign(gen_int(1 + rnd(3))); break;
+  case 2: assign(gen_bool(1 + rnd(2))); break;
+  case 3: assign(gen_exact(1 + rnd(3))); break;
+  default: assign(gen_float(1 + rnd(4))); break;
+  }
+}
+
+static void gen_statement(void) {
+  int r = rnd(100);
+  if (r < 14)
+    stmt_softmax();
+  else if (r < 26)
+    stmt_norm();
+  else if (r < 34)
+    stmt_builtin_composite();
+  else
+    stmt_random();
+}
+
+/* ---- kernels -------------------------------------------------------------------------- */
+
+static const char *const sv_names[] = {"N", "D", "B", "H", "S", "M", "C", "L"};
+
+static Dt random_input_dt(void) {
+  static const Dt table[] = {T_F32, T_F32, T_F32, T_F32, T_F16, T_BF16, T_F64,
+                             T_F64, T_I32, T_I64, T_BOOL, T_F32};
+  return table[rnd((int)(sizeof table / sizeof table[0]))];
+}
+
+static void make_full_shape(void) {
+  static const int rank_table[] = {0, 1, 1, 2, 2, 2, 2, 3, 3, 4};
+  K->rank = rank_table[rnd(10)];
+  int first = rnd(8);
+  for (int i = 0; i < K->rank; i++) {
+    if (chance(12) && i > 0) {
+      static const char *const lits[] = {"2", "3", "4", "5", "8"};
+      K->dim[i] = lits[rnd(5)];
+      continue;
+    }
+    K->dim[i] = sv_names[(first + K->nsv) % 8];
+    K->sv[K->nsv++] = K->dim[i];
+  }
+}
+
+/* Declares the inputs; every axis of F is full in some input. */
+static const char *make_inputs(int explicit_form) {
+  int n = 1 + rnd(MAXIN - 1);
+  unsigned covered = 0;
+  const char *params = "";
+  for (int i = 0; i < n; i++) {
+    Shape s = {K->rank, (1u << K->rank) - 1};
+    if (i > 0) {
+      s.rank = rnd(K->rank + 1);
+      s.full = 0;
+      for (int a = 0; a < s.rank; a++)
+        if (chance(75))
+          s.full |= 1u << a;
+      if (s.rank > 0 && chance(40))
+        s.rank -= 0; /* keep literal 1s where the bits are 0 */
+    }
+    if (i == n - 1)
+      s.full |= ((1u << K->rank) - 1) & ~covered, s.rank = s.full ? K->rank : s.rank;
+    covered |= s.full;
+    Dt dt = random_input_dt();
+    double lo = dt == T_BOOL ? 0 : is_float(dt) ? -2 : -5, hi = dt == T_BOOL ? 1 : is_float(dt) ? 2 : 5;
+    const char *name = fmt("x%d", i);
+    Val v = mk(name, dt, s, lo, hi, 1);
+    K->read[K->npool] = 0;
+    K->pool[K->npool++] = v;
+    const char *ty = s.rank == 0 && chance(50) ? dt_name[dt] : fmt("%s%s", dt_name[dt], shape_text(s, 0));
+    if (explicit_form)
+      params = fmt("%s%s%s: %s", params, i ? ", " : "", name, ty);
+    else
+      params = fmt("%s%s: %s\n", params, name, ty);
+  }
+  K->ninputs = n;
+  return params;
+}
+
+/* A declared output type: the value's dtype or a conversion that keeps the
+ * comparison meaningful, and its shape with some literal 1s dropped. */
+static const char *declared_type(const Val *v) {
+  Dt to = v->dt;
+  if (is_float(v->dt) && chance(40)) {
+    static const Dt f[] = {T_F16, T_BF16, T_F32, T_F64};
+    to = f[rnd(4)];
+  } else if (is_int(v->dt) && chance(30) && mag(v) < (1 << 20)) {
+    to = chance(50) ? T_I64 : T_F64;
+  } else if (v->dt == T_BOOL && chance(30)) {
+    to = T_I32;
+  } else if (v->exact && is_float(v->dt) && mag(v) < 1e6 && chance(20)) {
+    to = T_I32;
+  }
+  if ((to == T_F16 || to == T_BF16) && mag(v) > 6e4)
+    to = T_F32;
+  return fmt("%s%s", dt_name[to], shape_text(v->sh, chance(50)));
+}
+
+static void gen_kernel(FILE *out, int index, int explicit_form) {
+  Kernel k;
+  memset(&k, 0, sizeof k);
+  k.body = fmt("");
+  K = &k;
+  make_full_shape();
+  const char *params = make_inputs(explicit_form);
+  int nst = 2 + rnd(5);
+  for (int i = 0; i < nst && k.npool < MAXPOOL - 8; i++)
+    gen_statement();
+  /* inputs never read: read them (an unused input is only a warning) */
+  for (int i = 0; i < k.ninputs; i++)
+    if (!k.read[i]) {
+      Val x = k.pool[i];
+      k.read[i] = 1;
+      if (x.dt == T_BOOL)
+        assign(mk(fmt("where(%s, 1.5, -0.5)", x.text), T_F32, x.sh, -0.5, 1.5, 1));
+      else
+        assign(mk(fmt("%s * 2", x.text), x.dt, x.sh, x.lo * 2, x.hi * 2, x.exact));
+    }
+  /* outputs: the values no statement reads */
+  const char *outs = "";
+  int nout = 0;
+  for (int i = k.ninputs; i < k.npool; i++) {
+    if (k.read[i])
+      continue;
+    const Val *v = &k.pool[i];
+    if (explicit_form && chance(50))
+      outs = fmt("%s%s%s: %s", outs, nout ? ", " : "", v->text, declared_type(v));
+    else
+      outs = fmt("%s%s%s", outs, nout ? ", " : "", v->text);
+    nout++;
+  }
+  if (explicit_form)
+    fprintf(out, "\nkernel k%d(%s) -> (%s) {\n%s}\n", index, params, outs, k.body);
+  else
+    fprintf(out, "%s%s", params, k.body);
+}
+
+static const char fn_defs[] =
+    "fn f_sq(a) = a * a\n"
+    "fn f_mix(a, b) = a * sigmoid(b) + f_sq(b) * 0.5\n"
+    "fn f_center(a, ax) = a - max(a, ax)\n";
+
+int main(int argc, char **argv) {
+  uint64_t seed = 1;
+  int kernels = 1, implicit = 0;
+  long max_elements = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+      seed = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
+      kernels = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--max-elements") && i + 1 < argc)
+      max_elements = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--implicit"))
+      implicit = 1;
+    else {
+      fprintf(stderr, "usage: gen [--seed S] [--kernels K] [--implicit] [--max-elements N]\n");
+      return 2;
+    }
+  }
+  if (kernels < 1)
+    kernels = 1;
+  rng = seed * 0x2545F4914F6CDD1Dull + 0x1234567;
+  printf("# generated by tests/gen/gen --seed %llu --kernels %d%s\n", (unsigned long long)seed,
+         kernels, implicit ? " --implicit" : "");
+  if (max_elements > 0)
+    printf("# conform: max-elements %ld\n", max_elements);
+  if (chance(10))
+    printf("# conform: specials *\n");
+  with_fns = !implicit || chance(50);
+  if (with_fns)
+    fputs(fn_defs, stdout);
+  int explicit_form = !(implicit && kernels == 1);
+  for (int i = 0; i < kernels; i++)
+    gen_kernel(stdout, i, explicit_form);
+  return 0;
+}
