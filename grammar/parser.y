@@ -778,6 +778,11 @@ static const char *syntax_message(ParseState *ps, const Expected *x, yysymbol_ki
       *at_token = AT_PREVIOUS;
     return msg;
   }
+  DType dt;
+  if (la == YYTRANSLATE('(') && expects_char(x, '[') && lx->prev_kind == TOK_IDENT &&
+      dtype_from_name(arena_strndup(ps->arena, ps->src->text + lx->prev_loc.begin,
+                                    lx->prev_loc.end - lx->prev_loc.begin), &dt))
+    return "dimensions are written in brackets, as in 'f32[N, D]'";
   *at_token = la != YYSYMBOL_YYEOF;
   if (expects(x, YYSYMBOL_KERNEL))
     return arena_printf(ps->arena,
