@@ -6,8 +6,9 @@
  * replaced by their representatives (aux), then it is simplified (folded or
  * reduced to an argument) and finally hash-consed against the values seen
  * before.  Identities are only those exact in IEEE arithmetic: x*1, x/1,
- * x-0, x+(-0.0), x**1, cast to the same dtype, -(-x), not not x, x and
- * true, x or false, select on a constant, maximum/minimum(x, x).  Never
+ * x-0, x+(-0.0), x**1, cast to the same dtype, a cast back after an exact
+ * widening (f16 -> f32 -> f16), -(-x), not not x, x and true, x or false,
+ * select on a constant, maximum/minimum(x, x).  Never
  * x+0 (wrong for -0.0), x*0 or x-x (wrong for inf and NaN). */
 #include "compile.h"
 #include "fold.h"
@@ -152,11 +153,33 @@ static Value *binary_identity(Value *v) {
   }
 }
 
+/* Every value of `from` survives a round trip through `mid`. */
+static int exact_widening(DType from, DType mid) {
+  switch (from) {
+  case DT_BOOL: return 1;
+  case DT_I32: return mid == DT_I64 || mid == DT_F64;
+  case DT_F16:
+  case DT_BF16: return mid == DT_F32 || mid == DT_F64;
+  case DT_F32: return mid == DT_F64;
+  default: return 0;
+  }
+}
+
+/* cast(cast(x, wider), dtype of x) is x. */
+static Value *cast_round_trip(Value *v) {
+  Value *mid = v->args[0];
+  if (mid->op != IR_CAST || mid->args[0]->dtype != v->dtype)
+    return NULL;
+  return exact_widening(v->dtype, mid->dtype) ? mid->args[0] : NULL;
+}
+
 /* A value equal to v (same dtype and shape), or NULL. */
 static Value *identity(Value *v) {
   switch (v->op) {
   case IR_CAST:
-    return v->args[0]->dtype == v->dtype ? v->args[0] : NULL;
+    if (v->args[0]->dtype == v->dtype)
+      return v->args[0];
+    return cast_round_trip(v);
   case IR_BROADCAST:
     return shape_equal(&v->args[0]->shape, &v->shape) ? v->args[0] : NULL;
   case IR_UNARY:
