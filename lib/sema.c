@@ -252,7 +252,9 @@ static int check_callee(Sema *s, const Expr *call, int order, FnDef **fn) {
     return 0;
   }
   if (!f) {
-    sema_error(s, call->name_loc, "unknown function '%s'", call->name);
+    /* after a broken import, the function may well be defined there */
+    if (!s->import_failed)
+      sema_error(s, call->name_loc, "unknown function '%s'", call->name);
     return 0;
   }
   if (!fn_visible(s, f, order, call->name_loc))
@@ -1008,6 +1010,7 @@ static void import_one(Sema *s, ImportState *is, const Stmt *st,
   SourceFile *sf = find_import(s, dir, st->path);
   if (!sf) {
     sema_error(s, st->loc, "cannot find imported file '%s'", st->path);
+    s->import_failed = 1;
     return;
   }
   int *state = file_state(s, is, sf->id);
@@ -1018,7 +1021,10 @@ static void import_one(Sema *s, ImportState *is, const Stmt *st,
   if (*state == 2)
     return;
   *state = 1;
+  int errors = s->d->n_errors;
   AstFile *af = parse_file(s->a, s->d, sf);
+  if (s->d->n_errors != errors)
+    s->import_failed = 1;
   load_imports(s, is, af, dir_of(s, sf->path ? sf->path : sf->name));
   check_imported_stmts(s, af);
   *file_state(s, is, sf->id) = 2;

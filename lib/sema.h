@@ -72,6 +72,7 @@ typedef struct Sema {
   StrMap later_fns; /* name -> Stmt*: every fn of the main file */
   StrMap tensor_names; /* every tensor name of the main file */
   int order;     /* running definition order */
+  int import_failed; /* an import was missing or had syntax errors */
   /* the kernel being checked */
   Kernel *k;
   struct KernelBuild *kb;
