@@ -126,6 +126,8 @@ static const char *dim_str(Sema *s, Dim d) {
   return buf_cstr(&b);
 }
 
+static TVal *lower_cast(Sema *s, DType to, TVal *a, SrcRange loc);
+
 /* ---- weak constants ------------------------------------------------------ */
 
 TVal *lower_weak_int(Sema *s, int64_t v, SrcRange loc, int literal) {
@@ -171,13 +173,20 @@ static int check_weak_fits(Sema *s, const TVal *w, DType to) {
   return 1;
 }
 
+TVal *lower_weak_as(Sema *s, TVal *t, DType to) {
+  if (!t || !is_weak(t))
+    return t;
+  if (!check_weak_fits(s, t, to))
+    return NULL;
+  if (dtype_is_16bit(to)) /* rounded to it, as a cast does */
+    return lower_cast(s, to, t, t->loc);
+  return tv_tensor(s, to, weak_ir(s, t, to), t->loc);
+}
+
 TVal *lower_strong(Sema *s, TVal *t) {
   if (!t || !is_weak(t))
     return t;
-  DType to = t->kind == TV_WEAK_INT ? DT_I32 : DT_F32;
-  if (!check_weak_fits(s, t, to))
-    return NULL;
-  return tv_tensor(s, to, weak_ir(s, t, to), t->loc);
+  return lower_weak_as(s, t, t->kind == TV_WEAK_INT ? DT_I32 : DT_F32);
 }
 
 /* The IR of t in compute dtype ct (t strong or weak). */
@@ -456,8 +465,6 @@ static TVal *lower_cast(Sema *s, DType to, TVal *a, SrcRange loc) {
     Scalar k = fold_cast(weak_dtype(a), a->k, to);
     return tv_tensor(s, to, konst(s, ct, fold_cast(to, k, ct)), loc);
   }
-  if (dtype_is_16bit(to))
-    return tv_tensor(s, to, conv(s, a->v, to), loc);
   return tv_tensor(s, to, conv(s, a->v, to), loc);
 }
 

@@ -601,7 +601,7 @@ static void finish_inputs(Sema *s, KernelBuild *kb) {
 /* One output; `decl` is its declared type or NULL. */
 static int make_output(Sema *s, KernelOutput *out, const char *name,
                        SrcRange loc, TVal *val, const AstType *decl) {
-  val = lower_strong(s, val);
+  val = decl ? lower_weak_as(s, val, decl->dtype) : lower_strong(s, val);
   if (!val)
     return 0;
   out->name = name;

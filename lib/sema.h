@@ -110,6 +110,8 @@ int is_builtin_name(const char *name);
 
 /* Makes a value concrete: weak -> i32/f32 constant, rank 0.  NULL on error. */
 TVal *lower_strong(Sema *s, TVal *t);
+/* A weak value as a constant of dtype `to` (a declared output type). */
+TVal *lower_weak_as(Sema *s, TVal *t, DType to);
 /* The IR of a strong value converted to .te dtype `to` (16-bit: the value
  * rounded to it, for output stores). */
 Value *lower_to_storage(Sema *s, TVal *t, DType to);
