@@ -12,7 +12,21 @@
  * stays weak until it meets a typed operand, which gives it its dtype.  A
  * weak value that reaches an output, a reduction or where() with only weak
  * branches becomes i32 (integer) or f32 (float).  A weak float meeting a
- * 16-bit operand stays an f32 constant (it is computed in f32 anyway). */
+ * 16-bit operand stays an f32 constant (it is computed in f32 anyway).
+ * An integer literal next to bool gives i32 (m == 1 compares in i32).  A
+ * weak value assigned to a declared output takes the declared dtype.
+ *
+ * Choices where language.md is silent (also in doc/language.md):
+ * - arithmetic, maximum/minimum/atan2/pow, abs/sign/relu and rounding on
+ *   bool are errors (cast first); math functions on bool compute in f32;
+ * - max/min of bool are any/all; sum and prod of bool count in i64; argmax
+ *   of bool compares 0/1;
+ * - a name bound to a literal is not an axis (only literals, and fn
+ *   parameters bound to literals, are);
+ * - the prelude's variadic `axes` parameter (lib/prelude.te) is a list of
+ *   axis values that only a reduction accepts;
+ * - a kernel may not be named like a C library function (exp, sqrt, ...):
+ *   its entry point has C linkage. */
 #ifndef TECC_SEMA_H
 #define TECC_SEMA_H
 
