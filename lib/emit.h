@@ -25,4 +25,19 @@ const char *abi_ctype(DType t);
 /* The header file name the .cu includes. */
 const char *header_file_name(Compilation *c);
 
+/* emit_cu.c, for emit_stitch.c (H9): the C expression of one elementwise
+ * operation (CAST, UNARY, BINARY, SELECT) of argument expressions `args`
+ * (computed in their compute types), constants, loads/stores of storage
+ * types, and the compute/storage C types. */
+const char *cu_op_expr(Arena *a, Value *v, const char *const *args);
+const char *cu_const_literal(Arena *a, const Value *v);
+const char *cu_load_conv(Arena *a, DType t, const char *mem);
+const char *cu_store_conv(Arena *a, DType t, const char *expr);
+const char *cu_compute_ctype(DType t);
+const char *cu_storage_ctype(DType t);
+const char *cu_convert(Arena *a, const char *expr, DType from, DType to);
+
+/* runtime/tecc_rows.cuh, embedded (rows_embed.c, built). */
+extern const char tecc_rows_cuh[];
+
 #endif

@@ -9,6 +9,7 @@
  * becomes one named temporary per (value, map). */
 #include "backend.h"
 #include "emit.h"
+#include "stitch.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -841,7 +842,9 @@ static GEmit *new_gemit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
 }
 
 static void emit_group_kernel(GEmit *e, Out *o) {
-  if (e->g->kind == GROUP_LOOP)
+  if (e->g->kind == GROUP_STITCH) /* H9: emit_stitch.c */
+    emit_stitch_kernel(o->b, o->indent, e->a, e->k, e->kp, e->g, e->names);
+  else if (e->g->kind == GROUP_LOOP)
     emit_loop_kernel(e, o);
   else
     emit_reduce_kernel(e, o);
@@ -898,6 +901,10 @@ static void emit_launch_check(Out *o) {
 
 static void emit_group_launch(KEmit *ke, Out *o, GEmit *ge) {
   Group *g = ge->g;
+  if (g->kind == GROUP_STITCH) { /* H9: emit_stitch.c */
+    emit_stitch_launch(o->b, o->indent, ke->a, ke->k, ke->kp, g, ke->names);
+    return;
+  }
   emit(o, "/* group %d: %s (%s) */", g->id, group_kind_name(g->kind), schedule_name(g->sched));
   emit(o, "{");
   o->indent++;
@@ -1153,6 +1160,7 @@ const char *emit_cu(Compilation *c, Module *m, FusionPlan *p) {
   emit(&o, "%s", "");
   emit(&o, "/* ---- the tecc runtime (runtime/tecc_runtime.cuh) ---- */");
   buf_puts(&b, tecc_runtime_cuh);
+  buf_puts(&b, tecc_rows_cuh); /* H9: stitch kernels' helpers */
   emit(&o, "/* ---- end of the tecc runtime ---- */");
   emit(&o, "%s", "");
   emit(&o, "namespace {");
@@ -1169,3 +1177,29 @@ const char *emit_cu(Compilation *c, Module *m, FusionPlan *p) {
     internal_error("emitter indentation is %d at the end of the .cu", o.indent);
   return buf_cstr(&b);
 }
+
+/* ---- for emit_stitch.c (H9): one operation's expression, and types --------- */
+
+const char *cu_op_expr(Arena *a, Value *v, const char *const *args) {
+  GEmit e = {0};
+  e.a = a;
+  DType t[3] = {0};
+  for (int i = 0; i < v->nargs; i++)
+    t[i] = v->args[i]->dtype;
+  switch (v->op) {
+  case IR_CAST: return cast_expr(&e, v, args[0], t[0]);
+  case IR_UNARY: return unary_expr(&e, v, args[0], t[0]);
+  case IR_BINARY: return binary_expr(&e, v, args[0], t[0], args[1], t[1]);
+  case IR_SELECT:
+    return arena_printf(a, "%s ? %s : %s", convert(a, args[0], t[0], DT_BOOL),
+                        convert(a, args[1], t[1], v->dtype), convert(a, args[2], t[2], v->dtype));
+  default: internal_error("value %d (op %d) cannot be computed inline", v->id, (int)v->op);
+  }
+}
+
+const char *cu_const_literal(Arena *a, const Value *v) { return const_literal(a, v); }
+const char *cu_load_conv(Arena *a, DType t, const char *mem) { return load_conv(a, t, mem); }
+const char *cu_store_conv(Arena *a, DType t, const char *expr) { return store_conv(a, t, expr); }
+const char *cu_compute_ctype(DType t) { return compute_ctype(t); }
+const char *cu_storage_ctype(DType t) { return storage_ctype(t); }
+const char *cu_convert(Arena *a, const char *expr, DType from, DType to) { return convert(a, expr, from, to); }

@@ -2,6 +2,7 @@
  * (what compile.c calls). */
 #include "backend.h"
 #include "emit.h"
+#include "stitch.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -112,7 +113,9 @@ static const char *bytes_formula(Arena *a, const Kernel *k, const KernelPlan *kp
 static void plan_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
   buf_printf(b, "  group %d: %s, schedule %s, domain %s\n", g->id, group_kind_name(g->kind),
              schedule_name(g->sched), shape_str(a, k, &g->domain));
-  if (g->kind == GROUP_LOOP) {
+  if (g->kind == GROUP_STITCH) { /* H9: stitch.h */
+    stitch_plan_text(b, a, k, g);
+  } else if (g->kind == GROUP_LOOP) {
     buf_printf(b, "    variant: grid-stride loop, 256 threads, grid = min(ceil(n/256), 8*SMs), n = %s\n",
                dims_product(a, k, &g->domain, ~0u));
   } else {

@@ -1,12 +1,13 @@
 /* fuse.c — partition each kernel's IR into groups, one launch each
  * (fuse.h explains the policy). */
 #include "fuse.h"
+#include "stitch.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 const char *group_kind_name(GroupKind k) {
-  return k == GROUP_LOOP ? "loop" : "reduce";
+  return k == GROUP_LOOP ? "loop" : k == GROUP_STITCH ? "stitch" : "reduce";
 }
 
 const char *schedule_name(Schedule s) {
@@ -146,7 +147,8 @@ static void collect(Arena *a, KernelPlan *kp, Group *g, Value *v, char *mark, in
   if (mark[v->id])
     return;
   mark[v->id] = 1;
-  if (v->op == IR_INPUT || (kp->stored[v->id] && !is_root)) {
+  /* A stitch group may have several stored roots that read each other. */
+  if (v->op == IR_INPUT || (kp->stored[v->id] && !is_root && kp->group_of[v->id] != g->id)) {
     vec_push(a, &g->reads, v);
     if (v->op != IR_INPUT)
       push_unique(a, &g->deps, kp->groups.items[kp->group_of[v->id]]);
@@ -194,7 +196,7 @@ static void assign_homes(Arena *a, KernelPlan *kp) {
   }
 }
 
-static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level) {
+static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level, Buf *why) {
   KernelPlan *kp = ARENA_NEW(a, KernelPlan);
   int n = k->values.len;
   kp->kernel = k;
@@ -209,9 +211,13 @@ static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level) {
   }
   make_stored_groups(a, kp);
   make_output_groups(a, kp, opt_level);
+  if (opt_level >= 1) /* H9: stitch fusion (stitch.c) */
+    stitch_groups(a, kp, why);
   sort_groups(kp);
   for (int i = 0; i < kp->groups.len; i++)
     collect_members(a, kp, kp->groups.items[i]);
+  if (opt_level >= 1)
+    stitch_order_groups(a, kp);
   assign_homes(a, kp);
   /* In place is safe when one elementwise launch reads each input element
    * only at the position it writes. */
@@ -219,9 +225,10 @@ static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level) {
   return kp;
 }
 
-static const char *explain(Arena *a, FusionPlan *p, Module *m) {
+static const char *explain(Arena *a, FusionPlan *p, Module *m, Buf *why) {
   Buf b;
   buf_init(&b, a);
+  buf_puts(&b, buf_cstr(why));
   for (int i = 0; i < p->nkernels; i++) {
     KernelPlan *kp = p->kernels[i];
     for (int j = 0; j < kp->groups.len; j++) {
@@ -240,8 +247,10 @@ FusionPlan *fuse_module(Compilation *c, Module *m, int opt_level) {
   p->opt_level = opt_level;
   p->nkernels = m->nkernels;
   p->kernels = ARENA_ARRAY(a, KernelPlan *, m->nkernels);
+  Buf why;
+  buf_init(&why, a);
   for (int i = 0; i < m->nkernels; i++)
-    p->kernels[i] = plan_kernel(a, m->kernels[i], opt_level);
-  p->explanation = explain(a, p, m);
+    p->kernels[i] = plan_kernel(a, m->kernels[i], opt_level, &why);
+  p->explanation = explain(a, p, m, &why);
   return p;
 }

@@ -22,7 +22,9 @@
 
 typedef enum GroupKind {
   GROUP_LOOP,   /* elementwise over `domain` (the roots' shape) */
-  GROUP_REDUCE  /* one reduction; `domain` is the shape of its argument */
+  GROUP_REDUCE, /* one reduction; `domain` is the shape of its argument */
+  GROUP_STITCH  /* H9: reductions over one row space and the elementwise
+                   values around them, rows kept on chip (stitch.h) */
 } GroupKind;
 
 /* Schedule classes (tile selection). */
@@ -42,6 +44,7 @@ typedef struct Group {
   PtrVec members;  /* Value*: computed inside, increasing ids (dumps) */
   PtrVec reads;    /* Value*: read from memory (inputs, stored values) */
   PtrVec deps;     /* Group*: groups that write what this one reads */
+  struct Stitch *stitch; /* GROUP_STITCH: its reductions and levels (stitch.h) */
 } Group;
 
 /* Where a value lives in memory, if anywhere. */

@@ -1,0 +1,910 @@
+/* emit_stitch.c — CUDA kernels and launches of stitch groups (stitch.h).
+ *
+ * A stitch group walks its domain row by row.  A row is every element
+ * with one index `t_o` over the kept axes; `t_r` runs over the reduced
+ * axes.  Per row: one pass per reduction level (each thread folds its
+ * elements, then a block all-reduce gives every thread the row scalar),
+ * then one pass that writes the elementwise outputs, then the row-shaped
+ * outputs.  Values that do not vary along the row (reductions, 1/sum,
+ * rsqrt(var + eps), loads of row-shaped tensors) are computed once per
+ * row; values of the full domain are recomputed in each pass from the
+ * inputs, which the "reg" kernel holds in registers (one read of the
+ * input) and the "stream" kernel re-reads (rows of any length).
+ *
+ * Two kernels per group, the host picks one at run time from the sizes
+ * (runtime/tecc_rows.cuh, tecc::stitch_pick):
+ *   NAME_reg<IndexT, ITEMS>: each thread keeps ITEMS elements of each
+ *     full-domain input in a register array;
+ *   NAME_stream<IndexT>: each pass re-reads the row (from L2 when the
+ *     rows in flight fit).
+ * Schedule row (reduced axes innermost): lanes along threadIdx.x, rows
+ * along threadIdx.y; schedule column: lanes along threadIdx.y, rows (the
+ * contiguous kept axis) along threadIdx.x. */
+#include "backend.h"
+#include "emit.h"
+#include "stitch.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef enum SParamKind { SP_INPUT, SP_SCALAR, SP_READ, SP_OUTPUT, SP_WS, SP_SIZE } SParamKind;
+
+typedef struct SParam {
+  SParamKind kind;
+  int index;      /* input, output or size index; value id for SP_READ/SP_WS */
+  Value *value;   /* SP_READ, SP_WS */
+  const char *name;
+} SParam;
+
+typedef struct SMemo {
+  int id;
+  int map[TECC_MAX_RANK];
+  const char *name;
+} SMemo;
+
+typedef struct Cached {
+  Value *v;
+  const char *name;  /* the register array */
+  const char *load;  /* the load expression (element scope) */
+  const char *ptr;   /* the pointer it is loaded from */
+} Cached;
+
+typedef struct SEmit {
+  Arena *a;
+  Kernel *k;
+  KernelPlan *kp;
+  Group *g;
+  Stitch *st;
+  const EntryNames *names;
+  int reg;            /* the register kernel (else stream) */
+  int vec;            /* reg kernel on contiguous rows: VEC-element packs */
+  int row;            /* schedule row (else column) */
+  PtrVec params;      /* SParam* */
+  PtrVec taken;       /* char*: names in use */
+  PtrVec memo;        /* SMemo*: element scope, one pass */
+  PtrVec rowmemo;     /* SMemo*: row scope */
+  PtrVec cached;      /* Cached* */
+  Buf *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
+  Buf *pre;           /* row scope, before the pass being written */
+  Buf *body;          /* element scope of the pass being written */
+  int pre_indent, body_indent;
+  const char *lin;    /* linear domain index of an element, or NULL */
+  char used_kept[TECC_MAX_RANK];
+  char used_red[TECC_MAX_RANK];  /* this pass */
+  char used_red_any[TECC_MAX_RANK];
+  const char **red_name; /* by value id: the row scalar of a reduction */
+} SEmit;
+
+__attribute__((format(printf, 3, 4))) static void put(Buf *b, int indent, const char *fmt, ...) {
+  for (int i = 0; i < indent; i++)
+    buf_puts(b, "  ");
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(b, fmt, ap);
+  va_end(ap);
+  buf_puts(b, "\n");
+}
+
+static Buf *new_buf(Arena *a) {
+  Buf *b = ARENA_NEW(a, Buf);
+  buf_init(b, a);
+  return b;
+}
+
+/* ---- names and parameters ------------------------------------------------ */
+
+static int is_taken(SEmit *e, const char *s) {
+  for (int i = 0; i < e->taken.len; i++)
+    if (strcmp(e->taken.items[i], s) == 0)
+      return 1;
+  return 0;
+}
+
+static const char *fresh(SEmit *e, const char *want) {
+  const char *s = name_is_reserved(want) ? arena_printf(e->a, "u_%s", want) : want;
+  while (is_taken(e, s))
+    s = arena_printf(e->a, "%s_", s);
+  vec_push(e->a, &e->taken, (void *)s);
+  return s;
+}
+
+static const char *base_name(SEmit *e, const Value *v) {
+  const char *name = v->op == IR_INPUT ? e->k->inputs[v->index].name : v->name;
+  return name ? arena_printf(e->a, "%s_%d", name, v->id) : arena_printf(e->a, "v%d", v->id);
+}
+
+static SParam *find_param(SEmit *e, SParamKind kind, int index) {
+  for (int i = 0; i < e->params.len; i++) {
+    SParam *p = e->params.items[i];
+    if (p->kind == kind && p->index == index)
+      return p;
+  }
+  return NULL;
+}
+
+static const char *param(SEmit *e, SParamKind kind, int index, Value *v) {
+  SParam *p = find_param(e, kind, index);
+  if (p)
+    return p->name;
+  p = ARENA_NEW(e->a, SParam);
+  p->kind = kind;
+  p->index = index;
+  p->value = v;
+  switch (kind) {
+  case SP_INPUT: case SP_SCALAR: p->name = e->names->inputs[index]; break;
+  case SP_OUTPUT: p->name = e->names->outputs[index]; break;
+  case SP_SIZE: p->name = e->names->sizes[index]; break;
+  default: p->name = fresh(e, arena_printf(e->a, "%s_mem", base_name(e, v))); break;
+  }
+  vec_push(e->a, &e->params, p);
+  return p->name;
+}
+
+static int param_rank(const SParam *p) {
+  return (int)p->kind * 1000000 + p->index;
+}
+
+static void sort_params(SEmit *e) {
+  for (int i = 1; i < e->params.len; i++) {
+    void *x = e->params.items[i];
+    int j = i;
+    for (; j > 0 && param_rank(e->params.items[j - 1]) > param_rank(x); j--)
+      e->params.items[j] = e->params.items[j - 1];
+    e->params.items[j] = x;
+  }
+}
+
+static const char *param_decl(SEmit *e, const SParam *p) {
+  const Kernel *k = e->k;
+  switch (p->kind) {
+  case SP_INPUT:
+    return arena_printf(e->a, "const %s *__restrict__ %s", cu_storage_ctype(k->inputs[p->index].dtype), p->name);
+  case SP_SCALAR:
+    return arena_printf(e->a, "%s %s", cu_storage_ctype(k->inputs[p->index].dtype), p->name);
+  case SP_READ:
+    return arena_printf(e->a, "const %s *__restrict__ %s", cu_storage_ctype(p->value->dtype), p->name);
+  case SP_OUTPUT:
+    return arena_printf(e->a, "%s *__restrict__ %s", cu_storage_ctype(k->outputs[p->index].dtype), p->name);
+  case SP_WS:
+    return arena_printf(e->a, "%s *__restrict__ %s", cu_storage_ctype(p->value->dtype), p->name);
+  case SP_SIZE:
+    return arena_printf(e->a, "IndexT %s", p->name);
+  }
+  unreachable();
+}
+
+/* ---- index expressions -------------------------------------------------- */
+
+static int is_reduced_axis(const SEmit *e, int axis) {
+  return (int)((e->st->axes >> axis) & 1u);
+}
+
+static const char *dim_expr(SEmit *e, Dim d) {
+  if (d.var >= 0)
+    return param(e, SP_SIZE, d.var, NULL);
+  return arena_printf(e->a, "(IndexT)%lld", (long long)d.size);
+}
+
+/* Product of the domain's dims in `mask` (as IndexT). */
+static const char *count_expr(SEmit *e, uint32_t mask) {
+  const Shape *s = &e->g->domain;
+  Buf b;
+  buf_init(&b, e->a);
+  int n = 0;
+  for (int i = 0; i < s->rank; i++)
+    if (((mask >> i) & 1u) && !dim_is_one(s, i))
+      buf_printf(&b, "%s%s", n++ ? " * " : "", dim_expr(e, s->d[i]));
+  return n ? buf_cstr(&b) : "(IndexT)1";
+}
+
+/* Does `v`, evaluated at `map`, vary along the row? */
+static int varies_along_row(const SEmit *e, const Value *v, const int *map) {
+  for (int j = 0; j < v->shape.rank; j++)
+    if (!dim_is_one(&v->shape, j) && map[j] >= 0 && is_reduced_axis(e, map[j]))
+      return 1;
+  return 0;
+}
+
+/* The non-1 axes of `s` are those of the domain (or of the kept axes
+ * only, when `kept_only`), in order, at `map`. */
+static int covers(const SEmit *e, const Shape *s, const int *map, int kept_only) {
+  const Shape *d = &e->g->domain;
+  int want[TECC_MAX_RANK], n = 0, got = 0;
+  for (int i = 0; i < d->rank; i++)
+    if (!dim_is_one(d, i) && !(kept_only && is_reduced_axis(e, i)))
+      want[n++] = i;
+  for (int j = 0; j < s->rank; j++) {
+    if (dim_is_one(s, j))
+      continue;
+    if (map[j] < 0 || got >= n || map[j] != want[got])
+      return 0;
+    got++;
+  }
+  return got == n;
+}
+
+static const char *offset_expr(SEmit *e, const Shape *s, const int *map) {
+  if (e->lin && covers(e, s, map, 0))
+    return e->lin;
+  if (covers(e, s, map, 1))
+    return "t_o";
+  const char *off = NULL;
+  for (int j = 0; j < s->rank; j++) {
+    if (dim_is_one(s, j) || map[j] < 0)
+      continue;
+    if (is_reduced_axis(e, map[j]))
+      e->used_red[map[j]] = e->used_red_any[map[j]] = 1;
+    else
+      e->used_kept[map[j]] = 1;
+    const char *idx = arena_printf(e->a, "t_d%d", map[j]);
+    off = off ? arena_printf(e->a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
+  }
+  return off ? off : "0";
+}
+
+/* Splits `idx` into the domain axes of `mask` (row-major): t_d<axis>. */
+static void put_decompose(SEmit *e, Buf *b, int indent, const char *idx, uint32_t mask, const char *used) {
+  const Shape *s = &e->g->domain;
+  int axes[TECC_MAX_RANK], n = 0, last_used = -1;
+  for (int i = 0; i < s->rank; i++)
+    if (((mask >> i) & 1u) && !dim_is_one(s, i))
+      axes[n++] = i;
+  for (int j = 0; j < n; j++)
+    if (used[axes[j]])
+      last_used = j;
+  if (last_used < 0)
+    return;
+  const char *rest = idx;
+  for (int j = n - 1; j > 0; j--) {
+    int ax = axes[j];
+    put(b, indent, "const IndexT t_d%d = %s %% %s;", ax, rest, dim_expr(e, s->d[ax]));
+    const char *q = arena_printf(e->a, "t_q%d", ax);
+    put(b, indent, "const IndexT %s = %s / %s;", q, rest, dim_expr(e, s->d[ax]));
+    rest = q;
+  }
+  put(b, indent, "const IndexT t_d%d = %s;", axes[0], rest);
+}
+
+/* ---- values --------------------------------------------------------------- */
+
+static const char *sval(SEmit *e, Value *v, const int *map);
+
+static int in_group(const SEmit *e, const Value *v) {
+  for (int i = 0; i < e->st->reduces.len; i++)
+    if (e->st->reduces.items[i] == v)
+      return 1;
+  return 0;
+}
+
+static int from_memory(const SEmit *e, const Value *v) {
+  return v->op == IR_INPUT || (e->kp->stored[v->id] && !in_group(e, v) && e->kp->group_of[v->id] != e->g->id);
+}
+
+static const char *mem_param(SEmit *e, Value *v) {
+  if (v->op == IR_INPUT)
+    return param(e, v->shape.rank == 0 ? SP_SCALAR : SP_INPUT, v->index, NULL);
+  return param(e, SP_READ, v->id, v);
+}
+
+static SMemo *find(PtrVec *memo, const Value *v, const int *map) {
+  for (int i = 0; i < memo->len; i++) {
+    SMemo *m = memo->items[i];
+    if (m->id == v->id && memcmp(m->map, map, sizeof(int) * (size_t)v->shape.rank) == 0)
+      return m;
+  }
+  return NULL;
+}
+
+static const char *cached_load(SEmit *e, Value *v, const char *load) {
+  for (int i = 0; i < e->cached.len; i++) {
+    Cached *c = e->cached.items[i];
+    if (c->v == v)
+      return arena_printf(e->a, "%s[t_e]", c->name);
+  }
+  Cached *c = ARENA_NEW(e->a, Cached);
+  c->v = v;
+  c->name = arena_printf(e->a, "t_c%d", v->id); /* t_ names are the generator's own */
+  c->load = load;
+  c->ptr = mem_param(e, v);
+  vec_push(e->a, &e->cached, c);
+  return arena_printf(e->a, "%s[t_e]", c->name);
+}
+
+static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) {
+  const char *p = mem_param(e, v);
+  if (v->shape.rank == 0)
+    return cu_load_conv(e->a, v->dtype, p);
+  const char *mem = cu_load_conv(e->a, v->dtype, arena_printf(e->a, "%s[%s]", p, offset_expr(e, &v->shape, map)));
+  if (row_level)
+    return arena_printf(e->a, "t_live ? %s : (%s)0", mem, cu_compute_ctype(v->dtype));
+  if (e->reg && covers(e, &v->shape, map, 0))
+    return cached_load(e, v, mem);
+  return mem;
+}
+
+static const char *compute(SEmit *e, Value *v, const int *map) {
+  const char *args[3] = {0};
+  for (int i = 0; i < v->nargs; i++)
+    args[i] = sval(e, v->args[i], map);
+  return cu_op_expr(e->a, v, args);
+}
+
+static const char *sval(SEmit *e, Value *v, const int *given) {
+  int map[TECC_MAX_RANK];
+  for (int j = 0; j < v->shape.rank; j++) /* literal-1 axes have index 0 at any map */
+    map[j] = dim_is_one(&v->shape, j) ? -1 : given[j];
+  if (v->op == IR_CONST)
+    return cu_const_literal(e->a, v);
+  if (v->op == IR_BROADCAST) {
+    const Value *arg = v->args[0];
+    int amap[TECC_MAX_RANK];
+    int shift = v->shape.rank - arg->shape.rank;
+    for (int j = 0; j < arg->shape.rank; j++)
+      amap[j] = dim_is_one(&arg->shape, j) ? -1 : map[j + shift];
+    return sval(e, v->args[0], amap);
+  }
+  if (v->op == IR_REDUCE && in_group(e, v)) {
+    if (!e->red_name[v->id])
+      internal_error("stitch: reduction %%%d used before its level", v->id);
+    return e->red_name[v->id];
+  }
+  int row_level = !varies_along_row(e, v, map);
+  PtrVec *memo = row_level ? &e->rowmemo : &e->memo;
+  SMemo *m = find(memo, v, map);
+  if (m)
+    return m->name;
+  int mem = from_memory(e, v);
+  if (!mem && v->op == IR_REDUCE)
+    internal_error("stitch: reduction %%%d outside the group is not stored", v->id);
+  const char *expr = mem ? load_expr(e, v, map, row_level) : compute(e, v, map);
+  m = ARENA_NEW(e->a, SMemo);
+  m->id = v->id;
+  memcpy(m->map, map, sizeof(int) * (size_t)v->shape.rank);
+  m->name = fresh(e, base_name(e, v));
+  vec_push(e->a, memo, m);
+  if (row_level)
+    put(e->pre, e->pre_indent, "const %s %s = %s;", cu_compute_ctype(v->dtype), m->name, expr);
+  else
+    put(e->body, e->body_indent, "const %s %s = %s;", cu_compute_ctype(v->dtype), m->name, expr);
+  return m->name;
+}
+
+/* ---- reductions ------------------------------------------------------------ */
+
+typedef struct Red {
+  const char *type, *identity, *op;
+  DType dt;
+} Red;
+
+static Red red_of(Arena *a, const Value *r) {
+  Red x = {0};
+  x.dt = r->dtype == DT_F16 || r->dtype == DT_BF16 ? DT_F32 : r->dtype;
+  /* f64 partial sums, as emit_cu.c: f32 ones lose digits to cancellation */
+  if (x.dt == DT_F32 && (r->rop == RED_SUM || r->rop == RED_MEAN))
+    x.dt = DT_F64;
+  x.type = cu_compute_ctype(x.dt);
+  int is_f = x.dt == DT_F32 || x.dt == DT_F64;
+  switch (r->rop) {
+  case RED_SUM: case RED_MEAN:
+    x.op = "tecc::Sum()";
+    x.identity = arena_printf(a, "(%s)0", x.type);
+    break;
+  case RED_PROD:
+    x.op = "tecc::Prod()";
+    x.identity = arena_printf(a, "(%s)1", x.type);
+    break;
+  case RED_MAX: case RED_MIN: {
+    int mx = r->rop == RED_MAX;
+    x.op = mx ? "tecc::Max()" : "tecc::Min()";
+    if (is_f)
+      x.identity = arena_printf(a, "(%s(%s)tecc::inf_f64())", mx ? "-" : "", x.type);
+    else if (x.dt == DT_I32)
+      x.identity = mx ? "INT32_MIN" : "INT32_MAX";
+    else if (x.dt == DT_I64)
+      x.identity = mx ? "INT64_MIN" : "INT64_MAX";
+    else
+      x.identity = mx ? "false" : "true";
+    break;
+  }
+  case RED_ANY: x.op = "tecc::Any()"; x.identity = "false"; x.type = "bool"; break;
+  case RED_ALL: x.op = "tecc::All()"; x.identity = "true"; x.type = "bool"; break;
+  default: internal_error("stitch: reduction %s", reduce_name(r->rop));
+  }
+  return x;
+}
+
+/* ---- the kernel -------------------------------------------------------------- */
+
+static const char *lane(const SEmit *e) {
+  return e->row ? "threadIdx.x" : "threadIdx.y";
+}
+
+static const char *lanes(const SEmit *e) {
+  return e->row ? "blockDim.x" : "blockDim.y";
+}
+
+/* Opens the element loop of a pass.  Register kernel: thread element
+ * t_e = t_k * VEC + t_j is row element t_r = (lane + t_k * lanes) * VEC
+ * + t_j; stream kernel: t_r = lane, lane + lanes, ... */
+static void open_elements(SEmit *e, Buf *b, int indent) {
+  if (e->reg) {
+    put(b, indent, "#pragma unroll");
+    put(b, indent, "for (int t_k = 0; t_k < ITEMS; t_k++) {");
+    put(b, indent + 1, "const IndexT t_r0 = ((IndexT)%s + (IndexT)t_k * (IndexT)%s) * VEC;", lane(e), lanes(e));
+    if (e->vdecl)
+      buf_puts(b, buf_cstr(e->vdecl));
+    put(b, indent + 1, "#pragma unroll");
+    put(b, indent + 1, "for (int t_j = 0; t_j < VEC; t_j++) {");
+    put(b, indent + 2, "const int t_e = t_k * VEC + t_j;");
+    put(b, indent + 2, "const IndexT t_r = t_r0 + t_j;");
+    put(b, indent + 2, "(void)t_e;");
+    put(b, indent + 2, "if (t_r < t_red) {");
+  } else {
+    put(b, indent, "#pragma unroll 4");
+    put(b, indent, "for (IndexT t_r = %s; t_r < t_red; t_r += %s) {", lane(e), lanes(e));
+  }
+}
+
+static void close_elements(SEmit *e, Buf *b, int indent) {
+  if (e->reg) {
+    put(b, indent + 2, "}");
+    put(b, indent + 1, "}");
+    if (e->vafter)
+      buf_puts(b, buf_cstr(e->vafter));
+  }
+  put(b, indent, "}");
+}
+
+static int elem_indent(const SEmit *e, int indent) {
+  return indent + (e->reg ? 3 : 1) + 1; /* + the if (t_live) */
+}
+
+static void start_pass(SEmit *e, int indent) {
+  e->pre = new_buf(e->a);
+  e->body = new_buf(e->a);
+  e->pre_indent = indent;
+  e->body_indent = elem_indent(e, indent);
+  e->memo.len = 0;
+  e->vdecl = e->vafter = NULL;
+  memset(e->used_red, 0, sizeof e->used_red);
+}
+
+/* Writes the pass: its row-scope values, then the element loop. */
+static void end_pass(SEmit *e, Buf *out, int indent, const char *head, const char *tail) {
+  buf_puts(out, buf_cstr(e->pre));
+  if (head)
+    buf_puts(out, head);
+  put(out, indent, "if (t_live) {");
+  open_elements(e, out, indent + 1);
+  put_decompose(e, out, e->body_indent, "t_r", e->st->axes, e->used_red);
+  buf_puts(out, buf_cstr(e->body));
+  close_elements(e, out, indent + 1);
+  put(out, indent, "}");
+  if (tail)
+    buf_puts(out, tail);
+}
+
+static const char *allreduce(const SEmit *e) {
+  return e->row ? "tecc::row_allreduce" : "tecc::column_allreduce";
+}
+
+static void reduction_pass(SEmit *e, Buf *out, int indent, int level) {
+  int map[TECC_MAX_RANK];
+  for (int i = 0; i < e->g->domain.rank; i++)
+    map[i] = i;
+  start_pass(e, indent);
+  Buf *head = new_buf(e->a), *tail = new_buf(e->a);
+  put(head, indent, "/* level %d */", level);
+  for (int i = 0; i < e->st->reduces.len; i++) {
+    Value *r = e->st->reduces.items[i];
+    if (e->st->level[r->id] != level)
+      continue;
+    Red x = red_of(e->a, r);
+    const char *acc = arena_printf(e->a, "t_acc%d", r->id);
+    put(head, indent, "%s %s = %s;", x.type, acc, x.identity);
+    const char *arg = sval(e, r->args[0], map);
+    put(e->body, e->body_indent, "%s = %s(%s, %s);", acc, x.op,
+        acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
+    put(tail, indent, "%s = %s(%s, %s, (%s *)t_smem);", acc, allreduce(e), acc, x.op, x.type);
+    const char *name = fresh(e, base_name(e, r));
+    const char *val = acc;
+    if (r->rop == RED_MEAN)
+      val = arena_printf(e->a, "%s / (%s)t_red", acc, x.type);
+    put(tail, indent, "const %s %s = %s;", cu_compute_ctype(r->dtype), name, cu_convert(e->a, val, x.dt, r->dtype));
+    e->red_name[r->id] = name;
+  }
+  end_pass(e, out, indent, buf_cstr(head), buf_cstr(tail));
+}
+
+/* Stores `expr` in every buffer `v` lives in, at `off`. */
+static void put_stores(SEmit *e, Buf *b, int indent, Value *v, const char *expr, const char *off) {
+  const char *stored = cu_store_conv(e->a, v->dtype, expr);
+  for (int i = 0; i < e->k->noutputs; i++)
+    if (e->k->outputs[i].value == v)
+      put(b, indent, "%s[%s] = %s;", param(e, SP_OUTPUT, i, NULL), off, stored);
+  if (e->kp->home[v->id].kind == HOME_WORKSPACE)
+    put(b, indent, "%s[%s] = %s;", param(e, SP_WS, v->id, v), off, stored);
+}
+
+/* A full-domain output of the vec kernel: each thread's VEC consecutive
+ * elements go to a staging array, then out as one pack. */
+static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int indent) {
+  const char *ct = cu_storage_ctype(t);
+  const char *s = arena_printf(e->a, "t_s_%s", ptr);
+  if (!e->vdecl) {
+    e->vdecl = new_buf(e->a);
+    e->vafter = new_buf(e->a);
+  }
+  put(e->vdecl, indent, "tecc::Pack<%s, VEC> %s;", ct, s);
+  put(e->body, e->body_indent, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
+  put(e->vafter, indent, "if (t_r0 < t_red) *reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0) = %s;",
+      ct, ptr, s);
+}
+
+static void stage_stores(SEmit *e, Value *v, const char *expr, int indent) {
+  for (int i = 0; i < e->k->noutputs; i++)
+    if (e->k->outputs[i].value == v)
+      stage_one(e, param(e, SP_OUTPUT, i, NULL), v->dtype, expr, indent);
+  if (e->kp->home[v->id].kind == HOME_WORKSPACE)
+    stage_one(e, param(e, SP_WS, v->id, v), v->dtype, expr, indent);
+}
+
+static void output_pass(SEmit *e, Buf *out, int indent) {
+  int map[TECC_MAX_RANK], any = 0;
+  for (int i = 0; i < e->g->domain.rank; i++)
+    map[i] = i;
+  start_pass(e, indent);
+  for (int i = 0; i < e->g->roots.len; i++) {
+    Value *v = e->g->roots.items[i];
+    if (!varies_along_row(e, v, map))
+      continue;
+    const char *val = sval(e, v, map), *off = offset_expr(e, &v->shape, map);
+    if (e->vec && off == e->lin)
+      stage_stores(e, v, val, indent + 2);
+    else
+      put_stores(e, e->body, e->body_indent, v, val, off);
+    any = 1;
+  }
+  if (any)
+    end_pass(e, out, indent, "", "");
+  else
+    buf_puts(out, buf_cstr(e->pre));
+}
+
+static void row_outputs(SEmit *e, Buf *out, int indent) {
+  int map[TECC_MAX_RANK];
+  for (int i = 0; i < e->g->domain.rank; i++)
+    map[i] = i;
+  e->pre = new_buf(e->a);
+  e->pre_indent = indent;
+  Buf *stores = new_buf(e->a);
+  for (int i = 0; i < e->g->roots.len; i++) {
+    Value *v = e->g->roots.items[i];
+    if (varies_along_row(e, v, map))
+      continue;
+    put_stores(e, stores, indent + 1, v, sval(e, v, map), offset_expr(e, &v->shape, map));
+  }
+  buf_puts(out, buf_cstr(e->pre));
+  if (stores->len) {
+    put(out, indent, "if (t_live && %s == 0) {", lane(e));
+    buf_puts(out, buf_cstr(stores));
+    put(out, indent, "}");
+  }
+}
+
+static void load_cached(SEmit *e, Buf *out, int indent) {
+  if (!e->cached.len)
+    return;
+  for (int i = 0; i < e->cached.len; i++) {
+    Cached *c = e->cached.items[i];
+    put(out, indent, "%s %s[ITEMS * VEC];", cu_compute_ctype(c->v->dtype), c->name);
+  }
+  put(out, indent, "#pragma unroll");
+  put(out, indent, "for (int t_k = 0; t_k < ITEMS; t_k++) {");
+  put(out, indent + 1, "const IndexT t_r0 = ((IndexT)%s + (IndexT)t_k * (IndexT)%s) * VEC;", lane(e), lanes(e));
+  int in = indent + 1;
+  if (e->vec) {
+    /* the host picks VEC > 1 only when rows are whole packs, aligned */
+    put(out, in, "if (VEC > 1 && t_live && t_r0 < t_red) {");
+    for (int i = 0; i < e->cached.len; i++) {
+      Cached *c = e->cached.items[i];
+      const char *ct = cu_storage_ctype(c->v->dtype);
+      put(out, in + 1, "const tecc::Pack<%s, VEC> t_p%d = *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0);",
+          ct, i, ct, c->ptr);
+      put(out, in + 1, "#pragma unroll");
+      put(out, in + 1, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_k * VEC + t_j] = %s;", c->name,
+          cu_load_conv(e->a, c->v->dtype, arena_printf(e->a, "t_p%d.v[t_j]", i)));
+    }
+    put(out, in, "} else {");
+    in++;
+  }
+  put(out, in, "#pragma unroll");
+  put(out, in, "for (int t_j = 0; t_j < VEC; t_j++) {");
+  put(out, in + 1, "const IndexT t_r = t_r0 + t_j;");
+  put(out, in + 1, "const bool t_in = t_live && t_r < t_red;");
+  char all[TECC_MAX_RANK];
+  memcpy(all, e->used_red_any, sizeof all);
+  if (!e->lin) {
+    put(out, in + 1, "const IndexT t_rr = t_in ? t_r : 0;");
+    put_decompose(e, out, in + 1, "t_rr", e->st->axes, all);
+  }
+  for (int i = 0; i < e->cached.len; i++) {
+    Cached *c = e->cached.items[i];
+    put(out, in + 1, "%s[t_k * VEC + t_j] = t_in ? %s : (%s)0;", c->name, c->load, cu_compute_ctype(c->v->dtype));
+  }
+  put(out, in, "}");
+  if (e->vec)
+    put(out, indent + 1, "}");
+  put(out, indent, "}");
+}
+
+static const char *linear_index(SEmit *e) {
+  const Shape *s = &e->g->domain;
+  int seen_red = 0, kept_after_red = 0, seen_kept = 0, red_after_kept = 0;
+  for (int i = 0; i < s->rank; i++) {
+    if (dim_is_one(s, i))
+      continue;
+    if (is_reduced_axis(e, i)) {
+      seen_red = 1;
+      red_after_kept |= seen_kept;
+    } else {
+      kept_after_red |= seen_red;
+      seen_kept = 1;
+    }
+  }
+  if (!kept_after_red)
+    return "t_o * t_red + t_r";
+  if (!red_after_kept)
+    return "t_r * t_outer + t_o";
+  return NULL;
+}
+
+static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg) {
+  SEmit *e = ARENA_NEW(a, SEmit);
+  e->a = a;
+  e->k = k;
+  e->kp = kp;
+  e->g = g;
+  e->st = g->stitch;
+  e->names = names;
+  e->reg = reg;
+  e->row = g->sched == SCHED_ROW;
+  e->red_name = ARENA_ARRAY(a, const char *, k->values.len + 1);
+  for (int i = 0; i < k->ninputs; i++)
+    vec_push(a, &e->taken, (void *)names->inputs[i]);
+  for (int i = 0; i < k->noutputs; i++)
+    vec_push(a, &e->taken, (void *)names->outputs[i]);
+  for (int i = 0; i < k->nsizevars; i++)
+    vec_push(a, &e->taken, (void *)names->sizes[i]);
+  e->lin = linear_index(e);
+  e->vec = reg && e->row && e->lin && strcmp(e->lin, "t_o * t_red + t_r") == 0;
+  return e;
+}
+
+static const char *kernel_name(Arena *a, const Kernel *k, const Group *g) {
+  return arena_printf(a, "tecc_%s_g%d_stitch", k->name, g->id);
+}
+
+/* The row loop's body: passes, outputs (into `out` at `indent`). */
+static void row_body(SEmit *e, Buf *out, int indent) {
+  Buf *passes = new_buf(e->a);
+  for (int l = 1; l <= e->st->nlevels; l++)
+    reduction_pass(e, passes, indent, l);
+  output_pass(e, passes, indent);
+  row_outputs(e, passes, indent);
+  put_decompose(e, out, indent, "t_o", ~e->st->axes, e->used_kept);
+  if (e->reg)
+    load_cached(e, out, indent);
+  buf_puts(out, buf_cstr(passes));
+}
+
+static void emit_one_kernel(SEmit *e, Buf *b, int indent, const char *roots) {
+  Buf *body = new_buf(e->a);
+  int in = indent + 2;
+  row_body(e, body, in);
+  const char *outer = count_expr(e, ~e->st->axes), *red = count_expr(e, e->st->axes);
+  sort_params(e);
+  const char *kn = kernel_name(e->a, e->k, e->g);
+  put(b, indent, "/* %s, group %d: stitch (%s, %s kernel), writes %s */", e->k->name, e->g->id,
+      e->row ? "row" : "column", e->reg ? "rows in registers" : "rows streamed", roots);
+  put(b, indent, "template <typename IndexT%s>", e->reg ? ", int ITEMS, int VEC" : "");
+  Buf sig;
+  buf_init(&sig, e->a);
+  for (int i = 0; i < e->params.len; i++)
+    buf_printf(&sig, "%s%s", i ? ", " : "", param_decl(e, e->params.items[i]));
+  put(b, indent, "__global__ void __launch_bounds__(1024) %s_%s(%s) {", kn, e->reg ? "reg" : "stream", buf_cstr(&sig));
+  put(b, indent + 1, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
+  put(b, indent + 1, "const IndexT t_outer = %s;", outer);
+  put(b, indent + 1, "const IndexT t_red = %s;", red);
+  put(b, indent + 1, "(void)t_red;");
+  const char *item = e->row ? "y" : "x";
+  put(b, indent + 1, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s) {", item, item);
+  put(b, in, "const IndexT t_o = t_ob + threadIdx.%s;", item);
+  put(b, in, "const bool t_live = t_o < t_outer;");
+  buf_puts(b, buf_cstr(body));
+  put(b, indent + 1, "}");
+  put(b, indent, "}");
+}
+
+static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
+  Buf b;
+  buf_init(&b, a);
+  int n = 0;
+  for (int i = 0; i < g->roots.len; i++) {
+    const Value *v = g->roots.items[i];
+    for (int o = 0; o < k->noutputs; o++)
+      if (k->outputs[o].value == v)
+        buf_printf(&b, "%s%s", n++ ? ", " : "", k->outputs[o].name);
+    if (kp->home[v->id].kind == HOME_WORKSPACE)
+      buf_printf(&b, "%s%%%d (workspace)", n++ ? ", " : "", v->id);
+  }
+  return buf_cstr(&b);
+}
+
+void emit_stitch_kernel(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp, Group *g,
+                        const EntryNames *names) {
+  const char *roots = roots_str(a, k, kp, g);
+  emit_one_kernel(new_semit(a, k, kp, g, names, 1), b, indent, roots);
+  put(b, 0, "%s", "");
+  emit_one_kernel(new_semit(a, k, kp, g, names, 0), b, indent, roots);
+}
+
+/* ---- the launch --------------------------------------------------------------- */
+
+static const char *home_pointer(const KernelPlan *kp, const EntryNames *n, Arena *a, const Value *v) {
+  Home h = kp->home[v->id];
+  switch (h.kind) {
+  case HOME_OUTPUT: return n->outputs[h.index];
+  case HOME_WORKSPACE: return arena_printf(a, "t_ws%d", h.index); /* emit_cu.c's slot_name() */
+  case HOME_INPUT: return n->inputs[h.index];
+  default: internal_error("stitch: value %d is read from memory but has no home", v->id);
+  }
+}
+
+static const char *launch_args(SEmit *e) {
+  Buf b;
+  buf_init(&b, e->a);
+  for (int i = 0; i < e->params.len; i++) {
+    const SParam *p = e->params.items[i];
+    const char *arg = p->name;
+    if (p->kind == SP_READ || p->kind == SP_WS)
+      arg = home_pointer(e->kp, e->names, e->a, p->value);
+    else if (p->kind == SP_SIZE)
+      arg = arena_printf(e->a, "(IndexT)%s", p->name);
+    buf_printf(&b, "%s%s", i ? ", " : "", arg);
+  }
+  return buf_cstr(&b);
+}
+
+static const char *host_count(SEmit *e, uint32_t mask) {
+  const Shape *s = &e->g->domain;
+  Buf b;
+  buf_init(&b, e->a);
+  int n = 0;
+  for (int i = 0; i < s->rank; i++) {
+    if (!((mask >> i) & 1u) || dim_is_one(s, i))
+      continue;
+    if (s->d[i].var >= 0)
+      buf_printf(&b, "%s(int64_t)%s", n++ ? " * " : "", e->names->sizes[s->d[i].var]);
+    else
+      buf_printf(&b, "%sINT64_C(%lld)", n++ ? " * " : "", (long long)s->d[i].size);
+  }
+  return n ? buf_cstr(&b) : "INT64_C(1)";
+}
+
+static const int item_choices[] = {1, 2, 4, 8, 16, 32};
+
+static int is_staged_output(SEmit *e, int out) {
+  int map[TECC_MAX_RANK];
+  for (int i = 0; i < e->g->domain.rank; i++)
+    map[i] = i;
+  Value *v = e->k->outputs[out].value;
+  for (int i = 0; i < e->g->roots.len; i++)
+    if (e->g->roots.items[i] == v && varies_along_row(e, v, map) && covers(e, &v->shape, map, 0))
+      return 1;
+  return 0;
+}
+
+/* The largest element of what the vec kernel moves in packs. */
+static int max_packed_size(SEmit *e) {
+  int m = 1;
+  for (int i = 0; i < e->cached.len; i++) {
+    int s = dtype_size(((Cached *)e->cached.items[i])->v->dtype);
+    m = s > m ? s : m;
+  }
+  for (int i = 0; i < e->k->noutputs; i++)
+    if (is_staged_output(e, i) && dtype_size(e->k->outputs[i].dtype) > m)
+      m = dtype_size(e->k->outputs[i].dtype);
+  return m > 16 ? 16 : m;
+}
+
+/* " && tecc::aligned16(x) && ..." for the pointers moved in packs. */
+static const char *packed_pointers(SEmit *e) {
+  Buf b;
+  buf_init(&b, e->a);
+  if (!e->vec)
+    return "";
+  for (int i = 0; i < e->cached.len; i++) {
+    Cached *c = e->cached.items[i];
+    buf_printf(&b, " && tecc::aligned16(%s)", home_pointer(e->kp, e->names, e->a, c->v));
+  }
+  for (int i = 0; i < e->k->noutputs; i++)
+    if (is_staged_output(e, i))
+      buf_printf(&b, " && tecc::aligned16(%s)", e->names->outputs[i]);
+  return buf_cstr(&b);
+}
+
+void emit_stitch_launch(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp, Group *g,
+                        const EntryNames *names) {
+  SEmit *e = new_semit(a, k, kp, g, names, 1);
+  Buf scratch;
+  buf_init(&scratch, a);
+  emit_one_kernel(e, &scratch, 0, "");
+  const char *args = launch_args(e);
+  const char *kn = kernel_name(a, k, g);
+  int ncached = e->cached.len;
+  const char *packed = packed_pointers(e);
+  int vec = e->vec ? 16 / max_packed_size(e) : 1;
+  put(b, indent, "/* group %d: stitch (%s), %d reduction level(s), %d input(s) held per element */", g->id,
+      e->row ? "row" : "column", g->stitch->nlevels, ncached);
+  put(b, indent, "{");
+  int in = indent + 1;
+  put(b, in, "const int64_t t_outer = %s;", host_count(e, ~g->stitch->axes));
+  put(b, in, "const int64_t t_red = %s;", host_count(e, g->stitch->axes));
+  put(b, in, "if (t_outer > 0) {");
+  put(b, in + 1, "const bool t_vec_ok = t_red %% %d == 0%s;", vec, packed);
+  put(b, in + 1, "const tecc::StitchPick t_pick = tecc::stitch_pick(t_outer, t_red, %d, %s, %d, t_vec_ok);", ncached,
+      e->row ? "true" : "false", vec);
+  put(b, in + 1, "const dim3 t_block(t_pick.tx, t_pick.ty);");
+  put(b, in + 1, "switch (t_pick.items * 64 + t_pick.vec) {");
+  for (int v = vec; v >= 1; v = v > 1 ? 1 : 0)
+    for (size_t i = 0; i < sizeof item_choices / sizeof item_choices[0]; i++)
+      put(b, in + 1, "case %d: %s_reg<IndexT, %d, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;",
+          item_choices[i] * 64 + v, kn, item_choices[i], v, args);
+  put(b, in + 1, "default: %s_stream<IndexT><<<t_pick.grid, t_block, 0, stream>>>(%s); break;", kn, args);
+  put(b, in + 1, "}");
+  put(b, in + 1, "t_err = cudaGetLastError();");
+  put(b, in + 1, "if (t_err != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
+  put(b, in, "}");
+  put(b, indent, "}");
+}
+
+/* ---- --emit=plan ---------------------------------------------------------------- */
+
+static const char *plan_dims(Arena *a, const Kernel *k, const Shape *s, uint32_t mask) {
+  Buf b;
+  buf_init(&b, a);
+  int n = 0;
+  for (int i = 0; i < s->rank; i++) {
+    if (!((mask >> i) & 1u) || dim_is_one(s, i))
+      continue;
+    if (s->d[i].var >= 0)
+      buf_printf(&b, "%s%s", n++ ? "*" : "", k->sizevars[s->d[i].var].name);
+    else
+      buf_printf(&b, "%s%lld", n++ ? "*" : "", (long long)s->d[i].size);
+  }
+  return n ? buf_cstr(&b) : "1";
+}
+
+void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const Group *g) {
+  const Stitch *st = g->stitch;
+  const char *outer = plan_dims(a, k, &g->domain, ~st->axes), *red = plan_dims(a, k, &g->domain, st->axes);
+  buf_printf(b, "    stitch: %d reduction(s) in %d level(s): ", st->reduces.len, st->nlevels);
+  for (int i = 0; i < st->reduces.len; i++) {
+    const Value *r = st->reduces.items[i];
+    buf_printf(b, "%s%%%d %s (level %d)", i ? ", " : "", r->id, reduce_name(r->rop), st->level[r->id]);
+  }
+  buf_printf(b, "; rows = %s, row length R = %s; per-row values in registers\n", outer, red);
+  if (g->sched == SCHED_ROW) {
+    buf_puts(b, "    variant reg/warp: R <= 32*ITEMS: one warp per row, 4 rows per block, ITEMS = pow2 >= R/32 "
+                "(ITEMS*inputs held <= 32); input read once\n");
+    buf_puts(b, "    variant reg/block: R <= 1024*ITEMS: threads = pow2 >= R/8 (<= 1024), ITEMS = pow2 >= R/threads; "
+                "input read once\n");
+    buf_puts(b, "    variant stream: otherwise: 1024 threads per row, each level re-reads the row\n");
+  } else {
+    buf_puts(b, "    variant column: tx = 32, 16 or 8 contiguous rows per block (the most that gives >= 2 blocks per SM), "
+                "ty = 1024/tx lanes along R\n");
+    buf_puts(b, "    variant reg: R <= ty*ITEMS (ITEMS*inputs held <= 32): input read once; stream: otherwise, "
+                "each level re-reads\n");
+  }
+}

@@ -1,0 +1,421 @@
+/* stitch.c — stitch fusion: one group per softmax / norm (stitch.h). */
+#include "stitch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Values beyond this many get no stitching (the dependence matrix is
+ * n*n bits). */
+enum { STITCH_MAX_VALUES = 8192 };
+
+typedef struct Cluster {
+  Shape domain;
+  uint32_t axes;
+  PtrVec reduces;  /* Value* */
+  PtrVec loops;    /* Group*: loop groups merged in */
+  Group *group;    /* the stitch group, once made */
+} Cluster;
+
+typedef struct StitchCtx {
+  Arena *a;
+  KernelPlan *kp;
+  Kernel *k;
+  int n;
+  int words;       /* uint64 words per row of `dep` */
+  uint64_t *dep;   /* dep[v*words + u/64] bit u: v depends on u (u != v) */
+  PtrVec clusters; /* Cluster* */
+  char *merged;    /* by index in kp->groups: a loop group merged in */
+  Buf *why;
+} StitchCtx;
+
+static int depends(const StitchCtx *s, int v, int u) {
+  return (int)((s->dep[(size_t)v * (size_t)s->words + (size_t)(u >> 6)] >> (u & 63)) & 1u);
+}
+
+static void build_dependences(StitchCtx *s) {
+  s->words = (s->n + 63) / 64;
+  s->dep = ARENA_ARRAY(s->a, uint64_t, (size_t)s->n * (size_t)s->words);
+  for (int i = 0; i < s->n; i++) {
+    Value *v = s->k->values.items[i];
+    uint64_t *row = s->dep + (size_t)i * (size_t)s->words;
+    for (int j = 0; j < v->nargs; j++) {
+      int u = v->args[j]->id;
+      const uint64_t *arow = s->dep + (size_t)u * (size_t)s->words;
+      for (int w = 0; w < s->words; w++)
+        row[w] |= arow[w];
+      row[u >> 6] |= (uint64_t)1 << (u & 63);
+    }
+  }
+}
+
+/* The reduced axes of `r`, literal-1 axes of its argument left out. */
+static uint32_t real_axes(const Value *r) {
+  uint32_t m = 0;
+  for (int i = 0; i < r->args[0]->shape.rank; i++)
+    if (((r->axes >> i) & 1u) && !dim_is_one(&r->args[0]->shape, i))
+      m |= 1u << i;
+  return m;
+}
+
+static int stitchable_reduce(const Value *v) {
+  return v->op == IR_REDUCE && v->rop != RED_ARGMAX && v->rop != RED_ARGMIN && real_axes(v) != 0;
+}
+
+static int in_vec(const PtrVec *v, const void *x) {
+  for (int i = 0; i < v->len; i++)
+    if (v->items[i] == x)
+      return 1;
+  return 0;
+}
+
+/* Reductions outside `members` that `v`'s cone reads: the walk goes
+ * through elementwise values and members, and stops at inputs and at
+ * other reductions (which some other group stores). */
+static void boundary(StitchCtx *s, Value *v, const PtrVec *members, char *seen, PtrVec *out) {
+  if (seen[v->id])
+    return;
+  seen[v->id] = 1;
+  if (v->op == IR_INPUT)
+    return;
+  if (v->op == IR_REDUCE && !in_vec(members, v)) {
+    vec_push(s->a, out, v);
+    return;
+  }
+  for (int i = 0; i < v->nargs; i++)
+    boundary(s, v->args[i], members, seen, out);
+}
+
+/* A cluster is legal when nothing it reads from another group depends on
+ * one of its members (that would be a cycle between groups). */
+static int cluster_legal(StitchCtx *s, const PtrVec *members, const PtrVec *loops) {
+  char *seen = ARENA_ARRAY(s->a, char, s->n);
+  PtrVec reads = {0};
+  for (int i = 0; i < members->len; i++) {
+    Value *r = members->items[i];
+    for (int j = 0; j < r->nargs; j++)
+      boundary(s, r->args[j], members, seen, &reads);
+  }
+  for (int i = 0; i < loops->len; i++) {
+    Group *g = loops->items[i];
+    for (int j = 0; j < g->roots.len; j++)
+      boundary(s, g->roots.items[j], members, seen, &reads);
+  }
+  for (int i = 0; i < reads.len; i++) {
+    const Value *b = reads.items[i];
+    for (int j = 0; j < members->len; j++)
+      if (depends(s, b->id, ((const Value *)members->items[j])->id))
+        return 0;
+  }
+  return 1;
+}
+
+static Cluster *new_cluster(StitchCtx *s, Value *r) {
+  Cluster *c = ARENA_NEW(s->a, Cluster);
+  c->domain = r->args[0]->shape;
+  c->axes = real_axes(r);
+  vec_push(s->a, &c->reduces, r);
+  vec_push(s->a, &s->clusters, c);
+  return c;
+}
+
+static int try_join(StitchCtx *s, Cluster *c, Value *r) {
+  if (c->axes != real_axes(r) || !shape_equal(&c->domain, &r->args[0]->shape))
+    return 0;
+  vec_push(s->a, &c->reduces, r);
+  if (cluster_legal(s, &c->reduces, &c->loops))
+    return 1;
+  c->reduces.len--;
+  buf_printf(s->why, "%s: %%%d not stitched with %%%d: a reduction it reads depends on the cluster (cycle)\n",
+             s->k->name, r->id, ((Value *)c->reduces.items[0])->id);
+  return 0;
+}
+
+static void make_clusters(StitchCtx *s) {
+  for (int i = 0; i < s->n; i++) {
+    Value *v = s->k->values.items[i];
+    if (!stitchable_reduce(v))
+      continue;
+    int joined = 0;
+    for (int c = 0; c < s->clusters.len && !joined; c++)
+      joined = try_join(s, s->clusters.items[c], v);
+    if (!joined)
+      new_cluster(s, v);
+  }
+}
+
+/* `a` equals `b` once literal-1 axes are dropped. */
+static int same_dims(const Shape *a, const Shape *b) {
+  Shape x = {0}, y = {0};
+  for (int i = 0; i < a->rank; i++)
+    if (!dim_is_one(a, i))
+      x.d[x.rank++] = a->d[i];
+  for (int i = 0; i < b->rank; i++)
+    if (!dim_is_one(b, i))
+      y.d[y.rank++] = b->d[i];
+  return shape_equal(&x, &y);
+}
+
+static Shape row_shape(const Cluster *c) {
+  Shape r = c->domain;
+  for (int i = 0; i < r.rank; i++)
+    if ((c->axes >> i) & 1u)
+      r.d[i] = (Dim){-1, 1};
+  return r;
+}
+
+/* Axes of the domain that are not the literal 1. */
+static uint32_t row_mask(const Cluster *c) {
+  uint32_t m = 0;
+  for (int i = 0; i < c->domain.rank; i++)
+    if (!dim_is_one(&c->domain, i))
+      m |= 1u << i;
+  return m;
+}
+
+/* A full reduction (no kept axis) would be one block: it stays a reduce
+ * group, whose schedule spreads it over the GPU. */
+static int has_kept_axis(const Cluster *c) {
+  return (c->axes | ~row_mask(c)) != ~0u;
+}
+
+static int worth_stitching(const Cluster *c) {
+  return (c->reduces.len > 1 || c->loops.len > 0) && has_kept_axis(c);
+}
+
+static int loop_fits(const Cluster *c, const Group *g) {
+  Shape rs = row_shape(c);
+  return shape_equal(&g->domain, &c->domain) || same_dims(&g->domain, &rs);
+}
+
+static int loop_reads_cluster(StitchCtx *s, const Cluster *c, const Group *g) {
+  for (int i = 0; i < g->roots.len; i++)
+    for (int j = 0; j < c->reduces.len; j++)
+      if (depends(s, ((Value *)g->roots.items[i])->id, ((Value *)c->reduces.items[j])->id))
+        return 1;
+  return 0;
+}
+
+/* Loop groups over the domain or the row shape join the cluster they
+ * read (else the first one they fit), when that stays legal. */
+static void merge_loops(StitchCtx *s) {
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < s->kp->groups.len; i++) {
+      Group *g = s->kp->groups.items[i];
+      if (g->kind != GROUP_LOOP || s->merged[i])
+        continue;
+      for (int j = 0; j < s->clusters.len; j++) {
+        Cluster *c = s->clusters.items[j];
+        if (!has_kept_axis(c) || !loop_fits(c, g) || (pass == 0 && !loop_reads_cluster(s, c, g)))
+          continue;
+        vec_push(s->a, &c->loops, g);
+        if (cluster_legal(s, &c->reduces, &c->loops)) {
+          s->merged[i] = 1;
+          break;
+        }
+        c->loops.len--;
+      }
+    }
+  }
+}
+
+/* Reductions some other group reads (or that are outputs) stay stored. */
+static void mark_external_reads(StitchCtx *s, Group *g, const PtrVec *own, char *ext) {
+  char *seen = ARENA_ARRAY(s->a, char, s->n);
+  PtrVec reads = {0};
+  for (int i = 0; i < g->roots.len; i++) {
+    Value *v = g->roots.items[i];
+    if (v->op == IR_REDUCE && in_vec(own, v)) {
+      seen[v->id] = 1;
+      for (int j = 0; j < v->nargs; j++)
+        boundary(s, v->args[j], own, seen, &reads);
+    } else if (v->op == IR_REDUCE) {
+      for (int j = 0; j < v->nargs; j++)
+        boundary(s, v->args[j], own, seen, &reads);
+    } else {
+      boundary(s, v, own, seen, &reads);
+    }
+  }
+  for (int i = 0; i < reads.len; i++)
+    ext[((Value *)reads.items[i])->id] = 1;
+}
+
+static int is_output(const Kernel *k, const Value *v) {
+  for (int i = 0; i < k->noutputs; i++)
+    if (k->outputs[i].value == v)
+      return 1;
+  return 0;
+}
+
+static int by_value_id(const void *pa, const void *pb) {
+  const Value *a = *(Value *const *)pa, *b = *(Value *const *)pb;
+  return (a->id > b->id) - (a->id < b->id);
+}
+
+static void compute_levels(StitchCtx *s, Stitch *st) {
+  int *lvl = ARENA_ARRAY(s->a, int, s->n);
+  st->level = ARENA_ARRAY(s->a, int, s->n);
+  for (int i = 0; i < s->n; i++) {
+    Value *v = s->k->values.items[i];
+    int l = 0;
+    for (int j = 0; j < v->nargs; j++)
+      if (lvl[v->args[j]->id] > l)
+        l = lvl[v->args[j]->id];
+    if (v->op == IR_REDUCE && in_vec(&st->reduces, v)) {
+      l++;
+      st->level[i] = l;
+      if (l > st->nlevels)
+        st->nlevels = l;
+    } else if (v->op == IR_REDUCE) {
+      l = 0; /* read from memory */
+    }
+    lvl[i] = l;
+  }
+}
+
+static Schedule stitch_schedule(const Cluster *c) {
+  int inner = innermost_axis(&c->domain);
+  return inner < 0 || ((c->axes >> inner) & 1u) ? SCHED_ROW : SCHED_COLUMN;
+}
+
+/* Replaces the cluster's reduce groups and merged loop groups by one
+ * stitch group. */
+static Group *make_stitch_group(StitchCtx *s, Cluster *c) {
+  Group *g = ARENA_NEW(s->a, Group);
+  Stitch *st = ARENA_NEW(s->a, Stitch);
+  g->kind = GROUP_STITCH;
+  g->domain = c->domain;
+  g->sched = stitch_schedule(c);
+  g->stitch = st;
+  st->axes = c->axes;
+  st->reduces = c->reduces;
+  st->nmerged = c->loops.len;
+  for (int i = 0; i < c->loops.len; i++) {
+    Group *l = c->loops.items[i];
+    for (int j = 0; j < l->roots.len; j++)
+      vec_push(s->a, &g->roots, l->roots.items[j]);
+  }
+  compute_levels(s, st);
+  c->group = g;
+  return g;
+}
+
+static void drop_merged_groups(StitchCtx *s) {
+  PtrVec keep = {0};
+  for (int i = 0; i < s->kp->groups.len; i++) {
+    Group *g = s->kp->groups.items[i];
+    int drop = s->merged[i];
+    for (int j = 0; j < s->clusters.len && !drop; j++) {
+      Cluster *c = s->clusters.items[j];
+      drop = c->group && g->kind == GROUP_REDUCE && in_vec(&c->reduces, g->reduce);
+    }
+    if (!drop)
+      vec_push(s->a, &keep, g);
+  }
+  for (int j = 0; j < s->clusters.len; j++) {
+    Cluster *c = s->clusters.items[j];
+    if (c->group)
+      vec_push(s->a, &keep, c->group);
+  }
+  s->kp->groups = keep;
+}
+
+/* A stitched reduction that no other group reads and that is no output
+ * stays in registers. */
+static void settle_stored(StitchCtx *s) {
+  char *ext = ARENA_ARRAY(s->a, char, s->n);
+  for (int i = 0; i < s->kp->groups.len; i++) {
+    Group *g = s->kp->groups.items[i];
+    PtrVec none = {0};
+    mark_external_reads(s, g, g->kind == GROUP_STITCH ? &g->stitch->reduces : &none, ext);
+  }
+  for (int j = 0; j < s->clusters.len; j++) {
+    Cluster *c = s->clusters.items[j];
+    if (!c->group)
+      continue;
+    for (int i = 0; i < c->reduces.len; i++) {
+      Value *r = c->reduces.items[i];
+      if (ext[r->id] || is_output(s->k, r)) {
+        vec_push(s->a, &c->group->roots, r);
+        s->kp->group_of[r->id] = -2;
+      } else {
+        s->kp->stored[r->id] = 0;
+        s->kp->group_of[r->id] = -1;
+      }
+    }
+    if (c->group->roots.len > 1)
+      qsort(c->group->roots.items, (size_t)c->group->roots.len, sizeof(void *), by_value_id);
+  }
+}
+
+static void explain_cluster(StitchCtx *s, const Cluster *c) {
+  Buf *b = s->why;
+  buf_printf(b, "%s: stitch: ", s->k->name);
+  for (int i = 0; i < c->reduces.len; i++)
+    buf_printf(b, "%s%%%d (%s)", i ? ", " : "", ((Value *)c->reduces.items[i])->id,
+               reduce_name(((Value *)c->reduces.items[i])->rop));
+  if (!c->group) {
+    buf_puts(b, " stay one reduce group: nothing else over the same row space to fuse with\n");
+    return;
+  }
+  buf_printf(b, " over %s, reduced axes mask 0x%x, %d reduction level(s), %d elementwise output group(s) merged"
+                " -> one %s kernel\n",
+             shape_str(s->a, s->k, &c->domain), c->axes, c->group->stitch->nlevels, c->loops.len,
+             schedule_name(c->group->sched));
+}
+
+void stitch_groups(Arena *a, KernelPlan *kp, Buf *why) {
+  StitchCtx s = {0};
+  s.a = a;
+  s.kp = kp;
+  s.k = kp->kernel;
+  s.n = s.k->values.len;
+  s.why = why;
+  if (s.n > STITCH_MAX_VALUES) {
+    buf_printf(why, "%s: no stitching: %d values (more than %d)\n", s.k->name, s.n, STITCH_MAX_VALUES);
+    return;
+  }
+  s.merged = ARENA_ARRAY(a, char, kp->groups.len + 1);
+  build_dependences(&s);
+  make_clusters(&s);
+  if (!s.clusters.len)
+    return;
+  merge_loops(&s);
+  for (int i = 0; i < s.clusters.len; i++) {
+    Cluster *c = s.clusters.items[i];
+    if (worth_stitching(c))
+      make_stitch_group(&s, c);
+    explain_cluster(&s, c);
+  }
+  drop_merged_groups(&s);
+  settle_stored(&s);
+}
+
+/* Launch order: dependences first, else the order sort_groups() gave;
+ * then ids and group_of follow the new order. */
+void stitch_order_groups(Arena *a, KernelPlan *kp) {
+  int n = kp->groups.len;
+  char *placed = ARENA_ARRAY(a, char, n + 1);
+  PtrVec order = {0};
+  while (order.len < n) {
+    int next = -1;
+    for (int i = 0; i < n && next < 0; i++) {
+      Group *g = kp->groups.items[i];
+      int ready = !placed[i];
+      for (int d = 0; d < g->deps.len && ready; d++)
+        ready = placed[((Group *)g->deps.items[d])->id];
+      if (ready)
+        next = i;
+    }
+    if (next < 0)
+      internal_error("stitch: the groups of %s form a cycle", kp->kernel->name);
+    placed[next] = 1;
+    vec_push(a, &order, kp->groups.items[next]);
+  }
+  kp->groups = order;
+  for (int i = 0; i < n; i++) {
+    Group *g = kp->groups.items[i];
+    g->id = i;
+    for (int r = 0; r < g->roots.len; r++)
+      kp->group_of[((Value *)g->roots.items[r])->id] = i;
+  }
+}

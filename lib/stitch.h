@@ -1,0 +1,48 @@
+/* stitch.h — stitch fusion (design.md, pipeline steps 5 and 6; H9).
+ *
+ * At -O1 and -O2, reductions over the same row space (the same argument
+ * domain and the same reduced axes, literal-1 axes aside) are clustered
+ * into one GROUP_STITCH group, together with the elementwise outputs over
+ * that domain or over its row shape.  The group keeps each row on chip:
+ * values of the row shape (a reduction's result, 1/sum, rsqrt(var+eps))
+ * are per-row scalars in registers, values of the full domain are
+ * recomputed from the row (held in registers, or re-read).  It may write
+ * several outputs (y, mean, rstd).
+ *
+ * Legality: a cluster never reads (through elementwise producers) a
+ * reduction outside it that depends on one of its members, so the groups
+ * stay acyclic; elementwise producers are recomputed in every group that
+ * needs them, never stored.
+ *
+ * Everything lives in the compilation's arena. */
+#ifndef TECC_STITCH_H
+#define TECC_STITCH_H
+
+#include "fuse.h"
+
+typedef struct Stitch {
+  uint32_t axes;   /* reduced domain axes (literal-1 axes excluded) */
+  PtrVec reduces;  /* Value*: the group's reductions, increasing ids */
+  int nlevels;     /* reduction levels: a level reads only earlier ones */
+  int *level;      /* by value id: 1..nlevels for the group's reductions */
+  int nmerged;     /* loop groups merged in (for --explain) */
+} Stitch;
+
+/* fuse.c calls these from plan_kernel() at -O1 and -O2: the first after
+ * the stored and output groups exist (before sorting), the second after
+ * members, reads and deps are collected (launch order by dependences).
+ * `why` collects --explain lines. */
+void stitch_groups(Arena *a, KernelPlan *kp, Buf *why);
+void stitch_order_groups(Arena *a, KernelPlan *kp);
+
+/* For the emitters (emit_stitch.c). */
+/* The kernel and launch text of a stitch group, into `b` at `indent`. */
+struct EntryNames;
+void emit_stitch_kernel(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp, Group *g,
+                        const struct EntryNames *names);
+void emit_stitch_launch(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp, Group *g,
+                        const struct EntryNames *names);
+/* --emit=plan lines for a stitch group (variants, conditions). */
+void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const Group *g);
+
+#endif
