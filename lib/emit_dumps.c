@@ -3,6 +3,7 @@
 #include "backend.h"
 #include "emit.h"
 #include "stitch.h"
+#include "stitch.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -114,7 +115,7 @@ static void plan_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   buf_printf(b, "  group %d: %s, schedule %s, domain %s\n", g->id, group_kind_name(g->kind),
              schedule_name(g->sched), shape_str(a, k, &g->domain));
   if (g->kind == GROUP_STITCH) { /* H9: stitch.h */
-    stitch_plan_text(b, a, k, g);
+    stitch_plan_text(b, a, k, kp, g);
   } else if (g->kind == GROUP_LOOP) {
     buf_printf(b, "    variant: grid-stride loop, 256 threads, grid = min(ceil(n/256), 8*SMs), n = %s\n",
                dims_product(a, k, &g->domain, ~0u));

@@ -886,25 +886,36 @@ static const char *plan_dims(Arena *a, const Kernel *k, const Shape *s, uint32_t
   return n ? buf_cstr(&b) : "1";
 }
 
-void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const Group *g) {
+void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
   const Stitch *st = g->stitch;
   const char *outer = plan_dims(a, k, &g->domain, ~st->axes), *red = plan_dims(a, k, &g->domain, st->axes);
+  SEmit *e = new_semit(a, (Kernel *)k, (KernelPlan *)kp, (Group *)g, entry_names(a, k), 1);
+  Buf scratch;
+  buf_init(&scratch, a);
+  emit_one_kernel(e, &scratch, 0, "");
+  int held = e->cached.len, vec = e->vec ? 16 / max_packed_size(e) : 1;
+  int elems = held > 0 ? (32 / held > 0 ? 32 / held : 1) : 32;
   buf_printf(b, "    stitch: %d reduction(s) in %d level(s): ", st->reduces.len, st->nlevels);
   for (int i = 0; i < st->reduces.len; i++) {
     const Value *r = st->reduces.items[i];
     buf_printf(b, "%s%%%d %s (level %d)", i ? ", " : "", r->id, reduce_name(r->rop), st->level[r->id]);
   }
-  buf_printf(b, "; rows = %s, row length R = %s; per-row values in registers\n", outer, red);
+  buf_printf(b, "; rows = %s, row length R = %s; per-row values in registers; %d input(s) held, "
+                "E = %d elements per thread\n", outer, red, held, elems);
   if (g->sched == SCHED_ROW) {
-    buf_puts(b, "    variant reg/warp: R <= 32*ITEMS: one warp per row, 4 rows per block, ITEMS = pow2 >= R/32 "
-                "(ITEMS*inputs held <= 32); input read once\n");
-    buf_puts(b, "    variant reg/block: R <= 1024*ITEMS: threads = pow2 >= R/8 (<= 1024), ITEMS = pow2 >= R/threads; "
+    if (vec > 1)
+      buf_printf(b, "    packs: VEC = %d (16 bytes) when R %% %d == 0 and the full-row pointers are 16-byte aligned, "
+                    "else VEC = 1\n", vec, vec);
+    buf_puts(b, "    variant reg/warp (R <= 32*E): one warp per row, 4 rows per block, ITEMS = pow2 >= R/(32*VEC); "
                 "input read once\n");
-    buf_puts(b, "    variant stream: otherwise: 1024 threads per row, each level re-reads the row\n");
+    buf_puts(b, "    variant reg/block (R <= T*E, T = pow2 >= R/(4*VEC) threads, <= 1024): one block per row, "
+                "ITEMS = pow2 >= R/(T*VEC); input read once\n");
+    buf_printf(b, "    variant stream (otherwise): 1024 threads per row, one block per SM, %d read(s) of the row "
+                  "(re-reads hit L2 while the rows in flight fit)\n", st->nlevels + 1);
   } else {
-    buf_puts(b, "    variant column: tx = 32, 16 or 8 contiguous rows per block (the most that gives >= 2 blocks per SM), "
-                "ty = 1024/tx lanes along R\n");
-    buf_puts(b, "    variant reg: R <= ty*ITEMS (ITEMS*inputs held <= 32): input read once; stream: otherwise, "
-                "each level re-reads\n");
+    buf_puts(b, "    column: TX = 32, 16 or 8 contiguous rows per block (the most that leaves >= 2 blocks per SM), "
+                "TY = 1024/TX lanes along R, halved to >= 32 while TY/2*E >= R\n");
+    buf_printf(b, "    variant reg (R <= TY*E): ITEMS = pow2 >= R/TY, input read once; variant stream (otherwise): "
+                  "%d read(s) of the row\n", st->nlevels + 1);
   }
 }

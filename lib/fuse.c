@@ -2,6 +2,7 @@
  * (fuse.h explains the policy). */
 #include "fuse.h"
 #include "stitch.h"
+#include "stitch.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -354,7 +354,7 @@ static void explain_cluster(StitchCtx *s, const Cluster *c) {
     buf_printf(b, "%s%%%d (%s)", i ? ", " : "", ((Value *)c->reduces.items[i])->id,
                reduce_name(((Value *)c->reduces.items[i])->rop));
   if (!c->group) {
-    buf_puts(b, " stay one reduce group: nothing else over the same row space to fuse with\n");
+    buf_puts(b, ": one reduce group, nothing else over the same row space to fuse with\n");
     return;
   }
   buf_printf(b, " over %s, reduced axes mask 0x%x, %d reduction level(s), %d elementwise output group(s) merged"

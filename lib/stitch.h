@@ -43,6 +43,6 @@ void emit_stitch_kernel(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp,
 void emit_stitch_launch(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp, Group *g,
                         const struct EntryNames *names);
 /* --emit=plan lines for a stitch group (variants, conditions). */
-void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const Group *g);
+void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g);
 
 #endif
