@@ -10,7 +10,6 @@
 #include "backend.h"
 #include "emit.h"
 #include "stitch.h"
-#include "stitch.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -906,10 +905,6 @@ static void emit_group_launch(KEmit *ke, Out *o, GEmit *ge) {
     emit_stitch_launch(o->b, o->indent, ke->a, ke->k, ke->kp, g, ke->names);
     return;
   }
-  if (g->kind == GROUP_STITCH) { /* H9: emit_stitch.c */
-    emit_stitch_launch(o->b, o->indent, ke->a, ke->k, ke->kp, g, ke->names);
-    return;
-  }
   emit(o, "/* group %d: %s (%s) */", g->id, group_kind_name(g->kind), schedule_name(g->sched));
   emit(o, "{");
   o->indent++;
@@ -1165,7 +1160,6 @@ const char *emit_cu(Compilation *c, Module *m, FusionPlan *p) {
   emit(&o, "%s", "");
   emit(&o, "/* ---- the tecc runtime (runtime/tecc_runtime.cuh) ---- */");
   buf_puts(&b, tecc_runtime_cuh);
-  buf_puts(&b, tecc_rows_cuh); /* H9: stitch kernels' helpers */
   buf_puts(&b, tecc_rows_cuh); /* H9: stitch kernels' helpers */
   emit(&o, "/* ---- end of the tecc runtime ---- */");
   emit(&o, "%s", "");

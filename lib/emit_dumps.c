@@ -3,7 +3,6 @@
 #include "backend.h"
 #include "emit.h"
 #include "stitch.h"
-#include "stitch.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,6 @@
  * (fuse.h explains the policy). */
 #include "fuse.h"
 #include "stitch.h"
-#include "stitch.h"
 
 #include <stdlib.h>
 #include <string.h>
