@@ -9,41 +9,19 @@ static void indent(Buf *b, int depth) {
     buf_puts(b, "  ");
 }
 
-/* Line numbers are counted incrementally: statements come in source order,
- * so the dump stays linear in the size of the file. */
+/* Statements come in source order: a line cursor keeps the dump linear in
+ * the size of the file. */
 typedef struct Dumper {
   Buf b;
-  const SourceFile *file;
-  uint32_t off; /* newlines before `off` are counted in `line` */
-  int line;
+  LineCursor lines;
 } Dumper;
-
-static int line_of(Dumper *d, const SourceFile *f, uint32_t off) {
-  if (off > f->len)
-    off = f->len;
-  if (f != d->file || off < d->off) {
-    d->file = f;
-    d->off = 0;
-    d->line = 1;
-  }
-  for (; d->off < off; d->off++)
-    d->line += f->text[d->off] == '\n';
-  return d->line;
-}
 
 static void put_position(Dumper *d, SrcRange r) {
   if (!r.file)
     return;
   int line, col;
-  uint32_t start = r.begin < r.file->len ? r.begin : r.file->len;
-  while (start > 0 && r.file->text[start - 1] != '\n')
-    start--;
-  /* the column from a one-line file view starting at the line */
-  SourceFile view = *r.file;
-  view.text += start;
-  view.len -= start;
-  source_line_col(&view, r.begin - start, &line, &col);
-  buf_printf(&d->b, " @%d:%d", line_of(d, r.file, r.begin), col);
+  line_cursor_get(&d->lines, r.file, r.begin, &line, &col);
+  buf_printf(&d->b, " @%d:%d", line, col);
 }
 
 static void put_type(Buf *b, const AstType *t) {
@@ -133,8 +111,9 @@ static void dump_stmt(Dumper *d, const Stmt *s, int depth) {
 }
 
 const char *ast_dump(Arena *a, const AstFile *f) {
-  Dumper d = {.file = NULL, .off = 0, .line = 1};
+  Dumper d;
   buf_init(&d.b, a);
+  line_cursor_init(&d.lines, NULL);
   buf_printf(&d.b, "file %s\n", f->source && f->source->name ? f->source->name : "?");
   for (int i = 0; i < f->nstmts; i++)
     dump_stmt(&d, f->stmts[i], 1);

@@ -134,15 +134,47 @@ static int advance_column(const SourceFile *f, uint32_t from, uint32_t to, int c
   return col;
 }
 
+/* Newlines in [from, to), eight bytes at a time: in each word, a byte's
+ * high bit survives the mask exactly when the byte was '\n'. */
+static int count_newlines(const SourceFile *f, uint32_t from, uint32_t to) {
+  const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL, newlines = 0x0a0a0a0a0a0a0a0aULL;
+  const char *p = f->text;
+  int n = 0;
+  uint32_t i = from;
+  for (; i + 8 <= to; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, sizeof w);
+    w ^= newlines; /* a newline byte becomes 0 */
+    uint64_t nonzero = ((w & low7) + low7) | w;
+    n += __builtin_popcountll(~nonzero & ~low7);
+  }
+  for (; i < to; i++)
+    n += p[i] == '\n';
+  return n;
+}
+
 void source_line_col(const SourceFile *f, uint32_t off, int *line, int *col) {
   off = clamp_offset(f, off);
-  int n = 1;
-  const char *p = f->text, *stop = f->text + off;
-  while ((p = memchr(p, '\n', (size_t)(stop - p))) != NULL) {
-    n++;
-    p++;
-  }
-  *line = n;
+  *line = 1 + count_newlines(f, 0, off);
+  *col = advance_column(f, line_start(f, off), off, 1);
+}
+
+void line_cursor_init(LineCursor *c, const SourceFile *f) {
+  c->file = f;
+  c->off = 0;
+  c->line = 1;
+}
+
+void line_cursor_get(LineCursor *c, const SourceFile *f, uint32_t off, int *line, int *col) {
+  if (c->file != f)
+    line_cursor_init(c, f);
+  off = clamp_offset(f, off);
+  if (off >= c->off)
+    c->line += count_newlines(f, c->off, off);
+  else
+    c->line -= count_newlines(f, off, c->off);
+  c->off = off;
+  *line = c->line;
   *col = advance_column(f, line_start(f, off), off, 1);
 }
 
@@ -183,7 +215,7 @@ static int digit_count(int n) {
 }
 
 /* "    3 | source" and "      |   ^~~" for the first line of the range. */
-static void put_excerpt(Buf *b, SrcRange r) {
+static void put_excerpt(Buf *b, SrcRange r, LineCursor *cur) {
   const SourceFile *f = r.file;
   uint32_t begin = clamp_offset(f, r.begin);
   uint32_t start = line_start(f, begin);
@@ -194,7 +226,7 @@ static void put_excerpt(Buf *b, SrcRange r) {
   if (begin > end_of_line)
     begin = end_of_line; /* a position on the CR of a CRLF */
   int line, col;
-  source_line_col(f, begin, &line, &col);
+  line_cursor_get(cur, f, begin, &line, &col);
   int width = digit_count(line) > GUTTER_MIN ? digit_count(line) : GUTTER_MIN;
   buf_printf(b, "%*d | ", width, line);
   put_source_line(b, f, start, end_of_line);
@@ -205,25 +237,27 @@ static void put_excerpt(Buf *b, SrcRange r) {
   buf_putn(b, "\n", 1);
 }
 
-static void put_one(Buf *b, const Diag *g, int plain) {
+static void put_one(Buf *b, const Diag *g, int plain, LineCursor *cur) {
   const SourceFile *f = g->range.file;
   if (!f) {
     buf_printf(b, "tecc: %s: %s\n", severity_word(g->severity), g->message);
     return;
   }
   int line, col;
-  source_line_col(f, g->range.begin, &line, &col);
+  line_cursor_get(cur, f, g->range.begin, &line, &col);
   buf_printf(b, "%s:%d:%d: %s: %s\n", f->name, line, col, severity_word(g->severity),
              g->message);
   if (!plain)
-    put_excerpt(b, g->range);
+    put_excerpt(b, g->range, cur);
 }
 
 const char *diag_format_all(const DiagList *d, int plain) {
   Buf b;
   buf_init(&b, d->arena);
+  LineCursor cur;
+  line_cursor_init(&cur, NULL);
   for (int i = 0; i < d->items.len; i++)
     for (const Diag *g = d->items.items[i]; g; g = g->next_note)
-      put_one(&b, g, plain);
+      put_one(&b, g, plain, &cur);
   return buf_cstr(&b);
 }

@@ -58,6 +58,16 @@ int diag_has_errors(const DiagList *d);
  * multiple of 8 for the column. */
 void source_line_col(const SourceFile *f, uint32_t off, int *line, int *col);
 
+/* The same for many offsets: counts lines from the previous query, so
+ * offsets in (roughly) increasing order cost time linear in the file. */
+typedef struct LineCursor {
+  const SourceFile *file;
+  uint32_t off;
+  int line;
+} LineCursor;
+void line_cursor_init(LineCursor *c, const SourceFile *f);
+void line_cursor_get(LineCursor *c, const SourceFile *f, uint32_t off, int *line, int *col);
+
 /* language.md §8 text of every diagnostic and its notes. */
 const char *diag_format_all(const DiagList *d, int plain);
 

@@ -142,6 +142,30 @@ static void test_gutter(Arena *a) {
             "the gutter widens for long files");
 }
 
+/* Line numbers against a naive count, for every offset of a text with
+ * newlines at all positions modulo 8, forwards and backwards. */
+static void test_line_counts(void) {
+  char text[300];
+  for (int i = 0; i < 299; i++)
+    text[i] = (i * 7 + i / 3) % 5 == 0 ? '\n' : (i % 11 == 0 ? '\t' : 'a' + i % 26);
+  text[299] = '\0';
+  SourceFile f = source("c.te", text);
+  LineCursor cur;
+  line_cursor_init(&cur, &f);
+  int bad = 0, line, col, cline, ccol;
+  for (uint32_t pass = 0; pass < 2; pass++)
+    for (uint32_t k = 0; k <= f.len; k++) {
+      uint32_t off = pass == 0 ? k : f.len - k;
+      int want = 1;
+      for (uint32_t i = 0; i < off; i++)
+        want += text[i] == '\n';
+      source_line_col(&f, off, &line, &col);
+      line_cursor_get(&cur, &f, off, &cline, &ccol);
+      bad += line != want || cline != want || ccol != col;
+    }
+  is_int(bad, 0, "line numbers of every offset, directly and through a cursor");
+}
+
 static void test_join(void) {
   SourceFile f = source("j.te", "abcdef");
   SrcRange a = {&f, 1, 2}, b = {&f, 4, 6}, none = {NULL, 0, 0};
@@ -152,7 +176,7 @@ static void test_join(void) {
 }
 
 int main(void) {
-  plan(26);
+  plan(27);
   Arena *a = arena_new();
   test_layout(a);
   test_columns();
@@ -162,6 +186,7 @@ int main(void) {
   test_warnings(a);
   test_limit(a);
   test_gutter(a);
+  test_line_counts();
   test_join();
   arena_free(a);
   return exit_status();
