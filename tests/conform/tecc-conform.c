@@ -52,6 +52,9 @@ typedef struct Options {
   int no_device; /* interpreter only: no nvcc, no GPU (a CPU smoke test) */
   int perturb;   /* self-test: corrupt one reference element per output */
   int no_fork;   /* run the programs in this process (compute-sanitizer) */
+  int build_only; /* stop after building (with --keep: for a --prebuilt run) */
+  int prebuilt;  /* reuse --workdir's objects: no tecc, no nvcc (the sanitizer
+                    then watches only the runs) */
   uint64_t seed;
   int64_t max_elements;
 } Options;
@@ -90,7 +93,7 @@ typedef struct Tally {
   long perturbed; /* --perturb: comparisons of a corrupted output */
 } Tally;
 
-static Options opt = {2, "nvcc", "native", NULL, 0, 0, 0, 0, 0, 0, 0, 12345, 1 << 23};
+static Options opt = {2, "nvcc", "native", NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12345, 1 << 23};
 
 /* ---- small utilities ------------------------------------------------------ */
 
@@ -334,6 +337,8 @@ static char *prepare(Program *p) {
     p->compile_error = err;
     return NULL;
   }
+  if (opt.prebuilt)
+    return NULL;
   char *cu = xprintf("%s/p%d.cu", opt.workdir, p->index);
   char *h = xprintf("%s/p%d.h", opt.workdir, p->index);
   char *hname = xprintf("p%d.h", p->index);
@@ -362,7 +367,7 @@ static void run_parallel(char **cmds, int n, int *status) {
   while (next < n || running > 0) {
     if (next < n && running < opt.jobs) {
       if (!cmds[next]) {
-        status[next++] = -1;
+        status[next++] = opt.prebuilt ? 0 : -1;
         continue;
       }
       pid_t pid = fork();
@@ -1009,7 +1014,8 @@ static void run_program(Program *p, FILE *log, Tally *t) {
 static void usage(void) {
   fputs("usage: tecc-conform [-O0|-O1|-O2] [--nvcc=NVCC] [--arch=ARCH] [--jobs=N]\n"
         "                    [--workdir=DIR] [--keep] [--quick] [--tap] [--seed=N]\n"
-        "                    [--max-elements=N] [--no-device] [--perturb] [--no-fork] PROGRAM.te...\n", stderr);
+        "                    [--max-elements=N] [--no-device] [--perturb] [--no-fork]\n"
+        "                    [--build-only|--prebuilt] PROGRAM.te...\n", stderr);
   exit(2);
 }
 
@@ -1043,6 +1049,10 @@ static int parse_options(int argc, char **argv) {
       opt.perturb = 1;
     else if (!strcmp(a, "--no-fork"))
       opt.no_fork = 1;
+    else if (!strcmp(a, "--build-only"))
+      opt.build_only = opt.keep = 1;
+    else if (!strcmp(a, "--prebuilt"))
+      opt.prebuilt = opt.keep = 1;
     else
       usage();
   }
@@ -1077,7 +1087,7 @@ static void run_all(Program *ps, int n, int *built) {
   while (next < n || running > 0) {
     if (next < n && running < opt.jobs) {
       Program *p = &ps[next++];
-      if (built[p->index] != 0)
+      if (built[p->index] != 0 || p->compile_error || !p->module)
         continue;
       pid_t pid = in_process ? 0 : fork();
       if (pid == 0) {
@@ -1110,7 +1120,8 @@ static void device_name(Program *ps, int n, int *built, char *buf, int len) {
   for (int i = 0; i < n; i++) {
     if (built[i] != 0)
       continue;
-    pid_t pid = fork(); /* keep CUDA out of the parent */
+    /* keep CUDA out of the parent, unless the programs run in it anyway */
+    pid_t pid = opt.no_fork ? 0 : fork();
     if (pid == 0) {
       Device d = {0};
       char *so = xprintf("%s/p%d.so", opt.workdir, i);
@@ -1119,9 +1130,12 @@ static void device_name(Program *ps, int n, int *built, char *buf, int len) {
         d.name(name, sizeof name);
       char *path = xprintf("%s/device.txt", opt.workdir);
       write_file(path, name);
-      _exit(0);
+      free(path);
+      if (!opt.no_fork)
+        _exit(0);
+    } else {
+      waitpid(pid, NULL, 0);
     }
-    waitpid(pid, NULL, 0);
     char *path = xprintf("%s/device.txt", opt.workdir);
     char *text = read_text(path);
     free(path);
@@ -1222,6 +1236,13 @@ int main(int argc, char **argv) {
   char device[256] = "no device (interpreter only)";
   if (!opt.no_device) {
     run_parallel(cmds, n, built);
+    if (opt.build_only) {
+      int bad = 0;
+      for (int i = 0; i < n; i++)
+        bad += ps[i].compile_error != NULL || built[i] != 0;
+      printf("# built %d of %d programs in %s\n", n - bad, n, opt.workdir);
+      return bad != 0;
+    }
     device_name(ps, n, built, device, sizeof device);
   }
   run_all(ps, n, built);
