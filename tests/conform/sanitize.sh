@@ -1,7 +1,8 @@
 #!/bin/sh
 # sanitize.sh — compute-sanitizer (memcheck, racecheck, initcheck) over the
 # conformance runner on a subset of programs that covers each schedule class,
-# with small bindings (TAP: one test per tool).
+# with small bindings (TAP: one test per tool).  SANITIZE_PROGRAMS names
+# another subset (base names in tests/programs).
 : "${top_srcdir:=.}" "${top_builddir:=.}"
 if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "1..0 # SKIP no GPU (nvidia-smi -L failed)"
@@ -21,8 +22,11 @@ fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tecc-sanitize.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
 p="$top_srcdir/tests/programs"
-subset="$p/t_softmax.te $p/red_outer.te $p/red_all.te $p/layernorm.te $p/bcast_rank4.te
-        $p/argmax_ties.te $p/inplace.te $p/col_softmax_3d.te"
+names=${SANITIZE_PROGRAMS:-"t_softmax red_outer red_all layernorm bcast_rank4 argmax_ties inplace col_softmax_3d"}
+subset=
+for name in $names; do
+  subset="$subset $p/$name.te"
+done
 conform="$top_builddir/tests/conform/tecc-conform"
 common="--quick --max-elements=20000 --workdir=$dir/build --nvcc=$NVCC --arch=${CONFORM_ARCH:-native}"
 # Build once, outside the sanitizer; then it watches only the runs, all in
