@@ -47,6 +47,7 @@ typedef struct Cached {
   const char *name;  /* the register array */
   const char *load;  /* the load expression (element scope) */
   const char *ptr;   /* the pointer it is loaded from */
+  uint32_t passes;   /* stream kernel: the passes that read it */
 } Cached;
 
 typedef struct SEmit {
@@ -57,7 +58,8 @@ typedef struct SEmit {
   Stitch *st;
   const EntryNames *names;
   int reg;            /* the register kernel (else stream) */
-  int vec;            /* reg kernel on contiguous rows: VEC-element packs */
+  int vec;            /* contiguous rows: VEC-element packs */
+  int pass;           /* the pass being written (stream: which loads) */
   int row;            /* schedule row (else column) */
   PtrVec params;      /* SParam* */
   PtrVec taken;       /* char*: names in use */
@@ -65,6 +67,7 @@ typedef struct SEmit {
   PtrVec rowmemo;     /* SMemo*: row scope */
   PtrVec cached;      /* Cached* */
   Buf *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
+  Buf *chead, *ctail;  /* around a pass's element loop (f32 partial sums) */
   Buf *pre;           /* row scope, before the pass being written */
   Buf *body;          /* element scope of the pass being written */
   int pre_indent, body_indent;
@@ -73,6 +76,14 @@ typedef struct SEmit {
   char used_red[TECC_MAX_RANK];  /* this pass */
   char used_red_any[TECC_MAX_RANK];
   const char **red_name; /* by value id: the row scalar of a reduction */
+  /* reg kernel: full-domain values computed in several passes are kept in
+   * register arrays t_m<id> (found by a first, discarded emission) */
+  uint32_t *computed_in; /* by value id: passes that computed it */
+  const char *reuse;     /* by value id: keep it, or NULL */
+  char *kept;            /* by value id: stored in t_m<id> already */
+  char *kept_read;       /* by value id: read back from t_m<id> */
+  Buf *keep_decls;
+  int nreused;
 } SEmit;
 
 __attribute__((format(printf, 3, 4))) static void put(Buf *b, int indent, const char *fmt, ...) {
@@ -298,14 +309,17 @@ static SMemo *find(PtrVec *memo, const Value *v, const int *map) {
 static const char *cached_load(SEmit *e, Value *v, const char *load) {
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
-    if (c->v == v)
+    if (c->v == v) {
+      c->passes |= 1u << (e->pass & 31);
       return arena_printf(e->a, "%s[t_e]", c->name);
+    }
   }
   Cached *c = ARENA_NEW(e->a, Cached);
   c->v = v;
   c->name = arena_printf(e->a, "t_c%d", v->id); /* t_ names are the generator's own */
   c->load = load;
   c->ptr = mem_param(e, v);
+  c->passes = 1u << (e->pass & 31);
   vec_push(e->a, &e->cached, c);
   return arena_printf(e->a, "%s[t_e]", c->name);
 }
@@ -317,7 +331,7 @@ static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) 
   const char *mem = cu_load_conv(e->a, v->dtype, arena_printf(e->a, "%s[%s]", p, offset_expr(e, &v->shape, map)));
   if (row_level)
     return arena_printf(e->a, "t_live ? %s : (%s)0", mem, cu_compute_ctype(v->dtype));
-  if (e->reg && covers(e, &v->shape, map, 0))
+  if (covers(e, &v->shape, map, 0))
     return cached_load(e, v, mem);
   return mem;
 }
@@ -356,6 +370,18 @@ static const char *sval(SEmit *e, Value *v, const int *given) {
   int mem = from_memory(e, v);
   if (!mem && v->op == IR_REDUCE)
     internal_error("stitch: reduction %%%d outside the group is not stored", v->id);
+  int whole = !mem && !row_level && covers(e, &v->shape, map, 0);
+  if (whole && e->reuse && e->reuse[v->id] && e->kept[v->id]) {
+    m = ARENA_NEW(e->a, SMemo);
+    m->id = v->id;
+    memcpy(m->map, map, sizeof(int) * (size_t)v->shape.rank);
+    m->name = arena_printf(e->a, "t_m%d[t_e]", v->id);
+    vec_push(e->a, memo, m);
+    e->kept_read[v->id] = 1;
+    return m->name;
+  }
+  if (whole)
+    e->computed_in[v->id] |= 1u << (e->pass & 31);
   const char *expr = mem ? load_expr(e, v, map, row_level) : compute(e, v, map);
   m = ARENA_NEW(e->a, SMemo);
   m->id = v->id;
@@ -366,6 +392,11 @@ static const char *sval(SEmit *e, Value *v, const int *given) {
     put(e->pre, e->pre_indent, "const %s %s = %s;", cu_compute_ctype(v->dtype), m->name, expr);
   else
     put(e->body, e->body_indent, "const %s %s = %s;", cu_compute_ctype(v->dtype), m->name, expr);
+  if (whole && e->reuse && e->reuse[v->id]) {
+    put(e->body, e->body_indent, "t_m%d[t_e] = %s;", v->id, m->name);
+    put(e->keep_decls, 0, "%s t_m%d[ITEMS * VEC];", cu_compute_ctype(v->dtype), v->id);
+    e->kept[v->id] = 1;
+  }
   return m->name;
 }
 
@@ -423,30 +454,35 @@ static const char *lanes(const SEmit *e) {
   return e->row ? "blockDim.x" : "blockDim.y";
 }
 
-/* Opens the element loop of a pass.  Register kernel: thread element
- * t_e = t_k * VEC + t_j is row element t_r = (lane + t_k * lanes) * VEC
- * + t_j; stream kernel: t_r = lane, lane + lanes, ... */
+/* The first row element of item t_k of this thread (in the chunk t_base
+ * of the stream kernel). */
+static const char *first_of_item(SEmit *e) {
+  return arena_printf(e->a, "%s((IndexT)%s + (IndexT)t_k * (IndexT)%s) * VEC", e->reg ? "" : "t_base + ",
+                      lane(e), lanes(e));
+}
+
+/* Opens the element loop of a pass: thread element t_e = t_k * VEC + t_j
+ * is row element t_r = [t_base +] (lane + t_k * lanes) * VEC + t_j. */
 static void open_elements(SEmit *e, Buf *b, int indent) {
-  if (e->reg) {
+  {
     put(b, indent, "#pragma unroll");
     put(b, indent, "for (int t_k = 0; t_k < ITEMS; t_k++) {");
-    put(b, indent + 1, "const IndexT t_r0 = ((IndexT)%s + (IndexT)t_k * (IndexT)%s) * VEC;", lane(e), lanes(e));
+    put(b, indent + 1, "const IndexT t_r0 = %s;", first_of_item(e));
     if (e->vdecl)
       buf_puts(b, buf_cstr(e->vdecl));
-    put(b, indent + 1, "#pragma unroll");
-    put(b, indent + 1, "for (int t_j = 0; t_j < VEC; t_j++) {");
-    put(b, indent + 2, "const int t_e = t_k * VEC + t_j;");
-    put(b, indent + 2, "const IndexT t_r = t_r0 + t_j;");
-    put(b, indent + 2, "(void)t_e;");
-    put(b, indent + 2, "if (t_r < t_red) {");
-  } else {
-    put(b, indent, "#pragma unroll 4");
-    put(b, indent, "for (IndexT t_r = %s; t_r < t_red; t_r += %s) {", lane(e), lanes(e));
+    /* VEC > 1 only when rows are whole packs: one bound check per pack */
+    put(b, indent + 1, "if (t_r0 < t_red) {");
+    put(b, indent + 2, "#pragma unroll");
+    put(b, indent + 2, "for (int t_j = 0; t_j < VEC; t_j++) {");
+    put(b, indent + 3, "const int t_e = t_k * VEC + t_j;");
+    put(b, indent + 3, "const IndexT t_r = t_r0 + t_j;");
+    put(b, indent + 3, "(void)t_e;");
+    put(b, indent + 3, "(void)t_r;");
   }
 }
 
 static void close_elements(SEmit *e, Buf *b, int indent) {
-  if (e->reg) {
+  {
     put(b, indent + 2, "}");
     put(b, indent + 1, "}");
     if (e->vafter)
@@ -456,7 +492,7 @@ static void close_elements(SEmit *e, Buf *b, int indent) {
 }
 
 static int elem_indent(const SEmit *e, int indent) {
-  return indent + (e->reg ? 3 : 1) + 1; /* + the if (t_live) */
+  return indent + (e->reg ? 3 : 4) + 1; /* + the if (t_live), the chunk loop */
 }
 
 static void start_pass(SEmit *e, int indent) {
@@ -465,9 +501,14 @@ static void start_pass(SEmit *e, int indent) {
   e->pre_indent = indent;
   e->body_indent = elem_indent(e, indent);
   e->memo.len = 0;
+  e->pass++;
   e->vdecl = e->vafter = NULL;
+  e->chead = new_buf(e->a);
+  e->ctail = new_buf(e->a);
   memset(e->used_red, 0, sizeof e->used_red);
 }
+
+static void load_cached(SEmit *e, Buf *out, int indent, int pass);
 
 /* Writes the pass: its row-scope values, then the element loop. */
 static void end_pass(SEmit *e, Buf *out, int indent, const char *head, const char *tail) {
@@ -475,10 +516,19 @@ static void end_pass(SEmit *e, Buf *out, int indent, const char *head, const cha
   if (head)
     buf_puts(out, head);
   put(out, indent, "if (t_live) {");
-  open_elements(e, out, indent + 1);
+  int in = indent + 1;
+  if (!e->reg) {
+    put(out, in, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * (VEC * ITEMS)) {", lanes(e));
+    load_cached(e, out, ++in, e->pass);
+  }
+  buf_puts(out, buf_cstr(e->chead));
+  open_elements(e, out, in);
   put_decompose(e, out, e->body_indent, "t_r", e->st->axes, e->used_red);
   buf_puts(out, buf_cstr(e->body));
-  close_elements(e, out, indent + 1);
+  close_elements(e, out, in);
+  buf_puts(out, buf_cstr(e->ctail));
+  if (!e->reg)
+    put(out, indent + 1, "}");
   put(out, indent, "}");
   if (tail)
     buf_puts(out, tail);
@@ -503,8 +553,19 @@ static void reduction_pass(SEmit *e, Buf *out, int indent, int level) {
     const char *acc = arena_printf(e->a, "t_acc%d", r->id);
     put(head, indent, "%s %s = %s;", x.type, acc, x.identity);
     const char *arg = sval(e, r->args[0], map);
-    put(e->body, e->body_indent, "%s = %s(%s, %s);", acc, x.op,
-        acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
+    if (x.dt == DT_F64 && r->dtype == DT_F32) {
+      /* f32 partial sums of at most ITEMS * VEC elements per thread (and
+       * chunk), added in f64: f64 precision where it matters, without an
+       * f64 conversion and add per element */
+      int ci = e->reg ? indent + 1 : indent + 2;
+      const char *part = arena_printf(e->a, "t_part%d", r->id);
+      put(e->chead, ci, "float %s = 0.0f;", part);
+      put(e->body, e->body_indent, "%s += %s;", part, cu_convert(e->a, arg, r->args[0]->dtype, DT_F32));
+      put(e->ctail, ci, "%s += (double)%s;", acc, part);
+    } else {
+      put(e->body, e->body_indent, "%s = %s(%s, %s);", acc, x.op,
+          acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
+    }
     put(tail, indent, "%s = %s(%s, %s, (%s *)t_smem);", acc, allreduce(e), acc, x.op, x.type);
     const char *name = fresh(e, base_name(e, r));
     const char *val = acc;
@@ -549,6 +610,14 @@ static void stage_stores(SEmit *e, Value *v, const char *expr, int indent) {
     stage_one(e, param(e, SP_WS, v->id, v), v->dtype, expr, indent);
 }
 
+/* An output that is a rounding cast to f16/bf16 of an f32 value stores
+ * the f32 value: the store conversion rounds the same way once. */
+static const char *store_value(SEmit *e, Value *v, const int *map) {
+  if (v->op == IR_CAST && (v->dtype == DT_F16 || v->dtype == DT_BF16) && v->args[0]->dtype == DT_F32)
+    return sval(e, v->args[0], map);
+  return sval(e, v, map);
+}
+
 static void output_pass(SEmit *e, Buf *out, int indent) {
   int map[TECC_MAX_RANK], any = 0;
   for (int i = 0; i < e->g->domain.rank; i++)
@@ -558,9 +627,9 @@ static void output_pass(SEmit *e, Buf *out, int indent) {
     Value *v = e->g->roots.items[i];
     if (!varies_along_row(e, v, map))
       continue;
-    const char *val = sval(e, v, map), *off = offset_expr(e, &v->shape, map);
+    const char *val = store_value(e, v, map), *off = offset_expr(e, &v->shape, map);
     if (e->vec && off == e->lin)
-      stage_stores(e, v, val, indent + 2);
+      stage_stores(e, v, val, e->body_indent - 2);
     else
       put_stores(e, e->body, e->body_indent, v, val, off);
     any = 1;
@@ -592,22 +661,35 @@ static void row_outputs(SEmit *e, Buf *out, int indent) {
   }
 }
 
-static void load_cached(SEmit *e, Buf *out, int indent) {
-  if (!e->cached.len)
-    return;
+/* Loads the thread's elements of the full-domain inputs into registers:
+ * the whole row (reg kernel, pass 0 = all), or one chunk of the inputs
+ * that pass `pass` reads (stream kernel). */
+static int loaded_in(const Cached *c, int pass) {
+  return pass == 0 || ((c->passes >> (pass & 31)) & 1u);
+}
+
+static void load_cached(SEmit *e, Buf *out, int indent, int pass) {
+  int n = 0;
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
+    if (!loaded_in(c, pass))
+      continue;
     put(out, indent, "%s %s[ITEMS * VEC];", cu_compute_ctype(c->v->dtype), c->name);
+    n++;
   }
+  if (!n)
+    return;
   put(out, indent, "#pragma unroll");
   put(out, indent, "for (int t_k = 0; t_k < ITEMS; t_k++) {");
-  put(out, indent + 1, "const IndexT t_r0 = ((IndexT)%s + (IndexT)t_k * (IndexT)%s) * VEC;", lane(e), lanes(e));
+  put(out, indent + 1, "const IndexT t_r0 = %s;", first_of_item(e));
   int in = indent + 1;
   if (e->vec) {
     /* the host picks VEC > 1 only when rows are whole packs, aligned */
     put(out, in, "if (VEC > 1 && t_live && t_r0 < t_red) {");
     for (int i = 0; i < e->cached.len; i++) {
       Cached *c = e->cached.items[i];
+      if (!loaded_in(c, pass))
+        continue;
       const char *ct = cu_storage_ctype(c->v->dtype);
       put(out, in + 1, "const tecc::Pack<%s, VEC> t_p%d = *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0);",
           ct, i, ct, c->ptr);
@@ -630,7 +712,8 @@ static void load_cached(SEmit *e, Buf *out, int indent) {
   }
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
-    put(out, in + 1, "%s[t_k * VEC + t_j] = t_in ? %s : (%s)0;", c->name, c->load, cu_compute_ctype(c->v->dtype));
+    if (loaded_in(c, pass))
+      put(out, in + 1, "%s[t_k * VEC + t_j] = t_in ? %s : (%s)0;", c->name, c->load, cu_compute_ctype(c->v->dtype));
   }
   put(out, in, "}");
   if (e->vec)
@@ -670,6 +753,10 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->reg = reg;
   e->row = g->sched == SCHED_ROW;
   e->red_name = ARENA_ARRAY(a, const char *, k->values.len + 1);
+  e->computed_in = ARENA_ARRAY(a, uint32_t, k->values.len + 1);
+  e->kept = ARENA_ARRAY(a, char, k->values.len + 1);
+  e->kept_read = ARENA_ARRAY(a, char, k->values.len + 1);
+  e->keep_decls = new_buf(a);
   for (int i = 0; i < k->ninputs; i++)
     vec_push(a, &e->taken, (void *)names->inputs[i]);
   for (int i = 0; i < k->noutputs; i++)
@@ -677,7 +764,49 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   for (int i = 0; i < k->nsizevars; i++)
     vec_push(a, &e->taken, (void *)names->sizes[i]);
   e->lin = linear_index(e);
-  e->vec = reg && e->row && e->lin && strcmp(e->lin, "t_o * t_red + t_r") == 0;
+  e->vec = e->row && e->lin && strcmp(e->lin, "t_o * t_red + t_r") == 0;
+  return e;
+}
+
+/* The register kernel's emitter, told which full-domain values several
+ * passes compute (a first emission finds them). */
+static void emit_one_kernel(SEmit *e, Buf *b, int indent, const char *roots);
+
+/* Keeping costs registers: only math functions and divisions are worth
+ * them, adds and casts are recomputed. */
+static int worth_keeping(const Value *v) {
+  if (v->op == IR_UNARY)
+    return v->uop != UN_NEG && v->uop != UN_NOT;
+  if (v->op == IR_BINARY)
+    return v->bop == BIN_DIV || v->bop == BIN_POW || v->bop == BIN_MOD || v->bop == BIN_FLOORDIV ||
+           v->bop == BIN_ATAN2;
+  return 0;
+}
+
+static SEmit *reg_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
+  SEmit *d = new_semit(a, k, kp, g, names, 1);
+  Buf scratch;
+  buf_init(&scratch, a);
+  emit_one_kernel(d, &scratch, 0, "");
+  char *reuse = ARENA_ARRAY(a, char, k->values.len + 1);
+  int n = 0;
+  for (int i = 0; i < k->values.len; i++) {
+    uint32_t m = d->computed_in[i];
+    reuse[i] = (m & (m - 1)) != 0 && worth_keeping(k->values.items[i]);
+    n += reuse[i];
+  }
+  /* a value kept whose consumers are kept too is never read back */
+  SEmit *t = new_semit(a, k, kp, g, names, 1);
+  t->reuse = reuse;
+  emit_one_kernel(t, &scratch, 0, "");
+  n = 0;
+  for (int i = 0; i < k->values.len; i++) {
+    reuse[i] = reuse[i] && t->kept_read[i];
+    n += reuse[i];
+  }
+  SEmit *e = new_semit(a, k, kp, g, names, 1);
+  e->reuse = reuse;
+  e->nreused = n;
   return e;
 }
 
@@ -694,7 +823,12 @@ static void row_body(SEmit *e, Buf *out, int indent) {
   row_outputs(e, passes, indent);
   put_decompose(e, out, indent, "t_o", ~e->st->axes, e->used_kept);
   if (e->reg)
-    load_cached(e, out, indent);
+    load_cached(e, out, indent, 0);
+  for (const char *p = buf_cstr(e->keep_decls); *p;) {
+    size_t len = strcspn(p, "\n");
+    put(out, indent, "%.*s", (int)len, p);
+    p += len + (p[len] == '\n');
+  }
   buf_puts(out, buf_cstr(passes));
 }
 
@@ -707,7 +841,7 @@ static void emit_one_kernel(SEmit *e, Buf *b, int indent, const char *roots) {
   const char *kn = kernel_name(e->a, e->k, e->g);
   put(b, indent, "/* %s, group %d: stitch (%s, %s kernel), writes %s */", e->k->name, e->g->id,
       e->row ? "row" : "column", e->reg ? "rows in registers" : "rows streamed", roots);
-  put(b, indent, "template <typename IndexT%s>", e->reg ? ", int ITEMS, int VEC" : "");
+  put(b, indent, "template <typename IndexT, %s>", e->reg ? "int ITEMS, int VEC" : "int VEC");
   Buf sig;
   buf_init(&sig, e->a);
   for (int i = 0; i < e->params.len; i++)
@@ -717,6 +851,8 @@ static void emit_one_kernel(SEmit *e, Buf *b, int indent, const char *roots) {
   put(b, indent + 1, "const IndexT t_outer = %s;", outer);
   put(b, indent + 1, "const IndexT t_red = %s;", red);
   put(b, indent + 1, "(void)t_red;");
+  if (!e->reg)
+    put(b, indent + 1, "constexpr int ITEMS = 4; /* packs per thread per chunk */");
   const char *item = e->row ? "y" : "x";
   put(b, indent + 1, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s) {", item, item);
   put(b, in, "const IndexT t_o = t_ob + threadIdx.%s;", item);
@@ -744,7 +880,7 @@ static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, co
 void emit_stitch_kernel(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp, Group *g,
                         const EntryNames *names) {
   const char *roots = roots_str(a, k, kp, g);
-  emit_one_kernel(new_semit(a, k, kp, g, names, 1), b, indent, roots);
+  emit_one_kernel(reg_semit(a, k, kp, g, names), b, indent, roots);
   put(b, 0, "%s", "");
   emit_one_kernel(new_semit(a, k, kp, g, names, 0), b, indent, roots);
 }
@@ -836,13 +972,14 @@ static const char *packed_pointers(SEmit *e) {
 
 void emit_stitch_launch(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp, Group *g,
                         const EntryNames *names) {
-  SEmit *e = new_semit(a, k, kp, g, names, 1);
+  SEmit *e = reg_semit(a, k, kp, g, names);
   Buf scratch;
   buf_init(&scratch, a);
   emit_one_kernel(e, &scratch, 0, "");
   const char *args = launch_args(e);
   const char *kn = kernel_name(a, k, g);
-  int ncached = e->cached.len;
+  /* inputs die as the values kept from them are born: the larger count */
+  int ncached = e->cached.len > e->nreused ? e->cached.len : e->nreused;
   const char *packed = packed_pointers(e);
   int vec = e->vec ? 16 / max_packed_size(e) : 1;
   put(b, indent, "/* group %d: stitch (%s), %d reduction level(s), %d input(s) held per element */", g->id,
@@ -856,12 +993,19 @@ void emit_stitch_launch(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp,
   put(b, in + 1, "const tecc::StitchPick t_pick = tecc::stitch_pick(t_outer, t_red, %d, %s, %d, t_vec_ok);", ncached,
       e->row ? "true" : "false", vec);
   put(b, in + 1, "const dim3 t_block(t_pick.tx, t_pick.ty);");
-  put(b, in + 1, "switch (t_pick.items * 64 + t_pick.vec) {");
+  /* 64-bit indices (over 2^30 elements) take the streaming kernel: half
+   * the instantiations. */
+  put(b, in + 1, "switch (sizeof(IndexT) == 4 ? t_pick.items * 64 + t_pick.vec : 0) {");
   for (int v = vec; v >= 1; v = v > 1 ? 1 : 0)
     for (size_t i = 0; i < sizeof item_choices / sizeof item_choices[0]; i++)
-      put(b, in + 1, "case %d: %s_reg<IndexT, %d, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;",
+      put(b, in + 1, "case %d: %s_reg<int32_t, %d, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;",
           item_choices[i] * 64 + v, kn, item_choices[i], v, args);
-  put(b, in + 1, "default: %s_stream<IndexT><<<t_pick.grid, t_block, 0, stream>>>(%s); break;", kn, args);
+  if (vec > 1)
+    put(b, in + 1, "default: if (t_pick.vec > 1) %s_stream<IndexT, %d><<<t_pick.grid, t_block, 0, stream>>>(%s);\n"
+                   "%*s         else %s_stream<IndexT, 1><<<t_pick.grid, t_block, 0, stream>>>(%s); break;",
+        kn, vec, args, 2 * (in + 1), "", kn, args);
+  else
+    put(b, in + 1, "default: %s_stream<IndexT, 1><<<t_pick.grid, t_block, 0, stream>>>(%s); break;", kn, args);
   put(b, in + 1, "}");
   put(b, in + 1, "t_err = cudaGetLastError();");
   put(b, in + 1, "if (t_err != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
@@ -889,11 +1033,12 @@ static const char *plan_dims(Arena *a, const Kernel *k, const Shape *s, uint32_t
 void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
   const Stitch *st = g->stitch;
   const char *outer = plan_dims(a, k, &g->domain, ~st->axes), *red = plan_dims(a, k, &g->domain, st->axes);
-  SEmit *e = new_semit(a, (Kernel *)k, (KernelPlan *)kp, (Group *)g, entry_names(a, k), 1);
+  SEmit *e = reg_semit(a, (Kernel *)k, (KernelPlan *)kp, (Group *)g, entry_names(a, k));
   Buf scratch;
   buf_init(&scratch, a);
   emit_one_kernel(e, &scratch, 0, "");
-  int held = e->cached.len, vec = e->vec ? 16 / max_packed_size(e) : 1;
+  int held = e->cached.len > e->nreused ? e->cached.len : e->nreused;
+  int vec = e->vec ? 16 / max_packed_size(e) : 1;
   int elems = held > 0 ? (32 / held > 0 ? 32 / held : 1) : 32;
   buf_printf(b, "    stitch: %d reduction(s) in %d level(s): ", st->reduces.len, st->nlevels);
   for (int i = 0; i < st->reduces.len; i++) {

@@ -47,20 +47,22 @@ inline StitchPick stitch_pick(int64_t rows, int64_t len, int held, bool row, int
   const int max_elems = held > 0 ? (budget / held >= 1 ? budget / held : 1) : 32;
   const int max_items = max_elems / vec >= 1 ? max_elems / vec : 1;
   if (row) {
-    if (len <= 32 * (int64_t)max_items * vec) {
+    /* a warp per row while a thread can hold its share, else a block
+     * with about min(4, max_items) packs per thread */
+    const int target = max_items < 4 ? max_items : 4;
+    if (len <= 32 * (int64_t)max_items * vec)
       p.tx = 32;
-      p.ty = 4;
-    } else {
-      p.tx = pow2_at_least((len + 4 * vec - 1) / (4 * vec), 32, 1024);
-      p.ty = p.tx >= 128 ? 1 : 128 / p.tx;
-    }
+    else
+      p.tx = pow2_at_least((len + (int64_t)target * vec - 1) / ((int64_t)target * vec), 32, 1024);
+    p.ty = p.tx >= 128 ? 1 : 128 / p.tx;
     int64_t per = (len + (int64_t)p.tx * vec - 1) / ((int64_t)p.tx * vec);
     p.items = per <= max_items ? pow2_at_least(per, 1, 32) : 0;
     if (p.items == 0) {
-      p.tx = 1024;
-      p.ty = 1;
-      /* one block per SM: the rows in flight stay in L2 for the re-reads */
-      p.grid = grid_size(rows, 1, 1);
+      /* streaming, 4 packs per thread per chunk; long rows get one block
+       * per SM, so that the rows in flight stay in L2 for the re-reads */
+      p.tx = pow2_at_least((len + 4 * vec - 1) / (4 * vec), 32, 1024);
+      p.ty = p.tx >= 128 ? 1 : 128 / p.tx;
+      p.grid = grid_size(rows, p.ty, p.tx == 1024 ? 1 : 2048 / (p.tx * p.ty));
       return p;
     }
     p.grid = grid_size(rows, p.ty, 2048 / (p.tx * p.ty));
