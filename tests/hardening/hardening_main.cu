@@ -75,7 +75,12 @@ template <typename T> static std::vector<T> host_from(const T *d, size_t n) {
   return h;
 }
 
-static void poison(void *d, size_t bytes) { CHECK(cudaMemset(d, 0xAB, bytes)); }
+// cudaMemset runs on the legacy stream, which does not order with the
+// non-blocking streams of the tests: wait for it.
+static void poison(void *d, size_t bytes) {
+  CHECK(cudaMemset(d, 0xAB, bytes));
+  CHECK(cudaDeviceSynchronize());
+}
 
 static bool poisoned(const void *d, size_t bytes) {
   std::vector<unsigned char> h(bytes);
@@ -324,6 +329,7 @@ static void test_graph() {
     CHECK(cudaStreamSynchronize(s));
     same = same && host_from(y, n) == direct_y && host_from(z, (size_t)M) == direct_z;
     poison(y, n * sizeof(float));
+    poison(z, (size_t)M * sizeof(float));
   }
   ok(same, "3 graph replays give the same bits as the direct calls");
   cudaGraphExecDestroy(ge), cudaGraphDestroy(g), cudaStreamDestroy(s);
