@@ -165,6 +165,16 @@ static const char *const_literal(Arena *a, const Value *v) {
   }
 }
 
+/* For emit_stitch.c (emit.h). */
+const char *cu_compute_ctype(DType t) { return compute_ctype(t); }
+const char *cu_storage_ctype(DType t) { return storage_ctype(t); }
+const char *cu_convert(Arena *a, const char *expr, DType from, DType to) {
+  return convert(a, expr, from, to);
+}
+const char *cu_load_conv(Arena *a, DType t, const char *mem) { return load_conv(a, t, mem); }
+const char *cu_store_conv(Arena *a, DType t, const char *expr) { return store_conv(a, t, expr); }
+const char *cu_const_literal(Arena *a, const Value *v) { return const_literal(a, v); }
+
 /* ---- kernel parameters ------------------------------------------------------- */
 
 typedef enum ParamKind {
@@ -200,7 +210,18 @@ typedef struct GEmit {
   char *fastdiv;       /* by size variable */
   const char *lin;     /* the domain's linear index, or NULL */
   int nmaps;
+  int vec;             /* loop kernels: writing the packed body */
+  PtrVec packs;        /* PackRef*: tensors read/written as 16-byte packs */
+  int pack_bytes;      /* largest element size among them */
 } GEmit;
+
+/* A tensor accessed at the domain's linear index, read or written as
+ * tecc::Pack<T, VEC> in the packed loop. */
+typedef struct PackRef {
+  const char *param;  /* kernel parameter */
+  const char *ctype;  /* storage type */
+  int store;
+} PackRef;
 
 typedef struct Memo {
   int id;
@@ -294,23 +315,33 @@ static const char *div_expr(GEmit *e, const char *x, Dim d) {
   return arena_printf(e->a, "%s / %s", x, dim_expr(e, d));
 }
 
-/* Splits linear index `idx` into the domain axes in `mask` (row-major). */
+/* Splits linear index `idx` into the domain axes in `mask` (row-major),
+ * declaring t_dA only for the axes the body used. */
 static void emit_decompose(GEmit *e, Out *o, const char *idx, uint32_t mask) {
   const Shape *s = &e->g->domain;
-  int axes[TECC_MAX_RANK], n = 0;
+  int axes[TECC_MAX_RANK], n = 0, lo = -1;
   for (int i = 0; i < s->rank; i++)
     if (((mask >> i) & 1u) && !dim_is_one(s, i))
       axes[n++] = i;
+  for (int j = 0; j < n && lo < 0; j++)
+    if (e->used_axis[axes[j]])
+      lo = j;
+  if (lo < 0)
+    return;
   const char *rest = idx;
-  for (int j = n - 1; j > 0; j--) {
+  for (int j = n - 1; j > lo; j--) {
     int ax = axes[j];
     const char *q = arena_printf(e->a, "t_q%d", ax);
     emit(o, "const IndexT %s = %s;", q, div_expr(e, rest, s->d[ax]));
-    emit(o, "const IndexT t_d%d = %s - %s * %s;", ax, rest, q, dim_expr(e, s->d[ax]));
+    if (e->used_axis[ax])
+      emit(o, "const IndexT t_d%d = %s - %s * %s;", ax, rest, q, dim_expr(e, s->d[ax]));
     rest = q;
   }
-  if (n > 0)
-    emit(o, "const IndexT t_d%d = %s;", axes[0], rest);
+  int ax = axes[lo];
+  if (lo == 0)
+    emit(o, "const IndexT t_d%d = %s;", ax, rest);
+  else
+    emit(o, "const IndexT t_d%d = %s - %s * %s;", ax, rest, div_expr(e, rest, s->d[ax]), dim_expr(e, s->d[ax]));
 }
 
 /* The map of a value to the domain is the identity: one element per
@@ -358,85 +389,114 @@ static const char *unary_kind(UnaryOp op) {
   return kinds[op];
 }
 
-static const char *unary_expr(GEmit *e, Value *v, const char *a0, DType at) {
+static const char *unary_expr(Arena *a, Value *v, const char *a0, DType at) {
   const char *kind = unary_kind(v->uop);
   DType vt = compute_dt(v->dtype);
   switch (kind[0]) {
-  case 'N': return arena_printf(e->a, "tecc::neg(%s)", convert(e->a, a0, at, vt));
-  case '!': return arena_printf(e->a, "!%s", convert(e->a, a0, at, DT_BOOL));
-  case 'P': return arena_printf(e->a, "tecc::%s(%s)", unary_name(v->uop), a0);
+  case 'N': return arena_printf(a, "tecc::neg(%s)", convert(a, a0, at, vt));
+  case '!': return arena_printf(a, "!%s", convert(a, a0, at, DT_BOOL));
+  case 'P': return arena_printf(a, "tecc::%s(%s)", unary_name(v->uop), a0);
   case 'R':
     if (!is_float_dt(vt))
-      return convert(e->a, a0, at, vt);
+      return convert(a, a0, at, vt);
     break;
   default:
     break;
   }
-  return arena_printf(e->a, "tecc::%s(%s)", unary_name(v->uop), convert(e->a, a0, at, vt));
+  return arena_printf(a, "tecc::%s(%s)", unary_name(v->uop), convert(a, a0, at, vt));
 }
 
-static const char *arith_expr(GEmit *e, BinaryOp op, DType vt, const char *a, const char *b) {
+static const char *arith_expr(Arena *ar, BinaryOp op, DType vt, const char *a, const char *b) {
   int is_int = !is_float_dt(vt);
   switch (op) {
-  case BIN_ADD: return is_int ? arena_printf(e->a, "tecc::add(%s, %s)", a, b) : arena_printf(e->a, "%s + %s", a, b);
-  case BIN_SUB: return is_int ? arena_printf(e->a, "tecc::sub(%s, %s)", a, b) : arena_printf(e->a, "%s - %s", a, b);
-  case BIN_MUL: return is_int ? arena_printf(e->a, "tecc::mul(%s, %s)", a, b) : arena_printf(e->a, "%s * %s", a, b);
+  case BIN_ADD: return is_int ? arena_printf(ar, "tecc::add(%s, %s)", a, b) : arena_printf(ar, "%s + %s", a, b);
+  case BIN_SUB: return is_int ? arena_printf(ar, "tecc::sub(%s, %s)", a, b) : arena_printf(ar, "%s - %s", a, b);
+  case BIN_MUL: return is_int ? arena_printf(ar, "tecc::mul(%s, %s)", a, b) : arena_printf(ar, "%s * %s", a, b);
   case BIN_DIV:
     if (is_int)
-      return arena_printf(e->a, "tecc::floordiv(%s, %s)", a, b);
-    return arena_printf(e->a, "%s / %s", a, b);
-  case BIN_FLOORDIV: return arena_printf(e->a, "tecc::floordiv(%s, %s)", a, b);
-  case BIN_MOD: return arena_printf(e->a, "tecc::mod(%s, %s)", a, b);
-  case BIN_POW: return arena_printf(e->a, "tecc::pow(%s, %s)", a, b);
-  case BIN_MAXIMUM: return arena_printf(e->a, "tecc::maximum(%s, %s)", a, b);
-  case BIN_MINIMUM: return arena_printf(e->a, "tecc::minimum(%s, %s)", a, b);
-  case BIN_ATAN2: return arena_printf(e->a, "tecc::atan2(%s, %s)", a, b);
+      return arena_printf(ar, "tecc::floordiv(%s, %s)", a, b);
+    return arena_printf(ar, "%s / %s", a, b);
+  case BIN_FLOORDIV: return arena_printf(ar, "tecc::floordiv(%s, %s)", a, b);
+  case BIN_MOD: return arena_printf(ar, "tecc::mod(%s, %s)", a, b);
+  case BIN_POW: return arena_printf(ar, "tecc::pow(%s, %s)", a, b);
+  case BIN_MAXIMUM: return arena_printf(ar, "tecc::maximum(%s, %s)", a, b);
+  case BIN_MINIMUM: return arena_printf(ar, "tecc::minimum(%s, %s)", a, b);
+  case BIN_ATAN2: return arena_printf(ar, "tecc::atan2(%s, %s)", a, b);
   default: unreachable();
   }
 }
 
-static const char *binary_expr(GEmit *e, Value *v, const char *a0, DType t0, const char *a1, DType t1) {
+static const char *binary_expr(Arena *a, Value *v, const char *a0, DType t0, const char *a1, DType t1) {
   switch (v->bop) {
   case BIN_AND:
   case BIN_OR:
-    return arena_printf(e->a, "%s %s %s", convert(e->a, a0, t0, DT_BOOL),
-                        v->bop == BIN_AND ? "&&" : "||", convert(e->a, a1, t1, DT_BOOL));
+    return arena_printf(a, "%s %s %s", convert(a, a0, t0, DT_BOOL),
+                        v->bop == BIN_AND ? "&&" : "||", convert(a, a1, t1, DT_BOOL));
   case BIN_EQ: case BIN_NE: case BIN_LT: case BIN_LE: case BIN_GT: case BIN_GE: {
     DType common = dt_rank(t0) >= dt_rank(t1) ? t0 : t1;
-    return arena_printf(e->a, "%s %s %s", convert(e->a, a0, t0, common), binary_name(v->bop),
-                        convert(e->a, a1, t1, common));
+    return arena_printf(a, "%s %s %s", convert(a, a0, t0, common), binary_name(v->bop),
+                        convert(a, a1, t1, common));
   }
   default: {
     DType vt = compute_dt(v->dtype);
-    return arith_expr(e, v->bop, vt, convert(e->a, a0, t0, vt), convert(e->a, a1, t1, vt));
+    return arith_expr(a, v->bop, vt, convert(a, a0, t0, vt), convert(a, a1, t1, vt));
   }
   }
 }
 
-static const char *cast_expr(GEmit *e, Value *v, const char *a0, DType at) {
+static const char *cast_expr(Arena *a, Value *v, const char *a0, DType at) {
+  if (dtype_is_16bit(v->dtype) && compute_dt(at) == DT_F64)
+    return arena_printf(a, "tecc::round_%s(tecc::f64_to_f32_odd(%s))", dtype_name(v->dtype), a0);
   if (v->dtype == DT_F16)
-    return arena_printf(e->a, "tecc::round_f16(%s)", convert(e->a, a0, at, DT_F32));
+    return arena_printf(a, "tecc::round_f16(%s)", convert(a, a0, at, DT_F32));
   if (v->dtype == DT_BF16)
-    return arena_printf(e->a, "tecc::round_bf16(%s)", convert(e->a, a0, at, DT_F32));
-  return convert(e->a, a0, at, v->dtype);
+    return arena_printf(a, "tecc::round_bf16(%s)", convert(a, a0, at, DT_F32));
+  return convert(a, a0, at, v->dtype);
+}
+
+const char *cu_op_expr(Arena *ar, Value *v, const char *const *a) {
+  DType t[3] = {0};
+  for (int i = 0; i < v->nargs; i++)
+    t[i] = v->args[i]->dtype;
+  switch (v->op) {
+  case IR_CAST: return cast_expr(ar, v, a[0], t[0]);
+  case IR_UNARY: return unary_expr(ar, v, a[0], t[0]);
+  case IR_BINARY: return binary_expr(ar, v, a[0], t[0], a[1], t[1]);
+  case IR_SELECT:
+    return arena_printf(ar, "%s ? %s : %s", convert(ar, a[0], t[0], DT_BOOL),
+                        convert(ar, a[1], t[1], v->dtype), convert(ar, a[2], t[2], v->dtype));
+  default: internal_error("value %d (op %d) cannot be computed inline", v->id, (int)v->op);
+  }
 }
 
 static const char *compute_expr(GEmit *e, Value *v, const int *map) {
   const char *a[3] = {0};
-  DType t[3] = {0};
-  for (int i = 0; i < v->nargs; i++) {
+  for (int i = 0; i < v->nargs; i++)
     a[i] = value_expr(e, v->args[i], map);
-    t[i] = v->args[i]->dtype;
+  return cu_op_expr(e->a, v, a);
+}
+
+static const char *pack_elem(GEmit *e, const char *param, DType t, int store) {
+  for (int i = 0; i < e->packs.len; i++) {
+    PackRef *r = e->packs.items[i];
+    if (strcmp(r->param, param) == 0 && r->store == store)
+      return arena_printf(e->a, "t_pk_%s.v[t_k]", param);
   }
-  switch (v->op) {
-  case IR_CAST: return cast_expr(e, v, a[0], t[0]);
-  case IR_UNARY: return unary_expr(e, v, a[0], t[0]);
-  case IR_BINARY: return binary_expr(e, v, a[0], t[0], a[1], t[1]);
-  case IR_SELECT:
-    return arena_printf(e->a, "%s ? %s : %s", convert(e->a, a[0], t[0], DT_BOOL),
-                        convert(e->a, a[1], t[1], v->dtype), convert(e->a, a[2], t[2], v->dtype));
-  default: internal_error("value %d (op %d) cannot be computed inline", v->id, (int)v->op);
-  }
+  PackRef *r = ARENA_NEW(e->a, PackRef);
+  r->param = param;
+  r->ctype = storage_ctype(t);
+  r->store = store;
+  vec_push(e->a, &e->packs, r);
+  if (dtype_size(t) > e->pack_bytes)
+    e->pack_bytes = dtype_size(t);
+  return arena_printf(e->a, "t_pk_%s.v[t_k]", param);
+}
+
+/* `param`[off], or its pack element in the packed loop. */
+static const char *tensor_elem(GEmit *e, const char *param, DType t, const char *off) {
+  if (e->vec && e->lin && strcmp(off, e->lin) == 0)
+    return pack_elem(e, param, t, 0);
+  return arena_printf(e->a, "%s[%s]", param, off);
 }
 
 static const char *load_expr(GEmit *e, Value *v, const int *map) {
@@ -447,10 +507,10 @@ static const char *load_expr(GEmit *e, Value *v, const int *map) {
       return load_conv(e->a, v->dtype, name);
     }
     add_param(e, P_INPUT, v->index, NULL, name);
-    return load_conv(e->a, v->dtype, arena_printf(e->a, "%s[%s]", name, offset_expr(e, &v->shape, map)));
+    return load_conv(e->a, v->dtype, tensor_elem(e, name, v->dtype, offset_expr(e, &v->shape, map)));
   }
   const char *p = stored_param(e, v);
-  return load_conv(e->a, v->dtype, arena_printf(e->a, "%s[%s]", p, offset_expr(e, &v->shape, map)));
+  return load_conv(e->a, v->dtype, tensor_elem(e, p, v->dtype, offset_expr(e, &v->shape, map)));
 }
 
 static Memo *find_memo(GEmit *e, const Value *v, const int *map) {
@@ -509,10 +569,13 @@ static void emit_stores(GEmit *e, Out *o, Value *v, const char *expr, const char
     if (e->k->outputs[i].value != v)
       continue;
     add_param(e, P_OUTPUT, i, NULL, e->names->outputs[i]);
-    emit(o, "%s[%s] = %s;", e->names->outputs[i], off, stored);
+    emit(o, "%s = %s;", e->vec ? pack_elem(e, e->names->outputs[i], v->dtype, 1)
+                               : arena_printf(e->a, "%s[%s]", e->names->outputs[i], off), stored);
   }
-  if (e->kp->home[v->id].kind == HOME_WORKSPACE)
-    emit(o, "%s[%s] = %s;", ws_param(e, v), off, stored);
+  if (e->kp->home[v->id].kind == HOME_WORKSPACE) {
+    const char *ws = ws_param(e, v);
+    emit(o, "%s = %s;", e->vec ? pack_elem(e, ws, v->dtype, 1) : arena_printf(e->a, "%s[%s]", ws, off), stored);
+  }
 }
 
 /* ---- one group's kernel ------------------------------------------------------ */
@@ -641,31 +704,91 @@ static void emit_kernel_head(GEmit *e, Out *o, int max_threads) {
   open_block(o, "%s", buf_cstr(&b));
 }
 
+static const char *loop_body(GEmit *e, int vec, int indent) {
+  Buf *b = ARENA_NEW(e->a, Buf);
+  buf_init(b, e->a);
+  e->body.b = b;
+  e->body.indent = indent;
+  e->vec = vec;
+  e->memo.len = 0;
+  int map[TECC_MAX_RANK];
+  identity_map(map, e->g->domain.rank);
+  for (int i = 0; i < e->g->roots.len; i++) {
+    Value *r = e->g->roots.items[i];
+    emit_stores(e, &e->body, r, value_expr(e, r, map), "t_i");
+  }
+  e->vec = 0;
+  return buf_cstr(b);
+}
+
+static const char *loop_decompose(GEmit *e, int indent) {
+  Buf *b = ARENA_NEW(e->a, Buf);
+  buf_init(b, e->a);
+  Out d = {b, indent};
+  for (int i = 0; i < e->g->domain.rank; i++)
+    if (e->used_axis[i]) {
+      emit_decompose(e, &d, "t_i", ~0u);
+      break;
+    }
+  return buf_cstr(b);
+}
+
+static int loop_vec(const GEmit *e) {
+  return e->packs.len ? 16 / e->pack_bytes : 1;
+}
+
+/* Packed loop: VEC elements per thread and iteration through 16-byte
+ * packs (when the host found every packed pointer aligned; else VEC is
+ * 1), then a scalar loop over the tail. */
 static void emit_loop_kernel(GEmit *e, Out *o) {
   Group *g = e->g;
   e->lin = "t_i";
-  e->body.indent = o->indent + 2;
-  int map[TECC_MAX_RANK];
-  identity_map(map, g->domain.rank);
-  for (int i = 0; i < g->roots.len; i++) {
-    Value *r = g->roots.items[i];
-    emit_stores(e, &e->body, r, value_expr(e, r, map), "t_i");
-  }
-  Buf decomp;
-  buf_init(&decomp, e->a);
-  Out d = {&decomp, o->indent + 2};
-  uint32_t used = 0;
-  for (int i = 0; i < g->domain.rank; i++)
-    used |= (uint32_t)e->used_axis[i] << i;
-  if (used)
-    emit_decompose(e, &d, "t_i", ~0u);
+  int ntaken = e->taken.len;
+  const char *vbody = loop_body(e, 1, o->indent + 3);
+  e->taken.len = ntaken; /* the scalar body reuses the names */
+  const char *sbody = loop_body(e, 0, o->indent + 2);
+  const char *vdecomp = loop_decompose(e, o->indent + 3);
+  const char *sdecomp = loop_decompose(e, o->indent + 2);
   add_size_params(e);
   order_params(e);
-  emit_kernel_head(e, o, 256);
+  e->body.b = NULL;
+  emit(o, "/* %s, group %d: %s (%s), writes %s; from %s */", e->k->name, g->id, group_kind_name(g->kind),
+       schedule_name(g->sched), roots_str(e), source_lines(e));
+  emit(o, "template <typename IndexT, int VEC>");
+  Buf h;
+  buf_init(&h, e->a);
+  buf_printf(&h, "__global__ void __launch_bounds__(256) %s(", e->kname);
+  for (int i = 0; i < e->params.len; i++)
+    buf_printf(&h, "%s%s", i ? ", " : "", param_decl(e, e->params.items[i]));
+  buf_puts(&h, ")");
+  open_block(o, "%s", buf_cstr(&h));
   emit(o, "const IndexT t_n = %s;", numel_expr(e, &g->domain, ~0u, "(IndexT)"));
-  open_block(o, "for (IndexT t_i = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_i < t_n; t_i += (IndexT)blockDim.x * gridDim.x)");
-  buf_puts(o->b, buf_cstr(&decomp));
-  buf_puts(o->b, buf_cstr(e->body.b));
+  emit(o, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
+  emit(o, "const IndexT t_npack = t_n / VEC;");
+  open_block(o, "for (IndexT t_p = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_p < t_npack; t_p += t_stride)");
+  for (int i = 0; i < e->packs.len; i++) {
+    PackRef *r = e->packs.items[i];
+    if (r->store)
+      emit(o, "tecc::Pack<%s, VEC> t_pk_%s;", r->ctype, r->param);
+    else
+      emit(o, "const tecc::Pack<%s, VEC> t_pk_%s = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[t_p];",
+           r->ctype, r->param, r->ctype, r->param);
+  }
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
+  emit(o, "const IndexT t_i = t_p * VEC + t_k;");
+  buf_puts(o->b, vdecomp);
+  buf_puts(o->b, vbody);
+  close_block(o, "");
+  for (int i = 0; i < e->packs.len; i++) {
+    PackRef *r = e->packs.items[i];
+    if (r->store)
+      emit(o, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s)[t_p] = t_pk_%s;", r->ctype, r->param, r->param);
+  }
+  close_block(o, "");
+  open_block(o, "for (IndexT t_i = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_i < t_n; t_i += t_stride)");
+  buf_puts(o->b, sdecomp);
+  buf_puts(o->b, sbody);
   close_block(o, "");
   close_block(o, "");
 }
@@ -696,6 +819,11 @@ static RedInfo red_info(Arena *a, const Value *r) {
   switch (r->rop) {
   case RED_SUM:
   case RED_MEAN:
+    if (vt == DT_F32) { /* f64 partial sums: f32 ones lose digits to cancellation */
+      ri.acc_dt = DT_F64;
+      ri.acc_type = "double";
+      vt = DT_F64;
+    }
     ri.identity = is_float_dt(vt) ? float_literal(a, 0.0, vt == DT_F32) : (vt == DT_I64 ? "INT64_C(0)" : "0");
     ri.op = "tecc::Sum()";
     break;
@@ -859,6 +987,7 @@ typedef struct KEmit {
   KernelPlan *kp;
   const EntryNames *names;
   GEmit **groups; /* by group id */
+  char *snap;     /* by input: may be read from a copy (in-place calls) */
 } KEmit;
 
 static const char *slot_name(Arena *a, int slot) {
@@ -894,6 +1023,23 @@ static const char *launch_args(KEmit *ke, GEmit *ge) {
   return buf_cstr(&b);
 }
 
+/* Every packed pointer is aligned to its pack. */
+static const char *packs_aligned(KEmit *ke, GEmit *ge, int vec) {
+  Buf b;
+  buf_init(&b, ke->a);
+  for (int i = 0; i < ge->packs.len; i++) {
+    const PackRef *r = ge->packs.items[i];
+    const KParam *p = NULL;
+    for (int j = 0; j < ge->params.len && !p; j++)
+      if (strcmp(((KParam *)ge->params.items[j])->name, r->param) == 0)
+        p = ge->params.items[j];
+    if (!p)
+      internal_error("packed tensor %s is not a parameter", r->param);
+    buf_printf(&b, "%stecc::aligned_to(%s, sizeof(%s) * %d)", i ? " && " : "", launch_arg(ke, p), r->ctype, vec);
+  }
+  return buf_cstr(&b);
+}
+
 static void emit_launch_check(Out *o) {
   emit(o, "t_err = cudaGetLastError();");
   emit(o, "if (t_err != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
@@ -911,8 +1057,19 @@ static void emit_group_launch(KEmit *ke, Out *o, GEmit *ge) {
   if (g->kind == GROUP_LOOP) {
     emit(o, "const int64_t t_n = %s;", numel_expr(ge, &g->domain, ~0u, "(int64_t)"));
     open_block(o, "if (t_n > 0)");
+    int vec = loop_vec(ge);
+    if (vec > 1) {
+      emit(o, "const bool t_aligned = %s;", packs_aligned(ke, ge, vec));
+      open_block(o, "if (t_aligned)");
+      emit(o, "const unsigned t_grid = tecc::grid_size(t_n, 256 * %d, 8);", vec);
+      emit(o, "%s<IndexT, %d><<<t_grid, 256, 0, stream>>>(%s);", ge->kname, vec, launch_args(ke, ge));
+      close_block(o, " else {");
+      o->indent++;
+    }
     emit(o, "const unsigned t_grid = tecc::grid_size(t_n, 256, 8);");
-    emit(o, "%s<IndexT><<<t_grid, 256, 0, stream>>>(%s);", ge->kname, launch_args(ke, ge));
+    emit(o, "%s<IndexT, 1><<<t_grid, 256, 0, stream>>>(%s);", ge->kname, launch_args(ke, ge));
+    if (vec > 1)
+      close_block(o, "");
   } else {
     uint32_t axes = g->reduce->axes;
     emit(o, "const int64_t t_outer = %s;", numel_expr(ge, &g->domain, ~axes, "(int64_t)"));
@@ -1018,23 +1175,73 @@ static int same_layout(const Shape *a, const Shape *b) {
   return shape_equal(&x, &y);
 }
 
+/* In-place capable: the kernel is elementwise and the output has the
+ * input's dtype and layout.  When no later launch reads the input, the
+ * in-place call is simply allowed; otherwise the input is first copied to
+ * the workspace (t_snapJ) and read from there. */
+static int in_place_capable(KEmit *ke, int out, int in) {
+  const KernelInput *x = &ke->k->inputs[in];
+  const KernelOutput *y = &ke->k->outputs[out];
+  return ke->kp->in_place_ok && x->shape.rank > 0 && x->dtype == y->dtype && same_layout(&x->shape, &y->shape);
+}
+
 static void emit_alias_checks(KEmit *ke, Out *o) {
   const Kernel *k = ke->k;
   const EntryNames *n = ke->names;
+  ke->snap = ARENA_ARRAY(ke->a, char, k->ninputs + 1);
+  for (int i = 0; i < k->noutputs; i++)
+    for (int j = 0; j < k->ninputs; j++)
+      if (in_place_capable(ke, i, j) && !fuse_in_place_ok(ke->kp, i, j))
+        ke->snap[j] = 1;
+  for (int j = 0; j < k->ninputs; j++)
+    if (ke->snap[j])
+      emit(o, "bool t_snap%d = false; /* %s is read from a copy */", j, n->inputs[j]);
   for (int i = 0; i < k->noutputs; i++) {
-    const KernelOutput *out = &k->outputs[i];
     for (int j = 0; j < k->ninputs; j++) {
-      const KernelInput *in = &k->inputs[j];
-      if (in->shape.rank == 0)
+      if (k->inputs[j].shape.rank == 0)
         continue;
-      int in_place = ke->kp->in_place_ok && in->dtype == out->dtype && same_layout(&in->shape, &out->shape);
-      emit(o, "if (tecc::overlap(%s, t_bytes_%s, %s, t_bytes_%s)%s) return TECC_ERROR_ALIASING;",
-           n->outputs[i], n->outputs[i], n->inputs[j], n->inputs[j],
-           in_place ? arena_printf(ke->a, " && (const void *)%s != (const void *)%s", n->outputs[i], n->inputs[j]) : "");
+      const char *cond = arena_printf(ke->a, "tecc::overlap(%s, t_bytes_%s, %s, t_bytes_%s)", n->outputs[i],
+                                      n->outputs[i], n->inputs[j], n->inputs[j]);
+      const char *same = arena_printf(ke->a, "(const void *)%s == (const void *)%s", n->outputs[i], n->inputs[j]);
+      if (!in_place_capable(ke, i, j)) {
+        emit(o, "if (%s) return TECC_ERROR_ALIASING;", cond);
+      } else if (fuse_in_place_ok(ke->kp, i, j)) {
+        emit(o, "if (%s && !(%s)) return TECC_ERROR_ALIASING;", cond, same);
+      } else {
+        open_block(o, "if (%s)", cond);
+        emit(o, "if (!(%s)) return TECC_ERROR_ALIASING;", same);
+        emit(o, "t_snap%d = true;", j);
+        close_block(o, "");
+      }
     }
     for (int j = 0; j < i; j++)
       emit(o, "if (tecc::overlap(%s, t_bytes_%s, %s, t_bytes_%s)) return TECC_ERROR_ALIASING;",
            n->outputs[i], n->outputs[i], n->outputs[j], n->outputs[j]);
+  }
+}
+
+static void emit_snapshot_space(KEmit *ke, Out *o) {
+  for (int j = 0; j < ke->k->ninputs; j++) {
+    if (!ke->snap[j])
+      continue;
+    emit(o, "const int64_t t_snap_off%d = t_ws_bytes;", j);
+    emit(o, "if (t_snap%d) t_ws_bytes += (t_bytes_%s + 255) / 256 * 256;", j, ke->names->inputs[j]);
+  }
+}
+
+static void emit_snapshots(KEmit *ke, Out *o) {
+  for (int j = 0; j < ke->k->ninputs; j++) {
+    if (!ke->snap[j])
+      continue;
+    const char *x = ke->names->inputs[j];
+    open_block(o, "if (t_snap%d)", j);
+    emit(o, "cudaError_t t_err = cudaMemcpyAsync(t_ws + t_snap_off%d, %s, (size_t)t_bytes_%s, cudaMemcpyDeviceToDevice, stream);", j, x, x);
+    open_block(o, "if (t_err != cudaSuccess)");
+    emit(o, "(void)cudaFreeAsync(t_ws, stream);");
+    emit(o, "return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
+    close_block(o, "");
+    emit(o, "%s = (const %s *)(t_ws + t_snap_off%d);", x, abi_ctype(ke->k->inputs[j].dtype), j);
+    close_block(o, "");
   }
 }
 
@@ -1073,6 +1280,7 @@ static void emit_workspace(KEmit *ke, Out *o) {
          n, dtype_size(v->dtype), n, n);
     emit(o, "t_ws_bytes += (%s + 255) / 256 * 256;", n);
   }
+  emit_snapshot_space(ke, o);
 }
 
 static void emit_entry(KEmit *ke, Out *o) {
@@ -1111,6 +1319,7 @@ static void emit_entry(KEmit *ke, Out *o) {
     emit(o, "%s *%s = t_ws ? (%s *)(t_ws + t_off%d) : NULL;", t, slot_name(ke->a, i), t, i);
   }
   emit(o, "(void)cudaGetLastError(); /* an earlier failure is not this call's */");
+  emit_snapshots(ke, o);
   Buf args;
   buf_init(&args, ke->a);
   put_host_args(ke, &args);
@@ -1177,29 +1386,3 @@ const char *emit_cu(Compilation *c, Module *m, FusionPlan *p) {
     internal_error("emitter indentation is %d at the end of the .cu", o.indent);
   return buf_cstr(&b);
 }
-
-/* ---- for emit_stitch.c (H9): one operation's expression, and types --------- */
-
-const char *cu_op_expr(Arena *a, Value *v, const char *const *args) {
-  GEmit e = {0};
-  e.a = a;
-  DType t[3] = {0};
-  for (int i = 0; i < v->nargs; i++)
-    t[i] = v->args[i]->dtype;
-  switch (v->op) {
-  case IR_CAST: return cast_expr(&e, v, args[0], t[0]);
-  case IR_UNARY: return unary_expr(&e, v, args[0], t[0]);
-  case IR_BINARY: return binary_expr(&e, v, args[0], t[0], args[1], t[1]);
-  case IR_SELECT:
-    return arena_printf(a, "%s ? %s : %s", convert(a, args[0], t[0], DT_BOOL),
-                        convert(a, args[1], t[1], v->dtype), convert(a, args[2], t[2], v->dtype));
-  default: internal_error("value %d (op %d) cannot be computed inline", v->id, (int)v->op);
-  }
-}
-
-const char *cu_const_literal(Arena *a, const Value *v) { return const_literal(a, v); }
-const char *cu_load_conv(Arena *a, DType t, const char *mem) { return load_conv(a, t, mem); }
-const char *cu_store_conv(Arena *a, DType t, const char *expr) { return store_conv(a, t, expr); }
-const char *cu_compute_ctype(DType t) { return compute_ctype(t); }
-const char *cu_storage_ctype(DType t) { return storage_ctype(t); }
-const char *cu_convert(Arena *a, const char *expr, DType from, DType to) { return convert(a, expr, from, to); }

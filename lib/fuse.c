@@ -118,7 +118,27 @@ static int root_order(const Group *g) {
 
 /* Launch order: by the largest root id.  A group reads only stored values,
  * which have smaller ids than the roots that use them. */
-static void sort_groups(KernelPlan *kp) {
+static int real_axes(const Shape *s) {
+  int n = 0;
+  for (int i = 0; i < s->rank; i++)
+    n += !dim_is_one(s, i);
+  return n;
+}
+
+/* Without reductions every fused group reads only inputs, so any order
+ * works; larger domains go first, because only they can read (by
+ * broadcasting) an input that a smaller group overwrites in place. */
+static void sort_by_real_axes(KernelPlan *kp) {
+  for (int i = 1; i < kp->groups.len; i++) {
+    Group *g = kp->groups.items[i];
+    int j = i;
+    for (; j > 0 && real_axes(&((Group *)kp->groups.items[j - 1])->domain) < real_axes(&g->domain); j--)
+      kp->groups.items[j] = kp->groups.items[j - 1];
+    kp->groups.items[j] = g;
+  }
+}
+
+static void sort_groups(KernelPlan *kp, int opt_level) {
   for (int i = 1; i < kp->groups.len; i++) {
     Group *g = kp->groups.items[i];
     int j = i;
@@ -126,6 +146,8 @@ static void sort_groups(KernelPlan *kp) {
       kp->groups.items[j] = kp->groups.items[j - 1];
     kp->groups.items[j] = g;
   }
+  if (!kp->has_reduce && opt_level > 0)
+    sort_by_real_axes(kp);
   for (int i = 0; i < kp->groups.len; i++) {
     Group *g = kp->groups.items[i];
     g->id = i;
@@ -213,16 +235,35 @@ static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level, Buf *why) {
   make_output_groups(a, kp, opt_level);
   if (opt_level >= 1) /* H9: stitch fusion (stitch.c) */
     stitch_groups(a, kp, why);
-  sort_groups(kp);
+  sort_groups(kp, opt_level);
   for (int i = 0; i < kp->groups.len; i++)
     collect_members(a, kp, kp->groups.items[i]);
   if (opt_level >= 1)
     stitch_order_groups(a, kp);
   assign_homes(a, kp);
-  /* In place is safe when one elementwise launch reads each input element
-   * only at the position it writes. */
-  kp->in_place_ok = !kp->has_reduce && kp->groups.len == 1;
+  kp->in_place_ok = !kp->has_reduce;
   return kp;
+}
+
+/* Output `out` may be the very buffer of input `in` (same dtype and
+ * layout, checked by the caller) when the kernel is elementwise and every
+ * other launch that reads the input runs before the one that writes the
+ * output: that one reads each element only where it writes it. */
+int fuse_in_place_ok(const KernelPlan *kp, int out, int in) {
+  const Kernel *k = kp->kernel;
+  if (!kp->in_place_ok)
+    return 0;
+  int writer = kp->group_of[k->outputs[out].value->id];
+  const Value *input = k->inputs[in].value;
+  for (int i = 0; i < kp->groups.len; i++) {
+    const Group *g = kp->groups.items[i];
+    if (g->id <= writer)
+      continue;
+    for (int r = 0; r < g->reads.len; r++)
+      if (g->reads.items[r] == input)
+        return 0;
+  }
+  return 1;
 }
 
 static const char *explain(Arena *a, FusionPlan *p, Module *m, Buf *why) {

@@ -68,7 +68,7 @@ typedef struct KernelPlan {
   int *group_of;       /* by value id: the group whose root it is, or -1 */
   PtrVec workspace;    /* Value*: the value of each workspace slot */
   int has_reduce;
-  int in_place_ok;     /* an output may be the very buffer of an input */
+  int in_place_ok;     /* no reduction: in place is possible (fuse_in_place_ok) */
 } KernelPlan;
 
 typedef struct FusionPlan {
@@ -79,6 +79,10 @@ typedef struct FusionPlan {
 } FusionPlan;
 
 FusionPlan *fuse_module(Compilation *c, Module *m, int opt_level);
+
+/* Output `out` may be exactly input `in`'s buffer (abi.md §3), given that
+ * they have the same dtype and layout. */
+int fuse_in_place_ok(const KernelPlan *kp, int out, int in);
 
 const char *group_kind_name(GroupKind k);
 const char *schedule_name(Schedule s);

@@ -35,8 +35,16 @@ __device__ __forceinline__ uint16_t f32_to_bf16(float f) {
 /* An explicit cast to a 16-bit type rounds; the value stays in f32. */
 __device__ __forceinline__ float round_f16(float f) { return f16_to_f32(f32_to_f16(f)); }
 __device__ __forceinline__ float round_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }
-__device__ __forceinline__ uint16_t f64_to_f16(double d) { return f32_to_f16((float)d); }
-__device__ __forceinline__ uint16_t f64_to_bf16(double d) { return f32_to_bf16((float)d); }
+/* f64 -> f32 rounding to odd: a later rounding to a 16-bit type then
+ * gives the same result as rounding the double directly (no double
+ * rounding), since f32 keeps more than two extra bits. */
+__device__ __forceinline__ float f64_to_f32_odd(double d) {
+  float f = __double2float_rz(d);
+  if ((double)f != d && f == f && (f - f) == 0.0f) f = __int_as_float(__float_as_int(f) | 1);
+  return f;
+}
+__device__ __forceinline__ uint16_t f64_to_f16(double d) { return f32_to_f16(f64_to_f32_odd(d)); }
+__device__ __forceinline__ uint16_t f64_to_bf16(double d) { return f32_to_bf16(f64_to_f32_odd(d)); }
 
 /* ---- float math: one name, f32 and f64 overloads ----------------------- */
 
@@ -458,6 +466,7 @@ inline int row_threads(int64_t row) {
 }
 
 inline bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+inline bool aligned_to(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
 
 }  // namespace tecc
 }  // namespace
