@@ -603,16 +603,36 @@ static void format_index(const Shape *s, const int64_t *sizes, int64_t flat,
     snprintf(buf + len, n - len, "]");
 }
 
-/* The tolerance an output gets: its dtype's, or that of the float value a
- * final conversion came from when that one is looser (an f32 sum declared
- * f64 is only as precise as f32). */
-static DType tolerance_dtype(const KernelOutput *o) {
-  DType t = o->dtype;
-  for (const Value *v = o->value; v->op == IR_CAST; v = v->args[0]) {
-    DType from = v->args[0]->dtype;
-    if (dtype_is_float(from) && dtype_is_float(t) && tolerance[from].rtol > tolerance[t].rtol)
-      t = from;
+/* The tolerance an output gets: its dtype's, or that of the least precise
+ * float computation it depends on when that is looser (an f32 sum converted
+ * to an f64 output, or added to an f64 value, is only as precise as f32).
+ * Inputs, constants, casts, broadcasts and selects compute nothing the
+ * reference does not mirror exactly; arithmetic, math and reductions on
+ * floats carry their dtype's rounding. */
+static DType tolerance_dtype(const Kernel *k, const KernelOutput *o) {
+  int nv = k->values.len;
+  signed char *worst = calloc((size_t)nv + 1, 1); /* DType + 1; 0: exact */
+  if (!worst)
+    return o->dtype;
+  for (int id = 0; id < nv; id++) {
+    const Value *v = k->values.items[id];
+    int w = 0;
+    for (int a = 0; a < v->nargs; a++) {
+      int wa = worst[v->args[a]->id];
+      if (wa && (!w || tolerance[wa - 1].rtol > tolerance[w - 1].rtol))
+        w = wa;
+    }
+    int computes = v->op == IR_UNARY || v->op == IR_BINARY || v->op == IR_REDUCE;
+    if (computes && dtype_is_float(v->dtype) &&
+        (!w || tolerance[v->dtype].rtol > tolerance[w - 1].rtol))
+      w = v->dtype + 1;
+    worst[id] = (signed char)w;
   }
+  DType t = o->dtype;
+  int w = worst[o->value->id];
+  if (dtype_is_float(t) && w && tolerance[w - 1].rtol > tolerance[t].rtol)
+    t = (DType)(w - 1);
+  free(worst);
   return t;
 }
 
@@ -639,7 +659,7 @@ static void compare_output(Case *c, int j, const char *what) {
   double K = interp_reduction_extent(c->k, j, c->sizes);
   double scale = K >= 2 ? log2(K) : 1;
   int64_t bad = 0;
-  DType tol = tolerance_dtype(o);
+  DType tol = tolerance_dtype(c->k, o);
   for (int64_t i = 0; i < a->n; i++) {
     if (element_ok(a->dt, tol, a->host, a->ref, i, scale))
       continue;
