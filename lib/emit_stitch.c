@@ -478,6 +478,8 @@ static void open_elements(SEmit *e, Buf *b, int indent) {
     put(b, indent + 3, "const IndexT t_r = t_r0 + t_j;");
     put(b, indent + 3, "(void)t_e;");
     put(b, indent + 3, "(void)t_r;");
+    if (e->vec) /* without packs, the row may end inside the last one */
+      put(b, indent + 3, "if (!t_packs && t_r >= t_red) break;");
   }
 }
 
@@ -559,9 +561,13 @@ static void reduction_pass(SEmit *e, Buf *out, int indent, int level) {
        * f64 conversion and add per element */
       int ci = e->reg ? indent + 1 : indent + 2;
       const char *part = arena_printf(e->a, "t_part%d", r->id);
-      put(e->chead, ci, "float %s = 0.0f;", part);
-      put(e->body, e->body_indent, "%s += %s;", part, cu_convert(e->a, arg, r->args[0]->dtype, DT_F32));
-      put(e->ctail, ci, "%s += (double)%s;", acc, part);
+      const char *comp = arena_printf(e->a, "t_comp%d", r->id);
+      put(e->chead, ci, "float %s = 0.0f, %s = 0.0f;", part, comp);
+      /* Kahan: comp keeps what each add lost (0 once the sum is not
+       * finite), and goes into the f64 sum with it */
+      put(e->body, e->body_indent, "tecc::kahan_add(%s, %s, %s);", part, comp,
+          cu_convert(e->a, arg, r->args[0]->dtype, DT_F32));
+      put(e->ctail, ci, "%s += (double)%s - (double)%s;", acc, part, comp);
     } else {
       put(e->body, e->body_indent, "%s = %s(%s, %s);", acc, x.op,
           acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
@@ -598,8 +604,10 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   }
   put(e->vdecl, indent, "tecc::Pack<%s, VEC> %s;", ct, s);
   put(e->body, e->body_indent, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
-  put(e->vafter, indent, "if (t_r0 < t_red) *reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0) = %s;",
+  put(e->vafter, indent, "if (t_r0 < t_red && t_packs) *reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0) = %s;",
       ct, ptr, s);
+  put(e->vafter, indent, "else if (t_r0 < t_red) for (int t_j = 0; t_j < VEC && t_r0 + t_j < t_red; t_j++) "
+                         "%s[t_o * t_red + t_r0 + t_j] = %s.v[t_j];", ptr, s);
 }
 
 static void stage_stores(SEmit *e, Value *v, const char *expr, int indent) {
@@ -685,7 +693,7 @@ static void load_cached(SEmit *e, Buf *out, int indent, int pass) {
   int in = indent + 1;
   if (e->vec) {
     /* the host picks VEC > 1 only when rows are whole packs, aligned */
-    put(out, in, "if (VEC > 1 && t_live && t_r0 < t_red) {");
+    put(out, in, "if (VEC > 1 && t_packs && t_live && t_r0 < t_red) {");
     for (int i = 0; i < e->cached.len; i++) {
       Cached *c = e->cached.items[i];
       if (!loaded_in(c, pass))
@@ -846,6 +854,8 @@ static void emit_one_kernel(SEmit *e, Buf *b, int indent, const char *roots) {
   buf_init(&sig, e->a);
   for (int i = 0; i < e->params.len; i++)
     buf_printf(&sig, "%s%s", i ? ", " : "", param_decl(e, e->params.items[i]));
+  if (e->vec)
+    buf_puts(&sig, ", bool t_packs");
   put(b, indent, "__global__ void __launch_bounds__(1024) %s_%s(%s) {", kn, e->reg ? "reg" : "stream", buf_cstr(&sig));
   put(b, indent + 1, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
   put(b, indent + 1, "const IndexT t_outer = %s;", outer);
@@ -989,23 +999,23 @@ void emit_stitch_launch(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp,
   put(b, in, "const int64_t t_outer = %s;", host_count(e, ~g->stitch->axes));
   put(b, in, "const int64_t t_red = %s;", host_count(e, g->stitch->axes));
   put(b, in, "if (t_outer > 0) {");
-  put(b, in + 1, "const bool t_vec_ok = t_red %% %d == 0%s;", vec, packed);
-  put(b, in + 1, "const tecc::StitchPick t_pick = tecc::stitch_pick(t_outer, t_red, %d, %s, %d, t_vec_ok);", ncached,
-      e->row ? "true" : "false", vec);
+  if (e->vec)
+    put(b, in + 1, "const bool t_vec_ok = t_red %% %d == 0%s;", vec, packed);
+  put(b, in + 1, "const tecc::StitchPick t_pick = tecc::stitch_pick(t_outer, t_red, %d, %s, %d, %s);", ncached,
+      e->row ? "true" : "false", vec, e->vec ? "t_vec_ok" : "true");
   put(b, in + 1, "const dim3 t_block(t_pick.tx, t_pick.ty);");
   /* 64-bit indices (over 2^30 elements) take the streaming kernel: half
    * the instantiations. */
-  put(b, in + 1, "switch (sizeof(IndexT) == 4 ? t_pick.items * 64 + t_pick.vec : 0) {");
-  for (int v = vec; v >= 1; v = v > 1 ? 1 : 0)
-    for (size_t i = 0; i < sizeof item_choices / sizeof item_choices[0]; i++)
-      put(b, in + 1, "case %d: %s_reg<int32_t, %d, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;",
-          item_choices[i] * 64 + v, kn, item_choices[i], v, args);
-  if (vec > 1)
-    put(b, in + 1, "default: if (t_pick.vec > 1) %s_stream<IndexT, %d><<<t_pick.grid, t_block, 0, stream>>>(%s);\n"
-                   "%*s         else %s_stream<IndexT, 1><<<t_pick.grid, t_block, 0, stream>>>(%s); break;",
-        kn, vec, args, 2 * (in + 1), "", kn, args);
-  else
-    put(b, in + 1, "default: %s_stream<IndexT, 1><<<t_pick.grid, t_block, 0, stream>>>(%s); break;", kn, args);
+  /* The same element-to-thread split whatever the alignment (so the same
+   * sums, bit for bit): misaligned rows keep VEC and load element by
+   * element (t_packs false). */
+  if (e->vec)
+    args = arena_printf(a, "%s, t_vec_ok", args);
+  put(b, in + 1, "switch (sizeof(IndexT) == 4 ? t_pick.items : 0) {");
+  for (size_t i = 0; i < sizeof item_choices / sizeof item_choices[0]; i++)
+    put(b, in + 1, "case %d: %s_reg<int32_t, %d, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;",
+        item_choices[i], kn, item_choices[i], vec, args);
+  put(b, in + 1, "default: %s_stream<IndexT, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;", kn, vec, args);
   put(b, in + 1, "}");
   put(b, in + 1, "t_err = cudaGetLastError();");
   put(b, in + 1, "if (t_err != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
@@ -1045,18 +1055,20 @@ void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, c
     const Value *r = st->reduces.items[i];
     buf_printf(b, "%s%%%d %s (level %d)", i ? ", " : "", r->id, reduce_name(r->rop), st->level[r->id]);
   }
-  buf_printf(b, "; rows = %s, row length R = %s; per-row values in registers; %d input(s) held, "
-                "E = %d elements per thread\n", outer, red, held, elems);
+  buf_printf(b, "; rows = %s, row length R = %s; per-row values in registers; %d input(s) held "
+                "(%d math result(s) kept for later passes), E = %d elements per thread\n",
+             outer, red, e->cached.len, e->nreused, elems);
   if (g->sched == SCHED_ROW) {
     if (vec > 1)
       buf_printf(b, "    packs: VEC = %d (16 bytes) when R %% %d == 0 and the full-row pointers are 16-byte aligned, "
                     "else VEC = 1\n", vec, vec);
     buf_puts(b, "    variant reg/warp (R <= 32*E): one warp per row, 4 rows per block, ITEMS = pow2 >= R/(32*VEC); "
                 "input read once\n");
-    buf_puts(b, "    variant reg/block (R <= T*E, T = pow2 >= R/(4*VEC) threads, <= 1024): one block per row, "
+    buf_puts(b, "    variant reg/block (R <= T*E, T = pow2 >= R/min(4*VEC, E) threads, <= 1024): one block per row, "
                 "ITEMS = pow2 >= R/(T*VEC); input read once\n");
-    buf_printf(b, "    variant stream (otherwise): 1024 threads per row, one block per SM, %d read(s) of the row "
-                  "(re-reads hit L2 while the rows in flight fit)\n", st->nlevels + 1);
+    buf_printf(b, "    variant stream (otherwise): T = pow2 >= R/(4*VEC) threads (<= 1024; at 1024 one block per SM), "
+                  "chunks of 4 packs per thread, %d read(s) of the row (re-reads hit L2 while the rows in flight fit)\n",
+               st->nlevels + 1);
   } else {
     buf_puts(b, "    column: TX = 32, 16 or 8 contiguous rows per block (the most that leaves >= 2 blocks per SM), "
                 "TY = 1024/TX lanes along R, halved to >= 32 while TY/2*E >= R\n");

@@ -22,6 +22,16 @@ __device__ __forceinline__ T column_allreduce(T v, Op op, T *smem) {
   return r;
 }
 
+/* Compensated f32 sum: sum + comp is the exact sum of the terms (to about
+ * 2^-48 relative); comp is 0 once sum is not finite. */
+__device__ __forceinline__ void kahan_add(float &sum, float &comp, float x) {
+  const float y = x - comp;
+  const float t = sum + y;
+  const float c = (t - sum) - y;
+  comp = c == c ? c : 0.0f;
+  sum = t;
+}
+
 /* A stitch group's launch: items = 1..32 picks the register kernel with
  * that many elements per thread and input, 0 the streaming kernel. */
 struct StitchPick {
@@ -41,7 +51,7 @@ inline int pow2_at_least(int64_t x, int lo, int hi) {
  * along y. */
 inline StitchPick stitch_pick(int64_t rows, int64_t len, int held, bool row, int vec, bool vec_ok) {
   StitchPick p;
-  if (!vec_ok) vec = 1;
+  (void)vec_ok; /* misaligned rows keep the split, the kernel loads by element */
   p.vec = vec;
   const int budget = 32; /* registers per thread for held values */
   const int max_elems = held > 0 ? (budget / held >= 1 ? budget / held : 1) : 32;
