@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- string map ------------------------------------------------------------ */
@@ -977,15 +978,22 @@ static const char *join(Sema *s, const char *dir, const char *path) {
                       dir[strlen(dir) - 1] == '/' ? "" : "/", path);
 }
 
+/* Only readable regular files are imported: a directory or a device such
+ * as /dev/zero or /dev/stdin is "not found" (and never read). */
+static int importable(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+}
+
 static SourceFile *find_import(Sema *s, const char *dir, const char *path) {
   const char *first = join(s, dir, path);
-  if (access(first, R_OK) == 0)
+  if (importable(first))
     return compilation_load(s->c, first, first);
   if (path[0] == '/')
     return NULL;
   for (size_t i = 0; i < s->c->opts.n_include_dirs; i++) {
     const char *p = join(s, s->c->opts.include_dirs[i], path);
-    if (access(p, R_OK) == 0)
+    if (importable(p))
       return compilation_load(s->c, p, p);
   }
   return NULL;
@@ -1008,6 +1016,12 @@ static void check_imported_stmts(Sema *s, const AstFile *f) {
 static void import_one(Sema *s, ImportState *is, const Stmt *st,
                        const char *dir) {
   SourceFile *sf = find_import(s, dir, st->path);
+  struct stat fs;
+  if (!sf && stat(join(s, dir, st->path), &fs) == 0 && !S_ISREG(fs.st_mode)) {
+    sema_error(s, st->loc, "cannot import '%s': not a regular file", st->path);
+    s->import_failed = 1;
+    return;
+  }
   if (!sf) {
     sema_error(s, st->loc, "cannot find imported file '%s'", st->path);
     s->import_failed = 1;
