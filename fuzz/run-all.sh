@@ -9,6 +9,9 @@
 #   FUZZ_SECONDS=600 fuzz/run-all.sh
 #   FUZZ_BUILD=/tmp/fz fuzz/run-all.sh     (default ./fuzz-build)
 #   FUZZ_ONLY=pipeline fuzz/run-all.sh     (one harness)
+#   FUZZ_STOP=1 fuzz/run-all.sh            (stop at the first crash; by
+#       default libFuzzer's fork mode goes on after a crash, so that one
+#       known bug does not hide the others)
 #
 # New inputs go to $FUZZ_BUILD/corpus-NAME, crashes to fuzz/crashes/, each
 # harness's log to $FUZZ_BUILD/NAME.log; the final stats (executions,
@@ -43,7 +46,9 @@ fuzz() {
   name=$1
   shift
   mkdir -p "corpus-$name"
-  "./fuzz_$name" -max_total_time="$seconds" -max_len=4096 -timeout=20 \
+  keep_going="-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"
+  [ -n "${FUZZ_STOP:-}" ] && keep_going=
+  "./fuzz_$name" $keep_going -max_total_time="$seconds" -max_len=4096 -timeout=20 \
     -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$srcdir/fuzz/crashes/$name-" -dict="$srcdir/fuzz/te.dict" \
     "corpus-$name" "$@" </dev/null >"$name.log" 2>&1 &
@@ -64,6 +69,8 @@ done
 for h in frontend pipeline; do
   [ -f "$h.log" ] || continue
   echo "== fuzz_$h"
-  grep -E '^#[0-9]+.*(DONE|pulse)|stat::|ERROR|SUMMARY|Test unit written' "$h.log" | tail -12
+  grep -E '^#[0-9]+.*(DONE|pulse|cov:)|stat::|SUMMARY|Test unit written|crash:' "$h.log" | tail -8
+  echo "crash artifacts: $(grep -c 'Test unit written' "$h.log")"
+  grep -h 'internal compiler error\|^SUMMARY' "$h.log" | sort | uniq -c | sort -rn | head -10
 done
 exit $status
