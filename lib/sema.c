@@ -54,6 +54,88 @@ void strmap_put(Arena *a, StrMap *m, const char *key, void *val) {
   m->vals[i] = val;
 }
 
+/* ---- spelling suggestions ------------------------------------------------ */
+
+/* Optimal string alignment distance: a swap of neighbours counts 1. */
+static int edit_distance(const char *a, const char *b, int limit) {
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la - lb > limit || lb - la > limit || la > 64 || lb > 64)
+    return limit + 1;
+  static const int W = 65;
+  int d[65 * 65];
+  for (int i = 0; i <= la; i++)
+    d[i * W] = i;
+  for (int j = 0; j <= lb; j++)
+    d[j] = j;
+  for (int i = 1; i <= la; i++)
+    for (int j = 1; j <= lb; j++) {
+      int cost = a[i - 1] != b[j - 1];
+      int best = d[(i - 1) * W + j - 1] + cost;
+      if (d[(i - 1) * W + j] + 1 < best)
+        best = d[(i - 1) * W + j] + 1;
+      if (d[i * W + j - 1] + 1 < best)
+        best = d[i * W + j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[(i - 2) * W + j - 2] + 1 < best)
+        best = d[(i - 2) * W + j - 2] + 1;
+      d[i * W + j] = best;
+    }
+  return d[la * W + lb];
+}
+
+/* The closest candidate to `name` (ties: the first in strcmp order), if
+ * it is close enough to be a likely typo. */
+typedef struct Suggestion {
+  const char *name;
+  const char *best;
+  int dist;
+} Suggestion;
+
+static void suggest_init(Suggestion *sg, const char *name) {
+  sg->name = name;
+  sg->best = NULL;
+  sg->dist = (int)strlen(name) / 3; /* 'expp' -> 'exp'; never for 'z' */
+}
+
+static void suggest_consider(Suggestion *sg, const char *cand) {
+  if (!strcmp(cand, sg->name) || sg->dist == 0)
+    return;
+  int d = edit_distance(sg->name, cand, sg->dist);
+  if (d > sg->dist || (sg->best && d == sg->dist && strcmp(cand, sg->best) > 0))
+    return;
+  if (!sg->best || d < sg->dist || strcmp(cand, sg->best) < 0) {
+    sg->best = cand;
+    sg->dist = d;
+  }
+}
+
+static void suggest_map(Suggestion *sg, const StrMap *m) {
+  for (int i = 0; i < m->cap; i++)
+    if (m->keys[i])
+      suggest_consider(sg, m->keys[i]);
+}
+
+static void suggest_builtins(Suggestion *sg) {
+  static const char *const names[] = {
+#define X(e, name, kind) name,
+      TECC_UNARY_BUILTINS(X)
+#undef X
+#define X(e, name) name,
+      TECC_REDUCTIONS(X)
+#undef X
+#define X(e, name, ctype, size) name,
+      TECC_DTYPES(X)
+#undef X
+      "maximum", "minimum", "pow", "atan2", "where", "clamp"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    suggest_consider(sg, names[i]);
+}
+
+/* "; did you mean 'x'?" or "". */
+static const char *did_you_mean(Arena *a, const Suggestion *sg) {
+  return sg->best ? arena_printf(a, "; did you mean '%s'?", sg->best) : "";
+}
+
 /* ---- diagnostics ------------------------------------------------------- */
 
 Diag *sema_error(Sema *s, SrcRange r, const char *fmt, ...) {
@@ -254,8 +336,13 @@ static int check_callee(Sema *s, const Expr *call, int order, FnDef **fn) {
   }
   if (!f) {
     /* after a broken import, the function may well be defined there */
+    Suggestion sg;
+    suggest_init(&sg, call->name);
+    suggest_builtins(&sg);
+    suggest_map(&sg, &s->fns);
     if (!s->import_failed)
-      sema_error(s, call->name_loc, "unknown function '%s'", call->name);
+      sema_error(s, call->name_loc, "unknown function '%s'%s", call->name,
+                 did_you_mean(s->a, &sg));
     return 0;
   }
   if (!fn_visible(s, f, order, call->name_loc))
@@ -281,7 +368,12 @@ static int check_fn_expr(Sema *s, const FnDef *f, const Expr *e) {
   int ok = 1;
   if (e->kind == EXPR_NAME && fn_param_index(f->stmt, e->name) < 0 &&
       !is_constant_name(e->name)) {
-    Diag *d = sema_error(s, e->loc, "use of undeclared name '%s'", e->name);
+    Suggestion sg;
+    suggest_init(&sg, e->name);
+    for (int i = 0; i < f->stmt->nparams; i++)
+      suggest_consider(&sg, f->stmt->params[i].name);
+    Diag *d = sema_error(s, e->loc, "use of undeclared name '%s'%s", e->name,
+                         did_you_mean(s->a, &sg));
     diag_note(s->d, d, f->stmt->name_loc,
               "function '%s' sees only its parameters", f->name);
     ok = 0;
@@ -374,6 +466,16 @@ static TVal *constant(Sema *s, const char *name, SrcRange loc) {
   return lower_weak_float(s, v, loc);
 }
 
+static const Suggestion *name_suggestion(Sema *s, const char *name) {
+  Suggestion *sg = ARENA_NEW(s->a, Suggestion);
+  suggest_init(sg, name);
+  suggest_map(sg, s->scope);
+  suggest_consider(sg, "pi");
+  suggest_consider(sg, "inf");
+  suggest_consider(sg, "nan");
+  return sg;
+}
+
 static void undeclared(Sema *s, const Expr *e) {
   SrcRange *later = s->kb ? strmap_get(&s->kb->later, e->name) : NULL;
   if (later) {
@@ -387,7 +489,8 @@ static void undeclared(Sema *s, const Expr *e) {
     sema_error(s, e->loc, "'%s' is a function; call it with arguments",
                e->name);
   else
-    sema_error(s, e->loc, "use of undeclared name '%s'", e->name);
+    sema_error(s, e->loc, "use of undeclared name '%s'%s", e->name,
+               did_you_mean(s->a, name_suggestion(s, e->name)));
 }
 
 static TVal *eval_name(Sema *s, const Expr *e) {
