@@ -691,7 +691,7 @@ static const char *roots_str(GEmit *e) {
   return buf_cstr(&b);
 }
 
-static void emit_kernel_head(GEmit *e, Out *o, int max_threads) {
+static void emit_kernel_head_extra(GEmit *e, Out *o, int max_threads, const char *extra) {
   emit(o, "/* %s, group %d: %s (%s), writes %s; from %s */", e->k->name, e->g->id,
        group_kind_name(e->g->kind), schedule_name(e->g->sched), roots_str(e), source_lines(e));
   emit(o, "template <typename IndexT>");
@@ -700,7 +700,7 @@ static void emit_kernel_head(GEmit *e, Out *o, int max_threads) {
   buf_printf(&b, "__global__ void __launch_bounds__(%d) %s(", max_threads, e->kname);
   for (int i = 0; i < e->params.len; i++)
     buf_printf(&b, "%s%s", i ? ", " : "", param_decl(e, e->params.items[i]));
-  buf_puts(&b, ")");
+  buf_printf(&b, "%s)", extra);
   open_block(o, "%s", buf_cstr(&b));
 }
 
@@ -881,6 +881,44 @@ static const char *reduce_linear_index(GEmit *e, uint32_t axes) {
   return NULL;
 }
 
+/* Stores t_acc, the whole reduction of output element t_o. */
+static void emit_reduce_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
+  const char *result = "t_acc";
+  if (ri->is_arg)
+    result = "t_acc.i";
+  else if (r->rop == RED_MEAN)
+    result = arena_printf(e->a, "t_acc / (%s)t_red", ri->acc_type);
+  emit_stores(e, o, r, convert(e->a, result, ri->is_arg ? DT_I64 : ri->acc_dt, r->dtype), "t_o");
+}
+
+/* The second stage of a split reduction: combines the partials of each
+ * output element in split order (deterministic), then stores it. */
+static void emit_split_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
+  const Group *g = e->g;
+  emit(o, "/* %s, group %d: the partials of split reductions, combined in order */", e->k->name, g->id);
+  emit(o, "template <typename IndexT>");
+  Buf h;
+  buf_init(&h, e->a);
+  buf_printf(&h, "__global__ void __launch_bounds__(256) %s_final(const %s *__restrict__ t_part, int t_splits", e->kname, ri->acc_type);
+  for (int i = 0; i < e->params.len; i++) {
+    const KParam *p = e->params.items[i];
+    if (p->kind == P_OUTPUT || p->kind == P_WS_WRITE || p->kind == P_SIZE)
+      buf_printf(&h, ", %s", param_decl(e, p));
+  }
+  buf_puts(&h, ")");
+  open_block(o, "%s", buf_cstr(&h));
+  emit(o, "const IndexT t_outer = %s;", numel_expr(e, &g->domain, ~r->axes, "(IndexT)"));
+  emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, r->axes, "(IndexT)"));
+  emit(o, "(void)t_red;");
+  open_block(o, "for (IndexT t_o = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_o < t_outer; t_o += (IndexT)blockDim.x * gridDim.x)");
+  emit(o, "%s t_acc = t_part[t_o];", ri->acc_type);
+  emit(o, "for (int t_s = 1; t_s < t_splits; t_s++)");
+  emit(o, "  t_acc = %s(t_acc, t_part[(IndexT)t_s * t_outer + t_o]);", ri->op);
+  emit_reduce_final(e, o, r, ri);
+  close_block(o, "");
+  close_block(o, "");
+}
+
 static void emit_reduce_kernel(GEmit *e, Out *o) {
   Group *g = e->g;
   Value *r = g->reduce;
@@ -916,17 +954,21 @@ static void emit_reduce_kernel(GEmit *e, Out *o) {
   add_size_params(e);
   order_params(e);
 
-  emit_kernel_head(e, o, 1024);
+  emit_kernel_head_extra(e, o, 1024, arena_printf(e->a, ", %s *__restrict__ t_part, IndexT t_chunk", ri.acc_type));
+  emit(o, "/* Blocks with blockIdx.y = s reduce [s * t_chunk, (s + 1) * t_chunk); with");
+  emit(o, " * several splits they leave partials in t_part for %s_final. */", e->kname);
   emit(o, "__shared__ %s t_smem[1024];", ri.acc_type);
   emit(o, "const IndexT t_outer = %s;", numel_expr(e, &g->domain, ~r->axes, "(IndexT)"));
   emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, r->axes, "(IndexT)"));
+  emit(o, "const IndexT t_rbeg = (IndexT)blockIdx.y * t_chunk;");
+  emit(o, "const IndexT t_rend = t_red - t_rbeg < t_chunk ? t_red : t_rbeg + t_chunk;");
   const char *lane = row ? "x" : "y", *item = row ? "y" : "x";
   open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s)", item, item);
   emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
   emit(o, "%s t_acc = %s;", ri.acc_type, ri.identity);
   open_block(o, "if (t_o < t_outer)");
   buf_puts(o->b, buf_cstr(&dk));
-  open_block(o, "for (IndexT t_r = threadIdx.%s; t_r < t_red; t_r += blockDim.%s)", lane, lane);
+  open_block(o, "for (IndexT t_r = t_rbeg + threadIdx.%s; t_r < t_rend; t_r += blockDim.%s)", lane, lane);
   buf_puts(o->b, buf_cstr(&dr));
   buf_puts(o->b, buf_cstr(e->body.b));
   close_block(o, "");
@@ -936,15 +978,17 @@ static void emit_reduce_kernel(GEmit *e, Out *o) {
   else
     emit(o, "t_acc = tecc::column_reduce(t_acc, %s, t_smem);", ri.op);
   open_block(o, "if (t_o < t_outer && threadIdx.%s == 0)", lane);
-  const char *result = "t_acc";
-  if (ri.is_arg)
-    result = "t_acc.i";
-  else if (r->rop == RED_MEAN)
-    result = arena_printf(e->a, "t_acc / (%s)t_red", ri.acc_type);
-  emit_stores(e, o, r, convert(e->a, result, ri.is_arg ? DT_I64 : ri.acc_dt, r->dtype), "t_o");
+  open_block(o, "if (gridDim.y > 1)");
+  emit(o, "t_part[(IndexT)blockIdx.y * t_outer + t_o] = t_acc;");
+  close_block(o, " else {");
+  o->indent++;
+  emit_reduce_final(e, o, r, &ri);
   close_block(o, "");
   close_block(o, "");
   close_block(o, "");
+  close_block(o, "");
+  emit(o, "%s", "");
+  emit_split_final(e, o, r, &ri);
 }
 
 static GEmit *new_gemit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
@@ -1040,6 +1084,36 @@ static const char *packs_aligned(KEmit *ke, GEmit *ge, int vec) {
   return buf_cstr(&b);
 }
 
+/* The reduced count of a reduction group, saturating (it may overflow
+ * only when the group has no output element). */
+static const char *red_product(KEmit *ke, const Group *g) {
+  Buf b;
+  buf_init(&b, ke->a);
+  buf_puts(&b, "INT64_C(1)");
+  for (int i = 0; i < g->domain.rank; i++) {
+    if (!((g->reduce->axes >> i) & 1u) || dim_is_one(&g->domain, i))
+      continue;
+    Dim d = g->domain.d[i];
+    const char *x = d.var >= 0 ? ke->names->sizes[d.var] : arena_printf(ke->a, "INT64_C(%lld)", (long long)d.size);
+    const char *prev = buf_cstr(&b);
+    buf_init(&b, ke->a);
+    buf_printf(&b, "tecc::sat_mul(%s, %s)", prev, x);
+  }
+  return buf_cstr(&b);
+}
+
+/* ", out, ws, (IndexT)N" for the second stage of a split reduction. */
+static const char *final_args(KEmit *ke, GEmit *ge) {
+  Buf b;
+  buf_init(&b, ke->a);
+  for (int i = 0; i < ge->params.len; i++) {
+    const KParam *p = ge->params.items[i];
+    if (p->kind == P_OUTPUT || p->kind == P_WS_WRITE || p->kind == P_SIZE)
+      buf_printf(&b, ", %s", launch_arg(ke, p));
+  }
+  return buf_cstr(&b);
+}
+
 static void emit_launch_check(Out *o) {
   emit(o, "t_err = cudaGetLastError();");
   emit(o, "if (t_err != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
@@ -1072,17 +1146,18 @@ static void emit_group_launch(KEmit *ke, Out *o, GEmit *ge) {
       close_block(o, "");
   } else {
     uint32_t axes = g->reduce->axes;
+    RedInfo ri = red_info(ke->a, g->reduce);
     emit(o, "const int64_t t_outer = %s;", numel_expr(ge, &g->domain, ~axes, "(int64_t)"));
-    emit(o, "const int64_t t_red = %s;", numel_expr(ge, &g->domain, axes, "(int64_t)"));
+    emit(o, "const int64_t t_red = %s;", red_product(ke, g));
     open_block(o, "if (t_outer > 0)");
-    if (g->sched == SCHED_ROW) {
-      emit(o, "const int t_tx = tecc::row_threads(t_red), t_ty = t_tx >= 256 ? 1 : 256 / t_tx;");
-    } else {
-      emit(o, "const int t_tx = 32, t_ty = t_red >= 256 ? 32 : 8;");
-    }
-    emit(o, "const unsigned t_grid = tecc::grid_size(t_outer, %s, 2048 / (t_tx * t_ty));",
-         g->sched == SCHED_ROW ? "t_ty" : "t_tx");
-    emit(o, "%s<IndexT><<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", ge->kname, launch_args(ke, ge));
+    emit(o, "const tecc::ReduceLaunch t_l = tecc::reduce_launch(%s, t_outer, t_red);", g->sched == SCHED_ROW ? "true" : "false");
+    emit(o, "%s<IndexT><<<dim3(t_l.grid, (unsigned)t_l.splits), dim3(t_l.tx, t_l.ty), 0, stream>>>(%s, (%s *)t_part%d, (IndexT)t_l.chunk);",
+         ge->kname, launch_args(ke, ge), ri.acc_type, g->id);
+    open_block(o, "if (t_l.splits > 1)");
+    emit_launch_check(o);
+    emit(o, "%s_final<IndexT><<<tecc::grid_size(t_outer, 256, 8), 256, 0, stream>>>((const %s *)t_part%d, (int)t_l.splits%s);",
+         ge->kname, ri.acc_type, g->id, final_args(ke, ge));
+    close_block(o, "");
   }
   emit_launch_check(o);
   close_block(o, "");
@@ -1106,6 +1181,9 @@ static void put_host_params(KEmit *ke, Buf *b) {
     const Value *v = ke->kp->workspace.items[i];
     buf_printf(b, "%s *%s, ", storage_ctype(v->dtype), slot_name(ke->a, i));
   }
+  for (int i = 0; i < ke->kp->groups.len; i++)
+    if (((Group *)ke->kp->groups.items[i])->kind == GROUP_REDUCE)
+      buf_printf(b, "void *t_part%d, ", i);
 }
 
 static void put_host_args(KEmit *ke, Buf *b) {
@@ -1118,6 +1196,9 @@ static void put_host_args(KEmit *ke, Buf *b) {
     buf_printf(b, "%s, ", ke->names->sizes[i]);
   for (int i = 0; i < ke->kp->workspace.len; i++)
     buf_printf(b, "%s, ", slot_name(ke->a, i));
+  for (int i = 0; i < ke->kp->groups.len; i++)
+    if (((Group *)ke->kp->groups.items[i])->kind == GROUP_REDUCE)
+      buf_printf(b, "t_part%d, ", i);
 }
 
 static void emit_launcher(KEmit *ke, Out *o) {
@@ -1268,6 +1349,33 @@ static const char *index_condition(KEmit *ke) {
   return buf_cstr(&b);
 }
 
+/* Split reductions keep splits * outer partials in the workspace. */
+static void emit_partial_space(KEmit *ke, Out *o) {
+  for (int i = 0; i < ke->kp->groups.len; i++) {
+    Group *g = ke->kp->groups.items[i];
+    if (g->kind != GROUP_REDUCE)
+      continue;
+    RedInfo ri = red_info(ke->a, g->reduce);
+    emit(o, "int64_t t_part_off%d = -1;", i);
+    emit(o, "{");
+    o->indent++;
+    GEmit tmp = {0};
+    tmp.a = ke->a;
+    tmp.names = ke->names;
+    tmp.g = g;
+    emit(o, "const int64_t t_outer = %s;", numel_expr(&tmp, &g->domain, ~g->reduce->axes, "(int64_t)"));
+    emit(o, "const int64_t t_red = %s;", red_product(ke, g));
+    open_block(o, "if (t_outer > 0)");
+    emit(o, "const tecc::ReduceLaunch t_l = tecc::reduce_launch(%s, t_outer, t_red);", g->sched == SCHED_ROW ? "true" : "false");
+    open_block(o, "if (t_l.splits > 1)");
+    emit(o, "t_part_off%d = t_ws_bytes;", i);
+    emit(o, "t_ws_bytes += (t_l.splits * t_outer * (int64_t)sizeof(%s) + 255) / 256 * 256;", ri.acc_type);
+    close_block(o, "");
+    close_block(o, "");
+    close_block(o, "");
+  }
+}
+
 static void emit_workspace(KEmit *ke, Out *o) {
   KernelPlan *kp = ke->kp;
   emit(o, "int64_t t_ws_bytes = 0;");
@@ -1281,6 +1389,7 @@ static void emit_workspace(KEmit *ke, Out *o) {
     emit(o, "t_ws_bytes += (%s + 255) / 256 * 256;", n);
   }
   emit_snapshot_space(ke, o);
+  emit_partial_space(ke, o);
 }
 
 static void emit_entry(KEmit *ke, Out *o) {
@@ -1318,6 +1427,9 @@ static void emit_entry(KEmit *ke, Out *o) {
     const char *t = storage_ctype(((Value *)kp->workspace.items[i])->dtype);
     emit(o, "%s *%s = t_ws ? (%s *)(t_ws + t_off%d) : NULL;", t, slot_name(ke->a, i), t, i);
   }
+  for (int i = 0; i < kp->groups.len; i++)
+    if (((Group *)kp->groups.items[i])->kind == GROUP_REDUCE)
+      emit(o, "void *t_part%d = t_part_off%d >= 0 ? (void *)(t_ws + t_part_off%d) : NULL;", i, i, i);
   emit(o, "(void)cudaGetLastError(); /* an earlier failure is not this call's */");
   emit_snapshots(ke, o);
   Buf args;

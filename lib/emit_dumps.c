@@ -116,17 +116,20 @@ static void plan_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   if (g->kind == GROUP_STITCH) { /* H9: stitch.h */
     stitch_plan_text(b, a, k, kp, g);
   } else if (g->kind == GROUP_LOOP) {
-    buf_printf(b, "    variant: grid-stride loop, 256 threads, grid = min(ceil(n/256), 8*SMs), n = %s\n",
+    buf_printf(b, "    variant packed: when every tensor read or written at the element's own index is aligned to its 16-byte pack, VEC = 16/(largest element size) elements per thread and iteration, then a scalar tail; grid = min(ceil(n/(256*VEC)), 8*SMs), n = %s\n",
                dims_product(a, k, &g->domain, ~0u));
+    buf_puts(b, "    variant scalar: otherwise, one element per thread and iteration, 256 threads, grid = min(ceil(n/256), 8*SMs)\n");
   } else {
     uint32_t ax = g->reduce->axes;
     buf_printf(b, "    reduces %s over axes [%s]: outer = %s, reduced = %s\n", reduce_name(g->reduce->rop),
                axes_str(a, ax, g->domain.rank), dims_product(a, k, &g->domain, ~ax),
                dims_product(a, k, &g->domain, ax));
     if (g->sched == SCHED_ROW)
-      buf_puts(b, "    variant: threads per row = pow2 in [32, 1024] >= reduced; rows per block = 256/threads (1 when threads >= 256)\n");
+      buf_puts(b, "    block: threads per row = pow2 in [32, 1024] >= reduced; rows per block = 256/threads (1 when threads >= 256)\n");
     else
-      buf_puts(b, "    variant: 32 outputs per block along x; 8 (reduced < 256) or 32 (reduced >= 256) partial sums along y\n");
+      buf_puts(b, "    block: 32 outputs per block along x; 8 (reduced < 256) or 32 (reduced >= 256) partial sums along y\n");
+    buf_puts(b, "    variant one-pass: when the output blocks fill 4 blocks per SM, or reduced < 64 per lane: each block reduces whole rows\n");
+    buf_puts(b, "    variant split: otherwise the reduced range is cut into S = min(ceil(4*SMs/blocks), reduced/(16*lanes), 1024) chunks along gridDim.y; partials go to the workspace and a second kernel combines them in chunk order (deterministic)\n");
   }
   buf_printf(b, "    bytes moved per call: %s\n", bytes_formula(a, k, kp, g));
 }

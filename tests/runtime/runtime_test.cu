@@ -52,6 +52,10 @@ __global__ void scalar_kernel(int32_t *i32, int64_t *i64, float *f, uint16_t *h)
   h[1] = tecc::f32_to_bf16(-2.0f);     // 0xc000
   f[15] = tecc::f16_to_f32(0x7bff);    // 65504
   f[16] = tecc::bf16_to_f32(0x3f80);   // 1
+  // 1 + 2^-8 + 2^-40 is just above a bf16 tie: rounding via f32 (to nearest)
+  // would land on the tie and go to even (1.0); rounding once gives 1 + 2^-7
+  h[2] = tecc::f64_to_bf16(1.0 + 1.0 / 256 + 1.0 / 1099511627776.0);  // 0x3f81
+  h[3] = tecc::f64_to_f16(1.0 + 1.0 / 2048 + 1.0 / 1099511627776.0);  // 0x3c01
 }
 
 static void test_scalars(void) {
@@ -79,6 +83,7 @@ static void test_scalars(void) {
   ok(f[13] == 1.0f, "bf16 rounding ties to even");
   ok(isinf(f[14]), "f16 rounding overflows to inf");
   ok(h[0] == 0x3c00 && h[1] == 0xc000, "f32 -> f16 / bf16 bits");
+  ok(h[2] == 0x3f81 && h[3] == 0x3c01, "f64 -> bf16 / f16 round once (no double rounding)");
   ok(f[15] == 65504.0f && f[16] == 1.0f, "f16 / bf16 bits -> f32");
   cudaFree(i32); cudaFree(i64); cudaFree(f); cudaFree(h);
 }
@@ -183,6 +188,18 @@ static void test_host(void) {
   ok(tecc::row_threads(1) == 32 && tecc::row_threads(100) == 128 && tecc::row_threads(1 << 20) == 1024, "row_threads");
   int sms = tecc::sm_count();
   ok(sms > 0 && sms == tecc::sm_count(), "sm_count is cached and positive");
+  ok(tecc::sat_mul(INT64_C(1) << 40, INT64_C(1) << 40) == INT64_MAX && tecc::sat_mul(6, 7) == 42, "sat_mul");
+  ok(tecc::aligned_to(buf + 0 + (16 - ((uintptr_t)buf & 15)) % 16, 16) && !tecc::aligned_to((char *)8, 16), "aligned_to");
+  // split reductions: few outputs and long rows split; the chunks cover the range exactly
+  const int64_t cases[][3] = {{1, 1 << 26, 1}, {4, 1000003, 1}, {1, 0, 1}, {100000, 1024, 1}, {7, 1 << 20, 0}, {1, 5, 0}};
+  bool good = true;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tecc::ReduceLaunch l = tecc::reduce_launch(cases[i][2] != 0, cases[i][0], cases[i][1]);
+    good &= l.splits >= 1 && l.splits <= 1024 && l.chunk * l.splits >= cases[i][1] &&
+            (l.splits == 1 || l.chunk * (l.splits - 1) < cases[i][1]) && l.tx * l.ty <= 1024 && l.grid >= 1;
+  }
+  tecc::ReduceLaunch big = tecc::reduce_launch(true, 1, INT64_C(1) << 26);
+  ok(good && big.splits > 1, "reduce_launch splits long reductions of few outputs, chunks cover the range");
 }
 
 int main(void) {
