@@ -109,6 +109,122 @@ static int cluster_legal(StitchCtx *s, const PtrVec *members, const PtrVec *loop
   return 1;
 }
 
+/* ---- the group graph stays acyclic --------------------------------------
+ * Nodes: the clusters (with the loop groups merged into them so far), the
+ * reductions no cluster takes, the loop groups not merged.  Node B
+ * depends on node A when B's values read a reduction A computes.  A
+ * value-level check is not enough: a cluster that computes x (read by
+ * another cluster) and also y (reading that other cluster) closes a
+ * cycle though neither x nor y depends on the other. */
+
+typedef struct Graph {
+  int n;
+  char *edge;   /* edge[a * n + b]: b reads what a computes */
+  int *owner;   /* by value id: the node computing a reduction, or -1 */
+} Graph;
+
+static void add_reads(StitchCtx *s, Graph *gr, int node, Value *from, const PtrVec *own, char *seen) {
+  PtrVec reads = {0};
+  boundary(s, from, own, seen, &reads);
+  for (int i = 0; i < reads.len; i++) {
+    int src = gr->owner[((Value *)reads.items[i])->id];
+    if (src >= 0 && src != node)
+      gr->edge[src * gr->n + node] = 1;
+  }
+}
+
+static int in_any_cluster_loops(StitchCtx *s, const Group *g) {
+  for (int c = 0; c < s->clusters.len; c++)
+    if (in_vec(&((Cluster *)s->clusters.items[c])->loops, g))
+      return 1;
+  return 0;
+}
+
+static int is_lone_reduce(StitchCtx *s, const Value *v) {
+  if (v->op != IR_REDUCE)
+    return 0;
+  for (int c = 0; c < s->clusters.len; c++)
+    if (in_vec(&((Cluster *)s->clusters.items[c])->reduces, v))
+      return 0;
+  return 1;
+}
+
+static Graph build_graph(StitchCtx *s) {
+  Graph gr = {0};
+  int nc = s->clusters.len, n = nc;
+  gr.owner = ARENA_ARRAY(s->a, int, s->n);
+  for (int i = 0; i < s->n; i++)
+    gr.owner[i] = -1;
+  for (int c = 0; c < nc; c++) {
+    Cluster *cl = s->clusters.items[c];
+    for (int j = 0; j < cl->reduces.len; j++)
+      gr.owner[((Value *)cl->reduces.items[j])->id] = c;
+  }
+  for (int i = 0; i < s->n; i++)
+    if (is_lone_reduce(s, s->k->values.items[i]))
+      gr.owner[i] = n++;
+  int first_loop = n;
+  n += s->kp->groups.len;
+  gr.n = n;
+  gr.edge = ARENA_ARRAY(s->a, char, (size_t)n * (size_t)n);
+  for (int c = 0; c < nc; c++) {
+    Cluster *cl = s->clusters.items[c];
+    char *seen = ARENA_ARRAY(s->a, char, s->n);
+    for (int j = 0; j < cl->reduces.len; j++) {
+      Value *r = cl->reduces.items[j];
+      for (int a = 0; a < r->nargs; a++)
+        add_reads(s, &gr, c, r->args[a], &cl->reduces, seen);
+    }
+    for (int j = 0; j < cl->loops.len; j++) {
+      Group *g = cl->loops.items[j];
+      for (int r = 0; r < g->roots.len; r++)
+        add_reads(s, &gr, c, g->roots.items[r], &cl->reduces, seen);
+    }
+  }
+  for (int i = 0; i < s->n; i++) {
+    Value *v = s->k->values.items[i];
+    if (gr.owner[i] < nc || v->op != IR_REDUCE)
+      continue;
+    PtrVec own = {0};
+    vec_push(s->a, &own, v);
+    char *seen = ARENA_ARRAY(s->a, char, s->n);
+    for (int a = 0; a < v->nargs; a++)
+      add_reads(s, &gr, gr.owner[i], v->args[a], &own, seen);
+  }
+  for (int i = 0; i < s->kp->groups.len; i++) {
+    Group *g = s->kp->groups.items[i];
+    if (g->kind != GROUP_LOOP || s->merged[i] || in_any_cluster_loops(s, g))
+      continue;
+    PtrVec none = {0};
+    char *seen = ARENA_ARRAY(s->a, char, s->n);
+    for (int r = 0; r < g->roots.len; r++)
+      add_reads(s, &gr, first_loop + i, g->roots.items[r], &none, seen);
+  }
+  return gr;
+}
+
+/* Depth-first search: state 1 on the path, 2 done. */
+static int reaches_back(const Graph *gr, int v, char *state) {
+  state[v] = 1;
+  for (int w = 0; w < gr->n; w++) {
+    if (!gr->edge[v * gr->n + w])
+      continue;
+    if (state[w] == 1 || (state[w] == 0 && reaches_back(gr, w, state)))
+      return 1;
+  }
+  state[v] = 2;
+  return 0;
+}
+
+static int groups_acyclic(StitchCtx *s) {
+  Graph gr = build_graph(s);
+  char *state = ARENA_ARRAY(s->a, char, gr.n + 1);
+  for (int v = 0; v < gr.n; v++)
+    if (state[v] == 0 && reaches_back(&gr, v, state))
+      return 0;
+  return 1;
+}
+
 static Cluster *new_cluster(StitchCtx *s, Value *r) {
   Cluster *c = ARENA_NEW(s->a, Cluster);
   c->domain = r->args[0]->shape;
@@ -122,7 +238,7 @@ static int try_join(StitchCtx *s, Cluster *c, Value *r) {
   if (c->axes != real_axes(r) || !shape_equal(&c->domain, &r->args[0]->shape))
     return 0;
   vec_push(s->a, &c->reduces, r);
-  if (cluster_legal(s, &c->reduces, &c->loops))
+  if (cluster_legal(s, &c->reduces, &c->loops) && groups_acyclic(s))
     return 1;
   c->reduces.len--;
   buf_printf(s->why, "%s: %%%d not stitched with %%%d: a reduction it reads depends on the cluster (cycle)\n",
@@ -184,7 +300,8 @@ static int worth_stitching(const Cluster *c) {
 
 static int loop_fits(const Cluster *c, const Group *g) {
   Shape rs = row_shape(c);
-  return shape_equal(&g->domain, &c->domain) || same_dims(&g->domain, &rs);
+  /* same rank: the emitter maps value axes to domain axes one to one */
+  return shape_equal(&g->domain, &c->domain) || (g->domain.rank == rs.rank && same_dims(&g->domain, &rs));
 }
 
 static int loop_reads_cluster(StitchCtx *s, const Cluster *c, const Group *g) {
@@ -208,7 +325,7 @@ static void merge_loops(StitchCtx *s) {
         if (!has_kept_axis(c) || !loop_fits(c, g) || (pass == 0 && !loop_reads_cluster(s, c, g)))
           continue;
         vec_push(s->a, &c->loops, g);
-        if (cluster_legal(s, &c->reduces, &c->loops)) {
+        if (cluster_legal(s, &c->reduces, &c->loops) && groups_acyclic(s)) {
           s->merged[i] = 1;
           break;
         }
@@ -234,6 +351,13 @@ static void mark_external_reads(StitchCtx *s, Group *g, const PtrVec *own, char 
     } else {
       boundary(s, v, own, seen, &reads);
     }
+  }
+  /* a stitch group's reductions need not be roots (yet) */
+  for (int i = 0; g->kind == GROUP_STITCH && i < own->len; i++) {
+    Value *v = own->items[i];
+    seen[v->id] = 1;
+    for (int j = 0; j < v->nargs; j++)
+      boundary(s, v->args[j], own, seen, &reads);
   }
   for (int i = 0; i < reads.len; i++)
     ext[((Value *)reads.items[i])->id] = 1;

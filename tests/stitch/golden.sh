@@ -40,4 +40,12 @@ printf '%s\n' 'x: f32[M, N]' 'a = sum(x, -1)' 'b = sum(x - a, 0)' 'c = sum(x * b
 is "$?" 0 "cycle.te compiles"
 ok "cycle.te: the second row reduction is not stitched with the first" grep -q 'not stitched with %1: .*cycle' "$work/cycle.explain"
 
+# Programs that once crashed the stitch pass compile at every level, and
+# their groups form no cycle (tecc stops with an internal error if so).
+for o in 0 1 2; do
+  "$TECC" -O$o "$dir/regress.te" -o "$work/regress.cu" 2> "$work/regress.err"
+  is "$?" 0 "regress.te compiles at -O$o"
+  ok "regress.te: no internal error at -O$o" test ! -s "$work/regress.err"
+done
+
 done_testing

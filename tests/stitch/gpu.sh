@@ -17,7 +17,7 @@ fi
 conform="$top_builddir/tests/conform/tecc-conform"
 n=0 failed=0
 for o in -O1 -O2; do
-  for prog in rows axes; do
+  for prog in rows axes regress; do
     n=$((n + 1))
     log=$("$conform" $o --nvcc="$NVCC" --arch="${CONFORM_ARCH:-native}" ${CONFORM_FLAGS} \
       "$top_srcdir/tests/stitch/$prog.te" 2>&1)
