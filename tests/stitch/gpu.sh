@@ -1,6 +1,6 @@
 #!/bin/sh
-# gpu.sh — stitch kernels on the GPU (TAP): tests/stitch/rows.te and
-# axes.te through the conformance runner at -O1 and -O2, against the
+# gpu.sh — stitch kernels on the GPU (TAP): tests/stitch/rows.te, axes.te
+# and regress.te through the conformance runner at -O1 and -O2, against the
 # reference interpreter.  Their `# conform: sizes` bindings pick every
 # variant (warp/block register kernels with and without 16-byte packs,
 # streaming, column), the runner's own bindings add odd sizes, empty rows
