@@ -940,6 +940,44 @@ static const char *host_count(SEmit *e, uint32_t mask) {
 
 static const int item_choices[] = {1, 2, 4, 8, 16, 32};
 
+static int pow2_at_least(int64_t x, int lo, int hi) {
+  int p = lo;
+  while (p < hi && p < x)
+    p *= 2;
+  return p;
+}
+
+/* The literal row length, or -1. */
+static int64_t literal_row(const SEmit *e) {
+  const Shape *s = &e->g->domain;
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++) {
+    if (!is_reduced_axis(e, i) || dim_is_one(s, i))
+      continue;
+    if (s->d[i].var >= 0)
+      return -1;
+    n *= s->d[i].size;
+  }
+  return n;
+}
+
+/* Rows of a length -D fixed: the ITEMS tecc::stitch_pick will choose (0:
+ * streaming), so that only that register kernel is instantiated; -1 when
+ * it depends on run-time sizes (column: on the SM count).  The launch
+ * still compares with the run-time pick, and streams on a mismatch. */
+static int fixed_items(const SEmit *e, int held, int vec) {
+  int64_t len = literal_row(e);
+  if (!e->row || len < 0)
+    return -1;
+  int max_elems = held > 0 ? (32 / held >= 1 ? 32 / held : 1) : 32;
+  int max_items = max_elems / vec >= 1 ? max_elems / vec : 1;
+  int target = max_items < 4 ? max_items : 4;
+  int tx = len <= 32 * (int64_t)max_items * vec ? 32
+                                                 : pow2_at_least((len + (int64_t)target * vec - 1) / ((int64_t)target * vec), 32, 1024);
+  int64_t per = (len + (int64_t)tx * vec - 1) / ((int64_t)tx * vec);
+  return per <= max_items ? pow2_at_least(per, 1, 32) : 0;
+}
+
 static int is_staged_output(SEmit *e, int out) {
   int map[TECC_MAX_RANK];
   for (int i = 0; i < e->g->domain.rank; i++)
@@ -1012,9 +1050,11 @@ void emit_stitch_launch(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp,
   if (e->vec)
     args = arena_printf(a, "%s, t_vec_ok", args);
   put(b, in + 1, "switch (sizeof(IndexT) == 4 ? t_pick.items : 0) {");
+  int fixed = fixed_items(e, ncached, vec);
   for (size_t i = 0; i < sizeof item_choices / sizeof item_choices[0]; i++)
-    put(b, in + 1, "case %d: %s_reg<int32_t, %d, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;",
-        item_choices[i], kn, item_choices[i], vec, args);
+    if (fixed < 0 || fixed == item_choices[i])
+      put(b, in + 1, "case %d: %s_reg<int32_t, %d, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;",
+          item_choices[i], kn, item_choices[i], vec, args);
   put(b, in + 1, "default: %s_stream<IndexT, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;", kn, vec, args);
   put(b, in + 1, "}");
   put(b, in + 1, "t_err = cudaGetLastError();");
@@ -1060,12 +1100,19 @@ void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, c
              outer, red, e->cached.len, e->nreused, elems);
   if (g->sched == SCHED_ROW) {
     if (vec > 1)
-      buf_printf(b, "    packs: VEC = %d (16 bytes) when R %% %d == 0 and the full-row pointers are 16-byte aligned, "
-                    "else VEC = 1\n", vec, vec);
+      buf_printf(b, "    packs: each thread takes VEC = %d consecutive elements; 16-byte loads and stores when "
+                    "R %% %d == 0 and the full-row pointers are 16-byte aligned, else element by element "
+                    "(the same split: the same sums, bit for bit)\n", vec, vec);
     buf_puts(b, "    variant reg/warp (R <= 32*E): one warp per row, 4 rows per block, ITEMS = pow2 >= R/(32*VEC); "
                 "input read once\n");
     buf_puts(b, "    variant reg/block (R <= T*E, T = pow2 >= R/min(4*VEC, E) threads, <= 1024): one block per row, "
                 "ITEMS = pow2 >= R/(T*VEC); input read once\n");
+    int fixed = fixed_items(e, held, vec);
+    if (fixed > 0)
+      buf_printf(b, "    R = %lld fixed at compile time: only the reg kernel with ITEMS = %d is built\n",
+                 (long long)literal_row(e), fixed);
+    else if (fixed == 0)
+      buf_printf(b, "    R = %lld fixed at compile time: only the stream kernel is built\n", (long long)literal_row(e));
     buf_printf(b, "    variant stream (otherwise): T = pow2 >= R/(4*VEC) threads (<= 1024; at 1024 one block per SM), "
                   "chunks of 4 packs per thread, %d read(s) of the row (re-reads hit L2 while the rows in flight fit)\n",
                st->nlevels + 1);
