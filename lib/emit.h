@@ -5,6 +5,7 @@
 
 #include "compile.h"
 #include "fuse.h"
+#include "nameset.h"
 
 /* The C names of an entry point's parameters: the .te names, except that a
  * name that could clash with C, C++, CUDA or the generated code's own names

@@ -204,7 +204,7 @@ typedef struct GEmit {
   const char *kname;   /* the CUDA kernel's name */
   Out body;            /* the loop body */
   PtrVec params;       /* KParam* */
-  PtrVec taken;        /* char*: identifiers in use in the kernel */
+  NameSet taken;       /* identifiers in use in the kernel */
   PtrVec memo;         /* Memo* */
   char used_axis[TECC_MAX_RANK];
   char *fastdiv;       /* by size variable */
@@ -229,19 +229,8 @@ typedef struct Memo {
   const char *name;
 } Memo;
 
-static int taken(GEmit *e, const char *s) {
-  for (int i = 0; i < e->taken.len; i++)
-    if (strcmp(e->taken.items[i], s) == 0)
-      return 1;
-  return 0;
-}
-
 static const char *fresh(GEmit *e, const char *want) {
-  const char *s = name_is_reserved(want) ? arena_printf(e->a, "u_%s", want) : want;
-  while (taken(e, s))
-    s = arena_printf(e->a, "%s_", s);
-  vec_push(e->a, &e->taken, (void *)s);
-  return s;
+  return nameset_fresh(&e->taken, name_is_reserved(want) ? arena_printf(e->a, "u_%s", want) : want);
 }
 
 static KParam *add_param(GEmit *e, ParamKind kind, int index, Value *v, const char *name) {
@@ -743,9 +732,9 @@ static int loop_vec(const GEmit *e) {
 static void emit_loop_kernel(GEmit *e, Out *o) {
   Group *g = e->g;
   e->lin = "t_i";
-  int ntaken = e->taken.len;
+  int ntaken = nameset_mark(&e->taken);
   const char *vbody = loop_body(e, 1, o->indent + 3);
-  e->taken.len = ntaken; /* the scalar body reuses the names */
+  nameset_truncate(&e->taken, ntaken); /* the scalar body reuses the names */
   const char *sbody = loop_body(e, 0, o->indent + 2);
   const char *vdecomp = loop_decompose(e, o->indent + 3);
   const char *sdecomp = loop_decompose(e, o->indent + 2);
@@ -1002,12 +991,13 @@ static GEmit *new_gemit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   Buf *body = ARENA_NEW(a, Buf);
   buf_init(body, a);
   e->body.b = body;
+  nameset_init(&e->taken, a);
   for (int i = 0; i < k->ninputs; i++)
-    vec_push(a, &e->taken, (void *)names->inputs[i]);
+    nameset_add(&e->taken, names->inputs[i]);
   for (int i = 0; i < k->noutputs; i++)
-    vec_push(a, &e->taken, (void *)names->outputs[i]);
+    nameset_add(&e->taken, names->outputs[i]);
   for (int i = 0; i < k->nsizevars; i++)
-    vec_push(a, &e->taken, (void *)names->sizes[i]);
+    nameset_add(&e->taken, names->sizes[i]);
   e->kname = arena_printf(a, "tecc_%s_g%d_%s", k->name, g->id,
                           g->kind == GROUP_LOOP ? "loop" : schedule_name(g->sched));
   return e;

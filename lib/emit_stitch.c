@@ -62,7 +62,7 @@ typedef struct SEmit {
   int pass;           /* the pass being written (stream: which loads) */
   int row;            /* schedule row (else column) */
   PtrVec params;      /* SParam* */
-  PtrVec taken;       /* char*: names in use */
+  NameSet taken;      /* names in use */
   PtrVec memo;        /* SMemo*: element scope, one pass */
   PtrVec rowmemo;     /* SMemo*: row scope */
   PtrVec cached;      /* Cached* */
@@ -104,19 +104,8 @@ static Buf *new_buf(Arena *a) {
 
 /* ---- names and parameters ------------------------------------------------ */
 
-static int is_taken(SEmit *e, const char *s) {
-  for (int i = 0; i < e->taken.len; i++)
-    if (strcmp(e->taken.items[i], s) == 0)
-      return 1;
-  return 0;
-}
-
 static const char *fresh(SEmit *e, const char *want) {
-  const char *s = name_is_reserved(want) ? arena_printf(e->a, "u_%s", want) : want;
-  while (is_taken(e, s))
-    s = arena_printf(e->a, "%s_", s);
-  vec_push(e->a, &e->taken, (void *)s);
-  return s;
+  return nameset_fresh(&e->taken, name_is_reserved(want) ? arena_printf(e->a, "u_%s", want) : want);
 }
 
 static const char *base_name(SEmit *e, const Value *v) {
@@ -765,12 +754,13 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->kept = ARENA_ARRAY(a, char, k->values.len + 1);
   e->kept_read = ARENA_ARRAY(a, char, k->values.len + 1);
   e->keep_decls = new_buf(a);
+  nameset_init(&e->taken, a);
   for (int i = 0; i < k->ninputs; i++)
-    vec_push(a, &e->taken, (void *)names->inputs[i]);
+    nameset_add(&e->taken, names->inputs[i]);
   for (int i = 0; i < k->noutputs; i++)
-    vec_push(a, &e->taken, (void *)names->outputs[i]);
+    nameset_add(&e->taken, names->outputs[i]);
   for (int i = 0; i < k->nsizevars; i++)
-    vec_push(a, &e->taken, (void *)names->sizes[i]);
+    nameset_add(&e->taken, names->sizes[i]);
   e->lin = linear_index(e);
   e->vec = e->row && e->lin && strcmp(e->lin, "t_o * t_red + t_r") == 0;
   return e;
