@@ -58,6 +58,18 @@ static int chance(int percent) { return rnd(100) < percent; }
 
 /* ---- strings ---------------------------------------------------------------- */
 
+/* Every string fmt() made, freed together when the program is written. */
+static char **strings;
+static size_t nstrings, strings_cap;
+
+static void free_strings(void) {
+  for (size_t i = 0; i < nstrings; i++)
+    free(strings[i]);
+  free(strings);
+  strings = NULL;
+  nstrings = strings_cap = 0;
+}
+
 static char *fmt(const char *f, ...) {
   va_list ap;
   va_start(ap, f);
@@ -65,7 +77,14 @@ static char *fmt(const char *f, ...) {
   if (vasprintf(&s, f, ap) < 0)
     abort();
   va_end(ap);
-  return s; /* the generator is a short-lived process: never freed */
+  if (nstrings == strings_cap) {
+    strings_cap = strings_cap ? 2 * strings_cap : 1024;
+    strings = realloc(strings, strings_cap * sizeof *strings);
+    if (!strings)
+      abort();
+  }
+  strings[nstrings++] = s;
+  return s;
 }
 
 /* ---- values ------------------------------------------------------------------ */
@@ -1063,5 +1082,6 @@ int main(int argc, char **argv) {
   int explicit_form = !(implicit && kernels == 1);
   for (int i = 0; i < kernels; i++)
     gen_kernel(stdout, i, explicit_form);
+  free_strings();
   return 0;
 }
