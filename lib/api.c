@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compile.h"
+#include "pipeline.h"
 
 struct tecc_result {
   Arena *arena;

@@ -1,10 +1,7 @@
-/* compile.c — one compilation: its sources, and the pipeline.
- *
- * compile_pipeline() is the one place that lists the passes, in order
- * (design.md "Pipeline").  Each pass reports user errors in c->diags and
- * the pipeline stops after the first pass that reported any. */
+/* compile.c — one compilation: its options, its sources, and the
+ * debugging dumps after each pass (the passes themselves are listed in
+ * pipeline.c). */
 #include "compile.h"
-#include "backend.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -138,7 +135,7 @@ void compilation_init(Compilation *c, Arena *a, const tecc_options *opts,
 
 /* --- debugging dumps (QBE's -d) ----------------------------------------- */
 
-static int wants_dump(const Compilation *c, const char *pass) {
+int compilation_wants_dump(const Compilation *c, const char *pass) {
   const char *list = c->opts.dump_after;
   if (!list)
     return 0;
@@ -153,80 +150,12 @@ static int wants_dump(const Compilation *c, const char *pass) {
   return 0;
 }
 
-static void dump_text(Compilation *c, const char *pass, const char *text) {
-  buf_printf(&c->debug_dump, "=== after %s ===\n%s", pass, text);
+void compilation_dump_text(Compilation *c, const char *pass, const char *text) {
+  if (compilation_wants_dump(c, pass))
+    buf_printf(&c->debug_dump, "=== after %s ===\n%s", pass, text);
 }
 
 void compilation_dump_after(Compilation *c, const char *pass, const Module *m) {
-  if (m && wants_dump(c, pass))
-    dump_text(c, pass, ir_dump(c->arena, m));
-}
-
-/* --- the pipeline ------------------------------------------------------- */
-
-static const char *const emit_names[] = {
-    [TECC_EMIT_CU] = "cu",       [TECC_EMIT_HEADER] = "header",
-    [TECC_EMIT_AST] = "ast",     [TECC_EMIT_IR] = "ir",
-    [TECC_EMIT_FUSED] = "fused", [TECC_EMIT_PLAN] = "plan",
-    [TECC_EMIT_DOT] = "dot",     [TECC_EMIT_JSON] = "json",
-};
-
-static const char *emit_name(tecc_emit e) {
-  if ((unsigned)e < sizeof emit_names / sizeof emit_names[0])
-    return emit_names[e];
-  return "?";
-}
-
-static int failed(const Compilation *c) {
-  return diag_has_errors(&c->diags);
-}
-
-/* Fusion, tile selection and the emitters (lib/backend.h, H4) plug in
- * here: they fill c->output, c->header and c->explanation for the emit
- * kinds that need code generation. */
-static int generate_code(Compilation *c, Module *m) {
-  if (backend_generate(c, m))
-    return 1;
-  diag_error(&c->diags, (SrcRange){0},
-             "code generation is not implemented for --emit=%s",
-             emit_name(c->opts.emit));
-  return 0;
-}
-
-int compile_pipeline(Compilation *c, SourceFile *main) {
-  AstFile *ast = parse_file(c->arena, &c->diags, main);
-  if (wants_dump(c, "parse"))
-    dump_text(c, "parse", ast_dump(c->arena, ast));
-  if (failed(c))
-    return 0;
-  if (c->opts.emit == TECC_EMIT_AST) {
-    c->output = ast_dump(c->arena, ast);
-    return 1;
-  }
-
-  Module *m = sema_and_lower(c, ast);
-  if (!m || failed(c))
-    return 0;
-  compilation_dump_after(c, "sema", m);
-
-  optimize_module(c, m); /* at every -O level: -O0 only turns fusion off */
-  compilation_dump_after(c, "opt", m);
-  if (failed(c))
-    return 0;
-  c->module = m;
-  if (c->opts.emit == TECC_EMIT_IR) {
-    c->output = ir_dump(c->arena, m);
-    return 1;
-  }
-  if (c->stop_at_ir)
-    return 1;
-
-  return generate_code(c, m) && !failed(c);
-}
-
-Module *compile_to_ir(Compilation *c, SourceFile *main) {
-  c->stop_at_ir = 1;
-  int ok = compile_pipeline(c, main);
-  c->stop_at_ir = 0;
-  return ok ? c->module : NULL;
+  if (m && compilation_wants_dump(c, pass))
+    compilation_dump_text(c, pass, ir_dump(c->arena, m));
 }

@@ -1,5 +1,7 @@
-/* compile.h — one compilation and the pipeline's passes (compile.c lists
- * the pipeline, in order, in one function). */
+/* compile.h — one compilation: options, sources, diagnostics, outputs,
+ * debugging dumps (compile.c).  Every pass gets the Compilation; the
+ * passes themselves are declared in their own headers and listed, in
+ * order, in pipeline.c. */
 #ifndef TECC_COMPILE_H
 #define TECC_COMPILE_H
 
@@ -20,27 +22,19 @@ typedef struct Compilation {
   const char *header;      /* .h text (TECC_EMIT_CU, TECC_EMIT_HEADER) */
   const char *explanation; /* --explain text */
   Buf debug_dump;          /* opts.dump_after: the IR after each pass named */
-  Module *module;          /* the IR after optimization, once it exists */
-  int stop_at_ir;          /* compile_to_ir(): skip code generation */
 } Compilation;
 
 /* Starts a compilation in `a`; copies the option strings into the arena. */
 void compilation_init(Compilation *c, Arena *a, const tecc_options *opts,
                       const char *main_dir);
 
-/* The pipeline (compile.c): parse `main`, check, lower, optimize, generate
- * code or the dump of c->opts.emit into c->output/c->header.  Returns 1 on
- * success, 0 when errors were reported in c->diags. */
-int compile_pipeline(Compilation *c, SourceFile *main);
-
-/* The front half of the pipeline (parse, sema, optimize), for tools that
- * want the IR (the interpreter, the conformance runner, the fuzzer).
- * NULL when there were errors. */
-Module *compile_to_ir(Compilation *c, SourceFile *main);
-
 /* Appends the IR after `pass` to c->debug_dump when opts.dump_after names
  * the pass (or is "all"); cheap when it does not. */
 void compilation_dump_after(Compilation *c, const char *pass, const Module *m);
+/* The same with a text of the pass's own (fusion groups, schedules). */
+void compilation_dump_text(Compilation *c, const char *pass, const char *text);
+/* opts.dump_after names `pass` (or is "all"). */
+int compilation_wants_dump(const Compilation *c, const char *pass);
 
 /* Adds a source whose text is already in memory. */
 SourceFile *compilation_add_source(Compilation *c, const char *name,
@@ -53,9 +47,6 @@ SourceFile *compilation_load(Compilation *c, const char *path, const char *name)
 /* sema.c, lower.c: imports, names, fn inlining, shapes, dtypes, every rule
  * of language.md; then lowering to IR.  NULL when there were errors. */
 Module *sema_and_lower(Compilation *c, AstFile *main);
-
-/* opt.c: constant folding, CSE, exact algebraic identities, dead values. */
-void optimize_module(Compilation *c, Module *m);
 
 /* The embedded prelude (softmax, log_softmax, logsumexp in .te). */
 extern const char tecc_prelude_te[];

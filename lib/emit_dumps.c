@@ -1,7 +1,5 @@
-/* emit_dumps.c — --emit=fused, plan, dot and json, and backend_generate()
- * (what compile.c calls). */
-#include "backend.h"
-#include "emit.h"
+/* emit_dumps.c — --emit=fused, dot and json (emit_dumps.h). */
+#include "emit_dumps.h"
 #include "stitch.h"
 
 #include <stdio.h>
@@ -65,87 +63,6 @@ const char *emit_fused(Compilation *c, Module *m, FusionPlan *p) {
       }
       buf_puts(&b, "\n");
     }
-  }
-  return buf_cstr(&b);
-}
-
-/* ---- plan ------------------------------------------------------------------ */
-
-static const char *dims_product(Arena *a, const Kernel *k, const Shape *s, uint32_t mask) {
-  Buf b;
-  buf_init(&b, a);
-  int n = 0;
-  for (int i = 0; i < s->rank; i++) {
-    if (!((mask >> i) & 1u) || dim_is_one(s, i))
-      continue;
-    if (s->d[i].var >= 0)
-      buf_printf(&b, "%s%s", n++ ? "*" : "", k->sizevars[s->d[i].var].name);
-    else
-      buf_printf(&b, "%s%lld", n++ ? "*" : "", (long long)s->d[i].size);
-  }
-  return n ? buf_cstr(&b) : "1";
-}
-
-/* Bytes one launch moves: each value read from memory once, each root
- * written once (a lower bound: broadcast operands are re-read through the
- * caches). */
-static const char *bytes_formula(Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
-  Buf b;
-  buf_init(&b, a);
-  int n = 0;
-  for (int i = 0; i < g->reads.len; i++) {
-    const Value *v = g->reads.items[i];
-    buf_printf(&b, "%s%d*%s", n++ ? " + " : "", dtype_size(v->dtype), dims_product(a, k, &v->shape, ~0u));
-  }
-  for (int i = 0; i < g->roots.len; i++) {
-    const Value *v = g->roots.items[i];
-    int copies = 0;
-    for (int o = 0; o < k->noutputs; o++)
-      copies += k->outputs[o].value == v;
-    if (kp->home[v->id].kind == HOME_WORKSPACE)
-      copies++;
-    for (int cpy = 0; cpy < copies; cpy++)
-      buf_printf(&b, "%s%d*%s", n++ ? " + " : "", dtype_size(v->dtype), dims_product(a, k, &v->shape, ~0u));
-  }
-  return n ? buf_cstr(&b) : "0";
-}
-
-static void plan_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
-  buf_printf(b, "  group %d: %s, schedule %s, domain %s\n", g->id, group_kind_name(g->kind),
-             schedule_name(g->sched), shape_str(a, k, &g->domain));
-  if (g->kind == GROUP_STITCH) { /* H9: stitch.h */
-    stitch_plan_text(b, a, k, kp, g);
-  } else if (g->kind == GROUP_LOOP) {
-    buf_printf(b, "    variant packed: when every tensor read or written at the element's own index is aligned to its 16-byte pack, VEC = 16/(largest element size) elements per thread and iteration, then a scalar tail; grid = min(ceil(n/(256*VEC)), 8*SMs), n = %s\n",
-               dims_product(a, k, &g->domain, ~0u));
-    buf_puts(b, "    variant scalar: otherwise, one element per thread and iteration, 256 threads, grid = min(ceil(n/256), 8*SMs)\n");
-  } else {
-    uint32_t ax = g->reduce->axes;
-    buf_printf(b, "    reduces %s over axes [%s]: outer = %s, reduced = %s\n", reduce_name(g->reduce->rop),
-               axes_str(a, ax, g->domain.rank), dims_product(a, k, &g->domain, ~ax),
-               dims_product(a, k, &g->domain, ax));
-    if (g->sched == SCHED_ROW)
-      buf_puts(b, "    block: threads per row = pow2 in [32, 1024] >= reduced; rows per block = 256/threads (1 when threads >= 256)\n");
-    else
-      buf_puts(b, "    block: 32 outputs per block along x; 8 (reduced < 256) or 32 (reduced >= 256) partial sums along y\n");
-    buf_puts(b, "    variant one-pass: when the output blocks fill 4 blocks per SM, or reduced < 64 per lane: each block reduces whole rows\n");
-    buf_puts(b, "    variant split: otherwise the reduced range is cut into S = min(ceil(4*SMs/blocks), reduced/(16*lanes), 1024) chunks along gridDim.y; partials go to the workspace and a second kernel combines them in chunk order (deterministic)\n");
-  }
-  buf_printf(b, "    bytes moved per call: %s\n", bytes_formula(a, k, kp, g));
-}
-
-const char *emit_plan(Compilation *c, Module *m, FusionPlan *p) {
-  Arena *a = c->arena;
-  Buf b;
-  buf_init(&b, a);
-  for (int i = 0; i < m->nkernels; i++) {
-    Kernel *k = m->kernels[i];
-    KernelPlan *kp = p->kernels[i];
-    buf_printf(&b, "kernel %s: %d launch(es), %d workspace buffer(s), in-place %s\n", k->name,
-               kp->groups.len, kp->workspace.len, kp->in_place_ok ? "allowed" : "refused");
-    buf_puts(&b, "  index type: int64 when any domain or size exceeds 2^30, else int32\n");
-    for (int j = 0; j < kp->groups.len; j++)
-      plan_group(&b, a, k, kp, kp->groups.items[j]);
   }
   return buf_cstr(&b);
 }
@@ -259,7 +176,7 @@ static void json_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   buf_puts(b, ", \"reads\": ");
   json_ids(b, &g->reads);
   buf_puts(b, ", \"bytes\": ");
-  json_str(b, bytes_formula(a, k, kp, g));
+  json_str(b, group_bytes(a, k, kp, g));
   buf_puts(b, "}");
 }
 
@@ -311,29 +228,4 @@ const char *emit_json(Compilation *c, Module *m, FusionPlan *p) {
   }
   buf_puts(&b, "  ]\n}\n");
   return buf_cstr(&b);
-}
-
-/* ---- the pipeline's entry -------------------------------------------------------- */
-
-int backend_generate(Compilation *c, Module *m) {
-  tecc_emit kind = c->opts.emit;
-  if (kind == TECC_EMIT_HEADER) {
-    c->header = emit_header(c, m);
-    c->output = c->header;
-    return 1;
-  }
-  FusionPlan *p = fuse_module(c, m, c->opts.opt_level);
-  if (c->opts.explain)
-    c->explanation = p->explanation;
-  switch (kind) {
-  case TECC_EMIT_CU:
-    c->output = emit_cu(c, m, p);
-    c->header = emit_header(c, m);
-    return 1;
-  case TECC_EMIT_FUSED: c->output = emit_fused(c, m, p); return 1;
-  case TECC_EMIT_PLAN: c->output = emit_plan(c, m, p); return 1;
-  case TECC_EMIT_DOT: c->output = emit_dot(c, m, p); return 1;
-  case TECC_EMIT_JSON: c->output = emit_json(c, m, p); return 1;
-  default: return 0;
-  }
 }

@@ -6,33 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *group_kind_name(GroupKind k) {
-  return k == GROUP_LOOP ? "loop" : k == GROUP_STITCH ? "stitch" : "reduce";
-}
-
-const char *schedule_name(Schedule s) {
-  switch (s) {
-  case SCHED_ELEMENTWISE:
-    return "elementwise";
-  case SCHED_ROW:
-    return "row";
-  case SCHED_COLUMN:
-    return "column";
-  }
-  unreachable();
-}
-
-int dim_is_one(const Shape *s, int i) {
-  return s->d[i].var < 0 && s->d[i].size == 1;
-}
-
-int innermost_axis(const Shape *domain) {
-  for (int i = domain->rank - 1; i >= 0; i--)
-    if (!dim_is_one(domain, i))
-      return i;
-  return -1;
-}
-
 static int computes(const Value *v) {
   return v->op == IR_CAST || v->op == IR_UNARY || v->op == IR_BINARY ||
          v->op == IR_SELECT || v->op == IR_REDUCE;

@@ -1,10 +1,5 @@
-/* fuse.h — fusion groups and the plan the emitters follow (design.md,
- * pipeline steps 5 and 6).
- *
- * A group is one kernel launch.  It computes its roots and writes them to
- * memory; every other value it needs is either recomputed inside it (cheap
- * elementwise producers, broadcasts, constants) or read from memory (kernel
- * inputs, and "stored" values written by an earlier group).
+/* fuse.h — fusion: partition each kernel into groups, one launch each
+ * (design.md, pipeline step 5; the groups are described in groups.h).
  *
  *   -O0: every computed value is stored and is its own group.
  *   -O1, -O2: only reductions are stored.  A reduction group recomputes its
@@ -18,77 +13,12 @@
 #define TECC_FUSE_H
 
 #include "compile.h"
-#include "ir.h"
-
-typedef enum GroupKind {
-  GROUP_LOOP,   /* elementwise over `domain` (the roots' shape) */
-  GROUP_REDUCE, /* one reduction; `domain` is the shape of its argument */
-  GROUP_STITCH  /* H9: reductions over one row space and the elementwise
-                   values around them, rows kept on chip (stitch.h) */
-} GroupKind;
-
-/* Schedule classes (tile selection). */
-typedef enum Schedule {
-  SCHED_ELEMENTWISE, /* grid-stride loop over the domain */
-  SCHED_ROW,         /* reduced axes include the innermost: threads along a row */
-  SCHED_COLUMN       /* reduced axes are outer: threads along the kept axes */
-} Schedule;
-
-typedef struct Group {
-  int id;
-  GroupKind kind;
-  Schedule sched;
-  Shape domain;
-  PtrVec roots;    /* Value*: what the group writes, increasing ids */
-  Value *reduce;   /* GROUP_REDUCE: the reduction (the only root) */
-  PtrVec members;  /* Value*: computed inside, increasing ids (dumps) */
-  PtrVec reads;    /* Value*: read from memory (inputs, stored values) */
-  PtrVec deps;     /* Group*: groups that write what this one reads */
-  struct Stitch *stitch; /* GROUP_STITCH: its reductions and levels (stitch.h) */
-} Group;
-
-/* Where a value lives in memory, if anywhere. */
-typedef enum HomeKind {
-  HOME_NONE,      /* only in registers */
-  HOME_INPUT,     /* a kernel input (index) */
-  HOME_OUTPUT,    /* the buffer of output `index` */
-  HOME_WORKSPACE  /* workspace slot `index` */
-} HomeKind;
-
-typedef struct Home {
-  HomeKind kind;
-  int index;
-} Home;
-
-typedef struct KernelPlan {
-  Kernel *kernel;
-  PtrVec groups;       /* Group*, in launch order */
-  char *stored;        /* by value id: consumers outside its group read it from memory */
-  Home *home;          /* by value id */
-  int *group_of;       /* by value id: the group whose root it is, or -1 */
-  PtrVec workspace;    /* Value*: the value of each workspace slot */
-  int has_reduce;
-  int in_place_ok;     /* no reduction: in place is possible (fuse_in_place_ok) */
-} KernelPlan;
-
-typedef struct FusionPlan {
-  int opt_level;
-  KernelPlan **kernels; /* parallel to Module.kernels */
-  int nkernels;
-  const char *explanation; /* --explain text */
-} FusionPlan;
+#include "groups.h"
 
 FusionPlan *fuse_module(Compilation *c, Module *m, int opt_level);
 
 /* Output `out` may be exactly input `in`'s buffer (abi.md §3), given that
  * they have the same dtype and layout. */
 int fuse_in_place_ok(const KernelPlan *kp, int out, int in);
-
-const char *group_kind_name(GroupKind k);
-const char *schedule_name(Schedule s);
-/* Axis `i` of `s` is the literal 1. */
-int dim_is_one(const Shape *s, int i);
-/* The last axis of `domain` that is not the literal 1, or -1. */
-int innermost_axis(const Shape *domain);
 
 #endif

@@ -10,7 +10,7 @@
  * widening (f16 -> f32 -> f16), -(-x), not not x, x and true, x or false,
  * select on a constant, maximum/minimum(x, x).  Never
  * x+0 (wrong for -0.0), x*0 or x-x (wrong for inf and NaN). */
-#include "compile.h"
+#include "opt.h"
 #include "fold.h"
 
 #include <math.h>

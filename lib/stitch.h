@@ -18,7 +18,7 @@
 #ifndef TECC_STITCH_H
 #define TECC_STITCH_H
 
-#include "fuse.h"
+#include "groups.h"
 
 typedef struct Stitch {
   uint32_t axes;   /* reduced domain axes (literal-1 axes excluded) */

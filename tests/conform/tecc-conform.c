@@ -33,7 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "compile.h"
+#include "pipeline.h"
 #include "interp.h"
 
 enum { MAX_DIRECTIVES = 32, MAX_BINDINGS = 40, MAX_TENSORS = 64, MAX_SHOWN = 4 };
@@ -256,9 +256,8 @@ static Module *load_ir(Program *p, char **error) {
     *error = xprintf("cannot read %s: %s", p->path, strerror(errno));
     return NULL;
   }
-  AstFile *ast = parse_file(c.arena, &c.diags, f);
-  Module *m = diag_has_errors(&c.diags) ? NULL : sema_and_lower(&c, ast);
-  if (!m || diag_has_errors(&c.diags)) {
+  Module *m = compile_unoptimized_ir(&c, f);
+  if (!m) {
     *error = strdup(diag_format_all(&c.diags, 1));
     return NULL;
   }

@@ -1,0 +1,37 @@
+/* footprint.h — what one group moves and holds per element (footprint.c),
+ * the facts tile selection (schedule.c) sizes its choices by:
+ *
+ *   - the tensors the group reads or writes at the element's own index,
+ *     which can move in 16-byte packs, and the widest of their elements;
+ *   - for a stitch group, the full-domain values each thread holds in
+ *     registers per element in the register kernel: the inputs it reads
+ *     whole (held once, read once from memory) and the math results that
+ *     several passes would otherwise recompute (kept).
+ *
+ * It walks the group's values as the emitters do (the same memoization by
+ * value and index map, the same passes of a stitch group), so that the
+ * budget the schedule gives and what the kernel holds agree; emit_stitch.c
+ * checks that they do. */
+#ifndef TECC_FOOTPRINT_H
+#define TECC_FOOTPRINT_H
+
+#include "groups.h"
+
+typedef struct Footprint {
+  int pack_bytes;   /* widest element moved in packs; 0: nothing can move in packs */
+  int held_inputs;  /* stitch: full-domain memory values held per element */
+  int kept;         /* stitch: math results kept per element for later passes */
+  const char *keep; /* stitch: by value id, 1 for the values kept (or NULL) */
+} Footprint;
+
+Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g);
+
+/* Registers per element a thread of the register kernel needs: the inputs
+ * die as the values kept from them are born, so the larger count (>= 1). */
+int footprint_held(const Footprint *f);
+
+/* Keeping a value costs registers: only math functions and divisions are
+ * worth them; adds and casts are recomputed. */
+int worth_keeping(const Value *v);
+
+#endif

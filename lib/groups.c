@@ -1,0 +1,68 @@
+/* groups.c — names and shape helpers for the groups of groups.h. */
+#include "groups.h"
+
+const char *group_kind_name(GroupKind k) {
+  return k == GROUP_LOOP ? "loop" : k == GROUP_STITCH ? "stitch" : "reduce";
+}
+
+const char *schedule_name(Schedule s) {
+  switch (s) {
+  case SCHED_ELEMENTWISE:
+    return "elementwise";
+  case SCHED_ROW:
+    return "row";
+  case SCHED_COLUMN:
+    return "column";
+  }
+  unreachable();
+}
+
+int dim_is_one(const Shape *s, int i) {
+  return s->d[i].var < 0 && s->d[i].size == 1;
+}
+
+int innermost_axis(const Shape *domain) {
+  for (int i = domain->rank - 1; i >= 0; i--)
+    if (!dim_is_one(domain, i))
+      return i;
+  return -1;
+}
+
+const char *dims_text(Arena *a, const Kernel *k, const Shape *s, uint32_t mask) {
+  Buf b;
+  buf_init(&b, a);
+  int n = 0;
+  for (int i = 0; i < s->rank; i++) {
+    if (!((mask >> i) & 1u) || dim_is_one(s, i))
+      continue;
+    if (s->d[i].var >= 0)
+      buf_printf(&b, "%s%s", n++ ? "*" : "", k->sizevars[s->d[i].var].name);
+    else
+      buf_printf(&b, "%s%lld", n++ ? "*" : "", (long long)s->d[i].size);
+  }
+  return n ? buf_cstr(&b) : "1";
+}
+
+static void put_bytes(Buf *b, int *n, Arena *a, const Kernel *k, const Value *v) {
+  buf_printf(b, "%s%d*%s", (*n)++ ? " + " : "", dtype_size(v->dtype), dims_text(a, k, &v->shape, ~0u));
+}
+
+/* Bytes one launch moves: each value read from memory once, each root
+ * written once per buffer it lives in (a lower bound: broadcast operands
+ * are re-read through the caches, streamed rows more than once). */
+const char *group_bytes(Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
+  Buf b;
+  buf_init(&b, a);
+  int n = 0;
+  for (int i = 0; i < g->reads.len; i++)
+    put_bytes(&b, &n, a, k, g->reads.items[i]);
+  for (int i = 0; i < g->roots.len; i++) {
+    const Value *v = g->roots.items[i];
+    for (int o = 0; o < k->noutputs; o++)
+      if (k->outputs[o].value == v)
+        put_bytes(&b, &n, a, k, v);
+    if (kp->home[v->id].kind == HOME_WORKSPACE)
+      put_bytes(&b, &n, a, k, v);
+  }
+  return n ? buf_cstr(&b) : "0";
+}

@@ -1,0 +1,90 @@
+/* groups.h — what fusion produces and every later pass reads: groups
+ * (one kernel launch each), where each value lives, and the plan of a
+ * kernel (design.md, pipeline step 5).  fuse.c and stitch.c fill these;
+ * schedule.c and the emitters read them.
+ *
+ * A group is one kernel launch.  It computes its roots and writes them to
+ * memory; every other value it needs is either recomputed inside it (cheap
+ * elementwise producers, broadcasts, constants) or read from memory (kernel
+ * inputs, and "stored" values written by an earlier group).
+ *
+ * Everything lives in the compilation's arena. */
+#ifndef TECC_GROUPS_H
+#define TECC_GROUPS_H
+
+#include "ir.h"
+
+struct Stitch;         /* stitch.h */
+struct GroupSchedule;  /* schedule.h */
+
+typedef enum GroupKind {
+  GROUP_LOOP,   /* elementwise over `domain` (the roots' shape) */
+  GROUP_REDUCE, /* one reduction; `domain` is the shape of its argument */
+  GROUP_STITCH  /* H9: reductions over one row space and the elementwise
+                   values around them, rows kept on chip (stitch.h) */
+} GroupKind;
+
+/* Schedule classes (tile selection). */
+typedef enum Schedule {
+  SCHED_ELEMENTWISE, /* grid-stride loop over the domain */
+  SCHED_ROW,         /* reduced axes include the innermost: threads along a row */
+  SCHED_COLUMN       /* reduced axes are outer: threads along the kept axes */
+} Schedule;
+
+typedef struct Group {
+  int id;
+  GroupKind kind;
+  Schedule sched;
+  Shape domain;
+  PtrVec roots;    /* Value*: what the group writes, increasing ids */
+  Value *reduce;   /* GROUP_REDUCE: the reduction (the only root) */
+  PtrVec members;  /* Value*: computed inside, increasing ids (dumps) */
+  PtrVec reads;    /* Value*: read from memory (inputs, stored values) */
+  PtrVec deps;     /* Group*: groups that write what this one reads */
+  struct Stitch *stitch; /* GROUP_STITCH: its reductions and levels (stitch.h) */
+  struct GroupSchedule *schedule; /* tile selection's choice (schedule.h) */
+} Group;
+
+/* Where a value lives in memory, if anywhere. */
+typedef enum HomeKind {
+  HOME_NONE,      /* only in registers */
+  HOME_INPUT,     /* a kernel input (index) */
+  HOME_OUTPUT,    /* the buffer of output `index` */
+  HOME_WORKSPACE  /* workspace slot `index` */
+} HomeKind;
+
+typedef struct Home {
+  HomeKind kind;
+  int index;
+} Home;
+
+typedef struct KernelPlan {
+  Kernel *kernel;
+  PtrVec groups;       /* Group*, in launch order */
+  char *stored;        /* by value id: consumers outside its group read it from memory */
+  Home *home;          /* by value id */
+  int *group_of;       /* by value id: the group whose root it is, or -1 */
+  PtrVec workspace;    /* Value*: the value of each workspace slot */
+  int has_reduce;
+  int in_place_ok;     /* no reduction: in place is possible (fuse_in_place_ok) */
+} KernelPlan;
+
+typedef struct FusionPlan {
+  int opt_level;
+  KernelPlan **kernels; /* parallel to Module.kernels */
+  int nkernels;
+  const char *explanation; /* --explain text */
+} FusionPlan;
+
+const char *group_kind_name(GroupKind k);
+const char *schedule_name(Schedule s);
+/* Axis `i` of `s` is the literal 1. */
+int dim_is_one(const Shape *s, int i);
+/* The last axis of `domain` that is not the literal 1, or -1. */
+int innermost_axis(const Shape *domain);
+/* "M*N": the product of `s`'s non-1 dims in `mask`, by name ("1": none). */
+const char *dims_text(Arena *a, const Kernel *k, const Shape *s, uint32_t mask);
+/* "4*M*N + 4*M": the bytes one launch of `g` moves, at least. */
+const char *group_bytes(Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g);
+
+#endif

@@ -1,0 +1,11 @@
+/* opt.h — the optimizer (opt.c; design.md, pipeline step 4): constant
+ * folding, CSE, algebraic identities exact in IEEE arithmetic, dead-value
+ * removal.  It runs at every -O level (-O0 only turns fusion off). */
+#ifndef TECC_OPT_H
+#define TECC_OPT_H
+
+#include "compile.h"
+
+void optimize_module(Compilation *c, Module *m);
+
+#endif

@@ -1,0 +1,375 @@
+/* schedule.c — tile selection: a schedule record per fused group
+ * (schedule.h), and their text for --emit=plan.
+ *
+ * The numbers come from a few budgets, named below: 256-thread blocks for
+ * elementwise work (seed 004), 2048 resident threads per SM for the grid,
+ * 32 registers per thread for the values a stitch kernel holds per
+ * element, 1024 threads per block. */
+#include "schedule.h"
+#include "footprint.h"
+#include "stitch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+  ELEMENTWISE_THREADS = 256, /* seed 004: a block of 256, grid by waves of SMs */
+  SM_THREADS = 2048,         /* resident threads per SM (sm_70 .. sm_90) */
+  MAX_THREADS = 1024,        /* per block */
+  HELD_REGISTERS = 32,       /* per thread for held row elements */
+  SHORT_ROW_BLOCK = 128,     /* threads of a block of several short rows */
+  REDUCE_BLOCK = 256,        /* threads of a block of a plain reduction */
+  STREAM_ITEMS = 4,          /* packs per thread per chunk of a streamed row */
+  PACK_BYTES = 16
+};
+
+Target target_of(const char *arch) {
+  Target t = {arch ? arch : "sm_90", 90, 8};
+  if (arch && strncmp(arch, "sm_", 3) == 0)
+    t.sm = atoi(arch + 3);
+  t.max_cluster = t.sm >= 90 ? 8 : 1; /* 8: the portable cluster size */
+  return t;
+}
+
+const char *class_name(SchedClass c) {
+  static const char *const names[] = {"elementwise", "row", "column", "full", "stitch-row", "stitch-column"};
+  return names[c];
+}
+
+const char *storage_name(Storage s) {
+  static const char *const names[] = {"none", "registers", "cluster", "stream"};
+  return names[s];
+}
+
+/* ---- sizes known at compile time --------------------------------------- */
+
+/* The product of the domain's non-1 dims in `mask`, or -1 when one is a
+ * size variable. */
+static int64_t literal_count(const Shape *s, uint32_t mask) {
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++) {
+    if (!((mask >> i) & 1u) || dim_is_one(s, i))
+      continue;
+    if (s->d[i].var >= 0)
+      return -1;
+    n *= s->d[i].size;
+  }
+  return n;
+}
+
+static int pow2_at_least(int64_t x, int lo, int hi) {
+  int p = lo;
+  while (p < hi && p < x)
+    p *= 2;
+  return p;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+/* ---- classes and variants ---------------------------------------------- */
+
+static SchedClass class_of(const Group *g) {
+  if (g->kind == GROUP_LOOP)
+    return CLASS_ELEMENTWISE;
+  if (g->kind == GROUP_STITCH)
+    return g->sched == SCHED_ROW ? CLASS_STITCH_ROW : CLASS_STITCH_COLUMN;
+  if (literal_count(&g->domain, ~g->reduce->axes) == 1)
+    return CLASS_FULL;
+  return g->sched == SCHED_ROW ? CLASS_ROW : CLASS_COLUMN;
+}
+
+static Variant *add(Arena *a, GroupSchedule *s, const char *name, When when, Storage st) {
+  Variant *grown = ARENA_ARRAY(a, Variant, s->nvariants + 1);
+  if (s->nvariants)
+    memcpy(grown, s->variants, sizeof(Variant) * (size_t)s->nvariants);
+  s->variants = grown;
+  Variant *v = &grown[s->nvariants++];
+  v->name = name;
+  v->when = when;
+  v->storage = st;
+  v->vec = v->items = v->threads_y = v->cluster = v->split = 1;
+  v->sm_threads = SM_THREADS;
+  return v;
+}
+
+static void elementwise(Arena *a, GroupSchedule *s, const Footprint *f) {
+  int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
+  if (vec > 1) {
+    Variant *v = add(a, s, "packed", WHEN_ALIGNED, STORE_NONE);
+    v->vec = vec;
+    v->threads_x = ELEMENTWISE_THREADS;
+  }
+  add(a, s, "scalar", WHEN_ALWAYS, STORE_NONE)->threads_x = ELEMENTWISE_THREADS;
+}
+
+/* Plain reductions keep one partial per thread in registers; a second,
+ * ordered stage combines the chunks of a split (deterministic). */
+static void reduction(Arena *a, GroupSchedule *s) {
+  if (s->cls == CLASS_COLUMN) {
+    Variant *v = add(a, s, "narrow", WHEN_ROW_AT_MOST, STORE_REGISTERS);
+    v->limit = 255;
+    v->threads_x = 32;
+    v->threads_y = 8;
+    v->split = 0;
+    v = add(a, s, "wide", WHEN_ALWAYS, STORE_REGISTERS);
+    v->threads_x = v->threads_y = 32;
+    v->split = 0;
+    return;
+  }
+  Variant *v = add(a, s, s->cls == CLASS_FULL ? "full" : "row", WHEN_ALWAYS, STORE_REGISTERS);
+  v->fit = FIT_ROW;
+  v->threads_x = v->threads_y = 0;
+  v->block = REDUCE_BLOCK;
+  v->split = 0;
+}
+
+static Variant *row_variant(Arena *a, GroupSchedule *s, const char *name, int vec, int items) {
+  Variant *v = add(a, s, name, WHEN_ROW_AT_MOST, STORE_REGISTERS);
+  v->vec = vec;
+  v->items = items;
+  v->limit = (int64_t)MAX_THREADS * items * vec;
+  v->fit = FIT_ROW;
+  v->threads_x = v->threads_y = 0;
+  v->block = SHORT_ROW_BLOCK;
+  v->index_bits = 32;
+  return v;
+}
+
+/* Rows in registers: a warp per row while a thread's share fits about
+ * four packs, then a block per row, then (long rows) the whole budget per
+ * thread, then a cluster of blocks (sm_90); longer rows stream. */
+static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Target *t) {
+  int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
+  int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
+  int items = max_items < 4 ? max_items : 4;
+  Variant *v = row_variant(a, s, "warp", vec, items);
+  v->fit = FIT_NONE;
+  v->threads_x = 32;
+  v->threads_y = SHORT_ROW_BLOCK / 32;
+  v->limit = 32 * (int64_t)items * vec;
+  row_variant(a, s, "block", vec, items);
+  if (max_items > items)
+    row_variant(a, s, "long", vec, max_items);
+  if (t->max_cluster > 1 && f->pack_bytes) {
+    v = row_variant(a, s, "cluster", vec, max_items);
+    v->when = WHEN_CLUSTERS;
+    v->storage = STORE_CLUSTER;
+    v->fit = FIT_CLUSTER;
+    v->threads_x = MAX_THREADS;
+    v->threads_y = 1;
+    v->cluster = 0;
+    v->limit = (int64_t)t->max_cluster * MAX_THREADS * max_items * vec;
+  }
+  v = row_variant(a, s, "stream", vec, STREAM_ITEMS);
+  v->when = WHEN_ALWAYS;
+  v->storage = STORE_STREAM;
+  v->sm_threads = MAX_THREADS; /* long rows: one block per SM, the rows in flight stay in L2 */
+  v->index_bits = 64;
+}
+
+static void column_variant(Arena *a, GroupSchedule *s, const char *name, int items) {
+  Variant *v = add(a, s, name, WHEN_ROW_FITS, STORE_REGISTERS);
+  v->items = items;
+  v->fit = FIT_COLUMNS;
+  v->threads_x = v->threads_y = 0;
+  v->index_bits = 32;
+}
+
+/* Columns in registers: about four elements per lane while they fit,
+ * then the whole budget; longer columns stream. */
+static void stitch_column(Arena *a, GroupSchedule *s) {
+  int items = s->budget < 4 ? s->budget : 4;
+  column_variant(a, s, "short", items);
+  if (s->budget > items)
+    column_variant(a, s, "reg", s->budget);
+  Variant *v = add(a, s, "stream", WHEN_ALWAYS, STORE_STREAM);
+  v->items = STREAM_ITEMS;
+  v->fit = FIT_COLUMNS;
+  v->threads_x = v->threads_y = 0;
+  v->index_bits = 64;
+}
+
+/* ---- literal sizes: decide what the host would ------------------------- */
+
+/* 32-bit indices do for every element of the domain (the launcher's own
+ * test: sizes and the element count below 2^30). */
+static int small_domain(const Group *g) {
+  int64_t n = literal_count(&g->domain, ~0u);
+  return n >= 0 && n < ((int64_t)1 << 30);
+}
+
+/* The variant's own condition on the row length is known to hold. */
+static int length_holds(const Variant *v, int64_t len) {
+  return v->when == WHEN_ROW_AT_MOST && len >= 0 && len <= v->limit;
+}
+
+static int length_fails(const Variant *v, int64_t len) {
+  return (v->when == WHEN_ROW_AT_MOST || v->when == WHEN_CLUSTERS) && len >= 0 && len > v->limit;
+}
+
+/* A fitted row block with a literal row length gets its numbers now. */
+static void fix_row_fit(Variant *v, int64_t len) {
+  if (v->fit != FIT_ROW || len < 0)
+    return;
+  v->threads_x = pow2_at_least(ceil_div(len, (int64_t)v->items * v->vec), 32, MAX_THREADS);
+  v->threads_y = v->threads_x >= v->block ? 1 : v->block / v->threads_x;
+  v->fit = FIT_NONE;
+}
+
+static void keep(GroupSchedule *s, int *n, int i, int64_t len) {
+  Variant v = s->variants[i];
+  fix_row_fit(&v, len);
+  s->variants[(*n)++] = v;
+}
+
+/* Keeps what can run: the first variant whose row length holds (then, when
+ * 32-bit indices may not do, the last one, which always runs), with the
+ * ones before it that cannot be ruled out. */
+static void decide(GroupSchedule *s, int64_t len, int small) {
+  int n = 0, last = s->nvariants - 1;
+  for (int i = 0; i <= last; i++) {
+    if (length_fails(&s->variants[i], len))
+      continue;
+    keep(s, &n, i, len);
+    if (s->variants[i].when == WHEN_ALWAYS)
+      break;
+    if (length_holds(&s->variants[i], len)) {
+      if (!small)
+        keep(s, &n, last, len);
+      break;
+    }
+  }
+  s->nvariants = n;
+}
+
+static int64_t reduced_length(const Group *g) {
+  uint32_t axes = g->kind == GROUP_STITCH ? g->stitch->axes : g->kind == GROUP_REDUCE ? g->reduce->axes : 0;
+  return literal_count(&g->domain, axes);
+}
+
+/* ---- the pass ------------------------------------------------------------ */
+
+static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group *g, const Target *t) {
+  GroupSchedule *s = ARENA_NEW(a, GroupSchedule);
+  Footprint f = group_footprint(a, kp, g);
+  s->cls = class_of(g);
+  s->held = footprint_held(&f);
+  s->budget = HELD_REGISTERS / s->held > 0 ? HELD_REGISTERS / s->held : 1;
+  s->keep = f.keep;
+  switch (s->cls) {
+  case CLASS_ELEMENTWISE: elementwise(a, s, &f); break;
+  case CLASS_ROW: case CLASS_COLUMN: case CLASS_FULL: reduction(a, s); break;
+  case CLASS_STITCH_ROW: stitch_row(a, s, &f, t); break;
+  case CLASS_STITCH_COLUMN: stitch_column(a, s); break;
+  }
+  if (g->kind == GROUP_STITCH)
+    decide(s, reduced_length(g), small_domain(g));
+  return s;
+}
+
+void schedule_module(Compilation *c, Module *m, FusionPlan *p) {
+  Target t = target_of(c->opts.arch);
+  for (int i = 0; i < m->nkernels; i++) {
+    KernelPlan *kp = p->kernels[i];
+    for (int j = 0; j < kp->groups.len; j++) {
+      Group *g = kp->groups.items[j];
+      g->schedule = schedule_group(c->arena, kp, g, &t);
+    }
+  }
+}
+
+/* ---- --emit=plan ----------------------------------------------------------- */
+
+static const char *condition_text(Arena *a, const Variant *v, int first) {
+  switch (v->when) {
+  case WHEN_ALWAYS: return first ? "always" : "otherwise";
+  case WHEN_ALIGNED: return "when every tensor moved in packs is aligned to its pack";
+  case WHEN_ROW_AT_MOST: return arena_printf(a, "when R <= %lld and 32-bit indices do", (long long)v->limit);
+  case WHEN_ROW_FITS: return "when R <= TY*ITEMS and 32-bit indices do";
+  case WHEN_CLUSTERS:
+    return arena_printf(a, "when R <= %lld, 32-bit indices do and the device launches clusters", (long long)v->limit);
+  }
+  unreachable();
+}
+
+static const char *block_text(Arena *a, const Variant *v) {
+  switch (v->fit) {
+  case FIT_NONE:
+    return v->threads_y > 1 ? arena_printf(a, "block %d x %d", v->threads_x, v->threads_y)
+                            : arena_printf(a, "block %d", v->threads_x);
+  case FIT_ROW:
+    return arena_printf(a, "block T x max(1, %d/T), T = pow2 in [32, 1024] >= R/%d", v->block, v->items * v->vec);
+  case FIT_CLUSTER:
+    return arena_printf(a, "block 1024, cluster C = pow2 >= R/%d blocks, a row per cluster",
+                        MAX_THREADS * v->items * v->vec);
+  case FIT_COLUMNS:
+    return arena_printf(a, "block TX x TY, TX = 32, 16 or 8 columns (the most that leaves 2 blocks per SM), "
+                           "TY = pow2 in [32, 1024/TX] >= R/%d", v->items);
+  }
+  unreachable();
+}
+
+static const char *grid_text(Arena *a, const Variant *v) {
+  if (v->fit == FIT_NONE)
+    return arena_printf(a, "grid <= %d*SMs", v->sm_threads / (v->threads_x * v->threads_y));
+  return arena_printf(a, "grid <= SMs*%d/(block threads)", v->sm_threads);
+}
+
+static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
+  buf_printf(b, "    variant %s (%s): %s, VEC %d", v->name, condition_text(a, v, first), storage_name(v->storage),
+             v->vec);
+  if (v->storage == STORE_REGISTERS || v->storage == STORE_CLUSTER || v->storage == STORE_STREAM)
+    buf_printf(b, ", ITEMS %d", v->items);
+  buf_printf(b, ", %s, %s", block_text(a, v), grid_text(a, v));
+  if (v->split == 0)
+    buf_puts(b, ", split: S = min(ceil(4*SMs/grid), R/(16*lanes), 1024) chunks when the grid is short, "
+                "combined in chunk order");
+  if (v->index_bits)
+    buf_printf(b, ", %d-bit indices", v->index_bits);
+  buf_puts(b, "\n");
+}
+
+static void stitch_text(Buf *b, const Group *g, const GroupSchedule *s) {
+  const Stitch *st = g->stitch;
+  buf_printf(b, "    stitch: %d reduction(s) in %d level(s):", st->reduces.len, st->nlevels);
+  for (int i = 0; i < st->reduces.len; i++) {
+    const Value *r = st->reduces.items[i];
+    buf_printf(b, "%s %%%d %s (level %d)", i ? "," : "", r->id, reduce_name(r->rop), st->level[r->id]);
+  }
+  buf_printf(b, "; %d value(s) held per element, %d element(s) per thread and value\n", s->held, s->budget);
+}
+
+static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
+  const GroupSchedule *s = g->schedule;
+  buf_printf(b, "  group %d: %s, class %s, domain %s\n", g->id, group_kind_name(g->kind), class_name(s->cls),
+             shape_str(a, k, &g->domain));
+  uint32_t axes = g->kind == GROUP_STITCH ? g->stitch->axes : g->kind == GROUP_REDUCE ? g->reduce->axes : 0;
+  if (g->kind == GROUP_LOOP)
+    buf_printf(b, "    elements n = %s\n", dims_text(a, k, &g->domain, ~0u));
+  else
+    buf_printf(b, "    rows = %s, row length R = %s\n", dims_text(a, k, &g->domain, ~axes),
+               dims_text(a, k, &g->domain, axes));
+  if (g->kind == GROUP_REDUCE)
+    buf_printf(b, "    reduces: %%%d %s\n", g->reduce->id, reduce_name(g->reduce->rop));
+  if (g->kind == GROUP_STITCH)
+    stitch_text(b, g, s);
+  for (int i = 0; i < s->nvariants; i++)
+    variant_text(b, a, &s->variants[i], i == 0);
+  buf_printf(b, "    bytes moved per call: %s\n", group_bytes(a, k, kp, g));
+}
+
+const char *schedule_dump(Arena *a, const Module *m, const FusionPlan *p) {
+  Buf b;
+  buf_init(&b, a);
+  for (int i = 0; i < m->nkernels; i++) {
+    const Kernel *k = m->kernels[i];
+    const KernelPlan *kp = p->kernels[i];
+    buf_printf(&b, "kernel %s: %d launch(es), %d workspace buffer(s), in-place %s\n", k->name, kp->groups.len,
+               kp->workspace.len, kp->in_place_ok ? "allowed" : "refused");
+    for (int j = 0; j < kp->groups.len; j++)
+      group_text(&b, a, k, kp, kp->groups.items[j]);
+  }
+  return buf_cstr(&b);
+}

@@ -1,0 +1,103 @@
+/* schedule.h — tile selection (schedule.c; design.md, pipeline step 6).
+ *
+ * For each fused group the pass writes a GroupSchedule: the schedule class
+ * and a short list of variants, each one kernel instance and its launch.
+ * The host stub tries the variants in order and launches the first whose
+ * condition holds (the last one's always does).  When the sizes are
+ * literal (or bound by -D), the conditions are decided here and only the
+ * variant that will run is kept.  The emitters print these records; they
+ * choose no numbers of their own.
+ *
+ * A block is threads_x * threads_y threads.  Row classes: threads_x lanes
+ * along a row, threads_y rows per block.  Column classes: threads_x
+ * contiguous outputs (columns) per block, threads_y lanes along the
+ * reduced axis.  A dimension recorded as 0 is fitted to the sizes at run
+ * time by the rule FitRule names (the host code is one line per rule).
+ *
+ * Everything lives in the compilation's arena. */
+#ifndef TECC_SCHEDULE_H
+#define TECC_SCHEDULE_H
+
+#include "compile.h"
+#include "groups.h"
+
+/* The GPU the schedules assume (--arch). */
+typedef struct Target {
+  const char *arch; /* "sm_90" */
+  int sm;           /* 90 */
+  int max_cluster;  /* blocks per cluster with distributed shared memory; 1: none */
+} Target;
+
+typedef enum SchedClass {
+  CLASS_ELEMENTWISE,   /* grid-stride loop over the domain, packs and a tail */
+  CLASS_ROW,           /* one reduction over the innermost axes */
+  CLASS_COLUMN,        /* one reduction over outer axes: threads along the kept axes */
+  CLASS_FULL,          /* one reduction over every axis: two deterministic stages */
+  CLASS_STITCH_ROW,    /* a stitch group whose reduced axes are innermost */
+  CLASS_STITCH_COLUMN  /* a stitch group whose reduced axes are outer */
+} SchedClass;
+
+typedef enum Storage {
+  STORE_NONE,      /* elementwise: nothing is held */
+  STORE_REGISTERS, /* the row (or the partial results) in registers: one read */
+  STORE_CLUSTER,   /* a row split over the blocks of a cluster, each part in
+                      registers, row results through distributed shared
+                      memory (sm_90): one read */
+  STORE_STREAM     /* each pass re-reads the row (from L2 while it fits) */
+} Storage;
+
+typedef enum When {
+  WHEN_ALWAYS,
+  WHEN_ALIGNED,      /* every tensor moved in packs is aligned to its pack */
+  WHEN_ROW_AT_MOST,  /* the row (reduced) length <= limit, and 32-bit indices do */
+  WHEN_ROW_FITS,     /* the fitted block holds the row (len <= threads_y * items), 32-bit indices do */
+  WHEN_CLUSTERS      /* len <= limit, 32-bit indices do, and the device launches clusters */
+} When;
+
+typedef enum FitRule {
+  FIT_NONE,      /* every dimension is recorded */
+  FIT_ROW,       /* threads_x = the power of two in [32, 1024] >= len / (items * vec);
+                    threads_y = max(1, block / threads_x) rows */
+  FIT_CLUSTER,   /* cluster = the power of two >= len / (1024 * items * vec), threads_x = 1024 */
+  FIT_COLUMNS    /* threads_x = 32, 16 or 8 columns (the most that leaves 2 blocks per SM);
+                    threads_y = the power of two in [32, 1024 / threads_x] >= len / items */
+} FitRule;
+
+typedef struct Variant {
+  const char *name;    /* the kernel's suffix and the plan's name: "packed", "block", ... */
+  When when;
+  int64_t limit;       /* WHEN_ROW_AT_MOST, WHEN_CLUSTERS */
+  Storage storage;
+  FitRule fit;
+  int vec;             /* elements per 16-byte pack (1: one at a time) */
+  int items;           /* packs each thread holds (registers) or takes per chunk (stream) */
+  int threads_x, threads_y; /* 0: fitted (fit) */
+  int block;           /* FIT_ROW: the threads of a block of short rows */
+  int cluster;         /* blocks per cluster (1: none; 0: fitted) */
+  int sm_threads;      /* grid = min(blocks needed, SMs * sm_threads / block threads) */
+  int split;           /* reductions: 1 = none, 0 = chosen at run time to fill the GPU */
+  int index_bits;      /* 32 or 64; 0: either, as the sizes need (2^30 and more: 64) */
+} Variant;
+
+typedef struct GroupSchedule {
+  SchedClass cls;
+  Variant *variants;  /* tried in order */
+  int nvariants;
+  int held;           /* stitch: full-domain values held per element */
+  int budget;         /* stitch: elements a thread may hold per value */
+  const char *keep;   /* stitch: by value id, the values kept across passes */
+} GroupSchedule;
+
+/* Fills g->schedule for every group of every kernel. */
+void schedule_module(Compilation *c, Module *m, FusionPlan *p);
+
+/* --emit=plan and TECC_DUMP=schedule: the records, group by group. */
+const char *schedule_dump(Arena *a, const Module *m, const FusionPlan *p);
+
+const char *class_name(SchedClass c);
+const char *storage_name(Storage s);
+
+/* The target of an --arch string (sm_XY); unknown newer ones get sm_90's. */
+Target target_of(const char *arch);
+
+#endif
