@@ -5,6 +5,8 @@
  * the pipeline stops after the first pass that reported any. */
 #include "compile.h"
 #include "backend.h"
+#include "lower.h"
+#include "sema.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -204,9 +206,10 @@ int compile_pipeline(Compilation *c, SourceFile *main) {
     return 1;
   }
 
-  Module *m = sema_and_lower(c, ast);
-  if (!m || failed(c))
+  TypedProgram *checked = sema_check(c, ast);
+  if (!checked || failed(c))
     return 0;
+  Module *m = lower_program(c, checked);
   compilation_dump_after(c, "sema", m);
 
   optimize_module(c, m); /* at every -O level: -O0 only turns fusion off */

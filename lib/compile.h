@@ -50,10 +50,6 @@ SourceFile *compilation_add_source(Compilation *c, const char *name,
  * read before returns the same SourceFile. */
 SourceFile *compilation_load(Compilation *c, const char *path, const char *name);
 
-/* sema.c, lower.c: imports, names, fn inlining, shapes, dtypes, every rule
- * of language.md; then lowering to IR.  NULL when there were errors. */
-Module *sema_and_lower(Compilation *c, AstFile *main);
-
 /* opt.c: constant folding, CSE, exact algebraic identities, dead values. */
 void optimize_module(Compilation *c, Module *m);
 

@@ -1,7 +1,8 @@
-/* lower.c — typing of each expression (broadcasting, promotion, builtin
- * rules of language.md §5–§6) and its IR (explicit broadcasts and casts,
- * f32 compute for 16-bit floats, var as two passes of mean, clamp as
- * minimum(maximum())).  See sema.h for weak literals. */
+/* sema_expr.c — typing of each expression (broadcasting, promotion,
+ * builtin rules of language.md §5–§6, weak literals: see sema.h).  Each
+ * typed expression becomes a TypedNode (typed.h) appended to the kernel's
+ * node list; clamp is typed as minimum(maximum()), and constant
+ * expressions are folded here.  lower.c builds the IR from the nodes. */
 #include "sema.h"
 
 #include <math.h>
@@ -16,10 +17,10 @@ static TVal *tv_new(Sema *s, TKind kind, SrcRange loc) {
   return t;
 }
 
-static TVal *tv_tensor(Sema *s, DType dt, Value *v, SrcRange loc) {
+static TVal *tv_tensor(Sema *s, TypedNode *n, SrcRange loc) {
   TVal *t = tv_new(s, TV_TENSOR, loc);
-  t->dtype = dt;
-  t->v = v;
+  t->dtype = n->dtype;
+  t->node = n;
   return t;
 }
 
@@ -29,60 +30,47 @@ static int is_weak(const TVal *t) {
 
 static DType compute_dtype(DType t) { return dtype_is_16bit(t) ? DT_F32 : t; }
 
-static Value *mk(Sema *s, IrOp op, DType t, const Shape *sh) {
-  Value *v = ir_new_value(s->a, s->k, op, t, sh);
-  v->loc = s->cur_loc;
-  return v;
+static const Shape scalar_shape;
+
+/* A node lowered where it is used (order -1), not in the node list. */
+static TypedNode *node_at_use(Sema *s, TypedOp op, DType t, const Shape *sh) {
+  TypedNode *n = ARENA_NEW(s->a, TypedNode);
+  n->op = op;
+  n->dtype = t;
+  n->arg_dtype = t;
+  n->shape = *sh;
+  n->order = -1;
+  n->loc = s->cur_loc;
+  n->loc_of_last_output = s->cur_loc_is_last_output;
+  return n;
 }
 
-static Value *mk1(Sema *s, IrOp op, DType t, Value *a) {
-  Value *v = mk(s, op, t, &a->shape);
-  v->args[0] = a;
-  v->nargs = 1;
-  return v;
+/* A node lowered in the order it is made. */
+static TypedNode *new_node(Sema *s, TypedOp op, DType t, const Shape *sh) {
+  TypedNode *n = node_at_use(s, op, t, sh);
+  n->order = s->nodes.len;
+  vec_push(s->a, &s->nodes, n);
+  return n;
 }
 
-static Value *mk2(Sema *s, IrOp op, DType t, Value *a, Value *b) {
-  Value *v = mk1(s, op, t, a);
-  v->args[1] = b;
-  v->nargs = 2;
-  return v;
+static TypedNode *new_node1(Sema *s, TypedOp op, DType t, TypedNode *a) {
+  TypedNode *n = new_node(s, op, t, &a->shape);
+  n->args[0] = a;
+  n->nargs = 1;
+  return n;
 }
 
-static Value *konst(Sema *s, DType t, Scalar k) {
-  Shape scalar = {0};
-  Value *v = mk(s, IR_CONST, t, &scalar);
-  v->ival = k.i;
-  v->fval = k.f;
-  return v;
+/* A constant of .te dtype t; k is in the dtype it is computed in. */
+static TypedNode *const_node(Sema *s, DType t, Scalar k, const Shape *sh) {
+  TypedNode *n = new_node(s, TN_CONST, t, sh);
+  n->value = k;
+  return n;
 }
 
-/* v converted to the compute or storage dtype `to`. */
-static Value *conv(Sema *s, Value *v, DType to) {
-  if (v->dtype == to)
-    return v;
-  return mk1(s, IR_CAST, to, v);
-}
-
-static Value *bcast(Sema *s, Value *v, const Shape *sh) {
-  if (shape_equal(&v->shape, sh))
-    return v;
-  Value *b = mk(s, IR_BROADCAST, v->dtype, sh);
-  b->args[0] = v;
-  b->nargs = 1;
-  return b;
-}
-
-static Value *unary_ir(Sema *s, UnaryOp op, DType t, Value *a) {
-  Value *v = mk1(s, IR_UNARY, t, a);
-  v->uop = op;
-  return v;
-}
-
-static Value *binary_ir(Sema *s, BinaryOp op, DType t, Value *a, Value *b) {
-  Value *v = mk2(s, IR_BINARY, t, a, b);
-  v->bop = op;
-  return v;
+TypedNode *sema_input_node(Sema *s, int index, DType t, const Shape *sh) {
+  TypedNode *n = new_node(s, TN_INPUT, t, sh);
+  n->input = index;
+  return n;
 }
 
 /* ---- type strings -------------------------------------------------------- */
@@ -115,7 +103,7 @@ const char *tval_type_str(Sema *s, const TVal *t) {
   case TV_WEAK_INT: return "an integer literal";
   case TV_WEAK_FLOAT: return "a float literal";
   case TV_AXES: return "a list of axes";
-  default: return type_str(s, t->dtype, &t->v->shape);
+  default: return type_str(s, t->dtype, &t->node->shape);
   }
 }
 
@@ -126,28 +114,26 @@ static const char *dim_str(Sema *s, Dim d) {
   return buf_cstr(&b);
 }
 
-static TVal *lower_cast(Sema *s, DType to, TVal *a, SrcRange loc);
-
 /* ---- weak constants ------------------------------------------------------ */
 
-TVal *lower_weak_int(Sema *s, int64_t v, SrcRange loc, int literal) {
+TVal *sema_weak_int(Sema *s, int64_t v, SrcRange loc, int literal) {
   TVal *t = tv_new(s, TV_WEAK_INT, loc);
   t->k.i = v;
   t->literal = literal;
   return t;
 }
 
-TVal *lower_weak_float(Sema *s, double v, SrcRange loc) {
+TVal *sema_weak_float(Sema *s, double v, SrcRange loc) {
   TVal *t = tv_new(s, TV_WEAK_FLOAT, loc);
   t->k.f = v;
   return t;
 }
 
 static TVal *strong_const(Sema *s, DType t, Scalar k, SrcRange loc) {
-  return tv_tensor(s, t, konst(s, compute_dtype(t), k), loc);
+  return tv_tensor(s, const_node(s, t, k, &scalar_shape), loc);
 }
 
-TVal *lower_bool(Sema *s, int v, SrcRange loc) {
+TVal *sema_bool(Sema *s, int v, SrcRange loc) {
   Scalar k = {v != 0, 0};
   return strong_const(s, DT_BOOL, k, loc);
 }
@@ -158,10 +144,15 @@ static DType weak_dtype(const TVal *t) {
 
 static int fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
-/* The IR constant of a weak value given dtype `to` (a .te dtype). */
-static Value *weak_ir(Sema *s, const TVal *w, DType to) {
-  DType ct = compute_dtype(to);
-  return konst(s, ct, fold_cast(weak_dtype(w), w->k, ct));
+/* Weak w given dtype `to`, in the dtype it is computed in. */
+static Scalar weak_value(const TVal *w, DType to) {
+  return fold_cast(weak_dtype(w), w->k, compute_dtype(to));
+}
+
+/* Weak w cast to `to` (rounded to it when 16-bit), computed in f32 then. */
+static Scalar weak_cast_value(const TVal *w, DType to) {
+  Scalar k = fold_cast(weak_dtype(w), w->k, to);
+  return fold_cast(to, k, compute_dtype(to));
 }
 
 static int check_weak_fits(Sema *s, const TVal *w, DType to) {
@@ -173,40 +164,49 @@ static int check_weak_fits(Sema *s, const TVal *w, DType to) {
   return 1;
 }
 
-TVal *lower_weak_as(Sema *s, TVal *t, DType to) {
+/* A weak value as a constant of dtype `to`; a 16-bit `to` rounds it, as a
+ * cast does. */
+static TypedNode *weak_const(Sema *s, const TVal *t, DType to, int at_use) {
+  TypedNode *n = at_use ? node_at_use(s, TN_CONST, to, &scalar_shape)
+                        : new_node(s, TN_CONST, to, &scalar_shape);
+  n->value = dtype_is_16bit(to) ? weak_cast_value(t, to) : weak_value(t, to);
+  return n;
+}
+
+static TVal *weak_as(Sema *s, TVal *t, DType to, int at_use) {
   if (!t || !is_weak(t))
     return t;
   if (!check_weak_fits(s, t, to))
     return NULL;
-  if (dtype_is_16bit(to)) /* rounded to it, as a cast does */
-    return lower_cast(s, to, t, t->loc);
-  return tv_tensor(s, to, weak_ir(s, t, to), t->loc);
+  return tv_tensor(s, weak_const(s, t, to, at_use), t->loc);
 }
 
-TVal *lower_strong(Sema *s, TVal *t) {
+static DType weak_default(const TVal *t) {
+  return t->kind == TV_WEAK_INT ? DT_I32 : DT_F32;
+}
+
+/* Makes a value concrete: weak -> i32/f32 constant, rank 0. */
+static TVal *strong(Sema *s, TVal *t) {
   if (!t || !is_weak(t))
     return t;
-  return lower_weak_as(s, t, t->kind == TV_WEAK_INT ? DT_I32 : DT_F32);
+  return weak_as(s, t, weak_default(t), 0);
 }
 
-/* The IR of t in compute dtype ct (t strong or weak). */
-static Value *ir_in(Sema *s, const TVal *t, DType ct) {
-  if (is_weak(t))
-    return weak_ir(s, t, ct);
-  return conv(s, t->v, ct);
+TVal *sema_output_value(Sema *s, TVal *t, const DType *declared) {
+  if (!t || !is_weak(t))
+    return t;
+  return weak_as(s, t, declared ? *declared : weak_default(t), 1);
 }
 
-Value *lower_to_storage(Sema *s, TVal *t, DType to) {
-  return conv(s, t->v, to);
+/* An operand converted to compute dtype ct: a weak one becomes a constant
+ * of ct made where it is used. */
+static TypedNode *operand(Sema *s, const TVal *t, DType ct) {
+  if (!is_weak(t))
+    return t->node;
+  TypedNode *n = node_at_use(s, TN_CONST, ct, &scalar_shape);
+  n->value = weak_value(t, ct);
+  return n;
 }
-
-Value *lower_input(Sema *s, int index, DType t, const Shape *sh) {
-  Value *v = mk(s, IR_INPUT, t, sh);
-  v->index = index;
-  return v;
-}
-
-TVal *lower_name_binding(Sema *s, TVal *t) { return t; }
 
 /* ---- promotion and broadcasting ------------------------------------------ */
 
@@ -242,8 +242,7 @@ static DType promote(const TVal *a, const TVal *b) {
 }
 
 static const Shape *tv_shape(const TVal *t) {
-  static const Shape scalar = {0};
-  return t->kind == TV_TENSOR ? &t->v->shape : &scalar;
+  return t->kind == TV_TENSOR ? &t->node->shape : &scalar_shape;
 }
 
 static int dim_same(Dim a, Dim b) {
@@ -318,7 +317,7 @@ static TVal *fold_weak_binary(Sema *s, BinaryOp op, TVal *a, TVal *b,
   Scalar r = fold_binary(op, t, x, y);
   if (binary_kind(op) == KIND_C)
     return strong_const(s, DT_BOOL, r, loc);
-  return ints ? lower_weak_int(s, r.i, loc, 0) : lower_weak_float(s, r.f, loc);
+  return ints ? sema_weak_int(s, r.i, loc, 0) : sema_weak_float(s, r.f, loc);
 }
 
 static int check_logical(Sema *s, BinaryOp op, TVal *a, TVal *b,
@@ -355,8 +354,19 @@ static DType arith_dtype(BinaryOp op, DType t) {
   return t;
 }
 
-TVal *lower_binary(Sema *s, BinaryOp op, TVal *a, TVal *b, SrcRange op_loc,
-                   SrcRange loc) {
+static TypedNode *binary_node(Sema *s, BinaryOp op, DType rt, DType t,
+                              TypedNode *x, TypedNode *y, const Shape *sh) {
+  TypedNode *n = new_node(s, TN_BINARY, rt, sh);
+  n->arg_dtype = t;
+  n->bop = op;
+  n->args[0] = x;
+  n->args[1] = y;
+  n->nargs = 2;
+  return n;
+}
+
+TVal *sema_binary(Sema *s, BinaryOp op, TVal *a, TVal *b, SrcRange op_loc,
+                  SrcRange loc) {
   if (!a || !b)
     return NULL;
   OpKind kind = binary_kind(op);
@@ -375,10 +385,9 @@ TVal *lower_binary(Sema *s, BinaryOp op, TVal *a, TVal *b, SrcRange op_loc,
   if (!broadcast2(s, a, b, &sh, loc))
     return NULL;
   DType ct = compute_dtype(t);
-  Value *x = bcast(s, ir_in(s, a, ct), &sh);
-  Value *y = bcast(s, ir_in(s, b, ct), &sh);
+  TypedNode *x = operand(s, a, ct), *y = operand(s, b, ct);
   DType rt = kind == KIND_A ? t : DT_BOOL;
-  return tv_tensor(s, rt, binary_ir(s, op, compute_dtype(rt), x, y), loc);
+  return tv_tensor(s, binary_node(s, op, rt, t, x, y, &sh), loc);
 }
 
 /* ---- unary ------------------------------------------------------------------ */
@@ -408,17 +417,24 @@ static TVal *fold_weak_unary(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
   }
   if (a->kind == TV_WEAK_INT && kind != UK_F) {
     Scalar r = fold_unary(op, DT_I64, DT_I64, a->k);
-    return lower_weak_int(s, r.i, loc, op == UN_NEG && a->literal);
+    return sema_weak_int(s, r.i, loc, op == UN_NEG && a->literal);
   }
   Scalar x = fold_cast(weak_dtype(a), a->k, DT_F64);
-  return lower_weak_float(s, fold_unary(op, DT_F64, DT_F64, x).f, loc);
+  return sema_weak_float(s, fold_unary(op, DT_F64, DT_F64, x).f, loc);
 }
 
 /* isnan/isinf/isfinite of an integer or bool: a constant. */
 static TVal *int_predicate(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
   Scalar r = {op == UN_ISFINITE, 0};
-  Value *c = bcast(s, konst(s, DT_BOOL, r), &a->v->shape);
-  return tv_tensor(s, DT_BOOL, c, loc);
+  return tv_tensor(s, const_node(s, DT_BOOL, r, &a->node->shape), loc);
+}
+
+static TypedNode *unary_node(Sema *s, UnaryOp op, DType rt, DType t,
+                             TypedNode *a) {
+  TypedNode *n = new_node1(s, TN_UNARY, rt, a);
+  n->arg_dtype = t;
+  n->uop = op;
+  return n;
 }
 
 static TVal *unary_strong(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
@@ -427,16 +443,14 @@ static TVal *unary_strong(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
   if (kind == UK_P && !dtype_is_float(t))
     return int_predicate(s, op, a, loc);
   if (kind == UK_R && !dtype_is_float(t))
-    return tv_tensor(s, t, a->v, loc);
+    return tv_tensor(s, a->node, loc); /* identity on integers */
   if (kind == UK_F && !dtype_is_float(t))
     t = t == DT_I64 ? DT_F64 : DT_F32;
-  DType ct = compute_dtype(t);
-  Value *x = conv(s, a->v, ct);
   DType rt = kind == UK_P ? DT_BOOL : t;
-  return tv_tensor(s, rt, unary_ir(s, op, compute_dtype(rt), x), loc);
+  return tv_tensor(s, unary_node(s, op, rt, t, a->node), loc);
 }
 
-TVal *lower_unary(Sema *s, UnaryOp op, TVal *a, SrcRange op_loc, SrcRange loc) {
+TVal *sema_unary(Sema *s, UnaryOp op, TVal *a, SrcRange op_loc, SrcRange loc) {
   if (!a)
     return NULL;
   if (op == UN_NOT) {
@@ -445,7 +459,7 @@ TVal *lower_unary(Sema *s, UnaryOp op, TVal *a, SrcRange op_loc, SrcRange loc) {
                  tval_type_str(s, a));
       return NULL;
     }
-    return tv_tensor(s, DT_BOOL, unary_ir(s, UN_NOT, DT_BOOL, a->v), loc);
+    return tv_tensor(s, unary_node(s, UN_NOT, DT_BOOL, DT_BOOL, a->node), loc);
   }
   if (is_bool(a) && unary_kind(op) != UK_F && unary_kind(op) != UK_P) {
     sema_error(s, op_loc, "'%s' on a bool operand; cast it first",
@@ -459,18 +473,16 @@ TVal *lower_unary(Sema *s, UnaryOp op, TVal *a, SrcRange op_loc, SrcRange loc) {
 
 /* ---- casts ------------------------------------------------------------------ */
 
-static TVal *lower_cast(Sema *s, DType to, TVal *a, SrcRange loc) {
-  if (is_weak(a)) {
-    DType ct = compute_dtype(to);
-    Scalar k = fold_cast(weak_dtype(a), a->k, to);
-    return tv_tensor(s, to, konst(s, ct, fold_cast(to, k, ct)), loc);
-  }
-  return tv_tensor(s, to, conv(s, a->v, to), loc);
+static TVal *sema_cast(Sema *s, DType to, TVal *a, SrcRange loc) {
+  if (is_weak(a))
+    return tv_tensor(s, const_node(s, to, weak_cast_value(a, to), &scalar_shape),
+                     loc);
+  return tv_tensor(s, new_node1(s, TN_CAST, to, a->node), loc);
 }
 
 /* ---- where and clamp ----------------------------------------------------- */
 
-static TVal *lower_where(Sema *s, const Expr *call, TVal **args) {
+static TVal *sema_where(Sema *s, const Expr *call, TVal **args) {
   TVal *c = args[0], *a = args[1], *b = args[2];
   if (!is_bool(c)) {
     sema_error(s, c->loc, "condition of 'where' must be bool, got %s",
@@ -489,26 +501,24 @@ static TVal *lower_where(Sema *s, const Expr *call, TVal **args) {
       !broadcast_shapes(s, tv_shape(c), &ab, DT_BOOL, t, &sh, call->loc))
     return NULL;
   DType ct = compute_dtype(t);
-  Value *cv = bcast(s, c->v, &sh);
-  Value *av = bcast(s, ir_in(s, a, ct), &sh);
-  Value *bv = bcast(s, ir_in(s, b, ct), &sh);
-  Value *v = mk(s, IR_SELECT, ct, &sh);
-  v->args[0] = cv;
-  v->args[1] = av;
-  v->args[2] = bv;
-  v->nargs = 3;
-  return tv_tensor(s, t, v, call->loc);
+  TypedNode *an = operand(s, a, ct), *bn = operand(s, b, ct);
+  TypedNode *n = new_node(s, TN_SELECT, t, &sh);
+  n->args[0] = c->node;
+  n->args[1] = an;
+  n->args[2] = bn;
+  n->nargs = 3;
+  return tv_tensor(s, n, call->loc);
 }
 
-static TVal *lower_clamp(Sema *s, const Expr *call, TVal **args) {
+static TVal *sema_clamp(Sema *s, const Expr *call, TVal **args) {
   for (int i = 0; i < 3; i++)
     if (is_bool(args[i])) {
       sema_error(s, call->name_loc, "'clamp' on a bool operand; cast it first");
       return NULL;
     }
-  TVal *lo = lower_binary(s, BIN_MAXIMUM, args[0], args[1], call->name_loc,
-                          call->loc);
-  return lower_binary(s, BIN_MINIMUM, lo, args[2], call->name_loc, call->loc);
+  TVal *lo = sema_binary(s, BIN_MAXIMUM, args[0], args[1], call->name_loc,
+                         call->loc);
+  return sema_binary(s, BIN_MINIMUM, lo, args[2], call->name_loc, call->loc);
 }
 
 /* ---- reductions ------------------------------------------------------------ */
@@ -537,7 +547,7 @@ static int collect_axes(Sema *s, TVal **args, int nargs, AxisList *out) {
 /* The reduced axes as a bit mask; 0 with *ok = 0 after an error. */
 static uint32_t axes_mask(Sema *s, ReduceOp op, const TVal *x,
                           const AxisList *al, int *ok) {
-  int rank = x->v->shape.rank;
+  int rank = x->node->shape.rank;
   uint32_t mask = 0;
   *ok = 0;
   for (int i = 0; i < al->n; i++) {
@@ -571,47 +581,29 @@ static uint32_t axes_mask(Sema *s, ReduceOp op, const TVal *x,
   return al->n ? mask : (uint32_t)((1u << rank) - 1);
 }
 
-static Value *reduce_ir(Sema *s, ReduceOp op, DType ct, Value *x,
-                        uint32_t mask) {
-  Shape sh = x->shape;
-  for (int i = 0; i < sh.rank; i++)
+/* A reduction of x (converted to arg_dtype first) over `mask`, keepdims. */
+static TypedNode *reduce_node(Sema *s, ReduceOp op, DType t, DType arg_dtype,
+                              TypedNode *x, uint32_t mask) {
+  TypedNode *n = new_node1(s, TN_REDUCE, t, x);
+  for (int i = 0; i < n->shape.rank; i++)
     if (mask & (1u << i))
-      sh.d[i] = (Dim){-1, 1};
-  Value *v = mk(s, IR_REDUCE, ct, &sh);
-  v->args[0] = x;
-  v->nargs = 1;
-  v->rop = op;
-  v->axes = mask;
-  return v;
+      n->shape.d[i] = (Dim){-1, 1};
+  n->arg_dtype = arg_dtype;
+  n->rop = op;
+  n->axes = mask;
+  return n;
 }
 
-static Value *reduce_or_identity(Sema *s, ReduceOp op, DType ct, Value *x,
-                                 uint32_t mask) {
-  if (mask == 0)
-    return x; /* rank 0: the reduction of one element */
-  return reduce_ir(s, op, ct, x, mask);
-}
-
-/* Population variance: mean((x - mean(x))**2), two passes. */
-static Value *variance(Sema *s, Value *x, uint32_t mask) {
-  Value *m = reduce_or_identity(s, RED_MEAN, x->dtype, x, mask);
-  Value *d = binary_ir(s, BIN_SUB, x->dtype, x, bcast(s, m, &x->shape));
-  Value *sq = binary_ir(s, BIN_MUL, x->dtype, d, d);
-  return reduce_or_identity(s, RED_MEAN, x->dtype, sq, mask);
-}
-
+/* argmax/argmin: the index (i64); of a rank-0 value, 0.  Bool compares
+ * as i32 0/1. */
 static TVal *reduce_arg(Sema *s, ReduceOp op, TVal *x, uint32_t mask,
                         SrcRange loc) {
-  Value *v = x->v;
   if (mask == 0) {
     Scalar zero = {0, 0};
-    return tv_tensor(s, DT_I64, konst(s, DT_I64, zero), loc);
+    return strong_const(s, DT_I64, zero, loc);
   }
-  if (x->dtype == DT_BOOL)
-    v = conv(s, v, DT_I32);
-  else
-    v = conv(s, v, compute_dtype(x->dtype));
-  return tv_tensor(s, DT_I64, reduce_ir(s, op, DT_I64, v, mask), loc);
+  DType arg = x->dtype == DT_BOOL ? DT_I32 : x->dtype;
+  return tv_tensor(s, reduce_node(s, op, DT_I64, arg, x->node, mask), loc);
 }
 
 /* The .te dtype of the result of `op` on dtype t (argmax aside). */
@@ -637,18 +629,12 @@ static TVal *reduce_typed(Sema *s, ReduceOp op, TVal *x, uint32_t mask,
   if (x->dtype == DT_BOOL && (op == RED_MAX || op == RED_MIN))
     op = op == RED_MAX ? RED_ANY : RED_ALL;
   DType t = reduce_dtype(op, x->dtype);
-  DType ct = compute_dtype(t);
-  Value *v = conv(s, x->v, ct);
-  if (op == RED_VAR)
-    v = variance(s, v, mask);
-  else
-    v = reduce_or_identity(s, op, ct, v, mask);
-  return tv_tensor(s, t, v, loc);
+  return tv_tensor(s, reduce_node(s, op, t, t, x->node, mask), loc);
 }
 
-static TVal *lower_reduce(Sema *s, ReduceOp op, const Expr *call, TVal **args,
+static TVal *sema_reduce(Sema *s, ReduceOp op, const Expr *call, TVal **args,
                           int nargs) {
-  TVal *x = lower_strong(s, args[0]);
+  TVal *x = strong(s, args[0]);
   if (!x)
     return NULL;
   if ((op == RED_ANY || op == RED_ALL) && x->dtype != DT_BOOL) {
@@ -713,7 +699,7 @@ static BuiltinInfo builtin_lookup(const char *name) {
   return bi;
 }
 
-int lower_is_builtin_call(const char *name, int *min_args, int *max_args) {
+int builtin_arity(const char *name, int *min_args, int *max_args) {
   BuiltinInfo bi = builtin_lookup(name);
   static const int arity[][2] = {[BI_NONE] = {0, 0},  [BI_CAST] = {1, 1},
                                  [BI_UNARY] = {1, 1}, [BI_REDUCE] = {1, -1},
@@ -745,7 +731,7 @@ static int check_no_axes_list(Sema *s, TVal **args, int n) {
   return 1;
 }
 
-TVal *lower_call(Sema *s, const Expr *call, TVal **args, int nargs) {
+TVal *sema_builtin_call(Sema *s, const Expr *call, TVal **args, int nargs) {
   for (int i = 0; i < nargs; i++)
     if (!args[i])
       return NULL;
@@ -754,18 +740,18 @@ TVal *lower_call(Sema *s, const Expr *call, TVal **args, int nargs) {
     return NULL;
   switch (bi.kind) {
   case BI_CAST:
-    return lower_cast(s, bi.dtype, args[0], call->loc);
+    return sema_cast(s, bi.dtype, args[0], call->loc);
   case BI_UNARY:
-    return lower_unary(s, bi.uop, args[0], call->name_loc, call->loc);
+    return sema_unary(s, bi.uop, args[0], call->name_loc, call->loc);
   case BI_REDUCE:
-    return lower_reduce(s, bi.rop, call, args, nargs);
+    return sema_reduce(s, bi.rop, call, args, nargs);
   case BI_BINARY:
-    return lower_binary(s, bi.bop, args[0], args[1], call->name_loc, call->loc);
+    return sema_binary(s, bi.bop, args[0], args[1], call->name_loc, call->loc);
   case BI_WHERE:
-    return lower_where(s, call, args);
+    return sema_where(s, call, args);
   case BI_CLAMP:
-    return lower_clamp(s, call, args);
+    return sema_clamp(s, call, args);
   default:
-    internal_error("lower_call: '%s' is not a builtin", call->name);
+    internal_error("sema_builtin_call: '%s' is not a builtin", call->name);
   }
 }

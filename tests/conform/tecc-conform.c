@@ -35,6 +35,8 @@
 
 #include "compile.h"
 #include "interp.h"
+#include "lower.h"
+#include "sema.h"
 
 enum { MAX_DIRECTIVES = 32, MAX_BINDINGS = 40, MAX_TENSORS = 64, MAX_SHOWN = 4 };
 
@@ -257,12 +259,12 @@ static Module *load_ir(Program *p, char **error) {
     return NULL;
   }
   AstFile *ast = parse_file(c.arena, &c.diags, f);
-  Module *m = diag_has_errors(&c.diags) ? NULL : sema_and_lower(&c, ast);
-  if (!m || diag_has_errors(&c.diags)) {
+  TypedProgram *checked = diag_has_errors(&c.diags) ? NULL : sema_check(&c, ast);
+  if (!checked || diag_has_errors(&c.diags)) {
     *error = strdup(diag_format_all(&c.diags, 1));
     return NULL;
   }
-  return m;
+  return lower_program(&c, checked);
 }
 
 static char *emit_cu(Program *p, const char *cu_path, const char *h_path,

@@ -1,0 +1,306 @@
+/* lower.c — the IR (ir.h) of a checked program (typed.h): explicit
+ * broadcasts and conversions, f32 compute for 16-bit floats, var as two
+ * passes of mean, value names, -D values substituted into the finished
+ * kernel.  Sema has checked everything: lowering reports no user errors,
+ * and IR that fails ir_verify() is a compiler bug.
+ *
+ * Nodes are lowered in the order of TypedKernel.nodes, each into the same
+ * IR values, in the same order, as every run, so that value numbers and
+ * CSE representatives are stable. */
+#include "lower.h"
+
+typedef struct Lower {
+  Arena *a;
+  Kernel *k;
+  const TypedKernel *tk;
+  Value **values;      /* by node order: the IR of each node lowered */
+  SrcRange loc;        /* loc given to new IR values */
+  SrcRange output_loc; /* where the last output value lowered is */
+} Lower;
+
+static DType compute_dtype(DType t) { return dtype_is_16bit(t) ? DT_F32 : t; }
+
+/* ---- small builders ------------------------------------------------------ */
+
+static Value *mk(Lower *l, IrOp op, DType t, const Shape *sh) {
+  Value *v = ir_new_value(l->a, l->k, op, t, sh);
+  v->loc = l->loc;
+  return v;
+}
+
+static Value *mk1(Lower *l, IrOp op, DType t, Value *a) {
+  Value *v = mk(l, op, t, &a->shape);
+  v->args[0] = a;
+  v->nargs = 1;
+  return v;
+}
+
+static Value *mk2(Lower *l, IrOp op, DType t, Value *a, Value *b) {
+  Value *v = mk1(l, op, t, a);
+  v->args[1] = b;
+  v->nargs = 2;
+  return v;
+}
+
+static Value *konst(Lower *l, DType t, Scalar k) {
+  Shape scalar = {0};
+  Value *v = mk(l, IR_CONST, t, &scalar);
+  v->ival = k.i;
+  v->fval = k.f;
+  return v;
+}
+
+/* v converted to the compute or storage dtype `to`. */
+static Value *conv(Lower *l, Value *v, DType to) {
+  if (v->dtype == to)
+    return v;
+  return mk1(l, IR_CAST, to, v);
+}
+
+static Value *bcast(Lower *l, Value *v, const Shape *sh) {
+  if (shape_equal(&v->shape, sh))
+    return v;
+  Value *b = mk(l, IR_BROADCAST, v->dtype, sh);
+  b->args[0] = v;
+  b->nargs = 1;
+  return b;
+}
+
+static Value *unary_ir(Lower *l, UnaryOp op, DType t, Value *a) {
+  Value *v = mk1(l, IR_UNARY, t, a);
+  v->uop = op;
+  return v;
+}
+
+static Value *binary_ir(Lower *l, BinaryOp op, DType t, Value *a, Value *b) {
+  Value *v = mk2(l, IR_BINARY, t, a, b);
+  v->bop = op;
+  return v;
+}
+
+/* ---- operands ------------------------------------------------------------ */
+
+/* A constant, spread to its shape. */
+static Value *const_ir(Lower *l, const TypedNode *n) {
+  return bcast(l, konst(l, compute_dtype(n->dtype), n->value), &n->shape);
+}
+
+/* The IR of a node lowered before, or of a constant made where it is
+ * used. */
+static Value *value_of(Lower *l, const TypedNode *n) {
+  if (n->order < 0) {
+    if (n->op != TN_CONST)
+      internal_error("lower: a %d node outside the node order", (int)n->op);
+    return const_ir(l, n);
+  }
+  if (n->order >= l->tk->nnodes || !l->values[n->order])
+    internal_error("lower: node %d is used before it is lowered", n->order);
+  return l->values[n->order];
+}
+
+/* An operand in compute dtype ct, broadcast to sh. */
+static Value *operand(Lower *l, const TypedNode *n, DType ct, const Shape *sh) {
+  return bcast(l, conv(l, value_of(l, n), ct), sh);
+}
+
+/* ---- nodes --------------------------------------------------------------- */
+
+static Value *input_ir(Lower *l, const TypedNode *n) {
+  Value *v = mk(l, IR_INPUT, n->dtype, &n->shape);
+  v->index = n->input;
+  v->name = l->tk->inputs[n->input].name;
+  return v;
+}
+
+static Value *unary_node_ir(Lower *l, const TypedNode *n) {
+  Value *x = conv(l, value_of(l, n->args[0]), compute_dtype(n->arg_dtype));
+  return unary_ir(l, n->uop, compute_dtype(n->dtype), x);
+}
+
+static Value *binary_node_ir(Lower *l, const TypedNode *n) {
+  DType ct = compute_dtype(n->arg_dtype);
+  Value *x = operand(l, n->args[0], ct, &n->shape);
+  Value *y = operand(l, n->args[1], ct, &n->shape);
+  return binary_ir(l, n->bop, compute_dtype(n->dtype), x, y);
+}
+
+static Value *select_ir(Lower *l, const TypedNode *n) {
+  DType ct = compute_dtype(n->dtype);
+  Value *c = bcast(l, value_of(l, n->args[0]), &n->shape);
+  Value *a = operand(l, n->args[1], ct, &n->shape);
+  Value *b = operand(l, n->args[2], ct, &n->shape);
+  Value *v = mk(l, IR_SELECT, ct, &n->shape);
+  v->args[0] = c;
+  v->args[1] = a;
+  v->args[2] = b;
+  v->nargs = 3;
+  return v;
+}
+
+static Value *reduce_ir(Lower *l, ReduceOp op, DType ct, Value *x,
+                        uint32_t mask) {
+  Shape sh = x->shape;
+  for (int i = 0; i < sh.rank; i++)
+    if (mask & (1u << i))
+      sh.d[i] = (Dim){-1, 1};
+  Value *v = mk(l, IR_REDUCE, ct, &sh);
+  v->args[0] = x;
+  v->nargs = 1;
+  v->rop = op;
+  v->axes = mask;
+  return v;
+}
+
+static Value *reduce_or_identity(Lower *l, ReduceOp op, DType ct, Value *x,
+                                 uint32_t mask) {
+  if (mask == 0)
+    return x; /* rank 0: the reduction of one element */
+  return reduce_ir(l, op, ct, x, mask);
+}
+
+/* Population variance: mean((x - mean(x))**2), two passes. */
+static Value *variance(Lower *l, Value *x, uint32_t mask) {
+  Value *m = reduce_or_identity(l, RED_MEAN, x->dtype, x, mask);
+  Value *d = binary_ir(l, BIN_SUB, x->dtype, x, bcast(l, m, &x->shape));
+  Value *sq = binary_ir(l, BIN_MUL, x->dtype, d, d);
+  return reduce_or_identity(l, RED_MEAN, x->dtype, sq, mask);
+}
+
+static Value *reduce_node_ir(Lower *l, const TypedNode *n) {
+  Value *x = conv(l, value_of(l, n->args[0]), compute_dtype(n->arg_dtype));
+  if (n->rop == RED_VAR)
+    return variance(l, x, n->axes);
+  if ((n->rop == RED_ARGMAX || n->rop == RED_ARGMIN) && !n->axes)
+    internal_error("lower: argmax of a rank-0 value reached lowering");
+  return reduce_or_identity(l, n->rop, compute_dtype(n->dtype), x, n->axes);
+}
+
+static Value *node_ir(Lower *l, const TypedNode *n) {
+  l->loc = n->loc;
+  switch (n->op) {
+  case TN_INPUT: return input_ir(l, n);
+  case TN_CONST: return const_ir(l, n);
+  case TN_CAST: return conv(l, value_of(l, n->args[0]), n->dtype);
+  case TN_UNARY: return unary_node_ir(l, n);
+  case TN_BINARY: return binary_node_ir(l, n);
+  case TN_SELECT: return select_ir(l, n);
+  case TN_REDUCE: return reduce_node_ir(l, n);
+  }
+  internal_error("lower: unknown typed node %d", (int)n->op);
+}
+
+/* ---- the kernel ---------------------------------------------------------- */
+
+/* A value takes the first name assigned to it. */
+static void name_values(Lower *l) {
+  for (int i = 0; i < l->tk->nbindings; i++) {
+    const TypedBinding *b = &l->tk->bindings[i];
+    Value *v = value_of(l, b->node);
+    if (!v->name)
+      v->name = b->name;
+  }
+}
+
+static void lower_inputs(Lower *l) {
+  Kernel *k = l->k;
+  k->ninputs = l->tk->ninputs;
+  k->inputs = ARENA_ARRAY(l->a, KernelInput, k->ninputs + 1);
+  for (int i = 0; i < k->ninputs; i++) {
+    const TypedInput *in = &l->tk->inputs[i];
+    k->inputs[i] = (KernelInput){in->name, in->dtype, in->shape,
+                                 value_of(l, in->node)};
+  }
+}
+
+/* The value an output stores: a literal's constant is made here, located
+ * where sema was (or, when sema had no expression since the last output,
+ * where that output's value is). */
+static Value *output_value(Lower *l, const TypedNode *n) {
+  if (n->order < 0)
+    l->loc = n->loc_of_last_output ? l->output_loc : n->loc;
+  return value_of(l, n);
+}
+
+/* Each output stores its value converted to the output's dtype, located
+ * where the value is. */
+static void lower_outputs(Lower *l) {
+  Kernel *k = l->k;
+  k->noutputs = l->tk->noutputs;
+  k->outputs = ARENA_ARRAY(l->a, KernelOutput, k->noutputs + 1);
+  for (int i = 0; i < k->noutputs; i++) {
+    const TypedOutput *o = &l->tk->outputs[i];
+    Value *v = output_value(l, o->value);
+    l->loc = l->output_loc = v->loc;
+    k->outputs[i] = (KernelOutput){o->name, o->dtype, o->shape,
+                                   conv(l, v, o->dtype)};
+  }
+}
+
+/* ---- -D bindings ------------------------------------------------------- */
+
+static void substitute_shape(Shape *sh, const int *newvar,
+                             const int64_t *value) {
+  for (int i = 0; i < sh->rank; i++) {
+    int v = sh->d[i].var;
+    if (v < 0)
+      continue;
+    sh->d[i].var = newvar[v];
+    if (newvar[v] < 0)
+      sh->d[i].size = value[v];
+  }
+}
+
+/* Size variables bound by -D become literals; the others are numbered
+ * again, in order. */
+static void bind_defines(Lower *l) {
+  Kernel *k = l->k;
+  int n = l->tk->nsizevars;
+  int *newvar = ARENA_ARRAY(l->a, int, n + 1);
+  int64_t *value = ARENA_ARRAY(l->a, int64_t, n + 1);
+  k->sizevars = ARENA_ARRAY(l->a, SizeVar, n + 1);
+  for (int i = 0; i < n; i++) {
+    const TypedSizeVar *sv = &l->tk->sizevars[i];
+    value[i] = sv->value;
+    newvar[i] = sv->bound ? -1 : k->nsizevars;
+    if (!sv->bound)
+      k->sizevars[k->nsizevars++].name = sv->name;
+  }
+  for (int i = 0; i < k->values.len; i++)
+    substitute_shape(&((Value *)k->values.items[i])->shape, newvar, value);
+  for (int i = 0; i < k->ninputs; i++)
+    substitute_shape(&k->inputs[i].shape, newvar, value);
+  for (int i = 0; i < k->noutputs; i++)
+    substitute_shape(&k->outputs[i].shape, newvar, value);
+}
+
+static Kernel *lower_kernel(Lower *l, const TypedKernel *tk) {
+  l->tk = tk;
+  l->k = ARENA_NEW(l->a, Kernel);
+  l->k->name = tk->name;
+  l->k->loc = tk->loc;
+  l->values = ARENA_ARRAY(l->a, Value *, tk->nnodes + 1);
+  for (int i = 0; i < tk->nnodes; i++)
+    l->values[i] = node_ir(l, tk->nodes[i]);
+  name_values(l);
+  lower_inputs(l);
+  lower_outputs(l);
+  if (l->k->noutputs) {
+    l->k->te_signature = tk->te_signature;
+    bind_defines(l);
+  }
+  const char *why = ir_verify(l->a, l->k);
+  if (why)
+    internal_error("lowering made invalid IR: %s", why);
+  return l->k;
+}
+
+Module *lower_program(Compilation *c, const TypedProgram *p) {
+  Lower l = {0};
+  l.a = c->arena;
+  Module *m = ARENA_NEW(l.a, Module);
+  m->nkernels = p->nkernels;
+  m->kernels = ARENA_ARRAY(l.a, Kernel *, p->nkernels + 1);
+  for (int i = 0; i < p->nkernels; i++)
+    m->kernels[i] = lower_kernel(&l, p->kernels[i]);
+  return m;
+}
