@@ -44,9 +44,6 @@ SourceFile *compilation_add_source(Compilation *c, const char *name,
  * read before returns the same SourceFile. */
 SourceFile *compilation_load(Compilation *c, const char *path, const char *name);
 
-/* sema.c, lower.c: imports, names, fn inlining, shapes, dtypes, every rule
- * of language.md; then lowering to IR.  NULL when there were errors. */
-Module *sema_and_lower(Compilation *c, AstFile *main);
 
 /* The embedded prelude (softmax, log_softmax, logsumexp in .te). */
 extern const char tecc_prelude_te[];

@@ -7,7 +7,7 @@
  * them is computed in f32 (language.md §5), so lowering casts them to f32
  * first.  All values live in the compilation's arena.
  *
- * Operand and result dtypes (sema/lower.c guarantees them; H2):
+ * Operand and result dtypes (lower.c guarantees them; H2):
  * - IR_CONST: rank 0 (BROADCAST gives it a shape).  Never 16-bit: a literal
  *   meeting f16/bf16 is an f32 constant (16-bit is computed in f32).
  * - IR_CAST: any dtype to any dtype.  Float to integer truncates toward
@@ -145,7 +145,7 @@ void ir_renumber(Kernel *k); /* after passes drop or reorder values */
 
 /* Checks the invariants above (topological ids, operand dtypes and
  * shapes, keepdims, outputs); NULL when they hold, else what is wrong.
- * sema_and_lower() and optimize_module() call it: a violation is a
+ * lower_program() and optimize_module() call it: a violation is a
  * compiler bug (internal_error). */
 const char *ir_verify(Arena *a, const Kernel *k);
 

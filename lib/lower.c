@@ -1,583 +1,149 @@
-/* lower.c — typing of each expression (broadcasting, promotion, builtin
- * rules of language.md §5–§6) and its IR (explicit broadcasts and casts,
- * f32 compute for 16-bit floats, var as two passes of mean, clamp as
- * minimum(maximum())).  See sema.h for weak literals. */
-#include "sema.h"
+/* lower.c — the IR (ir.h) of a checked program (typed.h): explicit
+ * broadcasts and conversions, f32 compute for 16-bit floats, var as two
+ * passes of mean, value names, -D values substituted into the finished
+ * kernel.  Sema has checked everything: lowering reports no user errors,
+ * and IR that fails ir_verify() is a compiler bug.
+ *
+ * Nodes are lowered in the order of TypedKernel.nodes, each into the same
+ * IR values, in the same order, as every run, so that value numbers and
+ * CSE representatives are stable. */
+#include "lower.h"
 
-#include <math.h>
-#include <string.h>
-
-/* ---- small builders ------------------------------------------------------ */
-
-static TVal *tv_new(Sema *s, TKind kind, SrcRange loc) {
-  TVal *t = ARENA_NEW(s->a, TVal);
-  t->kind = kind;
-  t->loc = loc;
-  return t;
-}
-
-static TVal *tv_tensor(Sema *s, DType dt, Value *v, SrcRange loc) {
-  TVal *t = tv_new(s, TV_TENSOR, loc);
-  t->dtype = dt;
-  t->v = v;
-  return t;
-}
-
-static int is_weak(const TVal *t) {
-  return t->kind == TV_WEAK_INT || t->kind == TV_WEAK_FLOAT;
-}
+typedef struct Lower {
+  Arena *a;
+  Kernel *k;
+  const TypedKernel *tk;
+  Value **values;      /* by node order: the IR of each node lowered */
+  SrcRange loc;        /* loc given to new IR values */
+  SrcRange output_loc; /* where the last output value lowered is */
+} Lower;
 
 static DType compute_dtype(DType t) { return dtype_is_16bit(t) ? DT_F32 : t; }
 
-static Value *mk(Sema *s, IrOp op, DType t, const Shape *sh) {
-  Value *v = ir_new_value(s->a, s->k, op, t, sh);
-  v->loc = s->cur_loc;
+/* ---- small builders ------------------------------------------------------ */
+
+static Value *mk(Lower *l, IrOp op, DType t, const Shape *sh) {
+  Value *v = ir_new_value(l->a, l->k, op, t, sh);
+  v->loc = l->loc;
   return v;
 }
 
-static Value *mk1(Sema *s, IrOp op, DType t, Value *a) {
-  Value *v = mk(s, op, t, &a->shape);
+static Value *mk1(Lower *l, IrOp op, DType t, Value *a) {
+  Value *v = mk(l, op, t, &a->shape);
   v->args[0] = a;
   v->nargs = 1;
   return v;
 }
 
-static Value *mk2(Sema *s, IrOp op, DType t, Value *a, Value *b) {
-  Value *v = mk1(s, op, t, a);
+static Value *mk2(Lower *l, IrOp op, DType t, Value *a, Value *b) {
+  Value *v = mk1(l, op, t, a);
   v->args[1] = b;
   v->nargs = 2;
   return v;
 }
 
-static Value *konst(Sema *s, DType t, Scalar k) {
+static Value *konst(Lower *l, DType t, Scalar k) {
   Shape scalar = {0};
-  Value *v = mk(s, IR_CONST, t, &scalar);
+  Value *v = mk(l, IR_CONST, t, &scalar);
   v->ival = k.i;
   v->fval = k.f;
   return v;
 }
 
 /* v converted to the compute or storage dtype `to`. */
-static Value *conv(Sema *s, Value *v, DType to) {
+static Value *conv(Lower *l, Value *v, DType to) {
   if (v->dtype == to)
     return v;
-  return mk1(s, IR_CAST, to, v);
+  return mk1(l, IR_CAST, to, v);
 }
 
-static Value *bcast(Sema *s, Value *v, const Shape *sh) {
+static Value *bcast(Lower *l, Value *v, const Shape *sh) {
   if (shape_equal(&v->shape, sh))
     return v;
-  Value *b = mk(s, IR_BROADCAST, v->dtype, sh);
+  Value *b = mk(l, IR_BROADCAST, v->dtype, sh);
   b->args[0] = v;
   b->nargs = 1;
   return b;
 }
 
-static Value *unary_ir(Sema *s, UnaryOp op, DType t, Value *a) {
-  Value *v = mk1(s, IR_UNARY, t, a);
+static Value *unary_ir(Lower *l, UnaryOp op, DType t, Value *a) {
+  Value *v = mk1(l, IR_UNARY, t, a);
   v->uop = op;
   return v;
 }
 
-static Value *binary_ir(Sema *s, BinaryOp op, DType t, Value *a, Value *b) {
-  Value *v = mk2(s, IR_BINARY, t, a, b);
+static Value *binary_ir(Lower *l, BinaryOp op, DType t, Value *a, Value *b) {
+  Value *v = mk2(l, IR_BINARY, t, a, b);
   v->bop = op;
   return v;
 }
 
-/* ---- type strings -------------------------------------------------------- */
+/* ---- operands ------------------------------------------------------------ */
 
-static void put_dim(Sema *s, Buf *b, Dim d) {
-  if (d.var < 0)
-    buf_printf(b, "%lld", (long long)d.size);
-  else
-    buf_puts(b, s->sizevar_names.items[d.var]);
+/* A constant, spread to its shape. */
+static Value *const_ir(Lower *l, const TypedNode *n) {
+  return bcast(l, konst(l, compute_dtype(n->dtype), n->value), &n->shape);
 }
 
-const char *type_str(Sema *s, DType t, const Shape *sh) {
-  Buf b;
-  buf_init(&b, s->a);
-  buf_puts(&b, dtype_name(t));
-  if (sh->rank > 0) {
-    buf_puts(&b, "[");
-    for (int i = 0; i < sh->rank; i++) {
-      if (i)
-        buf_puts(&b, ", ");
-      put_dim(s, &b, sh->d[i]);
-    }
-    buf_puts(&b, "]");
+/* The IR of a node lowered before, or of a constant made where it is
+ * used. */
+static Value *value_of(Lower *l, const TypedNode *n) {
+  if (n->order < 0) {
+    if (n->op != TN_CONST)
+      internal_error("lower: a %d node outside the node order", (int)n->op);
+    return const_ir(l, n);
   }
-  return buf_cstr(&b);
+  if (n->order >= l->tk->nnodes || !l->values[n->order])
+    internal_error("lower: node %d is used before it is lowered", n->order);
+  return l->values[n->order];
 }
 
-const char *tval_type_str(Sema *s, const TVal *t) {
-  switch (t->kind) {
-  case TV_WEAK_INT: return "an integer literal";
-  case TV_WEAK_FLOAT: return "a float literal";
-  case TV_AXES: return "a list of axes";
-  default: return type_str(s, t->dtype, &t->v->shape);
-  }
+/* An operand in compute dtype ct, broadcast to sh. */
+static Value *operand(Lower *l, const TypedNode *n, DType ct, const Shape *sh) {
+  return bcast(l, conv(l, value_of(l, n), ct), sh);
 }
 
-static const char *dim_str(Sema *s, Dim d) {
-  Buf b;
-  buf_init(&b, s->a);
-  put_dim(s, &b, d);
-  return buf_cstr(&b);
-}
+/* ---- nodes --------------------------------------------------------------- */
 
-static TVal *lower_cast(Sema *s, DType to, TVal *a, SrcRange loc);
-
-/* ---- weak constants ------------------------------------------------------ */
-
-TVal *lower_weak_int(Sema *s, int64_t v, SrcRange loc, int literal) {
-  TVal *t = tv_new(s, TV_WEAK_INT, loc);
-  t->k.i = v;
-  t->literal = literal;
-  return t;
-}
-
-TVal *lower_weak_float(Sema *s, double v, SrcRange loc) {
-  TVal *t = tv_new(s, TV_WEAK_FLOAT, loc);
-  t->k.f = v;
-  return t;
-}
-
-static TVal *strong_const(Sema *s, DType t, Scalar k, SrcRange loc) {
-  return tv_tensor(s, t, konst(s, compute_dtype(t), k), loc);
-}
-
-TVal *lower_bool(Sema *s, int v, SrcRange loc) {
-  Scalar k = {v != 0, 0};
-  return strong_const(s, DT_BOOL, k, loc);
-}
-
-static DType weak_dtype(const TVal *t) {
-  return t->kind == TV_WEAK_INT ? DT_I64 : DT_F64;
-}
-
-static int fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
-
-/* The IR constant of a weak value given dtype `to` (a .te dtype). */
-static Value *weak_ir(Sema *s, const TVal *w, DType to) {
-  DType ct = compute_dtype(to);
-  return konst(s, ct, fold_cast(weak_dtype(w), w->k, ct));
-}
-
-static int check_weak_fits(Sema *s, const TVal *w, DType to) {
-  if (w->kind == TV_WEAK_INT && to == DT_I32 && !fits_i32(w->k.i)) {
-    sema_error(s, w->loc, "integer constant %lld does not fit in i32",
-               (long long)w->k.i);
-    return 0;
-  }
-  return 1;
-}
-
-TVal *lower_weak_as(Sema *s, TVal *t, DType to) {
-  if (!t || !is_weak(t))
-    return t;
-  if (!check_weak_fits(s, t, to))
-    return NULL;
-  if (dtype_is_16bit(to)) /* rounded to it, as a cast does */
-    return lower_cast(s, to, t, t->loc);
-  return tv_tensor(s, to, weak_ir(s, t, to), t->loc);
-}
-
-TVal *lower_strong(Sema *s, TVal *t) {
-  if (!t || !is_weak(t))
-    return t;
-  return lower_weak_as(s, t, t->kind == TV_WEAK_INT ? DT_I32 : DT_F32);
-}
-
-/* The IR of t in compute dtype ct (t strong or weak). */
-static Value *ir_in(Sema *s, const TVal *t, DType ct) {
-  if (is_weak(t))
-    return weak_ir(s, t, ct);
-  return conv(s, t->v, ct);
-}
-
-Value *lower_to_storage(Sema *s, TVal *t, DType to) {
-  return conv(s, t->v, to);
-}
-
-Value *lower_input(Sema *s, int index, DType t, const Shape *sh) {
-  Value *v = mk(s, IR_INPUT, t, sh);
-  v->index = index;
+static Value *input_ir(Lower *l, const TypedNode *n) {
+  Value *v = mk(l, IR_INPUT, n->dtype, &n->shape);
+  v->index = n->input;
+  v->name = l->tk->inputs[n->input].name;
   return v;
 }
 
-TVal *lower_name_binding(Sema *s, TVal *t) { return t; }
-
-/* ---- promotion and broadcasting ------------------------------------------ */
-
-static int dtype_rank(DType t) {
-  static const int rank[DT_COUNT] = {[DT_BOOL] = 0, [DT_I32] = 1, [DT_I64] = 2,
-                                     [DT_F16] = 3,  [DT_BF16] = 3, [DT_F32] = 4,
-                                     [DT_F64] = 5};
-  return rank[t];
+static Value *unary_node_ir(Lower *l, const TypedNode *n) {
+  Value *x = conv(l, value_of(l, n->args[0]), compute_dtype(n->arg_dtype));
+  return unary_ir(l, n->uop, compute_dtype(n->dtype), x);
 }
 
-static DType promote_strong(DType x, DType y) {
-  if (x == y)
-    return x;
-  if (dtype_is_16bit(x) && dtype_is_16bit(y))
-    return DT_F32;
-  return dtype_rank(x) > dtype_rank(y) ? x : y;
+static Value *binary_node_ir(Lower *l, const TypedNode *n) {
+  DType ct = compute_dtype(n->arg_dtype);
+  Value *x = operand(l, n->args[0], ct, &n->shape);
+  Value *y = operand(l, n->args[1], ct, &n->shape);
+  return binary_ir(l, n->bop, compute_dtype(n->dtype), x, y);
 }
 
-/* The dtype a weak value takes next to strong dtype t. */
-static DType weak_meets(const TVal *w, DType t) {
-  if (w->kind == TV_WEAK_FLOAT)
-    return dtype_is_float(t) ? t : DT_F32;
-  return t == DT_BOOL ? DT_I32 : t;
-}
-
-/* Promotion of two values, at least one strong. */
-static DType promote(const TVal *a, const TVal *b) {
-  if (is_weak(a))
-    return weak_meets(a, b->dtype);
-  if (is_weak(b))
-    return weak_meets(b, a->dtype);
-  return promote_strong(a->dtype, b->dtype);
-}
-
-static const Shape *tv_shape(const TVal *t) {
-  static const Shape scalar = {0};
-  return t->kind == TV_TENSOR ? &t->v->shape : &scalar;
-}
-
-static int dim_same(Dim a, Dim b) {
-  if (a.var >= 0 || b.var >= 0)
-    return a.var == b.var;
-  return a.size == b.size;
-}
-
-static int is_one(Dim d) { return d.var < 0 && d.size == 1; }
-
-/* numpy broadcasting; a size variable never stretches. */
-static int broadcast_shapes(Sema *s, const Shape *x, const Shape *y,
-                            DType xt, DType yt, Shape *out, SrcRange loc) {
-  int rank = x->rank > y->rank ? x->rank : y->rank;
-  out->rank = rank;
-  for (int i = 0; i < rank; i++) {
-    int xi = x->rank - 1 - i, yi = y->rank - 1 - i, oi = rank - 1 - i;
-    if (xi < 0 || (yi >= 0 && is_one(x->d[xi]))) {
-      out->d[oi] = y->d[yi];
-    } else if (yi < 0 || is_one(y->d[yi]) || dim_same(x->d[xi], y->d[yi])) {
-      out->d[oi] = x->d[xi];
-    } else {
-      sema_error(s, loc, "cannot broadcast %s with %s: axis %d is %s vs %s",
-                 type_str(s, xt, x), type_str(s, yt, y), oi,
-                 dim_str(s, x->d[xi]), dim_str(s, y->d[yi]));
-      return 0;
-    }
-  }
-  return 1;
-}
-
-static int broadcast2(Sema *s, const TVal *a, const TVal *b, Shape *out,
-                      SrcRange loc) {
-  return broadcast_shapes(s, tv_shape(a), tv_shape(b), a->dtype, b->dtype, out,
-                          loc);
-}
-
-/* ---- operators ------------------------------------------------------------- */
-
-typedef enum OpKind { KIND_A, KIND_C, KIND_L } OpKind;
-
-static OpKind binary_kind(BinaryOp op) {
-  static const OpKind kinds[BIN_COUNT] = {
-#define X(e, spelling, kind) [BIN_##e] = KIND_##kind,
-      TECC_BINARY_OPS(X)
-#undef X
-  };
-  return kinds[op];
-}
-
-static const char *op_spelling(BinaryOp op) {
-  return op == BIN_POW ? "**" : binary_name(op);
-}
-
-static int is_bool(const TVal *t) {
-  return t->kind == TV_TENSOR && t->dtype == DT_BOOL;
-}
-
-static int negative_literal(const TVal *t) {
-  return t->kind == TV_WEAK_INT && t->literal && t->k.i < 0;
-}
-
-/* Both weak: fold at compile time in i64/f64. */
-static TVal *fold_weak_binary(Sema *s, BinaryOp op, TVal *a, TVal *b,
-                              SrcRange loc) {
-  int ints = a->kind == TV_WEAK_INT && b->kind == TV_WEAK_INT;
-  if (op == BIN_DIV || op == BIN_ATAN2)
-    ints = 0;
-  DType t = ints ? DT_I64 : DT_F64;
-  Scalar x = fold_cast(weak_dtype(a), a->k, t);
-  Scalar y = fold_cast(weak_dtype(b), b->k, t);
-  Scalar r = fold_binary(op, t, x, y);
-  if (binary_kind(op) == KIND_C)
-    return strong_const(s, DT_BOOL, r, loc);
-  return ints ? lower_weak_int(s, r.i, loc, 0) : lower_weak_float(s, r.f, loc);
-}
-
-static int check_logical(Sema *s, BinaryOp op, TVal *a, TVal *b,
-                         SrcRange loc) {
-  if (is_bool(a) && is_bool(b))
-    return 1;
-  sema_error(s, loc, "'%s' needs bool operands, got %s and %s",
-             binary_name(op), tval_type_str(s, a), tval_type_str(s, b));
-  return 0;
-}
-
-static int check_arith(Sema *s, BinaryOp op, TVal *a, TVal *b,
-                       SrcRange op_loc) {
-  if (is_bool(a) || is_bool(b)) {
-    sema_error(s, op_loc, "'%s' on a bool operand; cast it first",
-               op_spelling(op));
-    return 0;
-  }
-  if (op == BIN_POW && negative_literal(b) &&
-      (a->kind == TV_WEAK_INT || (a->kind == TV_TENSOR && !dtype_is_float(a->dtype)))) {
-    sema_error(s, b->loc,
-               "negative exponent %lld in integer '**'; use a float base",
-               (long long)b->k.i);
-    return 0;
-  }
-  return 1;
-}
-
-/* The dtype an operation computes in: true division and atan2 of integers
- * go to f32 (i32) or f64 (i64). */
-static DType arith_dtype(BinaryOp op, DType t) {
-  if ((op == BIN_DIV || op == BIN_ATAN2) && !dtype_is_float(t))
-    return t == DT_I64 ? DT_F64 : DT_F32;
-  return t;
-}
-
-TVal *lower_binary(Sema *s, BinaryOp op, TVal *a, TVal *b, SrcRange op_loc,
-                   SrcRange loc) {
-  if (!a || !b)
-    return NULL;
-  OpKind kind = binary_kind(op);
-  if (kind == KIND_L && !check_logical(s, op, a, b, loc))
-    return NULL;
-  if (kind == KIND_A && !check_arith(s, op, a, b, op_loc))
-    return NULL;
-  if (is_weak(a) && is_weak(b))
-    return fold_weak_binary(s, op, a, b, loc);
-  DType t = promote(a, b);
-  if (kind == KIND_A)
-    t = arith_dtype(op, t);
-  if (!check_weak_fits(s, a, t) || !check_weak_fits(s, b, t))
-    return NULL;
-  Shape sh;
-  if (!broadcast2(s, a, b, &sh, loc))
-    return NULL;
-  DType ct = compute_dtype(t);
-  Value *x = bcast(s, ir_in(s, a, ct), &sh);
-  Value *y = bcast(s, ir_in(s, b, ct), &sh);
-  DType rt = kind == KIND_A ? t : DT_BOOL;
-  return tv_tensor(s, rt, binary_ir(s, op, compute_dtype(rt), x, y), loc);
-}
-
-/* ---- unary ------------------------------------------------------------------ */
-
-typedef enum UnaryKind { UK_F, UK_K, UK_P, UK_R } UnaryKind;
-
-static UnaryKind unary_kind(UnaryOp op) {
-  static const UnaryKind kinds[UN_COUNT] = {
-#define X(e, name, kind) [UN_##e] = UK_##kind,
-      TECC_UNARY_BUILTINS(X)
-#undef X
-      [UN_NEG] = UK_K,
-      [UN_NOT] = UK_K,
-  };
-  return kinds[op];
-}
-
-static const char *unary_spelling(UnaryOp op) {
-  return op == UN_NEG ? "-" : unary_name(op);
-}
-
-static TVal *fold_weak_unary(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
-  UnaryKind kind = unary_kind(op);
-  if (kind == UK_P) {
-    Scalar r = fold_unary(op, weak_dtype(a), DT_BOOL, a->k);
-    return strong_const(s, DT_BOOL, r, loc);
-  }
-  if (a->kind == TV_WEAK_INT && kind != UK_F) {
-    Scalar r = fold_unary(op, DT_I64, DT_I64, a->k);
-    return lower_weak_int(s, r.i, loc, op == UN_NEG && a->literal);
-  }
-  Scalar x = fold_cast(weak_dtype(a), a->k, DT_F64);
-  return lower_weak_float(s, fold_unary(op, DT_F64, DT_F64, x).f, loc);
-}
-
-/* isnan/isinf/isfinite of an integer or bool: a constant. */
-static TVal *int_predicate(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
-  Scalar r = {op == UN_ISFINITE, 0};
-  Value *c = bcast(s, konst(s, DT_BOOL, r), &a->v->shape);
-  return tv_tensor(s, DT_BOOL, c, loc);
-}
-
-static TVal *unary_strong(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
-  UnaryKind kind = unary_kind(op);
-  DType t = a->dtype;
-  if (kind == UK_P && !dtype_is_float(t))
-    return int_predicate(s, op, a, loc);
-  if (kind == UK_R && !dtype_is_float(t))
-    return tv_tensor(s, t, a->v, loc);
-  if (kind == UK_F && !dtype_is_float(t))
-    t = t == DT_I64 ? DT_F64 : DT_F32;
-  DType ct = compute_dtype(t);
-  Value *x = conv(s, a->v, ct);
-  DType rt = kind == UK_P ? DT_BOOL : t;
-  return tv_tensor(s, rt, unary_ir(s, op, compute_dtype(rt), x), loc);
-}
-
-TVal *lower_unary(Sema *s, UnaryOp op, TVal *a, SrcRange op_loc, SrcRange loc) {
-  if (!a)
-    return NULL;
-  if (op == UN_NOT) {
-    if (!is_bool(a)) {
-      sema_error(s, loc, "'not' needs a bool operand, got %s",
-                 tval_type_str(s, a));
-      return NULL;
-    }
-    return tv_tensor(s, DT_BOOL, unary_ir(s, UN_NOT, DT_BOOL, a->v), loc);
-  }
-  if (is_bool(a) && unary_kind(op) != UK_F && unary_kind(op) != UK_P) {
-    sema_error(s, op_loc, "'%s' on a bool operand; cast it first",
-               unary_spelling(op));
-    return NULL;
-  }
-  if (is_weak(a))
-    return fold_weak_unary(s, op, a, loc);
-  return unary_strong(s, op, a, loc);
-}
-
-/* ---- casts ------------------------------------------------------------------ */
-
-static TVal *lower_cast(Sema *s, DType to, TVal *a, SrcRange loc) {
-  if (is_weak(a)) {
-    DType ct = compute_dtype(to);
-    Scalar k = fold_cast(weak_dtype(a), a->k, to);
-    return tv_tensor(s, to, konst(s, ct, fold_cast(to, k, ct)), loc);
-  }
-  return tv_tensor(s, to, conv(s, a->v, to), loc);
-}
-
-/* ---- where and clamp ----------------------------------------------------- */
-
-static TVal *lower_where(Sema *s, const Expr *call, TVal **args) {
-  TVal *c = args[0], *a = args[1], *b = args[2];
-  if (!is_bool(c)) {
-    sema_error(s, c->loc, "condition of 'where' must be bool, got %s",
-               tval_type_str(s, c));
-    return NULL;
-  }
-  DType t;
-  if (is_weak(a) && is_weak(b))
-    t = a->kind == TV_WEAK_FLOAT || b->kind == TV_WEAK_FLOAT ? DT_F32 : DT_I32;
-  else
-    t = promote(a, b);
-  if (!check_weak_fits(s, a, t) || !check_weak_fits(s, b, t))
-    return NULL;
-  Shape ab, sh;
-  if (!broadcast2(s, a, b, &ab, call->loc) ||
-      !broadcast_shapes(s, tv_shape(c), &ab, DT_BOOL, t, &sh, call->loc))
-    return NULL;
-  DType ct = compute_dtype(t);
-  Value *cv = bcast(s, c->v, &sh);
-  Value *av = bcast(s, ir_in(s, a, ct), &sh);
-  Value *bv = bcast(s, ir_in(s, b, ct), &sh);
-  Value *v = mk(s, IR_SELECT, ct, &sh);
-  v->args[0] = cv;
-  v->args[1] = av;
-  v->args[2] = bv;
+static Value *select_ir(Lower *l, const TypedNode *n) {
+  DType ct = compute_dtype(n->dtype);
+  Value *c = bcast(l, value_of(l, n->args[0]), &n->shape);
+  Value *a = operand(l, n->args[1], ct, &n->shape);
+  Value *b = operand(l, n->args[2], ct, &n->shape);
+  Value *v = mk(l, IR_SELECT, ct, &n->shape);
+  v->args[0] = c;
+  v->args[1] = a;
+  v->args[2] = b;
   v->nargs = 3;
-  return tv_tensor(s, t, v, call->loc);
+  return v;
 }
 
-static TVal *lower_clamp(Sema *s, const Expr *call, TVal **args) {
-  for (int i = 0; i < 3; i++)
-    if (is_bool(args[i])) {
-      sema_error(s, call->name_loc, "'clamp' on a bool operand; cast it first");
-      return NULL;
-    }
-  TVal *lo = lower_binary(s, BIN_MAXIMUM, args[0], args[1], call->name_loc,
-                          call->loc);
-  return lower_binary(s, BIN_MINIMUM, lo, args[2], call->name_loc, call->loc);
-}
-
-/* ---- reductions ------------------------------------------------------------ */
-
-typedef struct AxisList {
-  TVal *items[64];
-  int n;
-} AxisList;
-
-static int collect_axes(Sema *s, TVal **args, int nargs, AxisList *out) {
-  out->n = 0;
-  for (int i = 1; i < nargs; i++) {
-    TVal *t = args[i];
-    int n = t->kind == TV_AXES ? t->naxes : 1;
-    for (int j = 0; j < n; j++) {
-      if (out->n == 64) {
-        sema_error(s, t->loc, "too many axes");
-        return 0;
-      }
-      out->items[out->n++] = t->kind == TV_AXES ? t->axes[j] : t;
-    }
-  }
-  return 1;
-}
-
-/* The reduced axes as a bit mask; 0 with *ok = 0 after an error. */
-static uint32_t axes_mask(Sema *s, ReduceOp op, const TVal *x,
-                          const AxisList *al, int *ok) {
-  int rank = x->v->shape.rank;
-  uint32_t mask = 0;
-  *ok = 0;
-  for (int i = 0; i < al->n; i++) {
-    const TVal *t = al->items[i];
-    if (t->kind != TV_WEAK_INT || !t->literal) {
-      sema_error(s, t->loc, "axis of '%s' must be an integer literal",
-                 reduce_name(op));
-      return 0;
-    }
-    int64_t ax = t->k.i < 0 ? t->k.i + rank : t->k.i;
-    if (ax < 0 || ax >= rank) {
-      sema_error(s, t->loc, "axis %lld is out of range for %s",
-                 (long long)t->k.i, tval_type_str(s, x));
-      return 0;
-    }
-    if (mask & (1u << ax)) {
-      if (ax == t->k.i)
-        sema_error(s, t->loc, "repeated axis %lld", (long long)ax);
-      else
-        sema_error(s, t->loc, "axis %lld repeats axis %lld",
-                   (long long)t->k.i, (long long)ax);
-      return 0;
-    }
-    if ((op == RED_ARGMAX || op == RED_ARGMIN) && i > 0) {
-      sema_error(s, t->loc, "'%s' takes at most one axis", reduce_name(op));
-      return 0;
-    }
-    mask |= 1u << ax;
-  }
-  *ok = 1;
-  return al->n ? mask : (uint32_t)((1u << rank) - 1);
-}
-
-static Value *reduce_ir(Sema *s, ReduceOp op, DType ct, Value *x,
+static Value *reduce_ir(Lower *l, ReduceOp op, DType ct, Value *x,
                         uint32_t mask) {
   Shape sh = x->shape;
   for (int i = 0; i < sh.rank; i++)
     if (mask & (1u << i))
       sh.d[i] = (Dim){-1, 1};
-  Value *v = mk(s, IR_REDUCE, ct, &sh);
+  Value *v = mk(l, IR_REDUCE, ct, &sh);
   v->args[0] = x;
   v->nargs = 1;
   v->rop = op;
@@ -585,187 +151,156 @@ static Value *reduce_ir(Sema *s, ReduceOp op, DType ct, Value *x,
   return v;
 }
 
-static Value *reduce_or_identity(Sema *s, ReduceOp op, DType ct, Value *x,
+static Value *reduce_or_identity(Lower *l, ReduceOp op, DType ct, Value *x,
                                  uint32_t mask) {
   if (mask == 0)
     return x; /* rank 0: the reduction of one element */
-  return reduce_ir(s, op, ct, x, mask);
+  return reduce_ir(l, op, ct, x, mask);
 }
 
 /* Population variance: mean((x - mean(x))**2), two passes. */
-static Value *variance(Sema *s, Value *x, uint32_t mask) {
-  Value *m = reduce_or_identity(s, RED_MEAN, x->dtype, x, mask);
-  Value *d = binary_ir(s, BIN_SUB, x->dtype, x, bcast(s, m, &x->shape));
-  Value *sq = binary_ir(s, BIN_MUL, x->dtype, d, d);
-  return reduce_or_identity(s, RED_MEAN, x->dtype, sq, mask);
+static Value *variance(Lower *l, Value *x, uint32_t mask) {
+  Value *m = reduce_or_identity(l, RED_MEAN, x->dtype, x, mask);
+  Value *d = binary_ir(l, BIN_SUB, x->dtype, x, bcast(l, m, &x->shape));
+  Value *sq = binary_ir(l, BIN_MUL, x->dtype, d, d);
+  return reduce_or_identity(l, RED_MEAN, x->dtype, sq, mask);
 }
 
-static TVal *reduce_arg(Sema *s, ReduceOp op, TVal *x, uint32_t mask,
-                        SrcRange loc) {
-  Value *v = x->v;
-  if (mask == 0) {
-    Scalar zero = {0, 0};
-    return tv_tensor(s, DT_I64, konst(s, DT_I64, zero), loc);
+static Value *reduce_node_ir(Lower *l, const TypedNode *n) {
+  Value *x = conv(l, value_of(l, n->args[0]), compute_dtype(n->arg_dtype));
+  if (n->rop == RED_VAR)
+    return variance(l, x, n->axes);
+  if ((n->rop == RED_ARGMAX || n->rop == RED_ARGMIN) && !n->axes)
+    internal_error("lower: argmax of a rank-0 value reached lowering");
+  return reduce_or_identity(l, n->rop, compute_dtype(n->dtype), x, n->axes);
+}
+
+static Value *node_ir(Lower *l, const TypedNode *n) {
+  l->loc = n->loc;
+  switch (n->op) {
+  case TN_INPUT: return input_ir(l, n);
+  case TN_CONST: return const_ir(l, n);
+  case TN_CAST: return conv(l, value_of(l, n->args[0]), n->dtype);
+  case TN_UNARY: return unary_node_ir(l, n);
+  case TN_BINARY: return binary_node_ir(l, n);
+  case TN_SELECT: return select_ir(l, n);
+  case TN_REDUCE: return reduce_node_ir(l, n);
   }
-  if (x->dtype == DT_BOOL)
-    v = conv(s, v, DT_I32);
-  else
-    v = conv(s, v, compute_dtype(x->dtype));
-  return tv_tensor(s, DT_I64, reduce_ir(s, op, DT_I64, v, mask), loc);
+  internal_error("lower: unknown typed node %d", (int)n->op);
 }
 
-/* The .te dtype of the result of `op` on dtype t (argmax aside). */
-static DType reduce_dtype(ReduceOp op, DType t) {
-  switch (op) {
-  case RED_SUM:
-  case RED_PROD:
-    return t == DT_BOOL ? DT_I64 : t;
-  case RED_MEAN:
-  case RED_VAR:
-    if (dtype_is_float(t))
-      return t;
-    return t == DT_I64 ? DT_F64 : DT_F32;
-  default:
-    return t;
+/* ---- the kernel ---------------------------------------------------------- */
+
+/* A value takes the first name assigned to it. */
+static void name_values(Lower *l) {
+  for (int i = 0; i < l->tk->nbindings; i++) {
+    const TypedBinding *b = &l->tk->bindings[i];
+    Value *v = value_of(l, b->node);
+    if (!v->name)
+      v->name = b->name;
   }
 }
 
-static TVal *reduce_typed(Sema *s, ReduceOp op, TVal *x, uint32_t mask,
-                          SrcRange loc) {
-  if (op == RED_ARGMAX || op == RED_ARGMIN)
-    return reduce_arg(s, op, x, mask, loc);
-  if (x->dtype == DT_BOOL && (op == RED_MAX || op == RED_MIN))
-    op = op == RED_MAX ? RED_ANY : RED_ALL;
-  DType t = reduce_dtype(op, x->dtype);
-  DType ct = compute_dtype(t);
-  Value *v = conv(s, x->v, ct);
-  if (op == RED_VAR)
-    v = variance(s, v, mask);
-  else
-    v = reduce_or_identity(s, op, ct, v, mask);
-  return tv_tensor(s, t, v, loc);
-}
-
-static TVal *lower_reduce(Sema *s, ReduceOp op, const Expr *call, TVal **args,
-                          int nargs) {
-  TVal *x = lower_strong(s, args[0]);
-  if (!x)
-    return NULL;
-  if ((op == RED_ANY || op == RED_ALL) && x->dtype != DT_BOOL) {
-    sema_error(s, x->loc, "'%s' needs a bool operand, got %s",
-               reduce_name(op), tval_type_str(s, x));
-    return NULL;
+static void lower_inputs(Lower *l) {
+  Kernel *k = l->k;
+  k->ninputs = l->tk->ninputs;
+  k->inputs = ARENA_ARRAY(l->a, KernelInput, k->ninputs + 1);
+  for (int i = 0; i < k->ninputs; i++) {
+    const TypedInput *in = &l->tk->inputs[i];
+    k->inputs[i] = (KernelInput){in->name, in->dtype, in->shape,
+                                 value_of(l, in->node)};
   }
-  AxisList al;
-  int ok;
-  if (!collect_axes(s, args, nargs, &al))
-    return NULL;
-  uint32_t mask = axes_mask(s, op, x, &al, &ok);
-  if (!ok)
-    return NULL;
-  return reduce_typed(s, op, x, mask, call->loc);
 }
 
-/* ---- builtin calls -------------------------------------------------------- */
+/* The value an output stores: a literal's constant is made here, located
+ * where sema was (or, when sema had no expression since the last output,
+ * where that output's value is). */
+static Value *output_value(Lower *l, const TypedNode *n) {
+  if (n->order < 0)
+    l->loc = n->loc_of_last_output ? l->output_loc : n->loc;
+  return value_of(l, n);
+}
 
-typedef enum Builtin {
-  BI_NONE,
-  BI_CAST,
-  BI_UNARY,
-  BI_REDUCE,
-  BI_BINARY,
-  BI_WHERE,
-  BI_CLAMP
-} Builtin;
-
-typedef struct BuiltinInfo {
-  Builtin kind;
-  DType dtype;
-  UnaryOp uop;
-  BinaryOp bop;
-  ReduceOp rop;
-} BuiltinInfo;
-
-static BuiltinInfo builtin_lookup(const char *name) {
-  BuiltinInfo bi = {BI_NONE, 0, 0, 0, 0};
-  if (dtype_from_name(name, &bi.dtype))
-    bi.kind = BI_CAST;
-  else if (unary_from_name(name, &bi.uop))
-    bi.kind = BI_UNARY;
-  else if (reduce_from_name(name, &bi.rop))
-    bi.kind = BI_REDUCE;
-  else if (!strcmp(name, "where"))
-    bi.kind = BI_WHERE;
-  else if (!strcmp(name, "clamp"))
-    bi.kind = BI_CLAMP;
-  else {
-    static const struct {
-      const char *name;
-      BinaryOp op;
-    } binaries[] = {{"maximum", BIN_MAXIMUM}, {"minimum", BIN_MINIMUM},
-                    {"pow", BIN_POW},         {"atan2", BIN_ATAN2}};
-    for (size_t i = 0; i < sizeof binaries / sizeof binaries[0]; i++)
-      if (!strcmp(name, binaries[i].name)) {
-        bi.kind = BI_BINARY;
-        bi.bop = binaries[i].op;
-      }
+/* Each output stores its value converted to the output's dtype, located
+ * where the value is. */
+static void lower_outputs(Lower *l) {
+  Kernel *k = l->k;
+  k->noutputs = l->tk->noutputs;
+  k->outputs = ARENA_ARRAY(l->a, KernelOutput, k->noutputs + 1);
+  for (int i = 0; i < k->noutputs; i++) {
+    const TypedOutput *o = &l->tk->outputs[i];
+    Value *v = output_value(l, o->value);
+    l->loc = l->output_loc = v->loc;
+    k->outputs[i] = (KernelOutput){o->name, o->dtype, o->shape,
+                                   conv(l, v, o->dtype)};
   }
-  return bi;
 }
 
-int lower_is_builtin_call(const char *name, int *min_args, int *max_args) {
-  BuiltinInfo bi = builtin_lookup(name);
-  static const int arity[][2] = {[BI_NONE] = {0, 0},  [BI_CAST] = {1, 1},
-                                 [BI_UNARY] = {1, 1}, [BI_REDUCE] = {1, -1},
-                                 [BI_BINARY] = {2, 2}, [BI_WHERE] = {3, 3},
-                                 [BI_CLAMP] = {3, 3}};
-  *min_args = arity[bi.kind][0];
-  *max_args = arity[bi.kind][1];
-  return bi.kind != BI_NONE;
-}
+/* ---- -D bindings ------------------------------------------------------- */
 
-int is_builtin_name(const char *name) {
-  static const char *const others[] = {"softmax", "log_softmax", "logsumexp",
-                                       "pi",      "inf",         "nan"};
-  if (builtin_lookup(name).kind != BI_NONE)
-    return 1;
-  for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
-    if (!strcmp(name, others[i]))
-      return 1;
-  return 0;
-}
-
-/* Only the axis arguments of a reduction may be a list of axes. */
-static int check_no_axes_list(Sema *s, TVal **args, int n) {
-  for (int i = 0; i < n; i++)
-    if (args[i]->kind == TV_AXES) {
-      sema_error(s, args[i]->loc, "a list of axes can only be passed to a reduction");
-      return 0;
-    }
-  return 1;
-}
-
-TVal *lower_call(Sema *s, const Expr *call, TVal **args, int nargs) {
-  for (int i = 0; i < nargs; i++)
-    if (!args[i])
-      return NULL;
-  BuiltinInfo bi = builtin_lookup(call->name);
-  if (!check_no_axes_list(s, args, bi.kind == BI_REDUCE ? 1 : nargs))
-    return NULL;
-  switch (bi.kind) {
-  case BI_CAST:
-    return lower_cast(s, bi.dtype, args[0], call->loc);
-  case BI_UNARY:
-    return lower_unary(s, bi.uop, args[0], call->name_loc, call->loc);
-  case BI_REDUCE:
-    return lower_reduce(s, bi.rop, call, args, nargs);
-  case BI_BINARY:
-    return lower_binary(s, bi.bop, args[0], args[1], call->name_loc, call->loc);
-  case BI_WHERE:
-    return lower_where(s, call, args);
-  case BI_CLAMP:
-    return lower_clamp(s, call, args);
-  default:
-    internal_error("lower_call: '%s' is not a builtin", call->name);
+static void substitute_shape(Shape *sh, const int *newvar,
+                             const int64_t *value) {
+  for (int i = 0; i < sh->rank; i++) {
+    int v = sh->d[i].var;
+    if (v < 0)
+      continue;
+    sh->d[i].var = newvar[v];
+    if (newvar[v] < 0)
+      sh->d[i].size = value[v];
   }
+}
+
+/* Size variables bound by -D become literals; the others are numbered
+ * again, in order. */
+static void bind_defines(Lower *l) {
+  Kernel *k = l->k;
+  int n = l->tk->nsizevars;
+  int *newvar = ARENA_ARRAY(l->a, int, n + 1);
+  int64_t *value = ARENA_ARRAY(l->a, int64_t, n + 1);
+  k->sizevars = ARENA_ARRAY(l->a, SizeVar, n + 1);
+  for (int i = 0; i < n; i++) {
+    const TypedSizeVar *sv = &l->tk->sizevars[i];
+    value[i] = sv->value;
+    newvar[i] = sv->bound ? -1 : k->nsizevars;
+    if (!sv->bound)
+      k->sizevars[k->nsizevars++].name = sv->name;
+  }
+  for (int i = 0; i < k->values.len; i++)
+    substitute_shape(&((Value *)k->values.items[i])->shape, newvar, value);
+  for (int i = 0; i < k->ninputs; i++)
+    substitute_shape(&k->inputs[i].shape, newvar, value);
+  for (int i = 0; i < k->noutputs; i++)
+    substitute_shape(&k->outputs[i].shape, newvar, value);
+}
+
+static Kernel *lower_kernel(Lower *l, const TypedKernel *tk) {
+  l->tk = tk;
+  l->k = ARENA_NEW(l->a, Kernel);
+  l->k->name = tk->name;
+  l->k->loc = tk->loc;
+  l->values = ARENA_ARRAY(l->a, Value *, tk->nnodes + 1);
+  for (int i = 0; i < tk->nnodes; i++)
+    l->values[i] = node_ir(l, tk->nodes[i]);
+  name_values(l);
+  lower_inputs(l);
+  lower_outputs(l);
+  if (l->k->noutputs) {
+    l->k->te_signature = tk->te_signature;
+    bind_defines(l);
+  }
+  const char *why = ir_verify(l->a, l->k);
+  if (why)
+    internal_error("lowering made invalid IR: %s", why);
+  return l->k;
+}
+
+Module *lower_program(Compilation *c, const TypedProgram *p) {
+  Lower l = {0};
+  l.a = c->arena;
+  Module *m = ARENA_NEW(l.a, Module);
+  m->nkernels = p->nkernels;
+  m->kernels = ARENA_ARRAY(l.a, Kernel *, p->nkernels + 1);
+  for (int i = 0; i < p->nkernels; i++)
+    m->kernels[i] = lower_kernel(&l, p->kernels[i]);
+  return m;
 }

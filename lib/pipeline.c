@@ -12,6 +12,7 @@
 #include "emit_dumps.h"
 #include "emit_header.h"
 #include "fuse.h"
+#include "lower.h"
 #include "opt.h"
 #include "schedule.h"
 #include "sema.h"
@@ -31,10 +32,13 @@ static Module *front_half(Compilation *c, SourceFile *main, int optimize) {
   AstFile *ast = parse_pass(c, main);
   if (!ast)
     return NULL;
-  Module *m = sema_and_lower(c, ast);
-  if (!m || failed(c))
+  TypedProgram *checked = sema_check(c, ast);
+  if (!checked || failed(c))
     return NULL;
-  compilation_dump_after(c, "sema", m);
+  if (compilation_wants_dump(c, "sema"))
+    compilation_dump_text(c, "sema", typed_dump(c->arena, checked));
+  Module *m = lower_program(c, checked);
+  compilation_dump_after(c, "lower", m);
   if (optimize) {
     optimize_module(c, m);
     compilation_dump_after(c, "opt", m);

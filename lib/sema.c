@@ -1,7 +1,7 @@
 /* sema.c — program structure (language.md §3): imports, functions and
  * their inlining, kernels (explicit and implicit), names, size variables,
- * outputs, -D bindings; each expression is typed and lowered by lower.c.
- * See sema.h for how the two halves share one walk. */
+ * outputs, -D bindings; each expression is typed by sema_expr.c.  The
+ * result is the typed program of typed.h (sema_check()); see sema.h. */
 #include "sema.h"
 
 #include <stdio.h>
@@ -323,7 +323,7 @@ static void fn_arity(const FnDef *f, int *lo, int *hi) {
 static int check_callee(Sema *s, const Expr *call, int order, FnDef **fn) {
   int lo, hi;
   *fn = NULL;
-  if (lower_is_builtin_call(call->name, &lo, &hi))
+  if (builtin_arity(call->name, &lo, &hi))
     return check_arity(s, call, lo, hi);
   FnDef *f = strmap_get(&s->fns, call->name);
   const Stmt *later = strmap_get(&s->later_fns, call->name);
@@ -440,8 +440,14 @@ static int fn_is_bad(const FnDef *f) {
 
 static TVal *eval(Sema *s, const Expr *e);
 
+static void set_loc_at(Sema *s, SrcRange loc) {
+  s->cur_loc = loc;
+  s->cur_loc_is_last_output = 0;
+}
+
+/* New nodes are located at e, or inside a fn at its outermost call. */
 static void set_loc(Sema *s, const Expr *e) {
-  s->cur_loc = s->depth ? s->frames[0].call : e->loc;
+  set_loc_at(s, s->depth ? s->frames[0].call : e->loc);
 }
 
 static TVal *with_loc(Sema *s, const TVal *t, SrcRange loc) {
@@ -463,7 +469,7 @@ static TVal *eval_fn_param(Sema *s, const Expr *e) {
 static TVal *constant(Sema *s, const char *name, SrcRange loc) {
   double v = !strcmp(name, "pi") ? 3.14159265358979323846
              : !strcmp(name, "inf") ? 1.0 / 0.0 : 0.0 / 0.0;
-  return lower_weak_float(s, v, loc);
+  return sema_weak_float(s, v, loc);
 }
 
 static const Suggestion *name_suggestion(Sema *s, const char *name) {
@@ -566,33 +572,33 @@ static TVal *eval_call(Sema *s, const Expr *e) {
     f = strmap_get(&s->fns, e->name);
   if (!ok)
     return NULL;
-  if (f && !lower_is_builtin_call(e->name, &(int){0}, &(int){0}))
+  if (f && !builtin_arity(e->name, &(int){0}, &(int){0}))
     return expand_fn(s, f, e, args);
   set_loc(s, e);
-  return lower_call(s, e, args, e->nargs);
+  return sema_builtin_call(s, e, args, e->nargs);
 }
 
 static TVal *eval(Sema *s, const Expr *e) {
   switch (e->kind) {
   case EXPR_INT:
-    return lower_weak_int(s, e->ival, e->loc, 1);
+    return sema_weak_int(s, e->ival, e->loc, 1);
   case EXPR_FLOAT:
-    return lower_weak_float(s, e->fval, e->loc);
+    return sema_weak_float(s, e->fval, e->loc);
   case EXPR_BOOL:
     set_loc(s, e);
-    return lower_bool(s, (int)e->ival, e->loc);
+    return sema_bool(s, (int)e->ival, e->loc);
   case EXPR_NAME:
     return eval_name(s, e);
   case EXPR_UNARY: {
     TVal *a = eval(s, e->args[0]);
     set_loc(s, e);
-    return lower_unary(s, e->uop, a, e->op_loc, e->loc);
+    return sema_unary(s, e->uop, a, e->op_loc, e->loc);
   }
   case EXPR_BINARY: {
     TVal *a = eval(s, e->args[0]);
     TVal *b = eval(s, e->args[1]);
     set_loc(s, e);
-    return lower_binary(s, e->bop, a, b, e->op_loc, e->loc);
+    return sema_binary(s, e->bop, a, b, e->op_loc, e->loc);
   }
   case EXPR_CALL:
     return eval_call(s, e);
@@ -619,9 +625,10 @@ static void begin_kernel(Sema *s, KernelBuild *kb, const char *name,
   memset(kb, 0, sizeof *kb);
   kb->name = name;
   kb->loc = loc;
-  s->k = ARENA_NEW(s->a, Kernel);
+  s->k = ARENA_NEW(s->a, TypedKernel);
   s->k->name = name;
   s->k->loc = loc;
+  s->nodes = (PtrVec){0};
   s->sizevars = (StrMap){0};
   s->sizevar_names = (PtrVec){0};
   s->scope = ARENA_NEW(s->a, StrMap);
@@ -635,13 +642,11 @@ static void add_input(Sema *s, KernelBuild *kb, const char *name,
   Shape sh;
   TVal *val = NULL;
   if (input_shape(s, t, &sh)) {
-    s->cur_loc = loc;
-    Value *v = lower_input(s, kb->inputs.len, t->dtype, &sh);
-    v->name = name;
+    set_loc_at(s, loc);
     val = ARENA_NEW(s->a, TVal);
     val->kind = TV_TENSOR;
     val->dtype = t->dtype;
-    val->v = v;
+    val->node = sema_input_node(s, kb->inputs.len, t->dtype, &sh);
     val->loc = loc;
   }
   Binding *b = bind(s, name, loc, val);
@@ -655,8 +660,6 @@ static void add_assign(Sema *s, KernelBuild *kb, const Stmt *st) {
     return;
   if (val && val->kind == TV_AXES)
     val = NULL;
-  if (val && val->kind == TV_TENSOR && !val->v->name)
-    val->v->name = st->name;
   Binding *b = bind(s, st->name, st->name_loc, val);
   vec_push(s->a, &kb->assigns, b);
 }
@@ -687,35 +690,47 @@ static int same_up_to_ones(const Shape *a, const Shape *b) {
 }
 
 static void finish_inputs(Sema *s, KernelBuild *kb) {
-  Kernel *k = s->k;
+  TypedKernel *k = s->k;
   k->ninputs = kb->inputs.len;
-  k->inputs = ARENA_ARRAY(s->a, KernelInput, k->ninputs + 1);
+  k->inputs = ARENA_ARRAY(s->a, TypedInput, k->ninputs + 1);
   for (int i = 0; i < k->ninputs; i++) {
     Binding *b = kb->inputs.items[i];
-    KernelInput *in = &k->inputs[i];
+    TypedInput *in = &k->inputs[i];
     in->name = b->name;
+    in->loc = b->loc;
     if (b->val) {
       in->dtype = b->val->dtype;
-      in->shape = b->val->v->shape;
-      in->value = b->val->v;
+      in->shape = b->val->node->shape;
+      in->node = b->val->node;
     }
   }
 }
 
+/* The names assigned to tensors, in order: they name the IR values. */
+static void finish_bindings(Sema *s, KernelBuild *kb) {
+  TypedKernel *k = s->k;
+  k->bindings = ARENA_ARRAY(s->a, TypedBinding, kb->assigns.len + 1);
+  for (int i = 0; i < kb->assigns.len; i++) {
+    Binding *b = kb->assigns.items[i];
+    if (b->val && b->val->kind == TV_TENSOR)
+      k->bindings[k->nbindings++] = (TypedBinding){b->name, b->val->node};
+  }
+}
+
 /* One output; `decl` is its declared type or NULL. */
-static int make_output(Sema *s, KernelOutput *out, const char *name,
+static int make_output(Sema *s, TypedOutput *out, const char *name,
                        SrcRange loc, TVal *val, const AstType *decl) {
-  val = decl ? lower_weak_as(s, val, decl->dtype) : lower_strong(s, val);
+  val = sema_output_value(s, val, decl ? &decl->dtype : NULL);
   if (!val)
     return 0;
   out->name = name;
   out->dtype = val->dtype;
-  out->shape = val->v->shape;
+  out->shape = val->node->shape;
   if (decl) {
     Shape sh;
     if (!output_shape(s, decl, &sh))
       return 0;
-    if (!same_up_to_ones(&sh, &val->v->shape)) {
+    if (!same_up_to_ones(&sh, &val->node->shape)) {
       sema_error(s, loc, "output '%s' is declared %s but its value is %s", name,
                  type_str(s, decl->dtype, &sh), tval_type_str(s, val));
       return 0;
@@ -723,8 +738,8 @@ static int make_output(Sema *s, KernelOutput *out, const char *name,
     out->dtype = decl->dtype;
     out->shape = sh;
   }
-  s->cur_loc = val->v->loc;
-  out->value = lower_to_storage(s, val, out->dtype);
+  out->value = val->node;
+  s->cur_loc_is_last_output = 1; /* lowering locates the store there */
   return 1;
 }
 
@@ -739,39 +754,16 @@ static int define_value(Sema *s, const char *name, int64_t *value) {
   return 0;
 }
 
-static void substitute_shape(Shape *sh, const int *newvar,
-                             const int64_t *value) {
-  for (int i = 0; i < sh->rank; i++) {
-    int v = sh->d[i].var;
-    if (v < 0)
-      continue;
-    sh->d[i].var = newvar[v];
-    if (newvar[v] < 0)
-      sh->d[i].size = value[v];
+/* Every size variable of the kernel, with its -D value if it has one. */
+static void finish_sizevars(Sema *s) {
+  TypedKernel *k = s->k;
+  k->nsizevars = s->sizevar_names.len;
+  k->sizevars = ARENA_ARRAY(s->a, TypedSizeVar, k->nsizevars + 1);
+  for (int i = 0; i < k->nsizevars; i++) {
+    TypedSizeVar *sv = &k->sizevars[i];
+    sv->name = s->sizevar_names.items[i];
+    sv->bound = define_value(s, sv->name, &sv->value);
   }
-}
-
-static void bind_defines(Sema *s) {
-  Kernel *k = s->k;
-  int n = s->sizevar_names.len;
-  int *newvar = ARENA_ARRAY(s->a, int, n + 1);
-  int64_t *value = ARENA_ARRAY(s->a, int64_t, n + 1);
-  k->sizevars = ARENA_ARRAY(s->a, SizeVar, n + 1);
-  for (int i = 0; i < n; i++) {
-    const char *name = s->sizevar_names.items[i];
-    if (define_value(s, name, &value[i])) {
-      newvar[i] = -1;
-    } else {
-      newvar[i] = k->nsizevars;
-      k->sizevars[k->nsizevars++].name = name;
-    }
-  }
-  for (int i = 0; i < k->values.len; i++)
-    substitute_shape(&((Value *)k->values.items[i])->shape, newvar, value);
-  for (int i = 0; i < k->ninputs; i++)
-    substitute_shape(&k->inputs[i].shape, newvar, value);
-  for (int i = 0; i < k->noutputs; i++)
-    substitute_shape(&k->outputs[i].shape, newvar, value);
 }
 
 static void put_sig_type(Sema *s, Buf *b, DType t, const Shape *sh) {
@@ -779,7 +771,7 @@ static void put_sig_type(Sema *s, Buf *b, DType t, const Shape *sh) {
 }
 
 static const char *signature(Sema *s) {
-  Kernel *k = s->k;
+  TypedKernel *k = s->k;
   Buf b;
   buf_init(&b, s->a);
   buf_printf(&b, "kernel %s(", k->name);
@@ -799,10 +791,12 @@ static const char *signature(Sema *s) {
 static void end_kernel(Sema *s, PtrVec *kernels, StrMap *used_defines) {
   for (int i = 0; i < s->sizevar_names.len; i++)
     strmap_put(s->a, used_defines, s->sizevar_names.items[i], s);
-  if (s->k->noutputs) {
+  if (s->k->noutputs)
     s->k->te_signature = signature(s);
-    bind_defines(s);
-  }
+  finish_sizevars(s);
+  finish_bindings(s, s->kb);
+  s->k->nnodes = s->nodes.len;
+  s->k->nodes = (TypedNode **)s->nodes.items;
   vec_push(s->a, kernels, s->k);
   s->kb = NULL;
   s->k = NULL;
@@ -848,8 +842,8 @@ static int check_out_names(Sema *s, const Stmt *st, StrMap *outs) {
 }
 
 static void explicit_outputs(Sema *s, const Stmt *st) {
-  Kernel *k = s->k;
-  k->outputs = ARENA_ARRAY(s->a, KernelOutput, st->nouts + 1);
+  TypedKernel *k = s->k;
+  k->outputs = ARENA_ARRAY(s->a, TypedOutput, st->nouts + 1);
   int ok = 1;
   for (int i = 0; i < st->nouts; i++) {
     const Param *o = &st->outs[i];
@@ -910,8 +904,8 @@ static const char *implicit_name(Sema *s, const SourceFile *f) {
 }
 
 static void implicit_outputs(Sema *s, KernelBuild *kb, StrMap *outs) {
-  Kernel *k = s->k;
-  k->outputs = ARENA_ARRAY(s->a, KernelOutput, kb->assigns.len + 1);
+  TypedKernel *k = s->k;
+  k->outputs = ARENA_ARRAY(s->a, TypedOutput, kb->assigns.len + 1);
   int n = 0, ok = 1;
   for (int i = 0; i < kb->assigns.len; i++) {
     Binding *b = kb->assigns.items[i];
@@ -1199,16 +1193,11 @@ static void warn_unused_defines(Sema *s, StrMap *used) {
   }
 }
 
-static Module *make_module(Sema *s, PtrVec *kernels) {
-  Module *m = ARENA_NEW(s->a, Module);
-  m->nkernels = kernels->len;
-  m->kernels = (Kernel **)kernels->items;
-  for (int i = 0; i < m->nkernels; i++) {
-    const char *why = ir_verify(s->a, m->kernels[i]);
-    if (why)
-      internal_error("lowering made invalid IR: %s", why);
-  }
-  return m;
+static TypedProgram *make_program(Sema *s, PtrVec *kernels) {
+  TypedProgram *p = ARENA_NEW(s->a, TypedProgram);
+  p->nkernels = kernels->len;
+  p->kernels = (TypedKernel **)kernels->items;
+  return p;
 }
 
 /* Every fn and tensor name of the main file: a size variable may not
@@ -1264,7 +1253,7 @@ static void check_main(Sema *s, const AstFile *f, PtrVec *kernels,
   }
 }
 
-Module *sema_and_lower(Compilation *c, AstFile *main) {
+TypedProgram *sema_check(Compilation *c, AstFile *main) {
   Sema sema = {0};
   Sema *s = &sema;
   s->c = c;
@@ -1280,5 +1269,5 @@ Module *sema_and_lower(Compilation *c, AstFile *main) {
   warn_unused_defines(s, &used_defines);
   if (diag_has_errors(s->d))
     return NULL;
-  return make_module(s, &kernels);
+  return make_program(s, &kernels);
 }

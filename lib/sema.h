@@ -1,11 +1,14 @@
-/* sema.h — internals shared by sema.c (program structure: imports, names,
- * kernels, fns) and lower.c (typing each expression and building its IR).
+/* sema.h — the checker: sema_check() and the internals shared by sema.c
+ * (program structure: imports, names, kernels, fns) and sema_expr.c
+ * (typing each expression).
  *
- * Sema and lowering are one walk: every expression is type-checked and
- * lowered at once, after fn arguments are substituted (fns are inlined at
- * each call).  Shapes are symbolic while checking (a size variable bound by
- * -D stays a variable, so it never stretches); sema.c substitutes -D values
- * into the finished kernel.
+ * Sema finishes before lowering starts: it reports every diagnostic and
+ * produces the checked, typed program of typed.h; lower.c then builds the
+ * IR from that alone.  Every expression is type-checked after fn
+ * arguments are substituted (fns are inlined at each call).  Shapes are
+ * symbolic while checking (a size variable bound by -D stays a variable,
+ * so it never stretches); lowering substitutes -D values into the
+ * finished kernel.
  *
  * Weak literals (language.md §5) are compile-time constants: an expression
  * made only of literals and pi/inf/nan is folded in i64/f64 (fold.c) and
@@ -32,6 +35,12 @@
 
 #include "compile.h"
 #include "fold.h"
+#include "typed.h"
+
+/* Checks the program whose main file is `main` (its imports, the prelude,
+ * every rule of language.md).  NULL when errors were reported in
+ * c->diags. */
+TypedProgram *sema_check(Compilation *c, AstFile *main);
 
 /* A string-keyed hash table (open addressing) in the arena. */
 typedef struct StrMap {
@@ -44,7 +53,7 @@ void *strmap_get(const StrMap *m, const char *key);
 void strmap_put(Arena *a, StrMap *m, const char *key, void *val);
 
 typedef enum TKind {
-  TV_TENSOR,     /* dtype, v */
+  TV_TENSOR,     /* dtype, node */
   TV_WEAK_INT,   /* k.i */
   TV_WEAK_FLOAT, /* k.f */
   TV_AXES        /* the variadic `axes` parameter of a prelude fn: axes[] */
@@ -53,9 +62,8 @@ typedef enum TKind {
 /* A typed value during checking. */
 typedef struct TVal {
   TKind kind;
-  DType dtype; /* TV_TENSOR: the .te dtype (16-bit kept as such) */
-  Value *v;    /* TV_TENSOR: its IR; dtype f32 when computing on 16-bit,
-                  or the 16-bit dtype itself for inputs and casts */
+  DType dtype; /* TV_TENSOR: the .te dtype (== node->dtype) */
+  TypedNode *node; /* TV_TENSOR: its typed node (shape: node->shape) */
   Scalar k;    /* weak constants */
   int literal; /* an integer literal (maybe negated): usable as an axis */
   SrcRange loc;
@@ -88,7 +96,8 @@ typedef struct Sema {
   int order;     /* running definition order */
   int import_failed; /* an import was missing or had syntax errors */
   /* the kernel being checked */
-  Kernel *k;
+  TypedKernel *k;
+  PtrVec nodes;    /* TypedNode*: its nodes, in the order they were made */
   struct KernelBuild *kb;
   StrMap sizevars; /* name -> (void *)(index + 1) */
   PtrVec sizevar_names;
@@ -99,7 +108,9 @@ typedef struct Sema {
   Frame frames[SEMA_MAX_DEPTH];
   int depth;
   int expansion_failed; /* an error was reported in this expansion */
-  SrcRange cur_loc; /* loc given to new IR values */
+  SrcRange cur_loc; /* loc given to new typed nodes */
+  int cur_loc_is_last_output; /* cur_loc is stale: an output was made
+                                 since (see TypedNode.loc_of_last_output) */
 } Sema;
 
 /* Errors: inside an expansion, reported at the outermost call with notes
@@ -109,26 +120,24 @@ Diag *sema_error(Sema *s, SrcRange r, const char *fmt, ...)
 const char *type_str(Sema *s, DType t, const Shape *sh); /* "f32[N, D]" */
 const char *tval_type_str(Sema *s, const TVal *t);
 
-/* lower.c: typing and IR for each kind of expression.  NULL after an error
- * (already reported). */
-TVal *lower_name_binding(Sema *s, TVal *t); /* marks use; identity */
-TVal *lower_weak_int(Sema *s, int64_t v, SrcRange loc, int literal);
-TVal *lower_weak_float(Sema *s, double v, SrcRange loc);
-TVal *lower_bool(Sema *s, int v, SrcRange loc);
-TVal *lower_unary(Sema *s, UnaryOp op, TVal *a, SrcRange op_loc, SrcRange loc);
-TVal *lower_binary(Sema *s, BinaryOp op, TVal *a, TVal *b, SrcRange op_loc,
-                   SrcRange loc);
-TVal *lower_call(Sema *s, const Expr *call, TVal **args, int nargs);
-int lower_is_builtin_call(const char *name, int *min_args, int *max_args);
+/* sema_expr.c: typing of each kind of expression; the typed nodes are
+ * added to s->nodes.  NULL after an error (already reported). */
+TVal *sema_weak_int(Sema *s, int64_t v, SrcRange loc, int literal);
+TVal *sema_weak_float(Sema *s, double v, SrcRange loc);
+TVal *sema_bool(Sema *s, int v, SrcRange loc);
+TVal *sema_unary(Sema *s, UnaryOp op, TVal *a, SrcRange op_loc, SrcRange loc);
+TVal *sema_binary(Sema *s, BinaryOp op, TVal *a, TVal *b, SrcRange op_loc,
+                  SrcRange loc);
+TVal *sema_builtin_call(Sema *s, const Expr *call, TVal **args, int nargs);
+/* 1 when `name` is a builtin function (not a prelude fn); its arity. */
+int builtin_arity(const char *name, int *min_args, int *max_args);
 int is_builtin_name(const char *name);
 
-/* Makes a value concrete: weak -> i32/f32 constant, rank 0.  NULL on error. */
-TVal *lower_strong(Sema *s, TVal *t);
-/* A weak value as a constant of dtype `to` (a declared output type). */
-TVal *lower_weak_as(Sema *s, TVal *t, DType to);
-/* The IR of a strong value converted to .te dtype `to` (16-bit: the value
- * rounded to it, for output stores). */
-Value *lower_to_storage(Sema *s, TVal *t, DType to);
-Value *lower_input(Sema *s, int index, DType t, const Shape *sh);
+/* The value of an output: a weak value becomes a constant of the declared
+ * dtype (`declared` non-NULL), else i32/f32, made where the output is
+ * lowered.  NULL on error. */
+TVal *sema_output_value(Sema *s, TVal *t, const DType *declared);
+/* The node of kernel input number `index`. */
+TypedNode *sema_input_node(Sema *s, int index, DType t, const Shape *sh);
 
 #endif

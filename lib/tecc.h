@@ -49,8 +49,9 @@ typedef struct tecc_options {
   int no_warnings;             /* -w */
   int explain;                 /* --explain: fill the explanation text */
   const char *dump_after;      /* debugging: comma-separated pass names
-                                  (parse, sema, opt, ... or "all") after which
-                                  the IR is dumped into tecc_result_dump(); NULL:
+                                  (parse, sema, lower, opt, fuse, schedule or
+                                  "all") after which what the pass produced
+                                  is dumped into tecc_result_dump(); NULL:
                                   none */
 } tecc_options;
 

@@ -225,8 +225,9 @@ static const struct {
     {"-Werror", FLAG, OPT_WERROR},  {"-w", FLAG, OPT_NO_WARNINGS},
     {"--fdiagnostics-plain", FLAG, OPT_PLAIN},
     {"--version", FLAG, OPT_VERSION}, {"--help", FLAG, OPT_HELP},
-    /* Debugging, not in --help: dump the IR after the passes named
-     * (parse, sema, opt, ... or all) on standard error; also TECC_DUMP. */
+    /* Debugging, not in --help: dump what the passes named produced
+     * (parse, sema, lower, opt, fuse, schedule or all) on standard
+     * error; also TECC_DUMP. */
     {"--dump-after", LONG, OPT_DUMP_AFTER},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };

@@ -1,0 +1,757 @@
+/* sema_expr.c — typing of each expression (broadcasting, promotion,
+ * builtin rules of language.md §5–§6, weak literals: see sema.h).  Each
+ * typed expression becomes a TypedNode (typed.h) appended to the kernel's
+ * node list; clamp is typed as minimum(maximum()), and constant
+ * expressions are folded here.  lower.c builds the IR from the nodes. */
+#include "sema.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- small builders ------------------------------------------------------ */
+
+static TVal *tv_new(Sema *s, TKind kind, SrcRange loc) {
+  TVal *t = ARENA_NEW(s->a, TVal);
+  t->kind = kind;
+  t->loc = loc;
+  return t;
+}
+
+static TVal *tv_tensor(Sema *s, TypedNode *n, SrcRange loc) {
+  TVal *t = tv_new(s, TV_TENSOR, loc);
+  t->dtype = n->dtype;
+  t->node = n;
+  return t;
+}
+
+static int is_weak(const TVal *t) {
+  return t->kind == TV_WEAK_INT || t->kind == TV_WEAK_FLOAT;
+}
+
+static DType compute_dtype(DType t) { return dtype_is_16bit(t) ? DT_F32 : t; }
+
+static const Shape scalar_shape;
+
+/* A node lowered where it is used (order -1), not in the node list. */
+static TypedNode *node_at_use(Sema *s, TypedOp op, DType t, const Shape *sh) {
+  TypedNode *n = ARENA_NEW(s->a, TypedNode);
+  n->op = op;
+  n->dtype = t;
+  n->arg_dtype = t;
+  n->shape = *sh;
+  n->order = -1;
+  n->loc = s->cur_loc;
+  n->loc_of_last_output = s->cur_loc_is_last_output;
+  return n;
+}
+
+/* A node lowered in the order it is made. */
+static TypedNode *new_node(Sema *s, TypedOp op, DType t, const Shape *sh) {
+  TypedNode *n = node_at_use(s, op, t, sh);
+  n->order = s->nodes.len;
+  vec_push(s->a, &s->nodes, n);
+  return n;
+}
+
+static TypedNode *new_node1(Sema *s, TypedOp op, DType t, TypedNode *a) {
+  TypedNode *n = new_node(s, op, t, &a->shape);
+  n->args[0] = a;
+  n->nargs = 1;
+  return n;
+}
+
+/* A constant of .te dtype t; k is in the dtype it is computed in. */
+static TypedNode *const_node(Sema *s, DType t, Scalar k, const Shape *sh) {
+  TypedNode *n = new_node(s, TN_CONST, t, sh);
+  n->value = k;
+  return n;
+}
+
+TypedNode *sema_input_node(Sema *s, int index, DType t, const Shape *sh) {
+  TypedNode *n = new_node(s, TN_INPUT, t, sh);
+  n->input = index;
+  return n;
+}
+
+/* ---- type strings -------------------------------------------------------- */
+
+static void put_dim(Sema *s, Buf *b, Dim d) {
+  if (d.var < 0)
+    buf_printf(b, "%lld", (long long)d.size);
+  else
+    buf_puts(b, s->sizevar_names.items[d.var]);
+}
+
+const char *type_str(Sema *s, DType t, const Shape *sh) {
+  Buf b;
+  buf_init(&b, s->a);
+  buf_puts(&b, dtype_name(t));
+  if (sh->rank > 0) {
+    buf_puts(&b, "[");
+    for (int i = 0; i < sh->rank; i++) {
+      if (i)
+        buf_puts(&b, ", ");
+      put_dim(s, &b, sh->d[i]);
+    }
+    buf_puts(&b, "]");
+  }
+  return buf_cstr(&b);
+}
+
+const char *tval_type_str(Sema *s, const TVal *t) {
+  switch (t->kind) {
+  case TV_WEAK_INT: return "an integer literal";
+  case TV_WEAK_FLOAT: return "a float literal";
+  case TV_AXES: return "a list of axes";
+  default: return type_str(s, t->dtype, &t->node->shape);
+  }
+}
+
+static const char *dim_str(Sema *s, Dim d) {
+  Buf b;
+  buf_init(&b, s->a);
+  put_dim(s, &b, d);
+  return buf_cstr(&b);
+}
+
+/* ---- weak constants ------------------------------------------------------ */
+
+TVal *sema_weak_int(Sema *s, int64_t v, SrcRange loc, int literal) {
+  TVal *t = tv_new(s, TV_WEAK_INT, loc);
+  t->k.i = v;
+  t->literal = literal;
+  return t;
+}
+
+TVal *sema_weak_float(Sema *s, double v, SrcRange loc) {
+  TVal *t = tv_new(s, TV_WEAK_FLOAT, loc);
+  t->k.f = v;
+  return t;
+}
+
+static TVal *strong_const(Sema *s, DType t, Scalar k, SrcRange loc) {
+  return tv_tensor(s, const_node(s, t, k, &scalar_shape), loc);
+}
+
+TVal *sema_bool(Sema *s, int v, SrcRange loc) {
+  Scalar k = {v != 0, 0};
+  return strong_const(s, DT_BOOL, k, loc);
+}
+
+static DType weak_dtype(const TVal *t) {
+  return t->kind == TV_WEAK_INT ? DT_I64 : DT_F64;
+}
+
+static int fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+/* Weak w given dtype `to`, in the dtype it is computed in. */
+static Scalar weak_value(const TVal *w, DType to) {
+  return fold_cast(weak_dtype(w), w->k, compute_dtype(to));
+}
+
+/* Weak w cast to `to` (rounded to it when 16-bit), computed in f32 then. */
+static Scalar weak_cast_value(const TVal *w, DType to) {
+  Scalar k = fold_cast(weak_dtype(w), w->k, to);
+  return fold_cast(to, k, compute_dtype(to));
+}
+
+static int check_weak_fits(Sema *s, const TVal *w, DType to) {
+  if (w->kind == TV_WEAK_INT && to == DT_I32 && !fits_i32(w->k.i)) {
+    sema_error(s, w->loc, "integer constant %lld does not fit in i32",
+               (long long)w->k.i);
+    return 0;
+  }
+  return 1;
+}
+
+/* A weak value as a constant of dtype `to`; a 16-bit `to` rounds it, as a
+ * cast does. */
+static TypedNode *weak_const(Sema *s, const TVal *t, DType to, int at_use) {
+  TypedNode *n = at_use ? node_at_use(s, TN_CONST, to, &scalar_shape)
+                        : new_node(s, TN_CONST, to, &scalar_shape);
+  n->value = dtype_is_16bit(to) ? weak_cast_value(t, to) : weak_value(t, to);
+  return n;
+}
+
+static TVal *weak_as(Sema *s, TVal *t, DType to, int at_use) {
+  if (!t || !is_weak(t))
+    return t;
+  if (!check_weak_fits(s, t, to))
+    return NULL;
+  return tv_tensor(s, weak_const(s, t, to, at_use), t->loc);
+}
+
+static DType weak_default(const TVal *t) {
+  return t->kind == TV_WEAK_INT ? DT_I32 : DT_F32;
+}
+
+/* Makes a value concrete: weak -> i32/f32 constant, rank 0. */
+static TVal *strong(Sema *s, TVal *t) {
+  if (!t || !is_weak(t))
+    return t;
+  return weak_as(s, t, weak_default(t), 0);
+}
+
+TVal *sema_output_value(Sema *s, TVal *t, const DType *declared) {
+  if (!t || !is_weak(t))
+    return t;
+  return weak_as(s, t, declared ? *declared : weak_default(t), 1);
+}
+
+/* An operand converted to compute dtype ct: a weak one becomes a constant
+ * of ct made where it is used. */
+static TypedNode *operand(Sema *s, const TVal *t, DType ct) {
+  if (!is_weak(t))
+    return t->node;
+  TypedNode *n = node_at_use(s, TN_CONST, ct, &scalar_shape);
+  n->value = weak_value(t, ct);
+  return n;
+}
+
+/* ---- promotion and broadcasting ------------------------------------------ */
+
+static int dtype_rank(DType t) {
+  static const int rank[DT_COUNT] = {[DT_BOOL] = 0, [DT_I32] = 1, [DT_I64] = 2,
+                                     [DT_F16] = 3,  [DT_BF16] = 3, [DT_F32] = 4,
+                                     [DT_F64] = 5};
+  return rank[t];
+}
+
+static DType promote_strong(DType x, DType y) {
+  if (x == y)
+    return x;
+  if (dtype_is_16bit(x) && dtype_is_16bit(y))
+    return DT_F32;
+  return dtype_rank(x) > dtype_rank(y) ? x : y;
+}
+
+/* The dtype a weak value takes next to strong dtype t. */
+static DType weak_meets(const TVal *w, DType t) {
+  if (w->kind == TV_WEAK_FLOAT)
+    return dtype_is_float(t) ? t : DT_F32;
+  return t == DT_BOOL ? DT_I32 : t;
+}
+
+/* Promotion of two values, at least one strong. */
+static DType promote(const TVal *a, const TVal *b) {
+  if (is_weak(a))
+    return weak_meets(a, b->dtype);
+  if (is_weak(b))
+    return weak_meets(b, a->dtype);
+  return promote_strong(a->dtype, b->dtype);
+}
+
+static const Shape *tv_shape(const TVal *t) {
+  return t->kind == TV_TENSOR ? &t->node->shape : &scalar_shape;
+}
+
+static int dim_same(Dim a, Dim b) {
+  if (a.var >= 0 || b.var >= 0)
+    return a.var == b.var;
+  return a.size == b.size;
+}
+
+static int is_one(Dim d) { return d.var < 0 && d.size == 1; }
+
+/* numpy broadcasting; a size variable never stretches. */
+static int broadcast_shapes(Sema *s, const Shape *x, const Shape *y,
+                            DType xt, DType yt, Shape *out, SrcRange loc) {
+  int rank = x->rank > y->rank ? x->rank : y->rank;
+  out->rank = rank;
+  for (int i = 0; i < rank; i++) {
+    int xi = x->rank - 1 - i, yi = y->rank - 1 - i, oi = rank - 1 - i;
+    if (xi < 0 || (yi >= 0 && is_one(x->d[xi]))) {
+      out->d[oi] = y->d[yi];
+    } else if (yi < 0 || is_one(y->d[yi]) || dim_same(x->d[xi], y->d[yi])) {
+      out->d[oi] = x->d[xi];
+    } else {
+      sema_error(s, loc, "cannot broadcast %s with %s: axis %d is %s vs %s",
+                 type_str(s, xt, x), type_str(s, yt, y), oi,
+                 dim_str(s, x->d[xi]), dim_str(s, y->d[yi]));
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static int broadcast2(Sema *s, const TVal *a, const TVal *b, Shape *out,
+                      SrcRange loc) {
+  return broadcast_shapes(s, tv_shape(a), tv_shape(b), a->dtype, b->dtype, out,
+                          loc);
+}
+
+/* ---- operators ------------------------------------------------------------- */
+
+typedef enum OpKind { KIND_A, KIND_C, KIND_L } OpKind;
+
+static OpKind binary_kind(BinaryOp op) {
+  static const OpKind kinds[BIN_COUNT] = {
+#define X(e, spelling, kind) [BIN_##e] = KIND_##kind,
+      TECC_BINARY_OPS(X)
+#undef X
+  };
+  return kinds[op];
+}
+
+static const char *op_spelling(BinaryOp op) {
+  return op == BIN_POW ? "**" : binary_name(op);
+}
+
+static int is_bool(const TVal *t) {
+  return t->kind == TV_TENSOR && t->dtype == DT_BOOL;
+}
+
+static int negative_literal(const TVal *t) {
+  return t->kind == TV_WEAK_INT && t->literal && t->k.i < 0;
+}
+
+/* Both weak: fold at compile time in i64/f64. */
+static TVal *fold_weak_binary(Sema *s, BinaryOp op, TVal *a, TVal *b,
+                              SrcRange loc) {
+  int ints = a->kind == TV_WEAK_INT && b->kind == TV_WEAK_INT;
+  if (op == BIN_DIV || op == BIN_ATAN2)
+    ints = 0;
+  DType t = ints ? DT_I64 : DT_F64;
+  Scalar x = fold_cast(weak_dtype(a), a->k, t);
+  Scalar y = fold_cast(weak_dtype(b), b->k, t);
+  Scalar r = fold_binary(op, t, x, y);
+  if (binary_kind(op) == KIND_C)
+    return strong_const(s, DT_BOOL, r, loc);
+  return ints ? sema_weak_int(s, r.i, loc, 0) : sema_weak_float(s, r.f, loc);
+}
+
+static int check_logical(Sema *s, BinaryOp op, TVal *a, TVal *b,
+                         SrcRange loc) {
+  if (is_bool(a) && is_bool(b))
+    return 1;
+  sema_error(s, loc, "'%s' needs bool operands, got %s and %s",
+             binary_name(op), tval_type_str(s, a), tval_type_str(s, b));
+  return 0;
+}
+
+static int check_arith(Sema *s, BinaryOp op, TVal *a, TVal *b,
+                       SrcRange op_loc) {
+  if (is_bool(a) || is_bool(b)) {
+    sema_error(s, op_loc, "'%s' on a bool operand; cast it first",
+               op_spelling(op));
+    return 0;
+  }
+  if (op == BIN_POW && negative_literal(b) &&
+      (a->kind == TV_WEAK_INT || (a->kind == TV_TENSOR && !dtype_is_float(a->dtype)))) {
+    sema_error(s, b->loc,
+               "negative exponent %lld in integer '**'; use a float base",
+               (long long)b->k.i);
+    return 0;
+  }
+  return 1;
+}
+
+/* The dtype an operation computes in: true division and atan2 of integers
+ * go to f32 (i32) or f64 (i64). */
+static DType arith_dtype(BinaryOp op, DType t) {
+  if ((op == BIN_DIV || op == BIN_ATAN2) && !dtype_is_float(t))
+    return t == DT_I64 ? DT_F64 : DT_F32;
+  return t;
+}
+
+static TypedNode *binary_node(Sema *s, BinaryOp op, DType rt, DType t,
+                              TypedNode *x, TypedNode *y, const Shape *sh) {
+  TypedNode *n = new_node(s, TN_BINARY, rt, sh);
+  n->arg_dtype = t;
+  n->bop = op;
+  n->args[0] = x;
+  n->args[1] = y;
+  n->nargs = 2;
+  return n;
+}
+
+TVal *sema_binary(Sema *s, BinaryOp op, TVal *a, TVal *b, SrcRange op_loc,
+                  SrcRange loc) {
+  if (!a || !b)
+    return NULL;
+  OpKind kind = binary_kind(op);
+  if (kind == KIND_L && !check_logical(s, op, a, b, loc))
+    return NULL;
+  if (kind == KIND_A && !check_arith(s, op, a, b, op_loc))
+    return NULL;
+  if (is_weak(a) && is_weak(b))
+    return fold_weak_binary(s, op, a, b, loc);
+  DType t = promote(a, b);
+  if (kind == KIND_A)
+    t = arith_dtype(op, t);
+  if (!check_weak_fits(s, a, t) || !check_weak_fits(s, b, t))
+    return NULL;
+  Shape sh;
+  if (!broadcast2(s, a, b, &sh, loc))
+    return NULL;
+  DType ct = compute_dtype(t);
+  TypedNode *x = operand(s, a, ct), *y = operand(s, b, ct);
+  DType rt = kind == KIND_A ? t : DT_BOOL;
+  return tv_tensor(s, binary_node(s, op, rt, t, x, y, &sh), loc);
+}
+
+/* ---- unary ------------------------------------------------------------------ */
+
+typedef enum UnaryKind { UK_F, UK_K, UK_P, UK_R } UnaryKind;
+
+static UnaryKind unary_kind(UnaryOp op) {
+  static const UnaryKind kinds[UN_COUNT] = {
+#define X(e, name, kind) [UN_##e] = UK_##kind,
+      TECC_UNARY_BUILTINS(X)
+#undef X
+      [UN_NEG] = UK_K,
+      [UN_NOT] = UK_K,
+  };
+  return kinds[op];
+}
+
+static const char *unary_spelling(UnaryOp op) {
+  return op == UN_NEG ? "-" : unary_name(op);
+}
+
+static TVal *fold_weak_unary(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
+  UnaryKind kind = unary_kind(op);
+  if (kind == UK_P) {
+    Scalar r = fold_unary(op, weak_dtype(a), DT_BOOL, a->k);
+    return strong_const(s, DT_BOOL, r, loc);
+  }
+  if (a->kind == TV_WEAK_INT && kind != UK_F) {
+    Scalar r = fold_unary(op, DT_I64, DT_I64, a->k);
+    return sema_weak_int(s, r.i, loc, op == UN_NEG && a->literal);
+  }
+  Scalar x = fold_cast(weak_dtype(a), a->k, DT_F64);
+  return sema_weak_float(s, fold_unary(op, DT_F64, DT_F64, x).f, loc);
+}
+
+/* isnan/isinf/isfinite of an integer or bool: a constant. */
+static TVal *int_predicate(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
+  Scalar r = {op == UN_ISFINITE, 0};
+  return tv_tensor(s, const_node(s, DT_BOOL, r, &a->node->shape), loc);
+}
+
+static TypedNode *unary_node(Sema *s, UnaryOp op, DType rt, DType t,
+                             TypedNode *a) {
+  TypedNode *n = new_node1(s, TN_UNARY, rt, a);
+  n->arg_dtype = t;
+  n->uop = op;
+  return n;
+}
+
+static TVal *unary_strong(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
+  UnaryKind kind = unary_kind(op);
+  DType t = a->dtype;
+  if (kind == UK_P && !dtype_is_float(t))
+    return int_predicate(s, op, a, loc);
+  if (kind == UK_R && !dtype_is_float(t))
+    return tv_tensor(s, a->node, loc); /* identity on integers */
+  if (kind == UK_F && !dtype_is_float(t))
+    t = t == DT_I64 ? DT_F64 : DT_F32;
+  DType rt = kind == UK_P ? DT_BOOL : t;
+  return tv_tensor(s, unary_node(s, op, rt, t, a->node), loc);
+}
+
+TVal *sema_unary(Sema *s, UnaryOp op, TVal *a, SrcRange op_loc, SrcRange loc) {
+  if (!a)
+    return NULL;
+  if (op == UN_NOT) {
+    if (!is_bool(a)) {
+      sema_error(s, loc, "'not' needs a bool operand, got %s",
+                 tval_type_str(s, a));
+      return NULL;
+    }
+    return tv_tensor(s, unary_node(s, UN_NOT, DT_BOOL, DT_BOOL, a->node), loc);
+  }
+  if (is_bool(a) && unary_kind(op) != UK_F && unary_kind(op) != UK_P) {
+    sema_error(s, op_loc, "'%s' on a bool operand; cast it first",
+               unary_spelling(op));
+    return NULL;
+  }
+  if (is_weak(a))
+    return fold_weak_unary(s, op, a, loc);
+  return unary_strong(s, op, a, loc);
+}
+
+/* ---- casts ------------------------------------------------------------------ */
+
+static TVal *sema_cast(Sema *s, DType to, TVal *a, SrcRange loc) {
+  if (is_weak(a))
+    return tv_tensor(s, const_node(s, to, weak_cast_value(a, to), &scalar_shape),
+                     loc);
+  return tv_tensor(s, new_node1(s, TN_CAST, to, a->node), loc);
+}
+
+/* ---- where and clamp ----------------------------------------------------- */
+
+static TVal *sema_where(Sema *s, const Expr *call, TVal **args) {
+  TVal *c = args[0], *a = args[1], *b = args[2];
+  if (!is_bool(c)) {
+    sema_error(s, c->loc, "condition of 'where' must be bool, got %s",
+               tval_type_str(s, c));
+    return NULL;
+  }
+  DType t;
+  if (is_weak(a) && is_weak(b))
+    t = a->kind == TV_WEAK_FLOAT || b->kind == TV_WEAK_FLOAT ? DT_F32 : DT_I32;
+  else
+    t = promote(a, b);
+  if (!check_weak_fits(s, a, t) || !check_weak_fits(s, b, t))
+    return NULL;
+  Shape ab, sh;
+  if (!broadcast2(s, a, b, &ab, call->loc) ||
+      !broadcast_shapes(s, tv_shape(c), &ab, DT_BOOL, t, &sh, call->loc))
+    return NULL;
+  DType ct = compute_dtype(t);
+  TypedNode *an = operand(s, a, ct), *bn = operand(s, b, ct);
+  TypedNode *n = new_node(s, TN_SELECT, t, &sh);
+  n->args[0] = c->node;
+  n->args[1] = an;
+  n->args[2] = bn;
+  n->nargs = 3;
+  return tv_tensor(s, n, call->loc);
+}
+
+static TVal *sema_clamp(Sema *s, const Expr *call, TVal **args) {
+  for (int i = 0; i < 3; i++)
+    if (is_bool(args[i])) {
+      sema_error(s, call->name_loc, "'clamp' on a bool operand; cast it first");
+      return NULL;
+    }
+  TVal *lo = sema_binary(s, BIN_MAXIMUM, args[0], args[1], call->name_loc,
+                         call->loc);
+  return sema_binary(s, BIN_MINIMUM, lo, args[2], call->name_loc, call->loc);
+}
+
+/* ---- reductions ------------------------------------------------------------ */
+
+typedef struct AxisList {
+  TVal *items[64];
+  int n;
+} AxisList;
+
+static int collect_axes(Sema *s, TVal **args, int nargs, AxisList *out) {
+  out->n = 0;
+  for (int i = 1; i < nargs; i++) {
+    TVal *t = args[i];
+    int n = t->kind == TV_AXES ? t->naxes : 1;
+    for (int j = 0; j < n; j++) {
+      if (out->n == 64) {
+        sema_error(s, t->loc, "too many axes");
+        return 0;
+      }
+      out->items[out->n++] = t->kind == TV_AXES ? t->axes[j] : t;
+    }
+  }
+  return 1;
+}
+
+/* The reduced axes as a bit mask; 0 with *ok = 0 after an error. */
+static uint32_t axes_mask(Sema *s, ReduceOp op, const TVal *x,
+                          const AxisList *al, int *ok) {
+  int rank = x->node->shape.rank;
+  uint32_t mask = 0;
+  *ok = 0;
+  for (int i = 0; i < al->n; i++) {
+    const TVal *t = al->items[i];
+    if (t->kind != TV_WEAK_INT || !t->literal) {
+      sema_error(s, t->loc, "axis of '%s' must be an integer literal",
+                 reduce_name(op));
+      return 0;
+    }
+    int64_t ax = t->k.i < 0 ? t->k.i + rank : t->k.i;
+    if (ax < 0 || ax >= rank) {
+      sema_error(s, t->loc, "axis %lld is out of range for %s",
+                 (long long)t->k.i, tval_type_str(s, x));
+      return 0;
+    }
+    if (mask & (1u << ax)) {
+      if (ax == t->k.i)
+        sema_error(s, t->loc, "repeated axis %lld", (long long)ax);
+      else
+        sema_error(s, t->loc, "axis %lld repeats axis %lld",
+                   (long long)t->k.i, (long long)ax);
+      return 0;
+    }
+    if ((op == RED_ARGMAX || op == RED_ARGMIN) && i > 0) {
+      sema_error(s, t->loc, "'%s' takes at most one axis", reduce_name(op));
+      return 0;
+    }
+    mask |= 1u << ax;
+  }
+  *ok = 1;
+  return al->n ? mask : (uint32_t)((1u << rank) - 1);
+}
+
+/* A reduction of x (converted to arg_dtype first) over `mask`, keepdims. */
+static TypedNode *reduce_node(Sema *s, ReduceOp op, DType t, DType arg_dtype,
+                              TypedNode *x, uint32_t mask) {
+  TypedNode *n = new_node1(s, TN_REDUCE, t, x);
+  for (int i = 0; i < n->shape.rank; i++)
+    if (mask & (1u << i))
+      n->shape.d[i] = (Dim){-1, 1};
+  n->arg_dtype = arg_dtype;
+  n->rop = op;
+  n->axes = mask;
+  return n;
+}
+
+/* argmax/argmin: the index (i64); of a rank-0 value, 0.  Bool compares
+ * as i32 0/1. */
+static TVal *reduce_arg(Sema *s, ReduceOp op, TVal *x, uint32_t mask,
+                        SrcRange loc) {
+  if (mask == 0) {
+    Scalar zero = {0, 0};
+    return strong_const(s, DT_I64, zero, loc);
+  }
+  DType arg = x->dtype == DT_BOOL ? DT_I32 : x->dtype;
+  return tv_tensor(s, reduce_node(s, op, DT_I64, arg, x->node, mask), loc);
+}
+
+/* The .te dtype of the result of `op` on dtype t (argmax aside). */
+static DType reduce_dtype(ReduceOp op, DType t) {
+  switch (op) {
+  case RED_SUM:
+  case RED_PROD:
+    return t == DT_BOOL ? DT_I64 : t;
+  case RED_MEAN:
+  case RED_VAR:
+    if (dtype_is_float(t))
+      return t;
+    return t == DT_I64 ? DT_F64 : DT_F32;
+  default:
+    return t;
+  }
+}
+
+static TVal *reduce_typed(Sema *s, ReduceOp op, TVal *x, uint32_t mask,
+                          SrcRange loc) {
+  if (op == RED_ARGMAX || op == RED_ARGMIN)
+    return reduce_arg(s, op, x, mask, loc);
+  if (x->dtype == DT_BOOL && (op == RED_MAX || op == RED_MIN))
+    op = op == RED_MAX ? RED_ANY : RED_ALL;
+  DType t = reduce_dtype(op, x->dtype);
+  return tv_tensor(s, reduce_node(s, op, t, t, x->node, mask), loc);
+}
+
+static TVal *sema_reduce(Sema *s, ReduceOp op, const Expr *call, TVal **args,
+                          int nargs) {
+  TVal *x = strong(s, args[0]);
+  if (!x)
+    return NULL;
+  if ((op == RED_ANY || op == RED_ALL) && x->dtype != DT_BOOL) {
+    sema_error(s, x->loc, "'%s' needs a bool operand, got %s",
+               reduce_name(op), tval_type_str(s, x));
+    return NULL;
+  }
+  AxisList al;
+  int ok;
+  if (!collect_axes(s, args, nargs, &al))
+    return NULL;
+  uint32_t mask = axes_mask(s, op, x, &al, &ok);
+  if (!ok)
+    return NULL;
+  return reduce_typed(s, op, x, mask, call->loc);
+}
+
+/* ---- builtin calls -------------------------------------------------------- */
+
+typedef enum Builtin {
+  BI_NONE,
+  BI_CAST,
+  BI_UNARY,
+  BI_REDUCE,
+  BI_BINARY,
+  BI_WHERE,
+  BI_CLAMP
+} Builtin;
+
+typedef struct BuiltinInfo {
+  Builtin kind;
+  DType dtype;
+  UnaryOp uop;
+  BinaryOp bop;
+  ReduceOp rop;
+} BuiltinInfo;
+
+static BuiltinInfo builtin_lookup(const char *name) {
+  BuiltinInfo bi = {BI_NONE, 0, 0, 0, 0};
+  if (dtype_from_name(name, &bi.dtype))
+    bi.kind = BI_CAST;
+  else if (unary_from_name(name, &bi.uop))
+    bi.kind = BI_UNARY;
+  else if (reduce_from_name(name, &bi.rop))
+    bi.kind = BI_REDUCE;
+  else if (!strcmp(name, "where"))
+    bi.kind = BI_WHERE;
+  else if (!strcmp(name, "clamp"))
+    bi.kind = BI_CLAMP;
+  else {
+    static const struct {
+      const char *name;
+      BinaryOp op;
+    } binaries[] = {{"maximum", BIN_MAXIMUM}, {"minimum", BIN_MINIMUM},
+                    {"pow", BIN_POW},         {"atan2", BIN_ATAN2}};
+    for (size_t i = 0; i < sizeof binaries / sizeof binaries[0]; i++)
+      if (!strcmp(name, binaries[i].name)) {
+        bi.kind = BI_BINARY;
+        bi.bop = binaries[i].op;
+      }
+  }
+  return bi;
+}
+
+int builtin_arity(const char *name, int *min_args, int *max_args) {
+  BuiltinInfo bi = builtin_lookup(name);
+  static const int arity[][2] = {[BI_NONE] = {0, 0},  [BI_CAST] = {1, 1},
+                                 [BI_UNARY] = {1, 1}, [BI_REDUCE] = {1, -1},
+                                 [BI_BINARY] = {2, 2}, [BI_WHERE] = {3, 3},
+                                 [BI_CLAMP] = {3, 3}};
+  *min_args = arity[bi.kind][0];
+  *max_args = arity[bi.kind][1];
+  return bi.kind != BI_NONE;
+}
+
+int is_builtin_name(const char *name) {
+  static const char *const others[] = {"softmax", "log_softmax", "logsumexp",
+                                       "pi",      "inf",         "nan"};
+  if (builtin_lookup(name).kind != BI_NONE)
+    return 1;
+  for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+    if (!strcmp(name, others[i]))
+      return 1;
+  return 0;
+}
+
+/* Only the axis arguments of a reduction may be a list of axes. */
+static int check_no_axes_list(Sema *s, TVal **args, int n) {
+  for (int i = 0; i < n; i++)
+    if (args[i]->kind == TV_AXES) {
+      sema_error(s, args[i]->loc, "a list of axes can only be passed to a reduction");
+      return 0;
+    }
+  return 1;
+}
+
+TVal *sema_builtin_call(Sema *s, const Expr *call, TVal **args, int nargs) {
+  for (int i = 0; i < nargs; i++)
+    if (!args[i])
+      return NULL;
+  BuiltinInfo bi = builtin_lookup(call->name);
+  if (!check_no_axes_list(s, args, bi.kind == BI_REDUCE ? 1 : nargs))
+    return NULL;
+  switch (bi.kind) {
+  case BI_CAST:
+    return sema_cast(s, bi.dtype, args[0], call->loc);
+  case BI_UNARY:
+    return sema_unary(s, bi.uop, args[0], call->name_loc, call->loc);
+  case BI_REDUCE:
+    return sema_reduce(s, bi.rop, call, args, nargs);
+  case BI_BINARY:
+    return sema_binary(s, bi.bop, args[0], args[1], call->name_loc, call->loc);
+  case BI_WHERE:
+    return sema_where(s, call, args);
+  case BI_CLAMP:
+    return sema_clamp(s, call, args);
+  default:
+    internal_error("sema_builtin_call: '%s' is not a builtin", call->name);
+  }
+}

@@ -1,0 +1,117 @@
+/* typed.h — the checked program: what sema (sema.c, sema_expr.c) hands to
+ * lowering (lower.c).
+ *
+ * Every rule of language.md has been checked, fns are inlined, names are
+ * resolved and weak literals have their dtype.  Per kernel: its inputs,
+ * size variables (with their -D values), the names assigned (which name
+ * the IR values), its outputs, and the typed nodes of every expression.
+ * Nodes form a DAG (a name used twice is one node); they live in the
+ * compilation's arena.
+ *
+ * Dtypes are .te dtypes: a node of dtype f16/bf16 other than an input or
+ * a cast is computed in f32 (language.md §5); lower.c inserts that and
+ * every other conversion and broadcast.  Shapes are symbolic: a size
+ * variable bound by -D is still a variable (Dim.var indexes
+ * TypedKernel.sizevars); lowering substitutes the values into the finished
+ * kernel.
+ *
+ * Nodes are listed in TypedKernel.nodes in the order lowering must build
+ * them (the order sema checked them in), so that the IR comes out the same
+ * on every run.  A constant with order -1 is not in that list: it is built
+ * where it is used (a weak literal operand of a binary operator or where(),
+ * or the value of an output that is a literal). */
+#ifndef TECC_TYPED_H
+#define TECC_TYPED_H
+
+#include "fold.h"
+#include "ir.h"
+
+typedef enum TypedOp {
+  TN_INPUT,  /* input: the kernel input it reads */
+  TN_CONST,  /* value; shape: rank 0, or the shape a constant spreads to */
+  TN_CAST,   /* args[0] converted to dtype (a .te cast; may be 16-bit) */
+  TN_UNARY,  /* uop on args[0] taken as arg_dtype */
+  TN_BINARY, /* bop on args[0..1] taken as arg_dtype, broadcast to shape */
+  TN_SELECT, /* args[0] (bool) ? args[1] : args[2], broadcast to shape */
+  TN_REDUCE  /* rop over `axes` of args[0] taken as arg_dtype; keepdims.
+                axes == 0: args[0] has rank 0 (var of it still computes) */
+} TypedOp;
+
+typedef struct TypedNode {
+  TypedOp op;
+  DType dtype;     /* the .te dtype of the result */
+  DType arg_dtype; /* UNARY, BINARY, REDUCE: the dtype its operands are
+                      converted to first (argmax/argmin of bool: i32) */
+  Shape shape;
+  struct TypedNode *args[3];
+  int nargs;
+  UnaryOp uop;     /* TN_UNARY */
+  BinaryOp bop;    /* TN_BINARY */
+  ReduceOp rop;    /* TN_REDUCE: never max/min of bool (any/all instead) */
+  uint32_t axes;   /* TN_REDUCE: bit i set when axis i is reduced */
+  int input;       /* TN_INPUT: its index in TypedKernel.inputs */
+  Scalar value;    /* TN_CONST, in the dtype it is computed in (f32 for
+                      16-bit floats, already rounded to them) */
+  int order;       /* its index in TypedKernel.nodes, or -1 (see above) */
+  SrcRange loc;    /* the .te expression (code inlined from a fn: the
+                      outermost call) */
+  int loc_of_last_output; /* a literal output's constant made when sema had
+                             no expression at hand: it is located where
+                             the last output value lowered is */
+} TypedNode;
+
+typedef struct TypedInput {
+  const char *name;
+  DType dtype;
+  Shape shape;
+  SrcRange loc;
+  TypedNode *node; /* its TN_INPUT */
+} TypedInput;
+
+typedef struct TypedSizeVar {
+  const char *name;
+  int bound;     /* given by -D name=value */
+  int64_t value;
+} TypedSizeVar;
+
+/* A name assigned in the kernel and the node it names, in program order:
+ * the IR value of the node takes the first name given to it. */
+typedef struct TypedBinding {
+  const char *name;
+  TypedNode *node;
+} TypedBinding;
+
+typedef struct TypedOutput {
+  const char *name;
+  DType dtype;      /* as declared (or the value's) */
+  Shape shape;      /* as declared (or the value's); equal to the value's
+                       shape up to literal-1 axes */
+  TypedNode *value; /* its dtype may differ from the output's: lowering
+                       converts for the store */
+} TypedOutput;
+
+typedef struct TypedKernel {
+  const char *name;
+  SrcRange loc;
+  const char *te_signature; /* "kernel ln(x: bf16[N, D]) -> (y: ...)" */
+  TypedInput *inputs;
+  int ninputs;
+  TypedSizeVar *sizevars; /* every size variable, in order of appearance */
+  int nsizevars;
+  TypedBinding *bindings;
+  int nbindings;
+  TypedOutput *outputs;
+  int noutputs;
+  TypedNode **nodes; /* in the order lowering builds them */
+  int nnodes;
+} TypedKernel;
+
+typedef struct TypedProgram {
+  TypedKernel **kernels;
+  int nkernels;
+} TypedProgram;
+
+/* Its text, a line per node (TECC_DUMP=sema). */
+const char *typed_dump(Arena *a, const TypedProgram *p);
+
+#endif
