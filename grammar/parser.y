@@ -19,6 +19,7 @@
 
 %code requires {
 #include "scanner.h"
+#include "parse.h"
 
 /* An expression under construction and the depth of its tree. */
 typedef struct ExprVal {

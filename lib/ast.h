@@ -88,10 +88,6 @@ typedef struct AstFile {
   int nstmts;
 } AstFile;
 
-/* Parses a file; syntax errors go to `diags`.  Returns the statements that
- * parsed (recovery drops the broken ones), never NULL. */
-AstFile *parse_file(Arena *a, DiagList *diags, const SourceFile *src);
-
 /* --emit=ast: a readable indented dump. */
 const char *ast_dump(Arena *a, const AstFile *f);
 

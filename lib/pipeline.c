@@ -14,6 +14,7 @@
 #include "fuse.h"
 #include "lower.h"
 #include "opt.h"
+#include "parse.h"
 #include "schedule.h"
 #include "sema.h"
 

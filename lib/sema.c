@@ -3,6 +3,7 @@
  * outputs, -D bindings; each expression is typed by sema_expr.c.  The
  * result is the typed program of typed.h (sema_check()); see sema.h. */
 #include "sema.h"
+#include "parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
