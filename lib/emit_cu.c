@@ -9,7 +9,7 @@
  * becomes one named temporary per (value, map). */
 #include "backend.h"
 #include "emit.h"
-#include "stitch.h"
+#include "emit_stitch.h"
 
 #include <math.h>
 #include <stdio.h>

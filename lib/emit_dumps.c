@@ -2,7 +2,7 @@
  * (what compile.c calls). */
 #include "backend.h"
 #include "emit.h"
-#include "stitch.h"
+#include "emit_stitch.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -113,7 +113,7 @@ static const char *bytes_formula(Arena *a, const Kernel *k, const KernelPlan *kp
 static void plan_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
   buf_printf(b, "  group %d: %s, schedule %s, domain %s\n", g->id, group_kind_name(g->kind),
              schedule_name(g->sched), shape_str(a, k, &g->domain));
-  if (g->kind == GROUP_STITCH) { /* H9: stitch.h */
+  if (g->kind == GROUP_STITCH) { /* H9: emit_stitch.h */
     stitch_plan_text(b, a, k, kp, g);
   } else if (g->kind == GROUP_LOOP) {
     buf_printf(b, "    variant packed: when every tensor read or written at the element's own index is aligned to its 16-byte pack, VEC = 16/(largest element size) elements per thread and iteration, then a scalar tail; grid = min(ceil(n/(256*VEC)), 8*SMs), n = %s\n",

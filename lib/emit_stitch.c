@@ -22,6 +22,7 @@
  * contiguous kept axis) along threadIdx.x. */
 #include "backend.h"
 #include "emit.h"
+#include "emit_stitch.h"
 #include "stitch.h"
 
 #include <stdio.h>
