@@ -71,21 +71,6 @@ const char *emit_fused(Compilation *c, Module *m, FusionPlan *p) {
 
 /* ---- plan ------------------------------------------------------------------ */
 
-static const char *dims_product(Arena *a, const Kernel *k, const Shape *s, uint32_t mask) {
-  Buf b;
-  buf_init(&b, a);
-  int n = 0;
-  for (int i = 0; i < s->rank; i++) {
-    if (!((mask >> i) & 1u) || dim_is_one(s, i))
-      continue;
-    if (s->d[i].var >= 0)
-      buf_printf(&b, "%s%s", n++ ? "*" : "", k->sizevars[s->d[i].var].name);
-    else
-      buf_printf(&b, "%s%lld", n++ ? "*" : "", (long long)s->d[i].size);
-  }
-  return n ? buf_cstr(&b) : "1";
-}
-
 /* Bytes one launch moves: each value read from memory once, each root
  * written once (a lower bound: broadcast operands are re-read through the
  * caches). */
@@ -95,7 +80,7 @@ static const char *bytes_formula(Arena *a, const Kernel *k, const KernelPlan *kp
   int n = 0;
   for (int i = 0; i < g->reads.len; i++) {
     const Value *v = g->reads.items[i];
-    buf_printf(&b, "%s%d*%s", n++ ? " + " : "", dtype_size(v->dtype), dims_product(a, k, &v->shape, ~0u));
+    buf_printf(&b, "%s%d*%s", n++ ? " + " : "", dtype_size(v->dtype), plan_dims(a, k, &v->shape, ~0u));
   }
   for (int i = 0; i < g->roots.len; i++) {
     const Value *v = g->roots.items[i];
@@ -105,7 +90,7 @@ static const char *bytes_formula(Arena *a, const Kernel *k, const KernelPlan *kp
     if (kp->home[v->id].kind == HOME_WORKSPACE)
       copies++;
     for (int cpy = 0; cpy < copies; cpy++)
-      buf_printf(&b, "%s%d*%s", n++ ? " + " : "", dtype_size(v->dtype), dims_product(a, k, &v->shape, ~0u));
+      buf_printf(&b, "%s%d*%s", n++ ? " + " : "", dtype_size(v->dtype), plan_dims(a, k, &v->shape, ~0u));
   }
   return n ? buf_cstr(&b) : "0";
 }
@@ -117,13 +102,13 @@ static void plan_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
     stitch_plan_text(b, a, k, kp, g);
   } else if (g->kind == GROUP_LOOP) {
     buf_printf(b, "    variant packed: when every tensor read or written at the element's own index is aligned to its 16-byte pack, VEC = 16/(largest element size) elements per thread and iteration, then a scalar tail; grid = min(ceil(n/(256*VEC)), 8*SMs), n = %s\n",
-               dims_product(a, k, &g->domain, ~0u));
+               plan_dims(a, k, &g->domain, ~0u));
     buf_puts(b, "    variant scalar: otherwise, one element per thread and iteration, 256 threads, grid = min(ceil(n/256), 8*SMs)\n");
   } else {
     uint32_t ax = g->reduce->axes;
     buf_printf(b, "    reduces %s over axes [%s]: outer = %s, reduced = %s\n", reduce_name(g->reduce->rop),
-               axes_str(a, ax, g->domain.rank), dims_product(a, k, &g->domain, ~ax),
-               dims_product(a, k, &g->domain, ax));
+               axes_str(a, ax, g->domain.rank), plan_dims(a, k, &g->domain, ~ax),
+               plan_dims(a, k, &g->domain, ax));
     if (g->sched == SCHED_ROW)
       buf_puts(b, "    block: threads per row = pow2 in [32, 1024] >= reduced; rows per block = 256/threads (1 when threads >= 256)\n");
     else

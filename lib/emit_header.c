@@ -1,49 +1,10 @@
 /* emit_header.c — the generated C header (abi.md §1, §2, §4), and the
- * entry-point names and signatures the .cu shares with it. */
+ * entry-point names and signatures the .cu shares with it (emit.h). */
 #include "backend.h"
 #include "emit.h"
 
 #include <ctype.h>
 #include <string.h>
-
-/* C, C++ and CUDA keywords and the identifiers generated code uses. */
-static const char *const reserved_words[] = {
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool",
-    "break", "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class",
-    "co_await", "co_return", "co_yield", "compl", "complex", "concept", "const",
-    "consteval", "constexpr", "constinit", "const_cast", "continue", "decltype",
-    "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit",
-    "export", "extern", "false", "float", "for", "friend", "goto", "if", "imaginary",
-    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not",
-    "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
-    "register", "reinterpret_cast", "requires", "restrict", "return", "short",
-    "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch",
-    "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
-    "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
-    "wchar_t", "while", "xor", "xor_eq", "main", "std", "dim3", "IndexT",
-    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "stream", "NULL",
-    "INT32_MIN", "INT32_MAX", "INT64_MIN", "INT64_MAX", "UINT32_MAX", "UINT64_MAX",
-    "INT32_C", "INT64_C", "UINT32_C", "UINT64_C", "uint8_t", "int8_t", "errno",
-    "assert", "offsetof", "min", "max", "abs", "exp", "log", "pow", "sqrt",
-    "printf", "malloc", "free", "memcpy", "memset", "size_t",
-};
-
-static int has_prefix(const char *s, const char *p) {
-  return strncmp(s, p, strlen(p)) == 0;
-}
-
-int name_is_reserved(const char *name) {
-  size_t n = strlen(name);
-  if (has_prefix(name, "tecc") || has_prefix(name, "t_") || has_prefix(name, "cuda") ||
-      has_prefix(name, "__") || strstr(name, "__") ||
-      (name[0] == '_' && isupper((unsigned char)name[1])) ||
-      (n >= 2 && strcmp(name + n - 2, "_t") == 0))
-    return 1;
-  for (size_t i = 0; i < sizeof reserved_words / sizeof reserved_words[0]; i++)
-    if (strcmp(name, reserved_words[i]) == 0)
-      return 1;
-  return 0;
-}
 
 static int name_taken(const char **names, int n, const char *s) {
   for (int i = 0; i < n; i++)
@@ -84,17 +45,7 @@ EntryNames *entry_names(Arena *a, const Kernel *k) {
   return n;
 }
 
-const char *abi_ctype(DType t) {
-  static const char *const names[] = {
-#define X(e, name, ctype, size) ctype,
-      TECC_DTYPES(X)
-#undef X
-  };
-  return names[t];
-}
-
-void put_entry_signature(Buf *b, const Kernel *k, const EntryNames *n) {
-  buf_printf(b, "tecc_status %s(", k->name);
+void put_entry_params(Buf *b, const Kernel *k, const EntryNames *n) {
   for (int i = 0; i < k->ninputs; i++) {
     const KernelInput *in = &k->inputs[i];
     if (in->shape.rank == 0)
@@ -106,7 +57,15 @@ void put_entry_signature(Buf *b, const Kernel *k, const EntryNames *n) {
     buf_printf(b, "%s *%s, ", abi_ctype(k->outputs[i].dtype), n->outputs[i]);
   for (int i = 0; i < k->nsizevars; i++)
     buf_printf(b, "int64_t %s, ", n->sizes[i]);
-  buf_puts(b, "cudaStream_t stream)");
+}
+
+const char *entry_signature(Arena *a, const Kernel *k, const EntryNames *n) {
+  Buf b;
+  buf_init(&b, a);
+  buf_printf(&b, "tecc_status %s(", k->name);
+  put_entry_params(&b, k, n);
+  buf_puts(&b, "cudaStream_t stream)");
+  return buf_cstr(&b);
 }
 
 static const char *base_name(const char *path) {
@@ -180,8 +139,7 @@ const char *emit_header(Compilation *c, Module *m) {
   for (int i = 0; i < m->nkernels; i++) {
     const Kernel *k = m->kernels[i];
     buf_printf(&b, "\n/* %s */\n", k->te_signature ? k->te_signature : k->name);
-    put_entry_signature(&b, k, entry_names(a, k));
-    buf_puts(&b, ";\n");
+    buf_printf(&b, "%s;\n", entry_signature(a, k, entry_names(a, k)));
   }
   buf_puts(&b, "\n#ifdef __cplusplus\n}\n#endif\n\n");
   buf_printf(&b, "#endif /* %s */\n", guard);
