@@ -1,11 +1,76 @@
 /* emit.h — what the back end's emitters share (not part of the pipeline's
- * interface: that is backend.h). */
+ * interface: that is backend.h).
+ *
+ * Layering, with no cycle: emit_expr.c calls no other emitter file;
+ * emit_common.c and emit_header.c call emit_expr.c; emit_stitch.c calls
+ * those three; emit_cu.c calls all four (emit_stitch.h).  Every returned
+ * string lives in the arena passed. */
 #ifndef TECC_EMIT_H
 #define TECC_EMIT_H
 
 #include "compile.h"
 #include "fuse.h"
 #include "nameset.h"
+
+/* ---- emit_expr.c: the writer ----------------------------------------------
+ * Every line of generated code goes through emit() and its kin, which
+ * indent it by two spaces per open block.  A piece written before the
+ * place it goes is known (a loop body, a pass) is its own Out, opened at
+ * indentation 0, and goes in with emit_fragment() at the indentation of
+ * that place. */
+
+typedef struct Out {
+  Buf *b;
+  int indent; /* open blocks */
+} Out;
+
+/* A new empty Out at indentation 0. */
+Out *new_out(Arena *a);
+/* One line. */
+__attribute__((format(printf, 2, 3))) void emit(Out *o, const char *fmt, ...);
+/* An empty line (never indented). */
+void emit_blank(Out *o);
+/* "<line> {", then one level deeper. */
+__attribute__((format(printf, 2, 3))) void open_block(Out *o, const char *fmt, ...);
+/* "{" alone (a scope), then one level deeper. */
+void open_scope(Out *o);
+/* One level back, then "}<tail>". */
+void close_block(Out *o, const char *tail);
+/* "} else {": closes a block and opens its else branch. */
+void else_block(Out *o);
+/* Text of whole lines, each non-empty one indented at `o`'s level (the
+ * embedded runtime, at 0, goes in as it is). */
+void emit_text(Out *o, const char *text);
+/* A fragment's lines at `o`'s level; the fragment's blocks must be closed. */
+void emit_fragment(Out *o, const Out *frag);
+/* The text of a whole file; `what` names it when a block is left open. */
+const char *out_finish(Out *o, const char *what);
+
+/* ---- emit_expr.c: CUDA spelling ------------------------------------------ */
+
+/* The type expressions are computed in: 16-bit floats compute in f32. */
+DType cu_compute_dtype(DType t);
+const char *cu_compute_ctype(DType t);
+/* The type a value has in memory inside kernels. */
+const char *cu_storage_ctype(DType t);
+/* The C type of an ABI parameter element (abi.md §2): "tecc_bf16". */
+const char *abi_ctype(DType t);
+int cu_is_float(DType t);
+/* `expr` (computed as `from`) converted to the compute type of `to`. */
+const char *cu_convert(Arena *a, const char *expr, DType from, DType to);
+/* A load from / a store to memory of storage type `t`. */
+const char *cu_load_conv(Arena *a, DType t, const char *mem);
+const char *cu_store_conv(Arena *a, DType t, const char *expr);
+/* The shortest literal that reads back as `x` (f32 or f64). */
+const char *cu_float_literal(Arena *a, double x, int is_f32);
+const char *cu_const_literal(Arena *a, const Value *v);
+/* The C expression of one elementwise operation (CAST, UNARY, BINARY,
+ * SELECT) of argument expressions `args` (in their compute types). */
+const char *cu_op_expr(Arena *a, Value *v, const char *const *args);
+/* 1 when `name` must not be used as is in generated code. */
+int name_is_reserved(const char *name);
+
+/* ---- emit_header.c: entry points ------------------------------------------ */
 
 /* The C names of an entry point's parameters: the .te names, except that a
  * name that could clash with C, C++, CUDA or the generated code's own names
@@ -17,26 +82,72 @@ typedef struct EntryNames {
 } EntryNames;
 
 EntryNames *entry_names(Arena *a, const Kernel *k);
-/* 1 when `name` must not be used as is in generated code. */
-int name_is_reserved(const char *name);
-/* Appends "tecc_status NAME(<params>, cudaStream_t stream)". */
-void put_entry_signature(Buf *b, const Kernel *k, const EntryNames *n);
-/* The C type of an ABI parameter element (abi.md §2): "tecc_bf16". */
-const char *abi_ctype(DType t);
+/* Appends "T x, " for each input, output and size variable. */
+void put_entry_params(Buf *b, const Kernel *k, const EntryNames *n);
+/* "tecc_status NAME(<params>, cudaStream_t stream)". */
+const char *entry_signature(Arena *a, const Kernel *k, const EntryNames *n);
 /* The header file name the .cu includes. */
 const char *header_file_name(Compilation *c);
 
-/* emit_cu.c, for emit_stitch.c (H9): the C expression of one elementwise
- * operation (CAST, UNARY, BINARY, SELECT) of argument expressions `args`
- * (computed in their compute types), constants, loads/stores of storage
- * types, and the compute/storage C types. */
-const char *cu_op_expr(Arena *a, Value *v, const char *const *args);
-const char *cu_const_literal(Arena *a, const Value *v);
-const char *cu_load_conv(Arena *a, DType t, const char *mem);
-const char *cu_store_conv(Arena *a, DType t, const char *expr);
-const char *cu_compute_ctype(DType t);
-const char *cu_storage_ctype(DType t);
-const char *cu_convert(Arena *a, const char *expr, DType from, DType to);
+/* ---- emit_common.c: what both kernel emitters build alike ----------------- */
+
+/* A generated kernel's parameter. */
+typedef enum ParamKind {
+  P_INPUT,       /* tensor input pointer (index) */
+  P_SCALAR,      /* rank-0 input by value (index) */
+  P_OUTPUT,      /* output pointer (index) */
+  P_STORED_READ, /* a stored value read (value) */
+  P_WS_WRITE,    /* workspace slot written (value) */
+  P_SIZE,        /* size variable (index) */
+  P_FASTDIV      /* FastDiv of a size variable (index) */
+} ParamKind;
+
+typedef struct KParam {
+  ParamKind kind;
+  int index;    /* input, output or size index (stitch: the value id for values) */
+  Value *value; /* P_STORED_READ, P_WS_WRITE */
+  const char *name;
+} KParam;
+
+/* "const float *__restrict__ x", and the list of a PtrVec of KParam*. */
+const char *param_decl(Arena *a, const Kernel *k, const KParam *p);
+const char *param_decls(Arena *a, const Kernel *k, const PtrVec *params);
+/* "t_ws3": workspace slot 3 in the host code. */
+const char *slot_name(Arena *a, int slot);
+/* The host pointer a value read from memory lives at. */
+const char *home_pointer(Arena *a, const KernelPlan *kp, const EntryNames *n, const Value *v);
+/* What the launch passes for a parameter, and for a PtrVec of KParam*. */
+const char *launch_arg(Arena *a, const KernelPlan *kp, const EntryNames *n, const KParam *p);
+const char *launch_args(Arena *a, const KernelPlan *kp, const EntryNames *n, const PtrVec *params);
+/* The host's "t_err = cudaGetLastError(); if (...) return ...". */
+void emit_launch_check(Out *o);
+
+/* One named temporary per (value, index map) within a scope. */
+typedef struct Memo {
+  int id;
+  int map[TECC_MAX_RANK];
+  const char *name;
+} Memo;
+
+Memo *memo_find(const PtrVec *memo, const Value *v, const int *map);
+Memo *memo_add(Arena *a, PtrVec *memo, const Value *v, const int *map, const char *name);
+/* A fresh kernel identifier near `want` (`u_` prefixed when reserved). */
+const char *fresh_name(Arena *a, NameSet *taken, const char *want);
+/* Marks the entry point's parameter names taken. */
+void take_entry_names(NameSet *taken, const Kernel *k, const EntryNames *n);
+void identity_map(int *map, int rank);
+/* The map of broadcast `v`'s argument, given v's `map`. */
+void broadcast_arg_map(const Value *v, const int *map, int *arg_map);
+/* With reduced `axes` trailing (row) or leading (column) in `domain`: a
+ * linear index of an element from t_o and t_r; else NULL. */
+const char *reduce_linear_index(const Shape *domain, uint32_t axes);
+/* The axes of `s` in `mask` that are not literal 1s, in order, into
+ * `axes`; returns how many. */
+int shape_axes(const Shape *s, uint32_t mask, int *axes);
+/* "N*1024": the dims of `s` in `mask` as --emit=plan spells them. */
+const char *plan_dims(Arena *a, const Kernel *k, const Shape *s, uint32_t mask);
+/* "n" or "INT64_C(1024)": a dim as an int64_t host expression. */
+const char *host_dim(Arena *a, const EntryNames *n, Dim d);
 
 /* runtime/tecc_rows.cuh, embedded (rows_embed.c, built). */
 extern const char tecc_rows_cuh[];

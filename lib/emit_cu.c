@@ -9,190 +9,11 @@
  * becomes one named temporary per (value, map). */
 #include "backend.h"
 #include "emit.h"
-#include "stitch.h"
+#include "emit_stitch.h"
 
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* ---- text emission with indentation ------------------------------------ */
-
-typedef struct Out {
-  Buf *b;
-  int indent;
-} Out;
-
-static void emitv(Out *o, const char *fmt, va_list ap) {
-  for (int i = 0; i < o->indent; i++)
-    buf_puts(o->b, "  ");
-  buf_vprintf(o->b, fmt, ap);
-  buf_puts(o->b, "\n");
-}
-
-__attribute__((format(printf, 2, 3))) static void emit(Out *o, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  emitv(o, fmt, ap);
-  va_end(ap);
-}
-
-/* Emits "<line> {" and indents. */
-__attribute__((format(printf, 2, 3))) static void open_block(Out *o, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  for (int i = 0; i < o->indent; i++)
-    buf_puts(o->b, "  ");
-  buf_vprintf(o->b, fmt, ap);
-  buf_puts(o->b, " {\n");
-  va_end(ap);
-  o->indent++;
-}
-
-static void close_block(Out *o, const char *tail) {
-  o->indent--;
-  if (o->indent < 0)
-    internal_error("emitter indentation below 0");
-  emit(o, "}%s", tail);
-}
-
-/* ---- types ---------------------------------------------------------------- */
-
-/* The type expressions are computed in: 16-bit floats compute in f32. */
-static DType compute_dt(DType t) {
-  return dtype_is_16bit(t) ? DT_F32 : t;
-}
-
-static const char *compute_ctype(DType t) {
-  switch (compute_dt(t)) {
-  case DT_BOOL: return "bool";
-  case DT_I32: return "int32_t";
-  case DT_I64: return "int64_t";
-  case DT_F32: return "float";
-  case DT_F64: return "double";
-  default: unreachable();
-  }
-}
-
-/* The type a value has in memory inside kernels. */
-static const char *storage_ctype(DType t) {
-  return dtype_is_16bit(t) ? "uint16_t" : abi_ctype(t);
-}
-
-static int is_float_dt(DType t) {
-  return t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64;
-}
-
-static int dt_rank(DType t) {
-  switch (compute_dt(t)) {
-  case DT_BOOL: return 0;
-  case DT_I32: return 1;
-  case DT_I64: return 2;
-  case DT_F32: return 3;
-  default: return 4;
-  }
-}
-
-/* `expr` (computed as `from`) converted to the compute type of `to`. */
-static const char *convert(Arena *a, const char *expr, DType from, DType to) {
-  DType f = compute_dt(from), t = compute_dt(to);
-  if (f == t)
-    return expr;
-  if (t == DT_BOOL)
-    return arena_printf(a, "(%s != 0)", expr);
-  if ((t == DT_I32 || t == DT_I64) && is_float_dt(f))
-    return arena_printf(a, "tecc::float_to_int<%s>(%s)", compute_ctype(t), expr);
-  return arena_printf(a, "(%s)(%s)", compute_ctype(t), expr);
-}
-
-static const char *load_conv(Arena *a, DType t, const char *mem) {
-  switch (t) {
-  case DT_F16: return arena_printf(a, "tecc::f16_to_f32(%s)", mem);
-  case DT_BF16: return arena_printf(a, "tecc::bf16_to_f32(%s)", mem);
-  case DT_BOOL: return arena_printf(a, "(%s != 0)", mem);
-  default: return mem;
-  }
-}
-
-static const char *store_conv(Arena *a, DType t, const char *expr) {
-  switch (t) {
-  case DT_F16: return arena_printf(a, "tecc::f32_to_f16(%s)", expr);
-  case DT_BF16: return arena_printf(a, "tecc::f32_to_bf16(%s)", expr);
-  case DT_BOOL: return arena_printf(a, "(uint8_t)(%s)", expr);
-  default: return expr;
-  }
-}
-
-/* ---- literals ------------------------------------------------------------- */
-
-static const char *float_literal(Arena *a, double x, int is_f32) {
-  if (isnan(x))
-    return is_f32 ? "tecc::nan_f32()" : "tecc::nan_f64()";
-  if (isinf(x))
-    return x > 0 ? (is_f32 ? "tecc::inf_f32()" : "tecc::inf_f64()")
-                 : (is_f32 ? "(-tecc::inf_f32())" : "(-tecc::inf_f64())");
-  char tmp[64];
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(tmp, sizeof tmp, "%.*g", prec, x);
-    double back = strtod(tmp, NULL);
-    if (is_f32 ? (float)back == (float)x : back == x)
-      break;
-  }
-  const char *dot = strpbrk(tmp, ".eni") ? "" : ".0";
-  const char *text = arena_printf(a, "%s%s%s", tmp, dot, is_f32 ? "f" : "");
-  return x < 0 || (x == 0 && signbit(x)) ? arena_printf(a, "(%s)", text) : text;
-}
-
-static const char *int_literal(Arena *a, int64_t x, DType t) {
-  if (t == DT_I64) {
-    if (x == INT64_MIN)
-      return "INT64_MIN";
-    return x < 0 ? arena_printf(a, "(INT64_C(%lld))", (long long)x)
-                 : arena_printf(a, "INT64_C(%lld)", (long long)x);
-  }
-  if (x == INT32_MIN)
-    return "INT32_MIN";
-  return x < 0 ? arena_printf(a, "(%lld)", (long long)x) : arena_printf(a, "%lld", (long long)x);
-}
-
-static const char *const_literal(Arena *a, const Value *v) {
-  switch (v->dtype) {
-  case DT_BOOL: return v->ival ? "true" : "false";
-  case DT_I32: return int_literal(a, (int32_t)v->ival, DT_I32);
-  case DT_I64: return int_literal(a, v->ival, DT_I64);
-  case DT_F64: return float_literal(a, v->fval, 0);
-  default: return float_literal(a, v->fval, 1);
-  }
-}
-
-/* For emit_stitch.c (emit.h). */
-const char *cu_compute_ctype(DType t) { return compute_ctype(t); }
-const char *cu_storage_ctype(DType t) { return storage_ctype(t); }
-const char *cu_convert(Arena *a, const char *expr, DType from, DType to) {
-  return convert(a, expr, from, to);
-}
-const char *cu_load_conv(Arena *a, DType t, const char *mem) { return load_conv(a, t, mem); }
-const char *cu_store_conv(Arena *a, DType t, const char *expr) { return store_conv(a, t, expr); }
-const char *cu_const_literal(Arena *a, const Value *v) { return const_literal(a, v); }
-
-/* ---- kernel parameters ------------------------------------------------------- */
-
-typedef enum ParamKind {
-  P_INPUT,       /* tensor input pointer (index) */
-  P_SCALAR,      /* rank-0 input by value (index) */
-  P_OUTPUT,      /* output pointer (index) */
-  P_STORED_READ, /* a stored value read (value) */
-  P_WS_WRITE,    /* workspace slot written (value) */
-  P_SIZE,        /* size variable (index) */
-  P_FASTDIV      /* FastDiv of a size variable (index) */
-} ParamKind;
-
-typedef struct KParam {
-  ParamKind kind;
-  int index;
-  Value *value;
-  const char *name;
-} KParam;
+/* ---- one group's kernel: state and parameters ----------------------------- */
 
 /* Everything one group's kernel needs while it is written. */
 typedef struct GEmit {
@@ -202,14 +23,13 @@ typedef struct GEmit {
   Group *g;
   const EntryNames *names;
   const char *kname;   /* the CUDA kernel's name */
-  Out body;            /* the loop body */
+  Out *body;           /* the loop body (a fragment) */
   PtrVec params;       /* KParam* */
   NameSet taken;       /* identifiers in use in the kernel */
   PtrVec memo;         /* Memo* */
   char used_axis[TECC_MAX_RANK];
   char *fastdiv;       /* by size variable */
   const char *lin;     /* the domain's linear index, or NULL */
-  int nmaps;
   int vec;             /* loop kernels: writing the packed body */
   PtrVec packs;        /* PackRef*: tensors read/written as 16-byte packs */
   int pack_bytes;      /* largest element size among them */
@@ -222,16 +42,6 @@ typedef struct PackRef {
   const char *ctype;  /* storage type */
   int store;
 } PackRef;
-
-typedef struct Memo {
-  int id;
-  int map[TECC_MAX_RANK];
-  const char *name;
-} Memo;
-
-static const char *fresh(GEmit *e, const char *want) {
-  return nameset_fresh(&e->taken, name_is_reserved(want) ? arena_printf(e->a, "u_%s", want) : want);
-}
 
 static KParam *add_param(GEmit *e, ParamKind kind, int index, Value *v, const char *name) {
   for (int i = 0; i < e->params.len; i++) {
@@ -264,7 +74,7 @@ static const char *stored_param(GEmit *e, Value *v) {
     if (p->kind == P_STORED_READ && p->value == v)
       return p->name;
   }
-  const char *name = fresh(e, arena_printf(e->a, "%s_mem", value_base_name(e, v)));
+  const char *name = fresh_name(e->a, &e->taken, arena_printf(e->a, "%s_mem", value_base_name(e, v)));
   return add_param(e, P_STORED_READ, 0, v, name)->name;
 }
 
@@ -282,18 +92,10 @@ static const char *dim_expr(GEmit *e, Dim d) {
 static const char *numel_expr(GEmit *e, const Shape *s, uint32_t mask, const char *cast) {
   Buf b;
   buf_init(&b, e->a);
-  int n = 0;
-  for (int i = 0; i < s->rank; i++) {
-    if (!((mask >> i) & 1u) || dim_is_one(s, i))
-      continue;
-    if (n++)
-      buf_printf(&b, " * %s", dim_expr(e, s->d[i]));
-    else
-      buf_printf(&b, "%s%s", cast, dim_expr(e, s->d[i]));
-  }
-  if (!n)
-    return "1";
-  return buf_cstr(&b);
+  int axes[TECC_MAX_RANK], n = shape_axes(s, mask, axes);
+  for (int j = 0; j < n; j++)
+    buf_printf(&b, "%s%s", j ? " * " : cast, dim_expr(e, s->d[axes[j]]));
+  return n ? buf_cstr(&b) : "1";
 }
 
 static const char *div_expr(GEmit *e, const char *x, Dim d) {
@@ -308,10 +110,7 @@ static const char *div_expr(GEmit *e, const char *x, Dim d) {
  * declaring t_dA only for the axes the body used. */
 static void emit_decompose(GEmit *e, Out *o, const char *idx, uint32_t mask) {
   const Shape *s = &e->g->domain;
-  int axes[TECC_MAX_RANK], n = 0, lo = -1;
-  for (int i = 0; i < s->rank; i++)
-    if (((mask >> i) & 1u) && !dim_is_one(s, i))
-      axes[n++] = i;
+  int axes[TECC_MAX_RANK], n = shape_axes(s, mask, axes), lo = -1;
   for (int j = 0; j < n && lo < 0; j++)
     if (e->used_axis[axes[j]])
       lo = j;
@@ -365,99 +164,6 @@ static const char *offset_expr(GEmit *e, const Shape *s, const int *map) {
 
 static const char *value_expr(GEmit *e, Value *v, const int *map);
 
-static const char *unary_kind(UnaryOp op) {
-  static const char *const kinds[] = {
-#define X(e, name, kind) #kind,
-      TECC_UNARY_BUILTINS(X)
-#undef X
-  };
-  if (op == UN_NEG)
-    return "N";
-  if (op == UN_NOT)
-    return "!";
-  return kinds[op];
-}
-
-static const char *unary_expr(Arena *a, Value *v, const char *a0, DType at) {
-  const char *kind = unary_kind(v->uop);
-  DType vt = compute_dt(v->dtype);
-  switch (kind[0]) {
-  case 'N': return arena_printf(a, "tecc::neg(%s)", convert(a, a0, at, vt));
-  case '!': return arena_printf(a, "!%s", convert(a, a0, at, DT_BOOL));
-  case 'P': return arena_printf(a, "tecc::%s(%s)", unary_name(v->uop), a0);
-  case 'R':
-    if (!is_float_dt(vt))
-      return convert(a, a0, at, vt);
-    break;
-  default:
-    break;
-  }
-  return arena_printf(a, "tecc::%s(%s)", unary_name(v->uop), convert(a, a0, at, vt));
-}
-
-static const char *arith_expr(Arena *ar, BinaryOp op, DType vt, const char *a, const char *b) {
-  int is_int = !is_float_dt(vt);
-  switch (op) {
-  case BIN_ADD: return is_int ? arena_printf(ar, "tecc::add(%s, %s)", a, b) : arena_printf(ar, "%s + %s", a, b);
-  case BIN_SUB: return is_int ? arena_printf(ar, "tecc::sub(%s, %s)", a, b) : arena_printf(ar, "%s - %s", a, b);
-  case BIN_MUL: return is_int ? arena_printf(ar, "tecc::mul(%s, %s)", a, b) : arena_printf(ar, "%s * %s", a, b);
-  case BIN_DIV:
-    if (is_int)
-      return arena_printf(ar, "tecc::floordiv(%s, %s)", a, b);
-    return arena_printf(ar, "%s / %s", a, b);
-  case BIN_FLOORDIV: return arena_printf(ar, "tecc::floordiv(%s, %s)", a, b);
-  case BIN_MOD: return arena_printf(ar, "tecc::mod(%s, %s)", a, b);
-  case BIN_POW: return arena_printf(ar, "tecc::pow(%s, %s)", a, b);
-  case BIN_MAXIMUM: return arena_printf(ar, "tecc::maximum(%s, %s)", a, b);
-  case BIN_MINIMUM: return arena_printf(ar, "tecc::minimum(%s, %s)", a, b);
-  case BIN_ATAN2: return arena_printf(ar, "tecc::atan2(%s, %s)", a, b);
-  default: unreachable();
-  }
-}
-
-static const char *binary_expr(Arena *a, Value *v, const char *a0, DType t0, const char *a1, DType t1) {
-  switch (v->bop) {
-  case BIN_AND:
-  case BIN_OR:
-    return arena_printf(a, "%s %s %s", convert(a, a0, t0, DT_BOOL),
-                        v->bop == BIN_AND ? "&&" : "||", convert(a, a1, t1, DT_BOOL));
-  case BIN_EQ: case BIN_NE: case BIN_LT: case BIN_LE: case BIN_GT: case BIN_GE: {
-    DType common = dt_rank(t0) >= dt_rank(t1) ? t0 : t1;
-    return arena_printf(a, "%s %s %s", convert(a, a0, t0, common), binary_name(v->bop),
-                        convert(a, a1, t1, common));
-  }
-  default: {
-    DType vt = compute_dt(v->dtype);
-    return arith_expr(a, v->bop, vt, convert(a, a0, t0, vt), convert(a, a1, t1, vt));
-  }
-  }
-}
-
-static const char *cast_expr(Arena *a, Value *v, const char *a0, DType at) {
-  if (dtype_is_16bit(v->dtype) && compute_dt(at) == DT_F64)
-    return arena_printf(a, "tecc::round_%s(tecc::f64_to_f32_odd(%s))", dtype_name(v->dtype), a0);
-  if (v->dtype == DT_F16)
-    return arena_printf(a, "tecc::round_f16(%s)", convert(a, a0, at, DT_F32));
-  if (v->dtype == DT_BF16)
-    return arena_printf(a, "tecc::round_bf16(%s)", convert(a, a0, at, DT_F32));
-  return convert(a, a0, at, v->dtype);
-}
-
-const char *cu_op_expr(Arena *ar, Value *v, const char *const *a) {
-  DType t[3] = {0};
-  for (int i = 0; i < v->nargs; i++)
-    t[i] = v->args[i]->dtype;
-  switch (v->op) {
-  case IR_CAST: return cast_expr(ar, v, a[0], t[0]);
-  case IR_UNARY: return unary_expr(ar, v, a[0], t[0]);
-  case IR_BINARY: return binary_expr(ar, v, a[0], t[0], a[1], t[1]);
-  case IR_SELECT:
-    return arena_printf(ar, "%s ? %s : %s", convert(ar, a[0], t[0], DT_BOOL),
-                        convert(ar, a[1], t[1], v->dtype), convert(ar, a[2], t[2], v->dtype));
-  default: internal_error("value %d (op %d) cannot be computed inline", v->id, (int)v->op);
-  }
-}
-
 static const char *compute_expr(GEmit *e, Value *v, const int *map) {
   const char *a[3] = {0};
   for (int i = 0; i < v->nargs; i++)
@@ -473,7 +179,7 @@ static const char *pack_elem(GEmit *e, const char *param, DType t, int store) {
   }
   PackRef *r = ARENA_NEW(e->a, PackRef);
   r->param = param;
-  r->ctype = storage_ctype(t);
+  r->ctype = cu_storage_ctype(t);
   r->store = store;
   vec_push(e->a, &e->packs, r);
   if (dtype_size(t) > e->pack_bytes)
@@ -493,22 +199,13 @@ static const char *load_expr(GEmit *e, Value *v, const int *map) {
     const char *name = e->names->inputs[v->index];
     if (v->shape.rank == 0) {
       add_param(e, P_SCALAR, v->index, NULL, name);
-      return load_conv(e->a, v->dtype, name);
+      return cu_load_conv(e->a, v->dtype, name);
     }
     add_param(e, P_INPUT, v->index, NULL, name);
-    return load_conv(e->a, v->dtype, tensor_elem(e, name, v->dtype, offset_expr(e, &v->shape, map)));
+    return cu_load_conv(e->a, v->dtype, tensor_elem(e, name, v->dtype, offset_expr(e, &v->shape, map)));
   }
   const char *p = stored_param(e, v);
-  return load_conv(e->a, v->dtype, tensor_elem(e, p, v->dtype, offset_expr(e, &v->shape, map)));
-}
-
-static Memo *find_memo(GEmit *e, const Value *v, const int *map) {
-  for (int i = 0; i < e->memo.len; i++) {
-    Memo *m = e->memo.items[i];
-    if (m->id == v->id && memcmp(m->map, map, sizeof(int) * (size_t)v->shape.rank) == 0)
-      return m;
-  }
-  return NULL;
+  return cu_load_conv(e->a, v->dtype, tensor_elem(e, p, v->dtype, offset_expr(e, &v->shape, map)));
 }
 
 static int read_from_memory(GEmit *e, const Value *v) {
@@ -517,26 +214,20 @@ static int read_from_memory(GEmit *e, const Value *v) {
 
 static const char *value_expr(GEmit *e, Value *v, const int *map) {
   if (v->op == IR_CONST)
-    return const_literal(e->a, v);
+    return cu_const_literal(e->a, v);
   if (v->op == IR_BROADCAST) {
-    const Value *arg = v->args[0];
     int amap[TECC_MAX_RANK];
-    int shift = v->shape.rank - arg->shape.rank;
-    for (int j = 0; j < arg->shape.rank; j++)
-      amap[j] = dim_is_one(&arg->shape, j) ? -1 : map[j + shift];
+    broadcast_arg_map(v, map, amap);
     return value_expr(e, v->args[0], amap);
   }
-  Memo *m = find_memo(e, v, map);
+  Memo *m = memo_find(&e->memo, v, map);
   if (m)
     return m->name;
   const char *expr = read_from_memory(e, v) ? load_expr(e, v, map) : compute_expr(e, v, map);
-  m = ARENA_NEW(e->a, Memo);
-  m->id = v->id;
-  memcpy(m->map, map, sizeof(int) * (size_t)v->shape.rank);
-  m->name = fresh(e, value_base_name(e, v));
-  vec_push(e->a, &e->memo, m);
-  emit(&e->body, "const %s %s = %s;", compute_ctype(v->dtype), m->name, expr);
-  return m->name;
+  const char *name = fresh_name(e->a, &e->taken, value_base_name(e, v));
+  memo_add(e->a, &e->memo, v, map, name);
+  emit(e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
+  return name;
 }
 
 /* ---- writing roots ----------------------------------------------------------- */
@@ -547,13 +238,13 @@ static const char *ws_param(GEmit *e, Value *v) {
     if (p->kind == P_WS_WRITE && p->value == v)
       return p->name;
   }
-  const char *name = fresh(e, arena_printf(e->a, "%s_mem", value_base_name(e, v)));
+  const char *name = fresh_name(e->a, &e->taken, arena_printf(e->a, "%s_mem", value_base_name(e, v)));
   return add_param(e, P_WS_WRITE, 0, v, name)->name;
 }
 
 /* Stores `expr` (computed as v's dtype) at `off` of every buffer v lives in. */
 static void emit_stores(GEmit *e, Out *o, Value *v, const char *expr, const char *off) {
-  const char *stored = store_conv(e->a, v->dtype, expr);
+  const char *stored = cu_store_conv(e->a, v->dtype, expr);
   for (int i = 0; i < e->k->noutputs; i++) {
     if (e->k->outputs[i].value != v)
       continue;
@@ -568,32 +259,6 @@ static void emit_stores(GEmit *e, Out *o, Value *v, const char *expr, const char
 }
 
 /* ---- one group's kernel ------------------------------------------------------ */
-
-static void identity_map(int *map, int rank) {
-  for (int i = 0; i < rank; i++)
-    map[i] = i;
-}
-
-static const char *param_decl(GEmit *e, const KParam *p) {
-  const Kernel *k = e->k;
-  switch (p->kind) {
-  case P_INPUT:
-    return arena_printf(e->a, "const %s *__restrict__ %s", storage_ctype(k->inputs[p->index].dtype), p->name);
-  case P_SCALAR:
-    return arena_printf(e->a, "%s %s", storage_ctype(k->inputs[p->index].dtype), p->name);
-  case P_OUTPUT:
-    return arena_printf(e->a, "%s *__restrict__ %s", storage_ctype(k->outputs[p->index].dtype), p->name);
-  case P_STORED_READ:
-    return arena_printf(e->a, "const %s *__restrict__ %s", storage_ctype(p->value->dtype), p->name);
-  case P_WS_WRITE:
-    return arena_printf(e->a, "%s *__restrict__ %s", storage_ctype(p->value->dtype), p->name);
-  case P_SIZE:
-    return arena_printf(e->a, "IndexT %s", p->name);
-  case P_FASTDIV:
-    return arena_printf(e->a, "tecc::FastDiv<IndexT> %s", p->name);
-  }
-  unreachable();
-}
 
 static void add_root_params(GEmit *e) {
   for (int r = 0; r < e->g->roots.len; r++) {
@@ -680,80 +345,46 @@ static const char *roots_str(GEmit *e) {
   return buf_cstr(&b);
 }
 
-static void emit_kernel_head_extra(GEmit *e, Out *o, int max_threads, const char *extra) {
+/* The kernel's comment, template line and signature; opens its body. */
+static void open_kernel(GEmit *e, Out *o, const char *tparams, int max_threads, const char *extra) {
   emit(o, "/* %s, group %d: %s (%s), writes %s; from %s */", e->k->name, e->g->id,
        group_kind_name(e->g->kind), schedule_name(e->g->sched), roots_str(e), source_lines(e));
-  emit(o, "template <typename IndexT>");
-  Buf b;
-  buf_init(&b, e->a);
-  buf_printf(&b, "__global__ void __launch_bounds__(%d) %s(", max_threads, e->kname);
-  for (int i = 0; i < e->params.len; i++)
-    buf_printf(&b, "%s%s", i ? ", " : "", param_decl(e, e->params.items[i]));
-  buf_printf(&b, "%s)", extra);
-  open_block(o, "%s", buf_cstr(&b));
+  emit(o, "template <%s>", tparams);
+  open_block(o, "__global__ void __launch_bounds__(%d) %s(%s%s)", max_threads, e->kname,
+             param_decls(e->a, e->k, &e->params), extra);
 }
 
-static const char *loop_body(GEmit *e, int vec, int indent) {
-  Buf *b = ARENA_NEW(e->a, Buf);
-  buf_init(b, e->a);
-  e->body.b = b;
-  e->body.indent = indent;
+/* The stores of the group's roots at t_i, packed or not. */
+static Out *loop_body(GEmit *e, int vec) {
+  e->body = new_out(e->a);
   e->vec = vec;
   e->memo.len = 0;
   int map[TECC_MAX_RANK];
   identity_map(map, e->g->domain.rank);
   for (int i = 0; i < e->g->roots.len; i++) {
     Value *r = e->g->roots.items[i];
-    emit_stores(e, &e->body, r, value_expr(e, r, map), "t_i");
+    emit_stores(e, e->body, r, value_expr(e, r, map), "t_i");
   }
   e->vec = 0;
-  return buf_cstr(b);
+  return e->body;
 }
 
-static const char *loop_decompose(GEmit *e, int indent) {
-  Buf *b = ARENA_NEW(e->a, Buf);
-  buf_init(b, e->a);
-  Out d = {b, indent};
+static Out *loop_decompose(GEmit *e) {
+  Out *d = new_out(e->a);
   for (int i = 0; i < e->g->domain.rank; i++)
     if (e->used_axis[i]) {
-      emit_decompose(e, &d, "t_i", ~0u);
+      emit_decompose(e, d, "t_i", ~0u);
       break;
     }
-  return buf_cstr(b);
+  return d;
 }
 
 static int loop_vec(const GEmit *e) {
   return e->packs.len ? 16 / e->pack_bytes : 1;
 }
 
-/* Packed loop: VEC elements per thread and iteration through 16-byte
- * packs (when the host found every packed pointer aligned; else VEC is
- * 1), then a scalar loop over the tail. */
-static void emit_loop_kernel(GEmit *e, Out *o) {
-  Group *g = e->g;
-  e->lin = "t_i";
-  int ntaken = nameset_mark(&e->taken);
-  const char *vbody = loop_body(e, 1, o->indent + 3);
-  nameset_truncate(&e->taken, ntaken); /* the scalar body reuses the names */
-  const char *sbody = loop_body(e, 0, o->indent + 2);
-  const char *vdecomp = loop_decompose(e, o->indent + 3);
-  const char *sdecomp = loop_decompose(e, o->indent + 2);
-  add_size_params(e);
-  order_params(e);
-  e->body.b = NULL;
-  emit(o, "/* %s, group %d: %s (%s), writes %s; from %s */", e->k->name, g->id, group_kind_name(g->kind),
-       schedule_name(g->sched), roots_str(e), source_lines(e));
-  emit(o, "template <typename IndexT, int VEC>");
-  Buf h;
-  buf_init(&h, e->a);
-  buf_printf(&h, "__global__ void __launch_bounds__(256) %s(", e->kname);
-  for (int i = 0; i < e->params.len; i++)
-    buf_printf(&h, "%s%s", i ? ", " : "", param_decl(e, e->params.items[i]));
-  buf_puts(&h, ")");
-  open_block(o, "%s", buf_cstr(&h));
-  emit(o, "const IndexT t_n = %s;", numel_expr(e, &g->domain, ~0u, "(IndexT)"));
-  emit(o, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
-  emit(o, "const IndexT t_npack = t_n / VEC;");
+/* The packed loop over whole packs, around the packed body. */
+static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *body) {
   open_block(o, "for (IndexT t_p = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_p < t_npack; t_p += t_stride)");
   for (int i = 0; i < e->packs.len; i++) {
     PackRef *r = e->packs.items[i];
@@ -766,8 +397,8 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
   emit(o, "const IndexT t_i = t_p * VEC + t_k;");
-  buf_puts(o->b, vdecomp);
-  buf_puts(o->b, vbody);
+  emit_fragment(o, decomp);
+  emit_fragment(o, body);
   close_block(o, "");
   for (int i = 0; i < e->packs.len; i++) {
     PackRef *r = e->packs.items[i];
@@ -775,9 +406,29 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
       emit(o, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s)[t_p] = t_pk_%s;", r->ctype, r->param, r->param);
   }
   close_block(o, "");
+}
+
+/* Packed loop: VEC elements per thread and iteration through 16-byte
+ * packs (when the host found every packed pointer aligned; else VEC is
+ * 1), then a scalar loop over the tail. */
+static void emit_loop_kernel(GEmit *e, Out *o) {
+  e->lin = "t_i";
+  int ntaken = nameset_mark(&e->taken);
+  Out *vbody = loop_body(e, 1);
+  nameset_truncate(&e->taken, ntaken); /* the scalar body reuses the names */
+  Out *sbody = loop_body(e, 0);
+  Out *decomp = loop_decompose(e);
+  add_size_params(e);
+  order_params(e);
+  e->body = NULL;
+  open_kernel(e, o, "typename IndexT, int VEC", 256, "");
+  emit(o, "const IndexT t_n = %s;", numel_expr(e, &e->g->domain, ~0u, "(IndexT)"));
+  emit(o, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
+  emit(o, "const IndexT t_npack = t_n / VEC;");
+  emit_packed_loop(e, o, decomp, vbody);
   open_block(o, "for (IndexT t_i = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_i < t_n; t_i += t_stride)");
-  buf_puts(o->b, sdecomp);
-  buf_puts(o->b, sbody);
+  emit_fragment(o, decomp);
+  emit_fragment(o, sbody);
   close_block(o, "");
   close_block(o, "");
 }
@@ -802,9 +453,9 @@ static const char *max_identity(Arena *a, DType t, int is_max) {
 
 static RedInfo red_info(Arena *a, const Value *r) {
   RedInfo ri = {0};
-  DType at = compute_dt(r->args[0]->dtype), vt = compute_dt(r->dtype);
+  DType at = cu_compute_dtype(r->args[0]->dtype), vt = cu_compute_dtype(r->dtype);
   ri.acc_dt = vt;
-  ri.acc_type = compute_ctype(vt);
+  ri.acc_type = cu_compute_ctype(vt);
   switch (r->rop) {
   case RED_SUM:
   case RED_MEAN:
@@ -813,11 +464,11 @@ static RedInfo red_info(Arena *a, const Value *r) {
       ri.acc_type = "double";
       vt = DT_F64;
     }
-    ri.identity = is_float_dt(vt) ? float_literal(a, 0.0, vt == DT_F32) : (vt == DT_I64 ? "INT64_C(0)" : "0");
+    ri.identity = cu_is_float(vt) ? cu_float_literal(a, 0.0, vt == DT_F32) : (vt == DT_I64 ? "INT64_C(0)" : "0");
     ri.op = "tecc::Sum()";
     break;
   case RED_PROD:
-    ri.identity = is_float_dt(vt) ? float_literal(a, 1.0, vt == DT_F32) : (vt == DT_I64 ? "INT64_C(1)" : "1");
+    ri.identity = cu_is_float(vt) ? cu_float_literal(a, 1.0, vt == DT_F32) : (vt == DT_I64 ? "INT64_C(1)" : "1");
     ri.op = "tecc::Prod()";
     break;
   case RED_MAX:
@@ -836,8 +487,8 @@ static RedInfo red_info(Arena *a, const Value *r) {
   case RED_ARGMIN:
     ri.is_arg = 1;
     ri.acc_dt = at;
-    ri.acc_type = arena_printf(a, "tecc::Arg<%s>", compute_ctype(at));
-    ri.identity = arena_printf(a, "tecc::make_arg<%s>(%s, INT64_MAX)", compute_ctype(at),
+    ri.acc_type = arena_printf(a, "tecc::Arg<%s>", cu_compute_ctype(at));
+    ri.identity = arena_printf(a, "tecc::make_arg<%s>(%s, INT64_MAX)", cu_compute_ctype(at),
                                max_identity(a, at, r->rop == RED_ARGMAX));
     ri.op = r->rop == RED_ARGMAX ? "tecc::ArgMax()" : "tecc::ArgMin()";
     break;
@@ -847,29 +498,6 @@ static RedInfo red_info(Arena *a, const Value *r) {
   return ri;
 }
 
-/* Reduced axes trailing (row) or leading (column) give a cheap linear
- * index into the domain. */
-static const char *reduce_linear_index(GEmit *e, uint32_t axes) {
-  const Shape *s = &e->g->domain;
-  int seen_red = 0, seen_kept_after_red = 0, seen_kept = 0, red_after_kept = 0;
-  for (int i = 0; i < s->rank; i++) {
-    if (dim_is_one(s, i))
-      continue;
-    if ((axes >> i) & 1u) {
-      seen_red = 1;
-      red_after_kept |= seen_kept;
-    } else {
-      seen_kept_after_red |= seen_red;
-      seen_kept = 1;
-    }
-  }
-  if (!seen_kept_after_red)
-    return "t_o * t_red + t_r";
-  if (!red_after_kept)
-    return "t_r * t_outer + t_o";
-  return NULL;
-}
-
 /* Stores t_acc, the whole reduction of output element t_o. */
 static void emit_reduce_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
   const char *result = "t_acc";
@@ -877,7 +505,7 @@ static void emit_reduce_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
     result = "t_acc.i";
   else if (r->rop == RED_MEAN)
     result = arena_printf(e->a, "t_acc / (%s)t_red", ri->acc_type);
-  emit_stores(e, o, r, convert(e->a, result, ri->is_arg ? DT_I64 : ri->acc_dt, r->dtype), "t_o");
+  emit_stores(e, o, r, cu_convert(e->a, result, ri->is_arg ? DT_I64 : ri->acc_dt, r->dtype), "t_o");
 }
 
 /* The second stage of a split reduction: combines the partials of each
@@ -892,7 +520,7 @@ static void emit_split_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
   for (int i = 0; i < e->params.len; i++) {
     const KParam *p = e->params.items[i];
     if (p->kind == P_OUTPUT || p->kind == P_WS_WRITE || p->kind == P_SIZE)
-      buf_printf(&h, ", %s", param_decl(e, p));
+      buf_printf(&h, ", %s", param_decl(e->a, e->k, p));
   }
   buf_puts(&h, ")");
   open_block(o, "%s", buf_cstr(&h));
@@ -908,23 +536,21 @@ static void emit_split_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
   close_block(o, "");
 }
 
-static void emit_reduce_kernel(GEmit *e, Out *o) {
-  Group *g = e->g;
-  Value *r = g->reduce;
-  int row = g->sched == SCHED_ROW;
-  RedInfo ri = red_info(e->a, r);
-  e->lin = reduce_linear_index(e, r->axes);
-  e->body.indent = o->indent + 4;
+/* The reduction's step for element t_r, into e->body. */
+static void reduce_body(GEmit *e, Value *r, const RedInfo *ri) {
   int map[TECC_MAX_RANK];
-  identity_map(map, g->domain.rank);
-  const char *x = value_expr(e, r->args[0], map);
-  if (ri.is_arg)
-    emit(&e->body, "t_acc = %s(t_acc, tecc::make_arg(%s, (int64_t)t_r));", ri.op, convert(e->a, x, r->args[0]->dtype, ri.acc_dt));
+  identity_map(map, e->g->domain.rank);
+  const char *x = cu_convert(e->a, value_expr(e, r->args[0], map), r->args[0]->dtype, ri->acc_dt);
+  if (ri->is_arg)
+    emit(e->body, "t_acc = %s(t_acc, tecc::make_arg(%s, (int64_t)t_r));", ri->op, x);
   else
-    emit(&e->body, "t_acc = %s(t_acc, %s);", ri.op, convert(e->a, x, r->args[0]->dtype, ri.acc_dt));
+    emit(e->body, "t_acc = %s(t_acc, %s);", ri->op, x);
+}
 
+/* Splits t_o (kept axes) and t_r (reduced axes) where the body needs it. */
+static void reduce_decompose(GEmit *e, Value *r, Out *kept, Out *red) {
   uint32_t used_kept = 0, used_red = 0;
-  for (int i = 0; i < g->domain.rank; i++) {
+  for (int i = 0; i < e->g->domain.rank; i++) {
     if (!e->used_axis[i])
       continue;
     if ((r->axes >> i) & 1u)
@@ -932,51 +558,63 @@ static void emit_reduce_kernel(GEmit *e, Out *o) {
     else
       used_kept = 1;
   }
-  Buf dk, dr;
-  buf_init(&dk, e->a);
-  buf_init(&dr, e->a);
-  Out okept = {&dk, o->indent + 3}, ored = {&dr, o->indent + 4};
   if (used_kept)
-    emit_decompose(e, &okept, "t_o", ~r->axes);
+    emit_decompose(e, kept, "t_o", ~r->axes);
   if (used_red)
-    emit_decompose(e, &ored, "t_r", r->axes);
-  add_size_params(e);
-  order_params(e);
+    emit_decompose(e, red, "t_r", r->axes);
+}
 
-  emit_kernel_head_extra(e, o, 1024, arena_printf(e->a, ", %s *__restrict__ t_part, IndexT t_chunk", ri.acc_type));
+/* After the block reduction: the partial, or the whole result. */
+static void emit_reduce_result(GEmit *e, Out *o, Value *r, const RedInfo *ri, const char *lane) {
+  open_block(o, "if (t_o < t_outer && threadIdx.%s == 0)", lane);
+  open_block(o, "if (gridDim.y > 1)");
+  emit(o, "t_part[(IndexT)blockIdx.y * t_outer + t_o] = t_acc;");
+  else_block(o);
+  emit_reduce_final(e, o, r, ri);
+  close_block(o, "");
+  close_block(o, "");
+}
+
+/* The kernel's signature and the extent of this block's chunk. */
+static void open_reduce_kernel(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
+  open_kernel(e, o, "typename IndexT", 1024, arena_printf(e->a, ", %s *__restrict__ t_part, IndexT t_chunk", ri->acc_type));
   emit(o, "/* Blocks with blockIdx.y = s reduce [s * t_chunk, (s + 1) * t_chunk); with");
   emit(o, " * several splits they leave partials in t_part for %s_final. */", e->kname);
-  emit(o, "__shared__ %s t_smem[1024];", ri.acc_type);
-  emit(o, "const IndexT t_outer = %s;", numel_expr(e, &g->domain, ~r->axes, "(IndexT)"));
-  emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, r->axes, "(IndexT)"));
+  emit(o, "__shared__ %s t_smem[1024];", ri->acc_type);
+  emit(o, "const IndexT t_outer = %s;", numel_expr(e, &e->g->domain, ~r->axes, "(IndexT)"));
+  emit(o, "const IndexT t_red = %s;", numel_expr(e, &e->g->domain, r->axes, "(IndexT)"));
   emit(o, "const IndexT t_rbeg = (IndexT)blockIdx.y * t_chunk;");
   emit(o, "const IndexT t_rend = t_red - t_rbeg < t_chunk ? t_red : t_rbeg + t_chunk;");
+}
+
+static void emit_reduce_kernel(GEmit *e, Out *o) {
+  Group *g = e->g;
+  Value *r = g->reduce;
+  int row = g->sched == SCHED_ROW;
+  RedInfo ri = red_info(e->a, r);
+  e->lin = reduce_linear_index(&g->domain, r->axes);
+  reduce_body(e, r, &ri);
+  Out *dkept = new_out(e->a), *dred = new_out(e->a);
+  reduce_decompose(e, r, dkept, dred);
+  add_size_params(e);
+  order_params(e);
+  open_reduce_kernel(e, o, r, &ri);
   const char *lane = row ? "x" : "y", *item = row ? "y" : "x";
   open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s)", item, item);
   emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
   emit(o, "%s t_acc = %s;", ri.acc_type, ri.identity);
   open_block(o, "if (t_o < t_outer)");
-  buf_puts(o->b, buf_cstr(&dk));
+  emit_fragment(o, dkept);
   open_block(o, "for (IndexT t_r = t_rbeg + threadIdx.%s; t_r < t_rend; t_r += blockDim.%s)", lane, lane);
-  buf_puts(o->b, buf_cstr(&dr));
-  buf_puts(o->b, buf_cstr(e->body.b));
+  emit_fragment(o, dred);
+  emit_fragment(o, e->body);
   close_block(o, "");
   close_block(o, "");
-  if (row)
-    emit(o, "t_acc = tecc::row_allreduce(t_acc, %s, t_smem);", ri.op);
-  else
-    emit(o, "t_acc = tecc::column_reduce(t_acc, %s, t_smem);", ri.op);
-  open_block(o, "if (t_o < t_outer && threadIdx.%s == 0)", lane);
-  open_block(o, "if (gridDim.y > 1)");
-  emit(o, "t_part[(IndexT)blockIdx.y * t_outer + t_o] = t_acc;");
-  close_block(o, " else {");
-  o->indent++;
-  emit_reduce_final(e, o, r, &ri);
+  emit(o, "t_acc = tecc::%s(t_acc, %s, t_smem);", row ? "row_allreduce" : "column_reduce", ri.op);
+  emit_reduce_result(e, o, r, &ri, lane);
   close_block(o, "");
   close_block(o, "");
-  close_block(o, "");
-  close_block(o, "");
-  emit(o, "%s", "");
+  emit_blank(o);
   emit_split_final(e, o, r, &ri);
 }
 
@@ -988,16 +626,9 @@ static GEmit *new_gemit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->g = g;
   e->names = names;
   e->fastdiv = ARENA_ARRAY(a, char, k->nsizevars + 1);
-  Buf *body = ARENA_NEW(a, Buf);
-  buf_init(body, a);
-  e->body.b = body;
+  e->body = new_out(a);
   nameset_init(&e->taken, a);
-  for (int i = 0; i < k->ninputs; i++)
-    nameset_add(&e->taken, names->inputs[i]);
-  for (int i = 0; i < k->noutputs; i++)
-    nameset_add(&e->taken, names->outputs[i]);
-  for (int i = 0; i < k->nsizevars; i++)
-    nameset_add(&e->taken, names->sizes[i]);
+  take_entry_names(&e->taken, k, names);
   e->kname = arena_printf(a, "tecc_%s_g%d_%s", k->name, g->id,
                           g->kind == GROUP_LOOP ? "loop" : schedule_name(g->sched));
   return e;
@@ -1005,7 +636,7 @@ static GEmit *new_gemit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
 
 static void emit_group_kernel(GEmit *e, Out *o) {
   if (e->g->kind == GROUP_STITCH) /* H9: emit_stitch.c */
-    emit_stitch_kernel(o->b, o->indent, e->a, e->k, e->kp, e->g, e->names);
+    emit_stitch_kernel(o, e->a, e->k, e->kp, e->g, e->names);
   else if (e->g->kind == GROUP_LOOP)
     emit_loop_kernel(e, o);
   else
@@ -1024,39 +655,6 @@ typedef struct KEmit {
   char *snap;     /* by input: may be read from a copy (in-place calls) */
 } KEmit;
 
-static const char *slot_name(Arena *a, int slot) {
-  return arena_printf(a, "t_ws%d", slot);
-}
-
-static const char *home_pointer(KEmit *ke, const Value *v) {
-  Home h = ke->kp->home[v->id];
-  switch (h.kind) {
-  case HOME_OUTPUT: return ke->names->outputs[h.index];
-  case HOME_WORKSPACE: return slot_name(ke->a, h.index);
-  case HOME_INPUT: return ke->names->inputs[h.index];
-  default: internal_error("value %d is read from memory but has no home", v->id);
-  }
-}
-
-static const char *launch_arg(KEmit *ke, const KParam *p) {
-  switch (p->kind) {
-  case P_INPUT: case P_SCALAR: return ke->names->inputs[p->index];
-  case P_OUTPUT: return ke->names->outputs[p->index];
-  case P_STORED_READ: case P_WS_WRITE: return home_pointer(ke, p->value);
-  case P_SIZE: return arena_printf(ke->a, "(IndexT)%s", ke->names->sizes[p->index]);
-  case P_FASTDIV: return arena_printf(ke->a, "tecc::FastDiv<IndexT>(%s)", ke->names->sizes[p->index]);
-  }
-  unreachable();
-}
-
-static const char *launch_args(KEmit *ke, GEmit *ge) {
-  Buf b;
-  buf_init(&b, ke->a);
-  for (int i = 0; i < ge->params.len; i++)
-    buf_printf(&b, "%s%s", i ? ", " : "", launch_arg(ke, ge->params.items[i]));
-  return buf_cstr(&b);
-}
-
 /* Every packed pointer is aligned to its pack. */
 static const char *packs_aligned(KEmit *ke, GEmit *ge, int vec) {
   Buf b;
@@ -1069,7 +667,7 @@ static const char *packs_aligned(KEmit *ke, GEmit *ge, int vec) {
         p = ge->params.items[j];
     if (!p)
       internal_error("packed tensor %s is not a parameter", r->param);
-    buf_printf(&b, "%stecc::aligned_to(%s, sizeof(%s) * %d)", i ? " && " : "", launch_arg(ke, p), r->ctype, vec);
+    buf_printf(&b, "%stecc::aligned_to(%s, sizeof(%s) * %d)", i ? " && " : "", launch_arg(ke->a, ke->kp, ke->names, p), r->ctype, vec);
   }
   return buf_cstr(&b);
 }
@@ -1080,14 +678,11 @@ static const char *red_product(KEmit *ke, const Group *g) {
   Buf b;
   buf_init(&b, ke->a);
   buf_puts(&b, "INT64_C(1)");
-  for (int i = 0; i < g->domain.rank; i++) {
-    if (!((g->reduce->axes >> i) & 1u) || dim_is_one(&g->domain, i))
-      continue;
-    Dim d = g->domain.d[i];
-    const char *x = d.var >= 0 ? ke->names->sizes[d.var] : arena_printf(ke->a, "INT64_C(%lld)", (long long)d.size);
+  int axes[TECC_MAX_RANK], n = shape_axes(&g->domain, g->reduce->axes, axes);
+  for (int j = 0; j < n; j++) {
     const char *prev = buf_cstr(&b);
     buf_init(&b, ke->a);
-    buf_printf(&b, "tecc::sat_mul(%s, %s)", prev, x);
+    buf_printf(&b, "tecc::sat_mul(%s, %s)", prev, host_dim(ke->a, ke->names, g->domain.d[axes[j]]));
   }
   return buf_cstr(&b);
 }
@@ -1099,56 +694,62 @@ static const char *final_args(KEmit *ke, GEmit *ge) {
   for (int i = 0; i < ge->params.len; i++) {
     const KParam *p = ge->params.items[i];
     if (p->kind == P_OUTPUT || p->kind == P_WS_WRITE || p->kind == P_SIZE)
-      buf_printf(&b, ", %s", launch_arg(ke, p));
+      buf_printf(&b, ", %s", launch_arg(ke->a, ke->kp, ke->names, p));
   }
   return buf_cstr(&b);
 }
 
-static void emit_launch_check(Out *o) {
-  emit(o, "t_err = cudaGetLastError();");
-  emit(o, "if (t_err != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
+static const char *group_args(KEmit *ke, GEmit *ge) {
+  return launch_args(ke->a, ke->kp, ke->names, &ge->params);
+}
+
+/* The packed kernel when every packed pointer is aligned, else VEC = 1. */
+static void emit_loop_launch(KEmit *ke, Out *o, GEmit *ge) {
+  emit(o, "const int64_t t_n = %s;", numel_expr(ge, &ge->g->domain, ~0u, "(int64_t)"));
+  open_block(o, "if (t_n > 0)");
+  int vec = loop_vec(ge);
+  if (vec > 1) {
+    emit(o, "const bool t_aligned = %s;", packs_aligned(ke, ge, vec));
+    open_block(o, "if (t_aligned)");
+    emit(o, "const unsigned t_grid = tecc::grid_size(t_n, 256 * %d, 8);", vec);
+    emit(o, "%s<IndexT, %d><<<t_grid, 256, 0, stream>>>(%s);", ge->kname, vec, group_args(ke, ge));
+    else_block(o);
+  }
+  emit(o, "const unsigned t_grid = tecc::grid_size(t_n, 256, 8);");
+  emit(o, "%s<IndexT, 1><<<t_grid, 256, 0, stream>>>(%s);", ge->kname, group_args(ke, ge));
+  if (vec > 1)
+    close_block(o, "");
+}
+
+/* The reduction kernel, then the split reduction's second stage. */
+static void emit_reduce_launch(KEmit *ke, Out *o, GEmit *ge) {
+  Group *g = ge->g;
+  RedInfo ri = red_info(ke->a, g->reduce);
+  emit(o, "const int64_t t_outer = %s;", numel_expr(ge, &g->domain, ~g->reduce->axes, "(int64_t)"));
+  emit(o, "const int64_t t_red = %s;", red_product(ke, g));
+  open_block(o, "if (t_outer > 0)");
+  emit(o, "const tecc::ReduceLaunch t_l = tecc::reduce_launch(%s, t_outer, t_red);", g->sched == SCHED_ROW ? "true" : "false");
+  emit(o, "%s<IndexT><<<dim3(t_l.grid, (unsigned)t_l.splits), dim3(t_l.tx, t_l.ty), 0, stream>>>(%s, (%s *)t_part%d, (IndexT)t_l.chunk);",
+       ge->kname, group_args(ke, ge), ri.acc_type, g->id);
+  open_block(o, "if (t_l.splits > 1)");
+  emit_launch_check(o);
+  emit(o, "%s_final<IndexT><<<tecc::grid_size(t_outer, 256, 8), 256, 0, stream>>>((const %s *)t_part%d, (int)t_l.splits%s);",
+       ge->kname, ri.acc_type, g->id, final_args(ke, ge));
+  close_block(o, "");
 }
 
 static void emit_group_launch(KEmit *ke, Out *o, GEmit *ge) {
   Group *g = ge->g;
   if (g->kind == GROUP_STITCH) { /* H9: emit_stitch.c */
-    emit_stitch_launch(o->b, o->indent, ke->a, ke->k, ke->kp, g, ke->names);
+    emit_stitch_launch(o, ke->a, ke->k, ke->kp, g, ke->names);
     return;
   }
   emit(o, "/* group %d: %s (%s) */", g->id, group_kind_name(g->kind), schedule_name(g->sched));
-  emit(o, "{");
-  o->indent++;
-  if (g->kind == GROUP_LOOP) {
-    emit(o, "const int64_t t_n = %s;", numel_expr(ge, &g->domain, ~0u, "(int64_t)"));
-    open_block(o, "if (t_n > 0)");
-    int vec = loop_vec(ge);
-    if (vec > 1) {
-      emit(o, "const bool t_aligned = %s;", packs_aligned(ke, ge, vec));
-      open_block(o, "if (t_aligned)");
-      emit(o, "const unsigned t_grid = tecc::grid_size(t_n, 256 * %d, 8);", vec);
-      emit(o, "%s<IndexT, %d><<<t_grid, 256, 0, stream>>>(%s);", ge->kname, vec, launch_args(ke, ge));
-      close_block(o, " else {");
-      o->indent++;
-    }
-    emit(o, "const unsigned t_grid = tecc::grid_size(t_n, 256, 8);");
-    emit(o, "%s<IndexT, 1><<<t_grid, 256, 0, stream>>>(%s);", ge->kname, launch_args(ke, ge));
-    if (vec > 1)
-      close_block(o, "");
-  } else {
-    uint32_t axes = g->reduce->axes;
-    RedInfo ri = red_info(ke->a, g->reduce);
-    emit(o, "const int64_t t_outer = %s;", numel_expr(ge, &g->domain, ~axes, "(int64_t)"));
-    emit(o, "const int64_t t_red = %s;", red_product(ke, g));
-    open_block(o, "if (t_outer > 0)");
-    emit(o, "const tecc::ReduceLaunch t_l = tecc::reduce_launch(%s, t_outer, t_red);", g->sched == SCHED_ROW ? "true" : "false");
-    emit(o, "%s<IndexT><<<dim3(t_l.grid, (unsigned)t_l.splits), dim3(t_l.tx, t_l.ty), 0, stream>>>(%s, (%s *)t_part%d, (IndexT)t_l.chunk);",
-         ge->kname, launch_args(ke, ge), ri.acc_type, g->id);
-    open_block(o, "if (t_l.splits > 1)");
-    emit_launch_check(o);
-    emit(o, "%s_final<IndexT><<<tecc::grid_size(t_outer, 256, 8), 256, 0, stream>>>((const %s *)t_part%d, (int)t_l.splits%s);",
-         ge->kname, ri.acc_type, g->id, final_args(ke, ge));
-    close_block(o, "");
-  }
+  open_scope(o);
+  if (g->kind == GROUP_LOOP)
+    emit_loop_launch(ke, o, ge);
+  else
+    emit_reduce_launch(ke, o, ge);
   emit_launch_check(o);
   close_block(o, "");
   close_block(o, "");
@@ -1156,20 +757,10 @@ static void emit_group_launch(KEmit *ke, Out *o, GEmit *ge) {
 
 /* The entry point's parameters (without the stream), for the launcher. */
 static void put_host_params(KEmit *ke, Buf *b) {
-  const Kernel *k = ke->k;
-  for (int i = 0; i < k->ninputs; i++) {
-    if (k->inputs[i].shape.rank == 0)
-      buf_printf(b, "%s %s, ", abi_ctype(k->inputs[i].dtype), ke->names->inputs[i]);
-    else
-      buf_printf(b, "const %s *%s, ", abi_ctype(k->inputs[i].dtype), ke->names->inputs[i]);
-  }
-  for (int i = 0; i < k->noutputs; i++)
-    buf_printf(b, "%s *%s, ", abi_ctype(k->outputs[i].dtype), ke->names->outputs[i]);
-  for (int i = 0; i < k->nsizevars; i++)
-    buf_printf(b, "int64_t %s, ", ke->names->sizes[i]);
+  put_entry_params(b, ke->k, ke->names);
   for (int i = 0; i < ke->kp->workspace.len; i++) {
     const Value *v = ke->kp->workspace.items[i];
-    buf_printf(b, "%s *%s, ", storage_ctype(v->dtype), slot_name(ke->a, i));
+    buf_printf(b, "%s *%s, ", cu_storage_ctype(v->dtype), slot_name(ke->a, i));
   }
   for (int i = 0; i < ke->kp->groups.len; i++)
     if (((Group *)ke->kp->groups.items[i])->kind == GROUP_REDUCE)
@@ -1217,13 +808,10 @@ static void emit_launcher(KEmit *ke, Out *o) {
 /* "t_n_x" etc.: checked products of a shape's dims. */
 static void emit_checked_numel(KEmit *ke, Out *o, const char *var, const Shape *s, uint32_t mask) {
   emit(o, "int64_t %s = 1;", var);
-  for (int i = 0; i < s->rank; i++) {
-    if (!((mask >> i) & 1u) || dim_is_one(s, i))
-      continue;
-    const char *d = s->d[i].var >= 0 ? ke->names->sizes[s->d[i].var]
-                                     : arena_printf(ke->a, "INT64_C(%lld)", (long long)s->d[i].size);
-    emit(o, "if (!tecc::mul_size(%s, %s, &%s)) return TECC_ERROR_INVALID_VALUE;", var, d, var);
-  }
+  int axes[TECC_MAX_RANK], n = shape_axes(s, mask, axes);
+  for (int j = 0; j < n; j++)
+    emit(o, "if (!tecc::mul_size(%s, %s, &%s)) return TECC_ERROR_INVALID_VALUE;", var,
+         host_dim(ke->a, ke->names, s->d[axes[j]]), var);
 }
 
 static void emit_tensor_bytes(KEmit *ke, Out *o, const char *name, const Shape *s, DType t) {
@@ -1347,8 +935,7 @@ static void emit_partial_space(KEmit *ke, Out *o) {
       continue;
     RedInfo ri = red_info(ke->a, g->reduce);
     emit(o, "int64_t t_part_off%d = -1;", i);
-    emit(o, "{");
-    o->indent++;
+    open_scope(o);
     GEmit tmp = {0};
     tmp.a = ke->a;
     tmp.names = ke->names;
@@ -1382,16 +969,10 @@ static void emit_workspace(KEmit *ke, Out *o) {
   emit_partial_space(ke, o);
 }
 
-static void emit_entry(KEmit *ke, Out *o) {
+/* Argument checks: nothing is enqueued unless they pass. */
+static void emit_argument_checks(KEmit *ke, Out *o) {
   const Kernel *k = ke->k;
-  KernelPlan *kp = ke->kp;
   const EntryNames *n = ke->names;
-  Buf sig;
-  buf_init(&sig, ke->a);
-  emit(o, "/* %s */", k->te_signature ? k->te_signature : k->name);
-  buf_puts(&sig, "extern \"C\" ");
-  put_entry_signature(&sig, k, n);
-  open_block(o, "%s", buf_cstr(&sig));
   emit(o, "/* Argument checks: nothing is enqueued unless they pass. */");
   for (int i = 0; i < k->nsizevars; i++)
     emit(o, "if (%s < 0) return TECC_ERROR_INVALID_VALUE;", n->sizes[i]);
@@ -1402,10 +983,11 @@ static void emit_entry(KEmit *ke, Out *o) {
     emit_tensor_bytes(ke, o, n->outputs[i], &k->outputs[i].shape, k->outputs[i].dtype);
   emit_alias_checks(ke, o);
   emit_domain_checks(ke, o);
-  emit_workspace(ke, o);
-  emit(o, "/* 64-bit indexing only when some count needs it. */");
-  emit(o, "const int64_t t_lim = INT64_C(1) << 30;");
-  emit(o, "const bool t_big = %s;", index_condition(ke));
+}
+
+/* Allocates the workspace and points the slots and partials into it. */
+static void emit_workspace_alloc(KEmit *ke, Out *o) {
+  KernelPlan *kp = ke->kp;
   emit(o, "char *t_ws = NULL;");
   open_block(o, "if (t_ws_bytes > 0)");
   open_block(o, "if (cudaMallocAsync((void **)&t_ws, (size_t)t_ws_bytes, stream) != cudaSuccess)");
@@ -1414,24 +996,41 @@ static void emit_entry(KEmit *ke, Out *o) {
   close_block(o, "");
   close_block(o, "");
   for (int i = 0; i < kp->workspace.len; i++) {
-    const char *t = storage_ctype(((Value *)kp->workspace.items[i])->dtype);
+    const char *t = cu_storage_ctype(((Value *)kp->workspace.items[i])->dtype);
     emit(o, "%s *%s = t_ws ? (%s *)(t_ws + t_off%d) : NULL;", t, slot_name(ke->a, i), t, i);
   }
   for (int i = 0; i < kp->groups.len; i++)
     if (((Group *)kp->groups.items[i])->kind == GROUP_REDUCE)
       emit(o, "void *t_part%d = t_part_off%d >= 0 ? (void *)(t_ws + t_part_off%d) : NULL;", i, i, i);
-  emit(o, "(void)cudaGetLastError(); /* an earlier failure is not this call's */");
-  emit_snapshots(ke, o);
+}
+
+/* Calls the launcher at the index width needed, then frees the workspace. */
+static void emit_launcher_call(KEmit *ke, Out *o) {
   Buf args;
   buf_init(&args, ke->a);
   put_host_args(ke, &args);
-  emit(o, "tecc_status t_status = t_big ? tecc_%s_launch<int64_t>(%sstream)", k->name, buf_cstr(&args));
-  emit(o, "                             : tecc_%s_launch<int32_t>(%sstream);", k->name, buf_cstr(&args));
+  emit(o, "tecc_status t_status = t_big ? tecc_%s_launch<int64_t>(%sstream)", ke->k->name, buf_cstr(&args));
+  emit(o, "                             : tecc_%s_launch<int32_t>(%sstream);", ke->k->name, buf_cstr(&args));
   open_block(o, "if (t_ws)");
   emit(o, "cudaError_t t_err = cudaFreeAsync(t_ws, stream);");
   emit(o, "if (t_err != cudaSuccess && t_status == TECC_SUCCESS) t_status = (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
   close_block(o, "");
   emit(o, "return t_status;");
+}
+
+static void emit_entry(KEmit *ke, Out *o) {
+  const Kernel *k = ke->k;
+  emit(o, "/* %s */", k->te_signature ? k->te_signature : k->name);
+  open_block(o, "extern \"C\" %s", entry_signature(ke->a, k, ke->names));
+  emit_argument_checks(ke, o);
+  emit_workspace(ke, o);
+  emit(o, "/* 64-bit indexing only when some count needs it. */");
+  emit(o, "const int64_t t_lim = INT64_C(1) << 30;");
+  emit(o, "const bool t_big = %s;", index_condition(ke));
+  emit_workspace_alloc(ke, o);
+  emit(o, "(void)cudaGetLastError(); /* an earlier failure is not this call's */");
+  emit_snapshots(ke, o);
+  emit_launcher_call(ke, o);
   close_block(o, "");
 }
 
@@ -1448,43 +1047,43 @@ static KEmit *emit_kernel_device(Compilation *c, Kernel *k, KernelPlan *kp, Out 
   for (int i = 0; i < kp->groups.len; i++) {
     ke->groups[i] = new_gemit(c->arena, k, kp, kp->groups.items[i], ke->names);
     emit_group_kernel(ke->groups[i], o);
-    emit(o, "%s", "");
+    emit_blank(o);
   }
   emit_launcher(ke, o);
-  emit(o, "%s", "");
+  emit_blank(o);
   return ke;
 }
 
-const char *emit_cu(Compilation *c, Module *m, FusionPlan *p) {
-  Arena *a = c->arena;
-  Buf b;
-  buf_init(&b, a);
-  Out o = {&b, 0};
+/* The banner, the includes and the embedded runtime. */
+static void emit_prologue(Compilation *c, Out *o, int opt_level) {
   const SourceFile *main = c->files.len ? c->files.items[0] : NULL;
-  emit(&o, "/* Generated by tecc %s from %s (-O%d).  Do not edit. */", TECC_VERSION_STRING,
-       main ? main->name : "<stdin>", p->opt_level);
-  emit(&o, "#include <cuda_runtime.h>");
-  emit(&o, "#include <cuda_fp16.h>");
-  emit(&o, "#include <cuda_bf16.h>");
-  emit(&o, "#include <stdint.h>");
-  emit(&o, "#include \"%s\"", header_file_name(c));
-  emit(&o, "%s", "");
-  emit(&o, "/* ---- the tecc runtime (runtime/tecc_runtime.cuh) ---- */");
-  buf_puts(&b, tecc_runtime_cuh);
-  buf_puts(&b, tecc_rows_cuh); /* H9: stitch kernels' helpers */
-  emit(&o, "/* ---- end of the tecc runtime ---- */");
-  emit(&o, "%s", "");
-  emit(&o, "namespace {");
-  emit(&o, "%s", "");
-  KEmit **kes = ARENA_ARRAY(a, KEmit *, m->nkernels + 1);
+  emit(o, "/* Generated by tecc %s from %s (-O%d).  Do not edit. */", TECC_VERSION_STRING,
+       main ? main->name : "<stdin>", opt_level);
+  emit(o, "#include <cuda_runtime.h>");
+  emit(o, "#include <cuda_fp16.h>");
+  emit(o, "#include <cuda_bf16.h>");
+  emit(o, "#include <stdint.h>");
+  emit(o, "#include \"%s\"", header_file_name(c));
+  emit_blank(o);
+  emit(o, "/* ---- the tecc runtime (runtime/tecc_runtime.cuh) ---- */");
+  emit_text(o, tecc_runtime_cuh);
+  emit_text(o, tecc_rows_cuh); /* H9: stitch kernels' helpers */
+  emit(o, "/* ---- end of the tecc runtime ---- */");
+  emit_blank(o);
+}
+
+const char *emit_cu(Compilation *c, Module *m, FusionPlan *p) {
+  Out *o = new_out(c->arena);
+  emit_prologue(c, o, p->opt_level);
+  emit(o, "namespace {");
+  emit_blank(o);
+  KEmit **kes = ARENA_ARRAY(c->arena, KEmit *, m->nkernels + 1);
   for (int i = 0; i < m->nkernels; i++)
-    kes[i] = emit_kernel_device(c, m->kernels[i], p->kernels[i], &o);
-  emit(&o, "}  // namespace");
+    kes[i] = emit_kernel_device(c, m->kernels[i], p->kernels[i], o);
+  emit(o, "}  // namespace");
   for (int i = 0; i < m->nkernels; i++) {
-    emit(&o, "%s", "");
-    emit_entry(kes[i], &o);
+    emit_blank(o);
+    emit_entry(kes[i], o);
   }
-  if (o.indent != 0)
-    internal_error("emitter indentation is %d at the end of the .cu", o.indent);
-  return buf_cstr(&b);
+  return out_finish(o, ".cu");
 }

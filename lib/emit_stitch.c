@@ -19,28 +19,16 @@
  *     rows in flight fit).
  * Schedule row (reduced axes innermost): lanes along threadIdx.x, rows
  * along threadIdx.y; schedule column: lanes along threadIdx.y, rows (the
- * contiguous kept axis) along threadIdx.x. */
+ * contiguous kept axis) along threadIdx.x.
+ *
+ * It shares types, expressions and parameters with emit_cu.c through
+ * emit_expr.c and emit_common.c (emit.h), and calls nothing of emit_cu.c. */
 #include "backend.h"
 #include "emit.h"
+#include "emit_stitch.h"
 #include "stitch.h"
 
-#include <stdio.h>
 #include <string.h>
-
-typedef enum SParamKind { SP_INPUT, SP_SCALAR, SP_READ, SP_OUTPUT, SP_WS, SP_SIZE } SParamKind;
-
-typedef struct SParam {
-  SParamKind kind;
-  int index;      /* input, output or size index; value id for SP_READ/SP_WS */
-  Value *value;   /* SP_READ, SP_WS */
-  const char *name;
-} SParam;
-
-typedef struct SMemo {
-  int id;
-  int map[TECC_MAX_RANK];
-  const char *name;
-} SMemo;
 
 typedef struct Cached {
   Value *v;
@@ -61,16 +49,16 @@ typedef struct SEmit {
   int vec;            /* contiguous rows: VEC-element packs */
   int pass;           /* the pass being written (stream: which loads) */
   int row;            /* schedule row (else column) */
-  PtrVec params;      /* SParam* */
+  PtrVec params;      /* KParam* (index: the value id for values) */
   NameSet taken;      /* names in use */
-  PtrVec memo;        /* SMemo*: element scope, one pass */
-  PtrVec rowmemo;     /* SMemo*: row scope */
+  PtrVec memo;        /* Memo*: element scope, one pass */
+  PtrVec rowmemo;     /* Memo*: row scope */
   PtrVec cached;      /* Cached* */
-  Buf *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
-  Buf *chead, *ctail;  /* around a pass's element loop (f32 partial sums) */
-  Buf *pre;           /* row scope, before the pass being written */
-  Buf *body;          /* element scope of the pass being written */
-  int pre_indent, body_indent;
+  /* Fragments of the pass being written (emit.h: emit_fragment()): */
+  Out *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
+  Out *chead, *ctail;  /* around a pass's element loop (f32 partial sums) */
+  Out *pre;            /* row scope, before the pass */
+  Out *body;           /* element scope */
   const char *lin;    /* linear domain index of an element, or NULL */
   char used_kept[TECC_MAX_RANK];
   char used_red[TECC_MAX_RANK];  /* this pass */
@@ -82,66 +70,49 @@ typedef struct SEmit {
   const char *reuse;     /* by value id: keep it, or NULL */
   char *kept;            /* by value id: stored in t_m<id> already */
   char *kept_read;       /* by value id: read back from t_m<id> */
-  Buf *keep_decls;
+  Out *keep_decls;
   int nreused;
 } SEmit;
 
-__attribute__((format(printf, 3, 4))) static void put(Buf *b, int indent, const char *fmt, ...) {
-  for (int i = 0; i < indent; i++)
-    buf_puts(b, "  ");
-  va_list ap;
-  va_start(ap, fmt);
-  buf_vprintf(b, fmt, ap);
-  va_end(ap);
-  buf_puts(b, "\n");
-}
-
-static Buf *new_buf(Arena *a) {
-  Buf *b = ARENA_NEW(a, Buf);
-  buf_init(b, a);
-  return b;
-}
-
 /* ---- names and parameters ------------------------------------------------ */
-
-static const char *fresh(SEmit *e, const char *want) {
-  return nameset_fresh(&e->taken, name_is_reserved(want) ? arena_printf(e->a, "u_%s", want) : want);
-}
 
 static const char *base_name(SEmit *e, const Value *v) {
   const char *name = v->op == IR_INPUT ? e->k->inputs[v->index].name : v->name;
   return name ? arena_printf(e->a, "%s_%d", name, v->id) : arena_printf(e->a, "v%d", v->id);
 }
 
-static SParam *find_param(SEmit *e, SParamKind kind, int index) {
+static KParam *find_param(SEmit *e, ParamKind kind, int index) {
   for (int i = 0; i < e->params.len; i++) {
-    SParam *p = e->params.items[i];
+    KParam *p = e->params.items[i];
     if (p->kind == kind && p->index == index)
       return p;
   }
   return NULL;
 }
 
-static const char *param(SEmit *e, SParamKind kind, int index, Value *v) {
-  SParam *p = find_param(e, kind, index);
+static const char *param(SEmit *e, ParamKind kind, int index, Value *v) {
+  KParam *p = find_param(e, kind, index);
   if (p)
     return p->name;
-  p = ARENA_NEW(e->a, SParam);
+  p = ARENA_NEW(e->a, KParam);
   p->kind = kind;
   p->index = index;
   p->value = v;
   switch (kind) {
-  case SP_INPUT: case SP_SCALAR: p->name = e->names->inputs[index]; break;
-  case SP_OUTPUT: p->name = e->names->outputs[index]; break;
-  case SP_SIZE: p->name = e->names->sizes[index]; break;
-  default: p->name = fresh(e, arena_printf(e->a, "%s_mem", base_name(e, v))); break;
+  case P_INPUT: case P_SCALAR: p->name = e->names->inputs[index]; break;
+  case P_OUTPUT: p->name = e->names->outputs[index]; break;
+  case P_SIZE: p->name = e->names->sizes[index]; break;
+  default: p->name = fresh_name(e->a, &e->taken, arena_printf(e->a, "%s_mem", base_name(e, v))); break;
   }
   vec_push(e->a, &e->params, p);
   return p->name;
 }
 
-static int param_rank(const SParam *p) {
-  return (int)p->kind * 1000000 + p->index;
+/* Inputs, scalars, stored reads, outputs, workspace, sizes; by index. */
+static int param_rank(const KParam *p) {
+  static const int order[] = {[P_INPUT] = 0, [P_SCALAR] = 1, [P_STORED_READ] = 2, [P_OUTPUT] = 3,
+                              [P_WS_WRITE] = 4, [P_SIZE] = 5, [P_FASTDIV] = 6};
+  return order[p->kind] * 1000000 + p->index;
 }
 
 static void sort_params(SEmit *e) {
@@ -154,25 +125,6 @@ static void sort_params(SEmit *e) {
   }
 }
 
-static const char *param_decl(SEmit *e, const SParam *p) {
-  const Kernel *k = e->k;
-  switch (p->kind) {
-  case SP_INPUT:
-    return arena_printf(e->a, "const %s *__restrict__ %s", cu_storage_ctype(k->inputs[p->index].dtype), p->name);
-  case SP_SCALAR:
-    return arena_printf(e->a, "%s %s", cu_storage_ctype(k->inputs[p->index].dtype), p->name);
-  case SP_READ:
-    return arena_printf(e->a, "const %s *__restrict__ %s", cu_storage_ctype(p->value->dtype), p->name);
-  case SP_OUTPUT:
-    return arena_printf(e->a, "%s *__restrict__ %s", cu_storage_ctype(k->outputs[p->index].dtype), p->name);
-  case SP_WS:
-    return arena_printf(e->a, "%s *__restrict__ %s", cu_storage_ctype(p->value->dtype), p->name);
-  case SP_SIZE:
-    return arena_printf(e->a, "IndexT %s", p->name);
-  }
-  unreachable();
-}
-
 /* ---- index expressions -------------------------------------------------- */
 
 static int is_reduced_axis(const SEmit *e, int axis) {
@@ -181,19 +133,17 @@ static int is_reduced_axis(const SEmit *e, int axis) {
 
 static const char *dim_expr(SEmit *e, Dim d) {
   if (d.var >= 0)
-    return param(e, SP_SIZE, d.var, NULL);
+    return param(e, P_SIZE, d.var, NULL);
   return arena_printf(e->a, "(IndexT)%lld", (long long)d.size);
 }
 
 /* Product of the domain's dims in `mask` (as IndexT). */
 static const char *count_expr(SEmit *e, uint32_t mask) {
-  const Shape *s = &e->g->domain;
   Buf b;
   buf_init(&b, e->a);
-  int n = 0;
-  for (int i = 0; i < s->rank; i++)
-    if (((mask >> i) & 1u) && !dim_is_one(s, i))
-      buf_printf(&b, "%s%s", n++ ? " * " : "", dim_expr(e, s->d[i]));
+  int axes[TECC_MAX_RANK], n = shape_axes(&e->g->domain, mask, axes);
+  for (int j = 0; j < n; j++)
+    buf_printf(&b, "%s%s", j ? " * " : "", dim_expr(e, e->g->domain.d[axes[j]]));
   return n ? buf_cstr(&b) : "(IndexT)1";
 }
 
@@ -243,12 +193,9 @@ static const char *offset_expr(SEmit *e, const Shape *s, const int *map) {
 }
 
 /* Splits `idx` into the domain axes of `mask` (row-major): t_d<axis>. */
-static void put_decompose(SEmit *e, Buf *b, int indent, const char *idx, uint32_t mask, const char *used) {
+static void emit_decompose(SEmit *e, Out *o, const char *idx, uint32_t mask, const char *used) {
   const Shape *s = &e->g->domain;
-  int axes[TECC_MAX_RANK], n = 0, last_used = -1;
-  for (int i = 0; i < s->rank; i++)
-    if (((mask >> i) & 1u) && !dim_is_one(s, i))
-      axes[n++] = i;
+  int axes[TECC_MAX_RANK], n = shape_axes(s, mask, axes), last_used = -1;
   for (int j = 0; j < n; j++)
     if (used[axes[j]])
       last_used = j;
@@ -257,12 +204,12 @@ static void put_decompose(SEmit *e, Buf *b, int indent, const char *idx, uint32_
   const char *rest = idx;
   for (int j = n - 1; j > 0; j--) {
     int ax = axes[j];
-    put(b, indent, "const IndexT t_d%d = %s %% %s;", ax, rest, dim_expr(e, s->d[ax]));
+    emit(o, "const IndexT t_d%d = %s %% %s;", ax, rest, dim_expr(e, s->d[ax]));
     const char *q = arena_printf(e->a, "t_q%d", ax);
-    put(b, indent, "const IndexT %s = %s / %s;", q, rest, dim_expr(e, s->d[ax]));
+    emit(o, "const IndexT %s = %s / %s;", q, rest, dim_expr(e, s->d[ax]));
     rest = q;
   }
-  put(b, indent, "const IndexT t_d%d = %s;", axes[0], rest);
+  emit(o, "const IndexT t_d%d = %s;", axes[0], rest);
 }
 
 /* ---- values --------------------------------------------------------------- */
@@ -282,17 +229,8 @@ static int from_memory(const SEmit *e, const Value *v) {
 
 static const char *mem_param(SEmit *e, Value *v) {
   if (v->op == IR_INPUT)
-    return param(e, v->shape.rank == 0 ? SP_SCALAR : SP_INPUT, v->index, NULL);
-  return param(e, SP_READ, v->id, v);
-}
-
-static SMemo *find(PtrVec *memo, const Value *v, const int *map) {
-  for (int i = 0; i < memo->len; i++) {
-    SMemo *m = memo->items[i];
-    if (m->id == v->id && memcmp(m->map, map, sizeof(int) * (size_t)v->shape.rank) == 0)
-      return m;
-  }
-  return NULL;
+    return param(e, v->shape.rank == 0 ? P_SCALAR : P_INPUT, v->index, NULL);
+  return param(e, P_STORED_READ, v->id, v);
 }
 
 static const char *cached_load(SEmit *e, Value *v, const char *load) {
@@ -332,6 +270,41 @@ static const char *compute(SEmit *e, Value *v, const int *map) {
   return cu_op_expr(e->a, v, args);
 }
 
+/* The first emission finds the full-domain values several passes compute;
+ * a kept one is stored to t_m<id> where first computed. */
+static int is_kept(const SEmit *e, const Value *v) {
+  return e->reuse && e->reuse[v->id];
+}
+
+/* A value (not a constant, broadcast or the group's reduction) as one
+ * named temporary per map: per row or per element. */
+static const char *named_value(SEmit *e, Value *v, const int *map) {
+  int row_level = !varies_along_row(e, v, map);
+  PtrVec *memo = row_level ? &e->rowmemo : &e->memo;
+  Memo *m = memo_find(memo, v, map);
+  if (m)
+    return m->name;
+  int mem = from_memory(e, v);
+  if (!mem && v->op == IR_REDUCE)
+    internal_error("stitch: reduction %%%d outside the group is not stored", v->id);
+  int whole = !mem && !row_level && covers(e, &v->shape, map, 0);
+  if (whole && is_kept(e, v) && e->kept[v->id]) {
+    e->kept_read[v->id] = 1;
+    return memo_add(e->a, memo, v, map, arena_printf(e->a, "t_m%d[t_e]", v->id))->name;
+  }
+  if (whole)
+    e->computed_in[v->id] |= 1u << (e->pass & 31);
+  const char *expr = mem ? load_expr(e, v, map, row_level) : compute(e, v, map);
+  const char *name = memo_add(e->a, memo, v, map, fresh_name(e->a, &e->taken, base_name(e, v)))->name;
+  emit(row_level ? e->pre : e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
+  if (whole && is_kept(e, v)) {
+    emit(e->body, "t_m%d[t_e] = %s;", v->id, name);
+    emit(e->keep_decls, "%s t_m%d[ITEMS * VEC];", cu_compute_ctype(v->dtype), v->id);
+    e->kept[v->id] = 1;
+  }
+  return name;
+}
+
 static const char *sval(SEmit *e, Value *v, const int *given) {
   int map[TECC_MAX_RANK];
   for (int j = 0; j < v->shape.rank; j++) /* literal-1 axes have index 0 at any map */
@@ -339,11 +312,8 @@ static const char *sval(SEmit *e, Value *v, const int *given) {
   if (v->op == IR_CONST)
     return cu_const_literal(e->a, v);
   if (v->op == IR_BROADCAST) {
-    const Value *arg = v->args[0];
     int amap[TECC_MAX_RANK];
-    int shift = v->shape.rank - arg->shape.rank;
-    for (int j = 0; j < arg->shape.rank; j++)
-      amap[j] = dim_is_one(&arg->shape, j) ? -1 : map[j + shift];
+    broadcast_arg_map(v, map, amap);
     return sval(e, v->args[0], amap);
   }
   if (v->op == IR_REDUCE && in_group(e, v)) {
@@ -351,42 +321,7 @@ static const char *sval(SEmit *e, Value *v, const int *given) {
       internal_error("stitch: reduction %%%d used before its level", v->id);
     return e->red_name[v->id];
   }
-  int row_level = !varies_along_row(e, v, map);
-  PtrVec *memo = row_level ? &e->rowmemo : &e->memo;
-  SMemo *m = find(memo, v, map);
-  if (m)
-    return m->name;
-  int mem = from_memory(e, v);
-  if (!mem && v->op == IR_REDUCE)
-    internal_error("stitch: reduction %%%d outside the group is not stored", v->id);
-  int whole = !mem && !row_level && covers(e, &v->shape, map, 0);
-  if (whole && e->reuse && e->reuse[v->id] && e->kept[v->id]) {
-    m = ARENA_NEW(e->a, SMemo);
-    m->id = v->id;
-    memcpy(m->map, map, sizeof(int) * (size_t)v->shape.rank);
-    m->name = arena_printf(e->a, "t_m%d[t_e]", v->id);
-    vec_push(e->a, memo, m);
-    e->kept_read[v->id] = 1;
-    return m->name;
-  }
-  if (whole)
-    e->computed_in[v->id] |= 1u << (e->pass & 31);
-  const char *expr = mem ? load_expr(e, v, map, row_level) : compute(e, v, map);
-  m = ARENA_NEW(e->a, SMemo);
-  m->id = v->id;
-  memcpy(m->map, map, sizeof(int) * (size_t)v->shape.rank);
-  m->name = fresh(e, base_name(e, v));
-  vec_push(e->a, memo, m);
-  if (row_level)
-    put(e->pre, e->pre_indent, "const %s %s = %s;", cu_compute_ctype(v->dtype), m->name, expr);
-  else
-    put(e->body, e->body_indent, "const %s %s = %s;", cu_compute_ctype(v->dtype), m->name, expr);
-  if (whole && e->reuse && e->reuse[v->id]) {
-    put(e->body, e->body_indent, "t_m%d[t_e] = %s;", v->id, m->name);
-    put(e->keep_decls, 0, "%s t_m%d[ITEMS * VEC];", cu_compute_ctype(v->dtype), v->id);
-    e->kept[v->id] = 1;
-  }
-  return m->name;
+  return named_value(e, v, map);
 }
 
 /* ---- reductions ------------------------------------------------------------ */
@@ -452,159 +387,152 @@ static const char *first_of_item(SEmit *e) {
 
 /* Opens the element loop of a pass: thread element t_e = t_k * VEC + t_j
  * is row element t_r = [t_base +] (lane + t_k * lanes) * VEC + t_j. */
-static void open_elements(SEmit *e, Buf *b, int indent) {
-  {
-    put(b, indent, "#pragma unroll");
-    put(b, indent, "for (int t_k = 0; t_k < ITEMS; t_k++) {");
-    put(b, indent + 1, "const IndexT t_r0 = %s;", first_of_item(e));
-    if (e->vdecl)
-      buf_puts(b, buf_cstr(e->vdecl));
-    /* VEC > 1 only when rows are whole packs: one bound check per pack */
-    put(b, indent + 1, "if (t_r0 < t_red) {");
-    put(b, indent + 2, "#pragma unroll");
-    put(b, indent + 2, "for (int t_j = 0; t_j < VEC; t_j++) {");
-    put(b, indent + 3, "const int t_e = t_k * VEC + t_j;");
-    put(b, indent + 3, "const IndexT t_r = t_r0 + t_j;");
-    put(b, indent + 3, "(void)t_e;");
-    put(b, indent + 3, "(void)t_r;");
-    if (e->vec) /* without packs, the row may end inside the last one */
-      put(b, indent + 3, "if (!t_packs && t_r >= t_red) break;");
-  }
+static void open_elements(SEmit *e, Out *o) {
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
+  emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
+  if (e->vdecl)
+    emit_fragment(o, e->vdecl);
+  /* VEC > 1 only when rows are whole packs: one bound check per pack */
+  open_block(o, "if (t_r0 < t_red)");
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
+  emit(o, "const int t_e = t_k * VEC + t_j;");
+  emit(o, "const IndexT t_r = t_r0 + t_j;");
+  emit(o, "(void)t_e;");
+  emit(o, "(void)t_r;");
+  if (e->vec) /* without packs, the row may end inside the last one */
+    emit(o, "if (!t_packs && t_r >= t_red) break;");
 }
 
-static void close_elements(SEmit *e, Buf *b, int indent) {
-  {
-    put(b, indent + 2, "}");
-    put(b, indent + 1, "}");
-    if (e->vafter)
-      buf_puts(b, buf_cstr(e->vafter));
-  }
-  put(b, indent, "}");
+static void close_elements(SEmit *e, Out *o) {
+  close_block(o, "");
+  close_block(o, "");
+  if (e->vafter)
+    emit_fragment(o, e->vafter);
+  close_block(o, "");
 }
 
-static int elem_indent(const SEmit *e, int indent) {
-  return indent + (e->reg ? 3 : 4) + 1; /* + the if (t_live), the chunk loop */
-}
-
-static void start_pass(SEmit *e, int indent) {
-  e->pre = new_buf(e->a);
-  e->body = new_buf(e->a);
-  e->pre_indent = indent;
-  e->body_indent = elem_indent(e, indent);
+static void start_pass(SEmit *e) {
+  e->pre = new_out(e->a);
+  e->body = new_out(e->a);
   e->memo.len = 0;
   e->pass++;
   e->vdecl = e->vafter = NULL;
-  e->chead = new_buf(e->a);
-  e->ctail = new_buf(e->a);
+  e->chead = new_out(e->a);
+  e->ctail = new_out(e->a);
   memset(e->used_red, 0, sizeof e->used_red);
 }
 
-static void load_cached(SEmit *e, Buf *out, int indent, int pass);
+static void load_cached(SEmit *e, Out *o, int pass);
 
-/* Writes the pass: its row-scope values, then the element loop. */
-static void end_pass(SEmit *e, Buf *out, int indent, const char *head, const char *tail) {
-  buf_puts(out, buf_cstr(e->pre));
+/* Writes the pass: its row-scope values, `head`, the element loop (in
+ * t_live rows; stream kernel: in chunks), then `tail` (either may be NULL). */
+static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
+  emit_fragment(o, e->pre);
   if (head)
-    buf_puts(out, head);
-  put(out, indent, "if (t_live) {");
-  int in = indent + 1;
+    emit_fragment(o, head);
+  open_block(o, "if (t_live)");
   if (!e->reg) {
-    put(out, in, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * (VEC * ITEMS)) {", lanes(e));
-    load_cached(e, out, ++in, e->pass);
+    open_block(o, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * (VEC * ITEMS))", lanes(e));
+    load_cached(e, o, e->pass);
   }
-  buf_puts(out, buf_cstr(e->chead));
-  open_elements(e, out, in);
-  put_decompose(e, out, e->body_indent, "t_r", e->st->axes, e->used_red);
-  buf_puts(out, buf_cstr(e->body));
-  close_elements(e, out, in);
-  buf_puts(out, buf_cstr(e->ctail));
+  emit_fragment(o, e->chead);
+  open_elements(e, o);
+  emit_decompose(e, o, "t_r", e->st->axes, e->used_red);
+  emit_fragment(o, e->body);
+  close_elements(e, o);
+  emit_fragment(o, e->ctail);
   if (!e->reg)
-    put(out, indent + 1, "}");
-  put(out, indent, "}");
+    close_block(o, "");
+  close_block(o, "");
   if (tail)
-    buf_puts(out, tail);
+    emit_fragment(o, tail);
 }
 
 static const char *allreduce(const SEmit *e) {
   return e->row ? "tecc::row_allreduce" : "tecc::column_allreduce";
 }
 
-static void reduction_pass(SEmit *e, Buf *out, int indent, int level) {
+/* f32 partial sums of at most ITEMS * VEC elements per thread (and
+ * chunk), added in f64: f64 precision where it matters, without an f64
+ * conversion and add per element.  Kahan: comp keeps what each add lost
+ * (0 once the sum is not finite), and goes into the f64 sum with it. */
+static void emit_kahan_step(SEmit *e, const Value *r, const char *acc, const char *arg) {
+  const char *part = arena_printf(e->a, "t_part%d", r->id);
+  const char *comp = arena_printf(e->a, "t_comp%d", r->id);
+  emit(e->chead, "float %s = 0.0f, %s = 0.0f;", part, comp);
+  emit(e->body, "tecc::kahan_add(%s, %s, %s);", part, comp, cu_convert(e->a, arg, r->args[0]->dtype, DT_F32));
+  emit(e->ctail, "%s += (double)%s - (double)%s;", acc, part, comp);
+}
+
+/* One reduction of a pass: its accumulator (`head`), its step per element,
+ * the block all-reduce and the row scalar (`tail`). */
+static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail) {
+  Red x = red_of(e->a, r);
+  const char *acc = arena_printf(e->a, "t_acc%d", r->id);
+  emit(head, "%s %s = %s;", x.type, acc, x.identity);
+  const char *arg = sval(e, r->args[0], map);
+  if (x.dt == DT_F64 && r->dtype == DT_F32)
+    emit_kahan_step(e, r, acc, arg);
+  else
+    emit(e->body, "%s = %s(%s, %s);", acc, x.op, acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
+  emit(tail, "%s = %s(%s, %s, (%s *)t_smem);", acc, allreduce(e), acc, x.op, x.type);
+  const char *name = fresh_name(e->a, &e->taken, base_name(e, r));
+  const char *val = acc;
+  if (r->rop == RED_MEAN)
+    val = arena_printf(e->a, "%s / (%s)t_red", acc, x.type);
+  emit(tail, "const %s %s = %s;", cu_compute_ctype(r->dtype), name, cu_convert(e->a, val, x.dt, r->dtype));
+  e->red_name[r->id] = name;
+}
+
+static void reduction_pass(SEmit *e, Out *o, int level) {
   int map[TECC_MAX_RANK];
-  for (int i = 0; i < e->g->domain.rank; i++)
-    map[i] = i;
-  start_pass(e, indent);
-  Buf *head = new_buf(e->a), *tail = new_buf(e->a);
-  put(head, indent, "/* level %d */", level);
+  identity_map(map, e->g->domain.rank);
+  start_pass(e);
+  Out *head = new_out(e->a), *tail = new_out(e->a);
+  emit(head, "/* level %d */", level);
   for (int i = 0; i < e->st->reduces.len; i++) {
     Value *r = e->st->reduces.items[i];
-    if (e->st->level[r->id] != level)
-      continue;
-    Red x = red_of(e->a, r);
-    const char *acc = arena_printf(e->a, "t_acc%d", r->id);
-    put(head, indent, "%s %s = %s;", x.type, acc, x.identity);
-    const char *arg = sval(e, r->args[0], map);
-    if (x.dt == DT_F64 && r->dtype == DT_F32) {
-      /* f32 partial sums of at most ITEMS * VEC elements per thread (and
-       * chunk), added in f64: f64 precision where it matters, without an
-       * f64 conversion and add per element */
-      int ci = e->reg ? indent + 1 : indent + 2;
-      const char *part = arena_printf(e->a, "t_part%d", r->id);
-      const char *comp = arena_printf(e->a, "t_comp%d", r->id);
-      put(e->chead, ci, "float %s = 0.0f, %s = 0.0f;", part, comp);
-      /* Kahan: comp keeps what each add lost (0 once the sum is not
-       * finite), and goes into the f64 sum with it */
-      put(e->body, e->body_indent, "tecc::kahan_add(%s, %s, %s);", part, comp,
-          cu_convert(e->a, arg, r->args[0]->dtype, DT_F32));
-      put(e->ctail, ci, "%s += (double)%s - (double)%s;", acc, part, comp);
-    } else {
-      put(e->body, e->body_indent, "%s = %s(%s, %s);", acc, x.op,
-          acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
-    }
-    put(tail, indent, "%s = %s(%s, %s, (%s *)t_smem);", acc, allreduce(e), acc, x.op, x.type);
-    const char *name = fresh(e, base_name(e, r));
-    const char *val = acc;
-    if (r->rop == RED_MEAN)
-      val = arena_printf(e->a, "%s / (%s)t_red", acc, x.type);
-    put(tail, indent, "const %s %s = %s;", cu_compute_ctype(r->dtype), name, cu_convert(e->a, val, x.dt, r->dtype));
-    e->red_name[r->id] = name;
+    if (e->st->level[r->id] == level)
+      reduce_one(e, r, map, head, tail);
   }
-  end_pass(e, out, indent, buf_cstr(head), buf_cstr(tail));
+  end_pass(e, o, head, tail);
 }
 
 /* Stores `expr` in every buffer `v` lives in, at `off`. */
-static void put_stores(SEmit *e, Buf *b, int indent, Value *v, const char *expr, const char *off) {
+static void emit_stores(SEmit *e, Out *o, Value *v, const char *expr, const char *off) {
   const char *stored = cu_store_conv(e->a, v->dtype, expr);
   for (int i = 0; i < e->k->noutputs; i++)
     if (e->k->outputs[i].value == v)
-      put(b, indent, "%s[%s] = %s;", param(e, SP_OUTPUT, i, NULL), off, stored);
+      emit(o, "%s[%s] = %s;", param(e, P_OUTPUT, i, NULL), off, stored);
   if (e->kp->home[v->id].kind == HOME_WORKSPACE)
-    put(b, indent, "%s[%s] = %s;", param(e, SP_WS, v->id, v), off, stored);
+    emit(o, "%s[%s] = %s;", param(e, P_WS_WRITE, v->id, v), off, stored);
 }
 
 /* A full-domain output of the vec kernel: each thread's VEC consecutive
  * elements go to a staging array, then out as one pack. */
-static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int indent) {
+static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr) {
   const char *ct = cu_storage_ctype(t);
   const char *s = arena_printf(e->a, "t_s_%s", ptr);
   if (!e->vdecl) {
-    e->vdecl = new_buf(e->a);
-    e->vafter = new_buf(e->a);
+    e->vdecl = new_out(e->a);
+    e->vafter = new_out(e->a);
   }
-  put(e->vdecl, indent, "tecc::Pack<%s, VEC> %s;", ct, s);
-  put(e->body, e->body_indent, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
-  put(e->vafter, indent, "if (t_r0 < t_red && t_packs) *reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0) = %s;",
-      ct, ptr, s);
-  put(e->vafter, indent, "else if (t_r0 < t_red) for (int t_j = 0; t_j < VEC && t_r0 + t_j < t_red; t_j++) "
-                         "%s[t_o * t_red + t_r0 + t_j] = %s.v[t_j];", ptr, s);
+  emit(e->vdecl, "tecc::Pack<%s, VEC> %s;", ct, s);
+  emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
+  emit(e->vafter, "if (t_r0 < t_red && t_packs) *reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0) = %s;",
+       ct, ptr, s);
+  emit(e->vafter, "else if (t_r0 < t_red) for (int t_j = 0; t_j < VEC && t_r0 + t_j < t_red; t_j++) "
+                  "%s[t_o * t_red + t_r0 + t_j] = %s.v[t_j];", ptr, s);
 }
 
-static void stage_stores(SEmit *e, Value *v, const char *expr, int indent) {
+static void stage_stores(SEmit *e, Value *v, const char *expr) {
   for (int i = 0; i < e->k->noutputs; i++)
     if (e->k->outputs[i].value == v)
-      stage_one(e, param(e, SP_OUTPUT, i, NULL), v->dtype, expr, indent);
+      stage_one(e, param(e, P_OUTPUT, i, NULL), v->dtype, expr);
   if (e->kp->home[v->id].kind == HOME_WORKSPACE)
-    stage_one(e, param(e, SP_WS, v->id, v), v->dtype, expr, indent);
+    stage_one(e, param(e, P_WS_WRITE, v->id, v), v->dtype, expr);
 }
 
 /* An output that is a rounding cast to f16/bf16 of an f32 value stores
@@ -615,46 +543,43 @@ static const char *store_value(SEmit *e, Value *v, const int *map) {
   return sval(e, v, map);
 }
 
-static void output_pass(SEmit *e, Buf *out, int indent) {
+static void output_pass(SEmit *e, Out *o) {
   int map[TECC_MAX_RANK], any = 0;
-  for (int i = 0; i < e->g->domain.rank; i++)
-    map[i] = i;
-  start_pass(e, indent);
+  identity_map(map, e->g->domain.rank);
+  start_pass(e);
   for (int i = 0; i < e->g->roots.len; i++) {
     Value *v = e->g->roots.items[i];
     if (!varies_along_row(e, v, map))
       continue;
     const char *val = store_value(e, v, map), *off = offset_expr(e, &v->shape, map);
     if (e->vec && off == e->lin)
-      stage_stores(e, v, val, e->body_indent - 2);
+      stage_stores(e, v, val);
     else
-      put_stores(e, e->body, e->body_indent, v, val, off);
+      emit_stores(e, e->body, v, val, off);
     any = 1;
   }
   if (any)
-    end_pass(e, out, indent, "", "");
+    end_pass(e, o, NULL, NULL);
   else
-    buf_puts(out, buf_cstr(e->pre));
+    emit_fragment(o, e->pre);
 }
 
-static void row_outputs(SEmit *e, Buf *out, int indent) {
+static void row_outputs(SEmit *e, Out *o) {
   int map[TECC_MAX_RANK];
-  for (int i = 0; i < e->g->domain.rank; i++)
-    map[i] = i;
-  e->pre = new_buf(e->a);
-  e->pre_indent = indent;
-  Buf *stores = new_buf(e->a);
+  identity_map(map, e->g->domain.rank);
+  e->pre = new_out(e->a);
+  Out *stores = new_out(e->a);
   for (int i = 0; i < e->g->roots.len; i++) {
     Value *v = e->g->roots.items[i];
     if (varies_along_row(e, v, map))
       continue;
-    put_stores(e, stores, indent + 1, v, sval(e, v, map), offset_expr(e, &v->shape, map));
+    emit_stores(e, stores, v, sval(e, v, map), offset_expr(e, &v->shape, map));
   }
-  buf_puts(out, buf_cstr(e->pre));
-  if (stores->len) {
-    put(out, indent, "if (t_live && %s == 0) {", lane(e));
-    buf_puts(out, buf_cstr(stores));
-    put(out, indent, "}");
+  emit_fragment(o, e->pre);
+  if (stores->b->len) {
+    open_block(o, "if (t_live && %s == 0)", lane(e));
+    emit_fragment(o, stores);
+    close_block(o, "");
   }
 }
 
@@ -665,78 +590,64 @@ static int loaded_in(const Cached *c, int pass) {
   return pass == 0 || ((c->passes >> (pass & 31)) & 1u);
 }
 
-static void load_cached(SEmit *e, Buf *out, int indent, int pass) {
+/* The host picks VEC > 1 only when rows are whole packs, aligned. */
+static void load_packs(SEmit *e, Out *o, int pass) {
+  for (int i = 0; i < e->cached.len; i++) {
+    Cached *c = e->cached.items[i];
+    if (!loaded_in(c, pass))
+      continue;
+    const char *ct = cu_storage_ctype(c->v->dtype);
+    emit(o, "const tecc::Pack<%s, VEC> t_p%d = *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0);",
+         ct, i, ct, c->ptr);
+    emit(o, "#pragma unroll");
+    emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_k * VEC + t_j] = %s;", c->name,
+         cu_load_conv(e->a, c->v->dtype, arena_printf(e->a, "t_p%d.v[t_j]", i)));
+  }
+}
+
+/* Element by element, 0 past the row's end. */
+static void load_elements(SEmit *e, Out *o, int pass) {
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
+  emit(o, "const IndexT t_r = t_r0 + t_j;");
+  emit(o, "const bool t_in = t_live && t_r < t_red;");
+  char all[TECC_MAX_RANK];
+  memcpy(all, e->used_red_any, sizeof all);
+  if (!e->lin) {
+    emit(o, "const IndexT t_rr = t_in ? t_r : 0;");
+    emit_decompose(e, o, "t_rr", e->st->axes, all);
+  }
+  for (int i = 0; i < e->cached.len; i++) {
+    Cached *c = e->cached.items[i];
+    if (loaded_in(c, pass))
+      emit(o, "%s[t_k * VEC + t_j] = t_in ? %s : (%s)0;", c->name, c->load, cu_compute_ctype(c->v->dtype));
+  }
+  close_block(o, "");
+}
+
+static void load_cached(SEmit *e, Out *o, int pass) {
   int n = 0;
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
     if (!loaded_in(c, pass))
       continue;
-    put(out, indent, "%s %s[ITEMS * VEC];", cu_compute_ctype(c->v->dtype), c->name);
+    emit(o, "%s %s[ITEMS * VEC];", cu_compute_ctype(c->v->dtype), c->name);
     n++;
   }
   if (!n)
     return;
-  put(out, indent, "#pragma unroll");
-  put(out, indent, "for (int t_k = 0; t_k < ITEMS; t_k++) {");
-  put(out, indent + 1, "const IndexT t_r0 = %s;", first_of_item(e));
-  int in = indent + 1;
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
+  emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
   if (e->vec) {
-    /* the host picks VEC > 1 only when rows are whole packs, aligned */
-    put(out, in, "if (VEC > 1 && t_packs && t_live && t_r0 < t_red) {");
-    for (int i = 0; i < e->cached.len; i++) {
-      Cached *c = e->cached.items[i];
-      if (!loaded_in(c, pass))
-        continue;
-      const char *ct = cu_storage_ctype(c->v->dtype);
-      put(out, in + 1, "const tecc::Pack<%s, VEC> t_p%d = *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0);",
-          ct, i, ct, c->ptr);
-      put(out, in + 1, "#pragma unroll");
-      put(out, in + 1, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_k * VEC + t_j] = %s;", c->name,
-          cu_load_conv(e->a, c->v->dtype, arena_printf(e->a, "t_p%d.v[t_j]", i)));
-    }
-    put(out, in, "} else {");
-    in++;
+    open_block(o, "if (VEC > 1 && t_packs && t_live && t_r0 < t_red)");
+    load_packs(e, o, pass);
+    else_block(o);
   }
-  put(out, in, "#pragma unroll");
-  put(out, in, "for (int t_j = 0; t_j < VEC; t_j++) {");
-  put(out, in + 1, "const IndexT t_r = t_r0 + t_j;");
-  put(out, in + 1, "const bool t_in = t_live && t_r < t_red;");
-  char all[TECC_MAX_RANK];
-  memcpy(all, e->used_red_any, sizeof all);
-  if (!e->lin) {
-    put(out, in + 1, "const IndexT t_rr = t_in ? t_r : 0;");
-    put_decompose(e, out, in + 1, "t_rr", e->st->axes, all);
-  }
-  for (int i = 0; i < e->cached.len; i++) {
-    Cached *c = e->cached.items[i];
-    if (loaded_in(c, pass))
-      put(out, in + 1, "%s[t_k * VEC + t_j] = t_in ? %s : (%s)0;", c->name, c->load, cu_compute_ctype(c->v->dtype));
-  }
-  put(out, in, "}");
+  load_elements(e, o, pass);
   if (e->vec)
-    put(out, indent + 1, "}");
-  put(out, indent, "}");
-}
-
-static const char *linear_index(SEmit *e) {
-  const Shape *s = &e->g->domain;
-  int seen_red = 0, kept_after_red = 0, seen_kept = 0, red_after_kept = 0;
-  for (int i = 0; i < s->rank; i++) {
-    if (dim_is_one(s, i))
-      continue;
-    if (is_reduced_axis(e, i)) {
-      seen_red = 1;
-      red_after_kept |= seen_kept;
-    } else {
-      kept_after_red |= seen_red;
-      seen_kept = 1;
-    }
-  }
-  if (!kept_after_red)
-    return "t_o * t_red + t_r";
-  if (!red_after_kept)
-    return "t_r * t_outer + t_o";
-  return NULL;
+    close_block(o, "");
+  close_block(o, "");
 }
 
 static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg) {
@@ -753,22 +664,17 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->computed_in = ARENA_ARRAY(a, uint32_t, k->values.len + 1);
   e->kept = ARENA_ARRAY(a, char, k->values.len + 1);
   e->kept_read = ARENA_ARRAY(a, char, k->values.len + 1);
-  e->keep_decls = new_buf(a);
+  e->keep_decls = new_out(a);
   nameset_init(&e->taken, a);
-  for (int i = 0; i < k->ninputs; i++)
-    nameset_add(&e->taken, names->inputs[i]);
-  for (int i = 0; i < k->noutputs; i++)
-    nameset_add(&e->taken, names->outputs[i]);
-  for (int i = 0; i < k->nsizevars; i++)
-    nameset_add(&e->taken, names->sizes[i]);
-  e->lin = linear_index(e);
+  take_entry_names(&e->taken, k, names);
+  e->lin = reduce_linear_index(&g->domain, e->st->axes);
   e->vec = e->row && e->lin && strcmp(e->lin, "t_o * t_red + t_r") == 0;
   return e;
 }
 
 /* The register kernel's emitter, told which full-domain values several
  * passes compute (a first emission finds them). */
-static void emit_one_kernel(SEmit *e, Buf *b, int indent, const char *roots);
+static void emit_one_kernel(SEmit *e, Out *o, const char *roots);
 
 /* Keeping costs registers: only math functions and divisions are worth
  * them, adds and casts are recomputed. */
@@ -783,9 +689,7 @@ static int worth_keeping(const Value *v) {
 
 static SEmit *reg_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
   SEmit *d = new_semit(a, k, kp, g, names, 1);
-  Buf scratch;
-  buf_init(&scratch, a);
-  emit_one_kernel(d, &scratch, 0, "");
+  emit_one_kernel(d, new_out(a), "");
   char *reuse = ARENA_ARRAY(a, char, k->values.len + 1);
   int n = 0;
   for (int i = 0; i < k->values.len; i++) {
@@ -796,7 +700,7 @@ static SEmit *reg_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   /* a value kept whose consumers are kept too is never read back */
   SEmit *t = new_semit(a, k, kp, g, names, 1);
   t->reuse = reuse;
-  emit_one_kernel(t, &scratch, 0, "");
+  emit_one_kernel(t, new_out(a), "");
   n = 0;
   for (int i = 0; i < k->values.len; i++) {
     reuse[i] = reuse[i] && t->kept_read[i];
@@ -812,54 +716,44 @@ static const char *kernel_name(Arena *a, const Kernel *k, const Group *g) {
   return arena_printf(a, "tecc_%s_g%d_stitch", k->name, g->id);
 }
 
-/* The row loop's body: passes, outputs (into `out` at `indent`). */
-static void row_body(SEmit *e, Buf *out, int indent) {
-  Buf *passes = new_buf(e->a);
+/* The row loop's body: passes, outputs. */
+static void row_body(SEmit *e, Out *o) {
+  Out *passes = new_out(e->a);
   for (int l = 1; l <= e->st->nlevels; l++)
-    reduction_pass(e, passes, indent, l);
-  output_pass(e, passes, indent);
-  row_outputs(e, passes, indent);
-  put_decompose(e, out, indent, "t_o", ~e->st->axes, e->used_kept);
+    reduction_pass(e, passes, l);
+  output_pass(e, passes);
+  row_outputs(e, passes);
+  emit_decompose(e, o, "t_o", ~e->st->axes, e->used_kept);
   if (e->reg)
-    load_cached(e, out, indent, 0);
-  for (const char *p = buf_cstr(e->keep_decls); *p;) {
-    size_t len = strcspn(p, "\n");
-    put(out, indent, "%.*s", (int)len, p);
-    p += len + (p[len] == '\n');
-  }
-  buf_puts(out, buf_cstr(passes));
+    load_cached(e, o, 0);
+  emit_fragment(o, e->keep_decls);
+  emit_fragment(o, passes);
 }
 
-static void emit_one_kernel(SEmit *e, Buf *b, int indent, const char *roots) {
-  Buf *body = new_buf(e->a);
-  int in = indent + 2;
-  row_body(e, body, in);
+static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
+  Out *body = new_out(e->a);
+  row_body(e, body);
   const char *outer = count_expr(e, ~e->st->axes), *red = count_expr(e, e->st->axes);
   sort_params(e);
   const char *kn = kernel_name(e->a, e->k, e->g);
-  put(b, indent, "/* %s, group %d: stitch (%s, %s kernel), writes %s */", e->k->name, e->g->id,
-      e->row ? "row" : "column", e->reg ? "rows in registers" : "rows streamed", roots);
-  put(b, indent, "template <typename IndexT, %s>", e->reg ? "int ITEMS, int VEC" : "int VEC");
-  Buf sig;
-  buf_init(&sig, e->a);
-  for (int i = 0; i < e->params.len; i++)
-    buf_printf(&sig, "%s%s", i ? ", " : "", param_decl(e, e->params.items[i]));
-  if (e->vec)
-    buf_puts(&sig, ", bool t_packs");
-  put(b, indent, "__global__ void __launch_bounds__(1024) %s_%s(%s) {", kn, e->reg ? "reg" : "stream", buf_cstr(&sig));
-  put(b, indent + 1, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
-  put(b, indent + 1, "const IndexT t_outer = %s;", outer);
-  put(b, indent + 1, "const IndexT t_red = %s;", red);
-  put(b, indent + 1, "(void)t_red;");
+  emit(o, "/* %s, group %d: stitch (%s, %s kernel), writes %s */", e->k->name, e->g->id,
+       e->row ? "row" : "column", e->reg ? "rows in registers" : "rows streamed", roots);
+  emit(o, "template <typename IndexT, %s>", e->reg ? "int ITEMS, int VEC" : "int VEC");
+  open_block(o, "__global__ void __launch_bounds__(1024) %s_%s(%s%s)", kn, e->reg ? "reg" : "stream",
+             param_decls(e->a, e->k, &e->params), e->vec ? ", bool t_packs" : "");
+  emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
+  emit(o, "const IndexT t_outer = %s;", outer);
+  emit(o, "const IndexT t_red = %s;", red);
+  emit(o, "(void)t_red;");
   if (!e->reg)
-    put(b, indent + 1, "constexpr int ITEMS = 4; /* packs per thread per chunk */");
+    emit(o, "constexpr int ITEMS = 4; /* packs per thread per chunk */");
   const char *item = e->row ? "y" : "x";
-  put(b, indent + 1, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s) {", item, item);
-  put(b, in, "const IndexT t_o = t_ob + threadIdx.%s;", item);
-  put(b, in, "const bool t_live = t_o < t_outer;");
-  buf_puts(b, buf_cstr(body));
-  put(b, indent + 1, "}");
-  put(b, indent, "}");
+  open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s)", item, item);
+  emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
+  emit(o, "const bool t_live = t_o < t_outer;");
+  emit_fragment(o, body);
+  close_block(o, "");
+  close_block(o, "");
 }
 
 static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
@@ -877,53 +771,22 @@ static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, co
   return buf_cstr(&b);
 }
 
-void emit_stitch_kernel(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp, Group *g,
-                        const EntryNames *names) {
+void emit_stitch_kernel(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
   const char *roots = roots_str(a, k, kp, g);
-  emit_one_kernel(reg_semit(a, k, kp, g, names), b, indent, roots);
-  put(b, 0, "%s", "");
-  emit_one_kernel(new_semit(a, k, kp, g, names, 0), b, indent, roots);
+  emit_one_kernel(reg_semit(a, k, kp, g, names), o, roots);
+  emit_blank(o);
+  emit_one_kernel(new_semit(a, k, kp, g, names, 0), o, roots);
 }
 
 /* ---- the launch --------------------------------------------------------------- */
 
-static const char *home_pointer(const KernelPlan *kp, const EntryNames *n, Arena *a, const Value *v) {
-  Home h = kp->home[v->id];
-  switch (h.kind) {
-  case HOME_OUTPUT: return n->outputs[h.index];
-  case HOME_WORKSPACE: return arena_printf(a, "t_ws%d", h.index); /* emit_cu.c's slot_name() */
-  case HOME_INPUT: return n->inputs[h.index];
-  default: internal_error("stitch: value %d is read from memory but has no home", v->id);
-  }
-}
-
-static const char *launch_args(SEmit *e) {
-  Buf b;
-  buf_init(&b, e->a);
-  for (int i = 0; i < e->params.len; i++) {
-    const SParam *p = e->params.items[i];
-    const char *arg = p->name;
-    if (p->kind == SP_READ || p->kind == SP_WS)
-      arg = home_pointer(e->kp, e->names, e->a, p->value);
-    else if (p->kind == SP_SIZE)
-      arg = arena_printf(e->a, "(IndexT)%s", p->name);
-    buf_printf(&b, "%s%s", i ? ", " : "", arg);
-  }
-  return buf_cstr(&b);
-}
-
 static const char *host_count(SEmit *e, uint32_t mask) {
-  const Shape *s = &e->g->domain;
   Buf b;
   buf_init(&b, e->a);
-  int n = 0;
-  for (int i = 0; i < s->rank; i++) {
-    if (!((mask >> i) & 1u) || dim_is_one(s, i))
-      continue;
-    if (s->d[i].var >= 0)
-      buf_printf(&b, "%s(int64_t)%s", n++ ? " * " : "", e->names->sizes[s->d[i].var]);
-    else
-      buf_printf(&b, "%sINT64_C(%lld)", n++ ? " * " : "", (long long)s->d[i].size);
+  int axes[TECC_MAX_RANK], n = shape_axes(&e->g->domain, mask, axes);
+  for (int j = 0; j < n; j++) {
+    Dim d = e->g->domain.d[axes[j]];
+    buf_printf(&b, "%s%s%s", j ? " * " : "", d.var >= 0 ? "(int64_t)" : "", host_dim(e->a, e->names, d));
   }
   return n ? buf_cstr(&b) : "INT64_C(1)";
 }
@@ -1000,7 +863,7 @@ static const char *packed_pointers(SEmit *e) {
     return "";
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
-    buf_printf(&b, " && tecc::aligned16(%s)", home_pointer(e->kp, e->names, e->a, c->v));
+    buf_printf(&b, " && tecc::aligned16(%s)", home_pointer(e->a, e->kp, e->names, c->v));
   }
   for (int i = 0; i < e->k->noutputs; i++)
     if (is_staged_output(e, i))
@@ -1008,75 +871,59 @@ static const char *packed_pointers(SEmit *e) {
   return buf_cstr(&b);
 }
 
-void emit_stitch_launch(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp, Group *g,
-                        const EntryNames *names) {
+/* The launch's switch: the register kernel of the ITEMS picked (only the
+ * fixed one when the row length is), else the stream kernel.  64-bit
+ * indices (over 2^30 elements) take the streaming kernel: half the
+ * instantiations. */
+static void emit_kernel_switch(SEmit *e, Out *o, const char *args, int ncached, int vec) {
+  const char *kn = kernel_name(e->a, e->k, e->g);
+  /* case labels at the switch's own indentation */
+  emit(o, "switch (sizeof(IndexT) == 4 ? t_pick.items : 0) {");
+  int fixed = fixed_items(e, ncached, vec);
+  for (size_t i = 0; i < sizeof item_choices / sizeof item_choices[0]; i++)
+    if (fixed < 0 || fixed == item_choices[i])
+      emit(o, "case %d: %s_reg<int32_t, %d, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;",
+           item_choices[i], kn, item_choices[i], vec, args);
+  emit(o, "default: %s_stream<IndexT, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;", kn, vec, args);
+  emit(o, "}");
+}
+
+void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
   SEmit *e = reg_semit(a, k, kp, g, names);
-  Buf scratch;
-  buf_init(&scratch, a);
-  emit_one_kernel(e, &scratch, 0, "");
-  const char *args = launch_args(e);
-  const char *kn = kernel_name(a, k, g);
+  emit_one_kernel(e, new_out(a), "");
+  const char *args = launch_args(a, kp, names, &e->params);
   /* inputs die as the values kept from them are born: the larger count */
   int ncached = e->cached.len > e->nreused ? e->cached.len : e->nreused;
-  const char *packed = packed_pointers(e);
   int vec = e->vec ? 16 / max_packed_size(e) : 1;
-  put(b, indent, "/* group %d: stitch (%s), %d reduction level(s), %d input(s) held per element */", g->id,
-      e->row ? "row" : "column", g->stitch->nlevels, ncached);
-  put(b, indent, "{");
-  int in = indent + 1;
-  put(b, in, "const int64_t t_outer = %s;", host_count(e, ~g->stitch->axes));
-  put(b, in, "const int64_t t_red = %s;", host_count(e, g->stitch->axes));
-  put(b, in, "if (t_outer > 0) {");
+  emit(o, "/* group %d: stitch (%s), %d reduction level(s), %d input(s) held per element */", g->id,
+       e->row ? "row" : "column", g->stitch->nlevels, ncached);
+  open_scope(o);
+  emit(o, "const int64_t t_outer = %s;", host_count(e, ~g->stitch->axes));
+  emit(o, "const int64_t t_red = %s;", host_count(e, g->stitch->axes));
+  open_block(o, "if (t_outer > 0)");
   if (e->vec)
-    put(b, in + 1, "const bool t_vec_ok = t_red %% %d == 0%s;", vec, packed);
-  put(b, in + 1, "const tecc::StitchPick t_pick = tecc::stitch_pick(t_outer, t_red, %d, %s, %d, %s);", ncached,
-      e->row ? "true" : "false", vec, e->vec ? "t_vec_ok" : "true");
-  put(b, in + 1, "const dim3 t_block(t_pick.tx, t_pick.ty);");
-  /* 64-bit indices (over 2^30 elements) take the streaming kernel: half
-   * the instantiations. */
+    emit(o, "const bool t_vec_ok = t_red %% %d == 0%s;", vec, packed_pointers(e));
+  emit(o, "const tecc::StitchPick t_pick = tecc::stitch_pick(t_outer, t_red, %d, %s, %d, %s);", ncached,
+       e->row ? "true" : "false", vec, e->vec ? "t_vec_ok" : "true");
+  emit(o, "const dim3 t_block(t_pick.tx, t_pick.ty);");
   /* The same element-to-thread split whatever the alignment (so the same
    * sums, bit for bit): misaligned rows keep VEC and load element by
    * element (t_packs false). */
   if (e->vec)
     args = arena_printf(a, "%s, t_vec_ok", args);
-  put(b, in + 1, "switch (sizeof(IndexT) == 4 ? t_pick.items : 0) {");
-  int fixed = fixed_items(e, ncached, vec);
-  for (size_t i = 0; i < sizeof item_choices / sizeof item_choices[0]; i++)
-    if (fixed < 0 || fixed == item_choices[i])
-      put(b, in + 1, "case %d: %s_reg<int32_t, %d, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;",
-          item_choices[i], kn, item_choices[i], vec, args);
-  put(b, in + 1, "default: %s_stream<IndexT, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;", kn, vec, args);
-  put(b, in + 1, "}");
-  put(b, in + 1, "t_err = cudaGetLastError();");
-  put(b, in + 1, "if (t_err != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
-  put(b, in, "}");
-  put(b, indent, "}");
+  emit_kernel_switch(e, o, args, ncached, vec);
+  emit_launch_check(o);
+  close_block(o, "");
+  close_block(o, "");
 }
 
 /* ---- --emit=plan ---------------------------------------------------------------- */
-
-static const char *plan_dims(Arena *a, const Kernel *k, const Shape *s, uint32_t mask) {
-  Buf b;
-  buf_init(&b, a);
-  int n = 0;
-  for (int i = 0; i < s->rank; i++) {
-    if (!((mask >> i) & 1u) || dim_is_one(s, i))
-      continue;
-    if (s->d[i].var >= 0)
-      buf_printf(&b, "%s%s", n++ ? "*" : "", k->sizevars[s->d[i].var].name);
-    else
-      buf_printf(&b, "%s%lld", n++ ? "*" : "", (long long)s->d[i].size);
-  }
-  return n ? buf_cstr(&b) : "1";
-}
 
 void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
   const Stitch *st = g->stitch;
   const char *outer = plan_dims(a, k, &g->domain, ~st->axes), *red = plan_dims(a, k, &g->domain, st->axes);
   SEmit *e = reg_semit(a, (Kernel *)k, (KernelPlan *)kp, (Group *)g, entry_names(a, k));
-  Buf scratch;
-  buf_init(&scratch, a);
-  emit_one_kernel(e, &scratch, 0, "");
+  emit_one_kernel(e, new_out(a), "");
   int held = e->cached.len > e->nreused ? e->cached.len : e->nreused;
   int vec = e->vec ? 16 / max_packed_size(e) : 1;
   int elems = held > 0 ? (32 / held > 0 ? 32 / held : 1) : 32;

@@ -35,14 +35,4 @@ typedef struct Stitch {
 void stitch_groups(Arena *a, KernelPlan *kp, Buf *why);
 void stitch_order_groups(Arena *a, KernelPlan *kp);
 
-/* For the emitters (emit_stitch.c). */
-/* The kernel and launch text of a stitch group, into `b` at `indent`. */
-struct EntryNames;
-void emit_stitch_kernel(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp, Group *g,
-                        const struct EntryNames *names);
-void emit_stitch_launch(Buf *b, int indent, Arena *a, Kernel *k, KernelPlan *kp, Group *g,
-                        const struct EntryNames *names);
-/* --emit=plan lines for a stitch group (variants, conditions). */
-void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g);
-
 #endif
