@@ -18,6 +18,7 @@
 namespace {
 namespace tecc {
 
+/* @piece f16_to_f32 f32_to_f16 bf16_to_f32 f32_to_bf16 round_f16 round_bf16 f64_to_f32_odd f64_to_f16 f64_to_bf16 */
 /* ---- 16-bit storage types (uint16_t bit patterns) ---------------------- */
 
 __device__ __forceinline__ float f16_to_f32(uint16_t b) {
@@ -46,6 +47,7 @@ __device__ __forceinline__ float f64_to_f32_odd(double d) {
 __device__ __forceinline__ uint16_t f64_to_f16(double d) { return f32_to_f16(f64_to_f32_odd(d)); }
 __device__ __forceinline__ uint16_t f64_to_bf16(double d) { return f32_to_bf16(f64_to_f32_odd(d)); }
 
+/* @piece exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh erf floor ceil round trunc fabs */
 /* ---- float math: one name, f32 and f64 overloads ----------------------- */
 
 #define TECC_MATH1(name, f32fn, f64fn)                                   \
@@ -77,6 +79,7 @@ TECC_MATH1(trunc, ::truncf, ::trunc)
 TECC_MATH1(fabs, ::fabsf, ::fabs)
 #undef TECC_MATH1
 
+/* @piece pow atan2 fmod copysign */
 __device__ __forceinline__ float pow(float a, float b) { return ::powf(a, b); }
 __device__ __forceinline__ double pow(double a, double b) { return ::pow(a, b); }
 __device__ __forceinline__ float atan2(float a, float b) { return ::atan2f(a, b); }
@@ -86,6 +89,7 @@ __device__ __forceinline__ double fmod(double a, double b) { return ::fmod(a, b)
 __device__ __forceinline__ float copysign(float a, float b) { return ::copysignf(a, b); }
 __device__ __forceinline__ double copysign(double a, double b) { return ::copysign(a, b); }
 
+/* @piece sigmoid silu gelu gelu_tanh softplus @needs exp erf tanh log1p fabs */
 template <typename T> __device__ __forceinline__ T sigmoid(T x) {
   return T(1) / (T(1) + exp(-x));
 }
@@ -105,11 +109,8 @@ template <typename T> __device__ __forceinline__ T softplus(T x) {
   return (x > T(0) ? x : T(0)) + log1p(exp(-fabs(x)));
 }
 
+/* @piece add sub mul */
 /* ---- integer arithmetic: wrapping, Python // and %, exact ** ---------- */
-
-template <typename T> struct Unsigned;
-template <> struct Unsigned<int32_t> { typedef uint32_t type; };
-template <> struct Unsigned<int64_t> { typedef uint64_t type; };
 
 #define TECC_WRAP(name, op)                                                 \
   __device__ __forceinline__ int32_t name(int32_t a, int32_t b) {          \
@@ -125,6 +126,7 @@ TECC_WRAP(sub, -)
 TECC_WRAP(mul, *)
 #undef TECC_WRAP
 
+/* @piece neg abs */
 __device__ __forceinline__ int32_t neg(int32_t a) { return (int32_t)(0u - (uint32_t)a); }
 __device__ __forceinline__ int64_t neg(int64_t a) { return (int64_t)(0ull - (uint64_t)a); }
 __device__ __forceinline__ float neg(float a) { return -a; }
@@ -134,11 +136,13 @@ template <typename T> __device__ __forceinline__ T abs(T a) { return a < 0 ? neg
 __device__ __forceinline__ float abs(float a) { return ::fabsf(a); }
 __device__ __forceinline__ double abs(double a) { return ::fabs(a); }
 
+/* @piece relu sign */
 template <typename T> __device__ __forceinline__ T relu(T a) { return a < T(0) ? T(0) : a; }
 template <typename T> __device__ __forceinline__ T sign(T a) {
   if (a != a) return a; /* NaN */
   return a > T(0) ? T(1) : (a < T(0) ? T(-1) : T(0));
 }
+/* @piece isnan isinf isfinite */
 template <typename T> __device__ __forceinline__ bool isnan(T a) { return a != a; }
 template <typename T> __device__ __forceinline__ bool isinf(T a) {
   return a == a && (a - a) != (a - a);
@@ -149,6 +153,7 @@ __device__ __forceinline__ bool isinf(int64_t) { return false; }
 __device__ __forceinline__ bool isfinite(int32_t) { return true; }
 __device__ __forceinline__ bool isfinite(int64_t) { return true; }
 
+/* @piece floordiv mod floordiv_int mod_int mod_float @needs floor fmod copysign neg */
 /* Python floor division and remainder; by zero gives 0. */
 template <typename T> __device__ __forceinline__ T floordiv_int(T a, T b) {
   if (b == 0) return 0;
@@ -203,6 +208,7 @@ template <typename T> __device__ __forceinline__ T mod(T a, T b) {
   return mod_float(a, b, &q);
 }
 
+/* @piece pow_int pow @needs mul */
 /* Exact integer power by squaring (wrapping); a negative exponent gives 0
  * unless the base is 1 or -1. */
 template <typename T> __device__ __forceinline__ T pow_int(T base, T e) {
@@ -222,6 +228,7 @@ template <typename T> __device__ __forceinline__ T pow_int(T base, T e) {
 __device__ __forceinline__ int32_t pow(int32_t a, int32_t b) { return pow_int(a, b); }
 __device__ __forceinline__ int64_t pow(int64_t a, int64_t b) { return pow_int(a, b); }
 
+/* @piece maximum minimum */
 /* maximum/minimum propagate NaN (the first NaN operand). */
 template <typename T> __device__ __forceinline__ T maximum(T a, T b) {
   if (a != a) return a;
@@ -234,6 +241,7 @@ template <typename T> __device__ __forceinline__ T minimum(T a, T b) {
   return b < a ? b : a;
 }
 
+/* @piece float_to_int */
 /* Float to integer: truncate toward zero, saturate, NaN gives 0. */
 template <typename I, typename F> __device__ __forceinline__ I float_to_int(F x);
 template <> __device__ __forceinline__ int32_t float_to_int<int32_t, float>(float x) {
@@ -261,11 +269,13 @@ template <> __device__ __forceinline__ int64_t float_to_int<int64_t, double>(dou
   return (int64_t)x;
 }
 
+/* @piece inf_f32 nan_f32 inf_f64 nan_f64 */
 __device__ __forceinline__ float inf_f32() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ float nan_f32() { return __int_as_float(0x7fc00000); }
 __device__ __forceinline__ double inf_f64() { return __longlong_as_double(0x7ff0000000000000ll); }
 __device__ __forceinline__ double nan_f64() { return __longlong_as_double(0x7ff8000000000000ll); }
 
+/* @piece Arg make_arg Sum Prod Max Min Any All ArgBest ArgMax ArgMin @needs add mul maximum minimum */
 /* ---- reductions --------------------------------------------------------- */
 
 /* argmax/argmin accumulator: the value and its flat index along the
@@ -316,6 +326,7 @@ template <bool IsMax> struct ArgBest {
 typedef ArgBest<true> ArgMax;
 typedef ArgBest<false> ArgMin;
 
+/* @piece shfl_xor warp_allreduce row_allreduce column_reduce @needs Arg */
 __device__ __forceinline__ float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ double shfl_xor(double v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ int32_t shfl_xor(int32_t v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
@@ -366,6 +377,7 @@ __device__ __forceinline__ T column_reduce(T v, Op op, T *smem) {
   return v;
 }
 
+/* @piece FastDiv */
 /* ---- index math ----------------------------------------------------------- */
 
 /* Division by a run-time constant: multiply-high for 32-bit indices
@@ -394,12 +406,14 @@ template <> struct FastDiv<int64_t> {
   __device__ __forceinline__ int64_t value() const { return divisor; }
 };
 
+/* @piece Pack */
 /* ---- 16-byte packs ---------------------------------------------------------- */
 
 template <typename T, int N> struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
 
+/* @piece sm_count grid_size */
 /* ---- host helpers ----------------------------------------------------------- */
 
 /* Streaming multiprocessors of the current device, cached per device
@@ -435,6 +449,7 @@ inline unsigned grid_size(int64_t work, int64_t per_block, int blocks_per_sm) {
   return (unsigned)want;
 }
 
+/* @piece mul_size numel overlap */
 /* *out = a * b; false on int64 overflow. */
 inline bool mul_size(int64_t a, int64_t b, int64_t *out) {
   return !__builtin_mul_overflow(a, b, out);
@@ -458,6 +473,7 @@ inline bool overlap(const void *a, int64_t na, const void *b, int64_t nb) {
   return pa < pb + (uintptr_t)nb && pb < pa + (uintptr_t)na;
 }
 
+/* @piece row_threads sat_mul ReduceLaunch reduce_launch @needs grid_size sm_count */
 /* Threads along a reduced row: a power of two from 32 to 1024. */
 inline int row_threads(int64_t row) {
   int t = 32;
@@ -508,9 +524,11 @@ inline ReduceLaunch reduce_launch(bool row, int64_t outer, int64_t red) {
   return l;
 }
 
+/* @piece aligned16 aligned_to */
 inline bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 inline bool aligned_to(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }
 
+/* @end */
 }  // namespace tecc
 }  // namespace
 #pragma nv_diag_default 177
