@@ -38,6 +38,10 @@ void open_scope(Out *o);
 void close_block(Out *o, const char *tail);
 /* "} else {": closes a block and opens its else branch. */
 void else_block(Out *o);
+/* "} else if (<cond>) {". */
+__attribute__((format(printf, 2, 3))) void else_if_block(Out *o, const char *fmt, ...);
+/* `o`'s text uses the identifier `word`. */
+int out_mentions(const Out *o, const char *word);
 /* Text of whole lines, each non-empty one indented at `o`'s level (the
  * embedded runtime, at 0, goes in as it is). */
 void emit_text(Out *o, const char *text);

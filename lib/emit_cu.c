@@ -10,7 +10,9 @@
 #include "backend.h"
 #include "emit.h"
 #include "emit_stitch.h"
+#include "schedule.h"
 
+#include <ctype.h>
 #include <string.h>
 
 /* ---- one group's kernel: state and parameters ----------------------------- */
@@ -634,13 +636,53 @@ static GEmit *new_gemit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   return e;
 }
 
+/* The block of one reduction variant, into t_l. */
+static void emit_reduce_block(Out *o, const Variant *v) {
+  if (v->fit == FIT_ROW) {
+    emit(o, "t_l.tx = (unsigned)tecc::pow2_at_least(t_len, 32, 1024);");
+    emit(o, "t_l.ty = t_l.tx >= %d ? 1 : %d / t_l.tx;", v->block, v->block);
+  } else {
+    emit(o, "t_l.tx = %d;", v->threads_x);
+    emit(o, "t_l.ty = %d;", v->threads_y);
+  }
+}
+
+/* The host function that sizes a reduction group's launch by its
+ * records: the launch and the workspace of its partials both call it. */
+static void emit_reduce_shape(GEmit *ge, Out *o) {
+  const GroupSchedule *s = ge->g->schedule;
+  int row = s->cls != CLASS_COLUMN;
+  emit(o, "/* %s, group %d: block, grid and split of a %s reduction (schedule.c) */", ge->k->name, ge->g->id,
+       class_name(s->cls));
+  open_block(o, "inline tecc::Launch %s_shape(int64_t t_rows, int64_t t_len)", ge->kname);
+  emit(o, "tecc::Launch t_l;");
+  for (int i = 0; i < s->nvariants; i++) {
+    const Variant *v = &s->variants[i];
+    if (v->when == WHEN_LEN_AT_MOST)
+      open_block(o, "if (t_len <= %lld)", (long long)v->limit);
+    else if (i > 0)
+      else_block(o);
+    emit_reduce_block(o, v);
+  }
+  if (s->nvariants > 1)
+    close_block(o, "");
+  const Variant *v = &s->variants[0];
+  emit(o, "t_l.grid = tecc::grid_size(t_rows, t_l.%s, %d / (t_l.tx * t_l.ty));", row ? "ty" : "tx", v->sm_threads);
+  emit(o, "tecc::split_launch(&t_l, t_len, t_l.%s);", row ? "tx" : "ty");
+  emit(o, "return t_l;");
+  close_block(o, "");
+}
+
 static void emit_group_kernel(GEmit *e, Out *o) {
   if (e->g->kind == GROUP_STITCH) /* H9: emit_stitch.c */
     emit_stitch_kernel(o, e->a, e->k, e->kp, e->g, e->names);
   else if (e->g->kind == GROUP_LOOP)
     emit_loop_kernel(e, o);
-  else
+  else {
     emit_reduce_kernel(e, o);
+    emit_blank(o);
+    emit_reduce_shape(e, o);
+  }
 }
 
 /* ---- host side: the launcher template and the entry point ------------------ */
@@ -703,21 +745,31 @@ static const char *group_args(KEmit *ke, GEmit *ge) {
   return launch_args(ke->a, ke->kp, ke->names, &ge->params);
 }
 
-/* The packed kernel when every packed pointer is aligned, else VEC = 1. */
+/* One elementwise variant: VEC elements per thread and iteration. */
+static void emit_loop_variant(KEmit *ke, Out *o, GEmit *ge, const Variant *v) {
+  emit(o, "const unsigned t_grid = tecc::grid_size(t_n, %d, %d);", v->threads_x * v->vec,
+       v->sm_threads / v->threads_x);
+  emit(o, "%s<IndexT, %d><<<t_grid, %d, 0, stream>>>(%s);", ge->kname, v->vec, v->threads_x, group_args(ke, ge));
+}
+
+/* The packed variant when every packed pointer is aligned, else the
+ * scalar one (schedule.c). */
 static void emit_loop_launch(KEmit *ke, Out *o, GEmit *ge) {
+  const GroupSchedule *s = ge->g->schedule;
   emit(o, "const int64_t t_n = %s;", numel_expr(ge, &ge->g->domain, ~0u, "(int64_t)"));
   open_block(o, "if (t_n > 0)");
-  int vec = loop_vec(ge);
-  if (vec > 1) {
-    emit(o, "const bool t_aligned = %s;", packs_aligned(ke, ge, vec));
-    open_block(o, "if (t_aligned)");
-    emit(o, "const unsigned t_grid = tecc::grid_size(t_n, 256 * %d, 8);", vec);
-    emit(o, "%s<IndexT, %d><<<t_grid, 256, 0, stream>>>(%s);", ge->kname, vec, group_args(ke, ge));
-    else_block(o);
+  for (int i = 0; i < s->nvariants; i++) {
+    const Variant *v = &s->variants[i];
+    if (v->when == WHEN_ALIGNED) {
+      if (v->vec != loop_vec(ge))
+        internal_error("loop group %d: the schedule packs %d elements, the kernel %d", ge->g->id, v->vec, loop_vec(ge));
+      open_block(o, "if (%s)", packs_aligned(ke, ge, v->vec));
+    } else if (i > 0) {
+      else_block(o);
+    }
+    emit_loop_variant(ke, o, ge, v);
   }
-  emit(o, "const unsigned t_grid = tecc::grid_size(t_n, 256, 8);");
-  emit(o, "%s<IndexT, 1><<<t_grid, 256, 0, stream>>>(%s);", ge->kname, group_args(ke, ge));
-  if (vec > 1)
+  if (s->nvariants > 1)
     close_block(o, "");
 }
 
@@ -728,7 +780,7 @@ static void emit_reduce_launch(KEmit *ke, Out *o, GEmit *ge) {
   emit(o, "const int64_t t_outer = %s;", numel_expr(ge, &g->domain, ~g->reduce->axes, "(int64_t)"));
   emit(o, "const int64_t t_red = %s;", red_product(ke, g));
   open_block(o, "if (t_outer > 0)");
-  emit(o, "const tecc::ReduceLaunch t_l = tecc::reduce_launch(%s, t_outer, t_red);", g->sched == SCHED_ROW ? "true" : "false");
+  emit(o, "const tecc::Launch t_l = %s_shape(t_outer, t_red);", ge->kname);
   emit(o, "%s<IndexT><<<dim3(t_l.grid, (unsigned)t_l.splits), dim3(t_l.tx, t_l.ty), 0, stream>>>(%s, (%s *)t_part%d, (IndexT)t_l.chunk);",
        ge->kname, group_args(ke, ge), ri.acc_type, g->id);
   open_block(o, "if (t_l.splits > 1)");
@@ -782,26 +834,40 @@ static void put_host_args(KEmit *ke, Buf *b) {
       buf_printf(b, "t_part%d, ", i);
 }
 
+/* "T name, " for each parameter `body` uses, "T, " for the others (not
+ * every group reads every argument). */
+static const char *used_params(Arena *a, const char *params, const Out *body) {
+  Buf b;
+  buf_init(&b, a);
+  for (const char *p = params; *p;) {
+    size_t len = strcspn(p, ",");
+    size_t name = len;
+    while (name > 0 && (isalnum((unsigned char)p[name - 1]) || p[name - 1] == '_'))
+      name--;
+    char *word = arena_strndup(a, p + name, len - name);
+    size_t keep = out_mentions(body, word) ? len : name;
+    while (keep > 0 && p[keep - 1] == ' ')
+      keep--;
+    buf_printf(&b, "%.*s, ", (int)keep, p);
+    p += len + (p[len] == ',') + (p[len] == ',' && p[len + 1] == ' ');
+  }
+  return buf_cstr(&b);
+}
+
 static void emit_launcher(KEmit *ke, Out *o) {
+  Out *body = new_out(ke->a);
+  emit(body, "cudaError_t t_err;");
+  for (int i = 0; i < ke->kp->groups.len; i++)
+    emit_group_launch(ke, body, ke->groups[i]);
+  emit(body, "return TECC_SUCCESS;");
   Buf b;
   buf_init(&b, ke->a);
   put_host_params(ke, &b);
   emit(o, "/* Enqueues every group of %s, in order. */", ke->k->name);
   emit(o, "template <typename IndexT>");
-  open_block(o, "tecc_status tecc_%s_launch(%scudaStream_t stream)", ke->k->name, buf_cstr(&b));
-  Buf uses;
-  buf_init(&uses, ke->a);
-  put_host_args(ke, &uses);
-  emit(o, "/* Not every group reads every argument. */");
-  for (const char *p = buf_cstr(&uses); *p;) {
-    size_t len = strcspn(p, ",");
-    emit(o, "(void)%.*s;", (int)len, p);
-    p += len + 2;
-  }
-  emit(o, "cudaError_t t_err;");
-  for (int i = 0; i < ke->kp->groups.len; i++)
-    emit_group_launch(ke, o, ke->groups[i]);
-  emit(o, "return TECC_SUCCESS;");
+  open_block(o, "tecc_status tecc_%s_launch(%scudaStream_t stream)", ke->k->name,
+             used_params(ke->a, buf_cstr(&b), body));
+  emit_fragment(o, body);
   close_block(o, "");
 }
 
@@ -943,7 +1009,7 @@ static void emit_partial_space(KEmit *ke, Out *o) {
     emit(o, "const int64_t t_outer = %s;", numel_expr(&tmp, &g->domain, ~g->reduce->axes, "(int64_t)"));
     emit(o, "const int64_t t_red = %s;", red_product(ke, g));
     open_block(o, "if (t_outer > 0)");
-    emit(o, "const tecc::ReduceLaunch t_l = tecc::reduce_launch(%s, t_outer, t_red);", g->sched == SCHED_ROW ? "true" : "false");
+    emit(o, "const tecc::Launch t_l = tecc_%s_g%d_%s_shape(t_outer, t_red);", ke->k->name, g->id, schedule_name(g->sched));
     open_block(o, "if (t_l.splits > 1)");
     emit(o, "t_part_off%d = t_ws_bytes;", i);
     emit(o, "t_ws_bytes += (t_l.splits * t_outer * (int64_t)sizeof(%s) + 255) / 256 * 256;", ri.acc_type);

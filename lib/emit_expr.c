@@ -67,6 +67,28 @@ void else_block(Out *o) {
   o->indent++;
 }
 
+void else_if_block(Out *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  const char *cond = arena_vprintf(o->b->arena, fmt, ap);
+  va_end(ap);
+  close_block(o, arena_printf(o->b->arena, " else if (%s) {", cond));
+  o->indent++;
+}
+
+static int ident_char(char c) {
+  return isalnum((unsigned char)c) || c == '_';
+}
+
+int out_mentions(const Out *o, const char *word) {
+  const char *text = buf_cstr(o->b);
+  size_t n = strlen(word);
+  for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
+    if ((p == text || !ident_char(p[-1])) && !ident_char(p[n]))
+      return 1;
+  return 0;
+}
+
 void emit_text(Out *o, const char *text) {
   while (*text) {
     size_t len = strcspn(text, "\n");

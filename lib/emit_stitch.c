@@ -26,6 +26,7 @@
 #include "backend.h"
 #include "emit.h"
 #include "emit_stitch.h"
+#include "schedule.h"
 #include "stitch.h"
 
 #include <string.h>
@@ -64,21 +65,41 @@ typedef struct SEmit {
   char used_red[TECC_MAX_RANK];  /* this pass */
   char used_red_any[TECC_MAX_RANK];
   const char **red_name; /* by value id: the row scalar of a reduction */
-  /* reg kernel: full-domain values computed in several passes are kept in
-   * register arrays t_m<id> (found by a first, discarded emission) */
-  uint32_t *computed_in; /* by value id: passes that computed it */
+  /* reg kernel: full-domain values several passes would compute are kept
+   * in register arrays t_m<id> (which ones: the schedule, footprint.c) */
   const char *reuse;     /* by value id: keep it, or NULL */
   char *kept;            /* by value id: stored in t_m<id> already */
-  char *kept_read;       /* by value id: read back from t_m<id> */
   Out *keep_decls;
-  int nreused;
+  const GroupSchedule *sched;
+  int cluster;           /* reg kernel: a row may span a thread-block cluster */
+  /* names: the kernel's own (parameters, row values) stay taken; element
+   * values are named anew in each pass (its own C++ scope) */
+  PtrVec kernel_names;   /* const char*: re-taken at each pass */
+  int names_mark;        /* the entry names */
 } SEmit;
 
 /* ---- names and parameters ------------------------------------------------ */
 
+/* A value's temporary is named after it in the .te (an input's element:
+ * x_val); anonymous values by their SSA id. */
 static const char *base_name(SEmit *e, const Value *v) {
-  const char *name = v->op == IR_INPUT ? e->k->inputs[v->index].name : v->name;
-  return name ? arena_printf(e->a, "%s_%d", name, v->id) : arena_printf(e->a, "v%d", v->id);
+  if (v->op == IR_INPUT)
+    return arena_printf(e->a, "%s_val", e->k->inputs[v->index].name);
+  return v->name ? v->name : arena_printf(e->a, "v%d", v->id);
+}
+
+/* A name for the whole kernel (a parameter, a row value). */
+static const char *kernel_name_for(SEmit *e, const char *want) {
+  const char *name = fresh_name(e->a, &e->taken, want);
+  vec_push(e->a, &e->kernel_names, (void *)name);
+  return name;
+}
+
+/* A new pass: the previous pass's element names are free again. */
+static void forget_element_names(SEmit *e) {
+  nameset_truncate(&e->taken, e->names_mark);
+  for (int i = 0; i < e->kernel_names.len; i++)
+    nameset_add(&e->taken, e->kernel_names.items[i]);
 }
 
 static KParam *find_param(SEmit *e, ParamKind kind, int index) {
@@ -102,7 +123,7 @@ static const char *param(SEmit *e, ParamKind kind, int index, Value *v) {
   case P_INPUT: case P_SCALAR: p->name = e->names->inputs[index]; break;
   case P_OUTPUT: p->name = e->names->outputs[index]; break;
   case P_SIZE: p->name = e->names->sizes[index]; break;
-  default: p->name = fresh_name(e->a, &e->taken, arena_printf(e->a, "%s_mem", base_name(e, v))); break;
+  default: p->name = kernel_name_for(e, arena_printf(e->a, "%s_mem", base_name(e, v))); break;
   }
   vec_push(e->a, &e->params, p);
   return p->name;
@@ -270,8 +291,7 @@ static const char *compute(SEmit *e, Value *v, const int *map) {
   return cu_op_expr(e->a, v, args);
 }
 
-/* The first emission finds the full-domain values several passes compute;
- * a kept one is stored to t_m<id> where first computed. */
+/* A kept value is stored to t_m<id> where first computed. */
 static int is_kept(const SEmit *e, const Value *v) {
   return e->reuse && e->reuse[v->id];
 }
@@ -288,14 +308,12 @@ static const char *named_value(SEmit *e, Value *v, const int *map) {
   if (!mem && v->op == IR_REDUCE)
     internal_error("stitch: reduction %%%d outside the group is not stored", v->id);
   int whole = !mem && !row_level && covers(e, &v->shape, map, 0);
-  if (whole && is_kept(e, v) && e->kept[v->id]) {
-    e->kept_read[v->id] = 1;
+  if (whole && is_kept(e, v) && e->kept[v->id])
     return memo_add(e->a, memo, v, map, arena_printf(e->a, "t_m%d[t_e]", v->id))->name;
-  }
-  if (whole)
-    e->computed_in[v->id] |= 1u << (e->pass & 31);
   const char *expr = mem ? load_expr(e, v, map, row_level) : compute(e, v, map);
-  const char *name = memo_add(e->a, memo, v, map, fresh_name(e->a, &e->taken, base_name(e, v)))->name;
+  const char *want = base_name(e, v);
+  const char *fresh = row_level ? kernel_name_for(e, want) : fresh_name(e->a, &e->taken, want);
+  const char *name = memo_add(e->a, memo, v, map, fresh)->name;
   emit(row_level ? e->pre : e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
   if (whole && is_kept(e, v)) {
     emit(e->body, "t_m%d[t_e] = %s;", v->id, name);
@@ -370,12 +388,14 @@ static Red red_of(Arena *a, const Value *r) {
 
 /* ---- the kernel -------------------------------------------------------------- */
 
+/* The thread's lane along the row and the lanes of the row: across the
+ * blocks of a cluster in the cluster-capable kernel. */
 static const char *lane(const SEmit *e) {
-  return e->row ? "threadIdx.x" : "threadIdx.y";
+  return e->cluster ? "t_lane" : e->row ? "threadIdx.x" : "threadIdx.y";
 }
 
 static const char *lanes(const SEmit *e) {
-  return e->row ? "blockDim.x" : "blockDim.y";
+  return e->cluster ? "t_lanes" : e->row ? "blockDim.x" : "blockDim.y";
 }
 
 /* The first row element of item t_k of this thread (in the chunk t_base
@@ -397,10 +417,10 @@ static void open_elements(SEmit *e, Out *o) {
   open_block(o, "if (t_r0 < t_red)");
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
-  emit(o, "const int t_e = t_k * VEC + t_j;");
-  emit(o, "const IndexT t_r = t_r0 + t_j;");
-  emit(o, "(void)t_e;");
-  emit(o, "(void)t_r;");
+  if (out_mentions(e->body, "t_e"))
+    emit(o, "const int t_e = t_k * VEC + t_j;");
+  if (e->vec || out_mentions(e->body, "t_r") || memchr(e->used_red, 1, sizeof e->used_red))
+    emit(o, "const IndexT t_r = t_r0 + t_j;");
   if (e->vec) /* without packs, the row may end inside the last one */
     emit(o, "if (!t_packs && t_r >= t_red) break;");
 }
@@ -414,6 +434,7 @@ static void close_elements(SEmit *e, Out *o) {
 }
 
 static void start_pass(SEmit *e) {
+  forget_element_names(e);
   e->pre = new_out(e->a);
   e->body = new_out(e->a);
   e->memo.len = 0;
@@ -478,7 +499,9 @@ static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail)
   else
     emit(e->body, "%s = %s(%s, %s);", acc, x.op, acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
   emit(tail, "%s = %s(%s, %s, (%s *)t_smem);", acc, allreduce(e), acc, x.op, x.type);
-  const char *name = fresh_name(e->a, &e->taken, base_name(e, r));
+  if (e->cluster)
+    emit(tail, "%s = tecc::cluster_allreduce(%s, %s, (%s *)t_slot);", acc, acc, x.op, x.type);
+  const char *name = kernel_name_for(e, base_name(e, r));
   const char *val = acc;
   if (r->rop == RED_MEAN)
     val = arena_printf(e->a, "%s / (%s)t_red", acc, x.type);
@@ -650,6 +673,14 @@ static void load_cached(SEmit *e, Out *o, int pass) {
   close_block(o, "");
 }
 
+static int has_storage(const GroupSchedule *s, Storage st) {
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].storage == st)
+      return 1;
+  return 0;
+}
+
+/* The emitter of the register kernel (`reg`) or the streaming one. */
 static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg) {
   SEmit *e = ARENA_NEW(a, SEmit);
   e->a = a;
@@ -660,60 +691,22 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->names = names;
   e->reg = reg;
   e->row = g->sched == SCHED_ROW;
+  e->sched = g->schedule;
+  e->cluster = reg && has_storage(g->schedule, STORE_CLUSTER);
+  e->reuse = reg ? g->schedule->keep : NULL;
   e->red_name = ARENA_ARRAY(a, const char *, k->values.len + 1);
-  e->computed_in = ARENA_ARRAY(a, uint32_t, k->values.len + 1);
   e->kept = ARENA_ARRAY(a, char, k->values.len + 1);
-  e->kept_read = ARENA_ARRAY(a, char, k->values.len + 1);
   e->keep_decls = new_out(a);
   nameset_init(&e->taken, a);
   take_entry_names(&e->taken, k, names);
+  e->names_mark = nameset_mark(&e->taken);
   e->lin = reduce_linear_index(&g->domain, e->st->axes);
   e->vec = e->row && e->lin && strcmp(e->lin, "t_o * t_red + t_r") == 0;
   return e;
 }
 
-/* The register kernel's emitter, told which full-domain values several
- * passes compute (a first emission finds them). */
-static void emit_one_kernel(SEmit *e, Out *o, const char *roots);
-
-/* Keeping costs registers: only math functions and divisions are worth
- * them, adds and casts are recomputed. */
-static int worth_keeping(const Value *v) {
-  if (v->op == IR_UNARY)
-    return v->uop != UN_NEG && v->uop != UN_NOT;
-  if (v->op == IR_BINARY)
-    return v->bop == BIN_DIV || v->bop == BIN_POW || v->bop == BIN_MOD || v->bop == BIN_FLOORDIV ||
-           v->bop == BIN_ATAN2;
-  return 0;
-}
-
-static SEmit *reg_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
-  SEmit *d = new_semit(a, k, kp, g, names, 1);
-  emit_one_kernel(d, new_out(a), "");
-  char *reuse = ARENA_ARRAY(a, char, k->values.len + 1);
-  int n = 0;
-  for (int i = 0; i < k->values.len; i++) {
-    uint32_t m = d->computed_in[i];
-    reuse[i] = (m & (m - 1)) != 0 && worth_keeping(k->values.items[i]);
-    n += reuse[i];
-  }
-  /* a value kept whose consumers are kept too is never read back */
-  SEmit *t = new_semit(a, k, kp, g, names, 1);
-  t->reuse = reuse;
-  emit_one_kernel(t, new_out(a), "");
-  n = 0;
-  for (int i = 0; i < k->values.len; i++) {
-    reuse[i] = reuse[i] && t->kept_read[i];
-    n += reuse[i];
-  }
-  SEmit *e = new_semit(a, k, kp, g, names, 1);
-  e->reuse = reuse;
-  e->nreused = n;
-  return e;
-}
-
-static const char *kernel_name(Arena *a, const Kernel *k, const Group *g) {
-  return arena_printf(a, "tecc_%s_g%d_stitch", k->name, g->id);
+static const char *kernel_name(Arena *a, const Kernel *k, const Group *g, int reg) {
+  return arena_printf(a, "tecc_%s_g%d_%s", k->name, g->id, reg ? "reg" : "stream");
 }
 
 /* The row loop's body: passes, outputs. */
@@ -730,25 +723,38 @@ static void row_body(SEmit *e, Out *o) {
   emit_fragment(o, passes);
 }
 
+/* The row loop of the cluster-capable kernel: a row per cluster, its
+ * lanes across the cluster's blocks (one row per block). */
+static void open_cluster_rows(Out *o) {
+  emit(o, "__shared__ __align__(16) unsigned char t_slot[16]; /* this block's row result, for the cluster */");
+  emit(o, "const unsigned t_rank = tecc::cluster_rank(), t_blocks = tecc::cluster_size();");
+  emit(o, "const unsigned t_lane = t_rank * blockDim.x + threadIdx.x, t_lanes = t_blocks * blockDim.x;");
+  open_block(o, "for (IndexT t_ob = (IndexT)(blockIdx.x / t_blocks) * blockDim.y; t_ob < t_outer; "
+                "t_ob += (IndexT)(gridDim.x / t_blocks) * blockDim.y)");
+}
+
 static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   Out *body = new_out(e->a);
   row_body(e, body);
   const char *outer = count_expr(e, ~e->st->axes), *red = count_expr(e, e->st->axes);
   sort_params(e);
-  const char *kn = kernel_name(e->a, e->k, e->g);
-  emit(o, "/* %s, group %d: stitch (%s, %s kernel), writes %s */", e->k->name, e->g->id,
-       e->row ? "row" : "column", e->reg ? "rows in registers" : "rows streamed", roots);
+  emit(o, "/* %s, group %d: %s, writes %s; %s */", e->k->name, e->g->id, class_name(e->sched->cls), roots,
+       e->reg ? (e->cluster ? "rows held in registers, across a cluster's blocks on sm_90"
+                            : "rows held in registers")
+              : "rows streamed, re-read by each pass");
   emit(o, "template <typename IndexT, %s>", e->reg ? "int ITEMS, int VEC" : "int VEC");
-  open_block(o, "__global__ void __launch_bounds__(1024) %s_%s(%s%s)", kn, e->reg ? "reg" : "stream",
+  open_block(o, "__global__ void __launch_bounds__(1024) %s(%s%s)", kernel_name(e->a, e->k, e->g, e->reg),
              param_decls(e->a, e->k, &e->params), e->vec ? ", bool t_packs" : "");
   emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
   emit(o, "const IndexT t_outer = %s;", outer);
   emit(o, "const IndexT t_red = %s;", red);
-  emit(o, "(void)t_red;");
   if (!e->reg)
-    emit(o, "constexpr int ITEMS = 4; /* packs per thread per chunk */");
+    emit(o, "constexpr int ITEMS = %d; /* packs per thread per chunk */", e->sched->variants[e->sched->nvariants - 1].items);
   const char *item = e->row ? "y" : "x";
-  open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s)", item, item);
+  if (e->cluster)
+    open_cluster_rows(o);
+  else
+    open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s)", item, item);
   emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
   emit(o, "const bool t_live = t_o < t_outer;");
   emit_fragment(o, body);
@@ -771,11 +777,18 @@ static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, co
   return buf_cstr(&b);
 }
 
+/* The kernels the group's variants launch: the register kernel (also the
+ * cluster one), the streaming kernel. */
 void emit_stitch_kernel(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
   const char *roots = roots_str(a, k, kp, g);
-  emit_one_kernel(reg_semit(a, k, kp, g, names), o, roots);
-  emit_blank(o);
-  emit_one_kernel(new_semit(a, k, kp, g, names, 0), o, roots);
+  const GroupSchedule *s = g->schedule;
+  int reg = has_storage(s, STORE_REGISTERS) || has_storage(s, STORE_CLUSTER);
+  if (reg)
+    emit_one_kernel(new_semit(a, k, kp, g, names, 1), o, roots);
+  if (reg && has_storage(s, STORE_STREAM))
+    emit_blank(o);
+  if (has_storage(s, STORE_STREAM))
+    emit_one_kernel(new_semit(a, k, kp, g, names, 0), o, roots);
 }
 
 /* ---- the launch --------------------------------------------------------------- */
@@ -791,46 +804,6 @@ static const char *host_count(SEmit *e, uint32_t mask) {
   return n ? buf_cstr(&b) : "INT64_C(1)";
 }
 
-static const int item_choices[] = {1, 2, 4, 8, 16, 32};
-
-static int pow2_at_least(int64_t x, int lo, int hi) {
-  int p = lo;
-  while (p < hi && p < x)
-    p *= 2;
-  return p;
-}
-
-/* The literal row length, or -1. */
-static int64_t literal_row(const SEmit *e) {
-  const Shape *s = &e->g->domain;
-  int64_t n = 1;
-  for (int i = 0; i < s->rank; i++) {
-    if (!is_reduced_axis(e, i) || dim_is_one(s, i))
-      continue;
-    if (s->d[i].var >= 0)
-      return -1;
-    n *= s->d[i].size;
-  }
-  return n;
-}
-
-/* Rows of a length -D fixed: the ITEMS tecc::stitch_pick will choose (0:
- * streaming), so that only that register kernel is instantiated; -1 when
- * it depends on run-time sizes (column: on the SM count).  The launch
- * still compares with the run-time pick, and streams on a mismatch. */
-static int fixed_items(const SEmit *e, int held, int vec) {
-  int64_t len = literal_row(e);
-  if (!e->row || len < 0)
-    return -1;
-  int max_elems = held > 0 ? (32 / held >= 1 ? 32 / held : 1) : 32;
-  int max_items = max_elems / vec >= 1 ? max_elems / vec : 1;
-  int target = max_items < 4 ? max_items : 4;
-  int tx = len <= 32 * (int64_t)max_items * vec ? 32
-                                                 : pow2_at_least((len + (int64_t)target * vec - 1) / ((int64_t)target * vec), 32, 1024);
-  int64_t per = (len + (int64_t)tx * vec - 1) / ((int64_t)tx * vec);
-  return per <= max_items ? pow2_at_least(per, 1, 32) : 0;
-}
-
 static int is_staged_output(SEmit *e, int out) {
   int map[TECC_MAX_RANK];
   for (int i = 0; i < e->g->domain.rank; i++)
@@ -840,19 +813,6 @@ static int is_staged_output(SEmit *e, int out) {
     if (e->g->roots.items[i] == v && varies_along_row(e, v, map) && covers(e, &v->shape, map, 0))
       return 1;
   return 0;
-}
-
-/* The largest element of what the vec kernel moves in packs. */
-static int max_packed_size(SEmit *e) {
-  int m = 1;
-  for (int i = 0; i < e->cached.len; i++) {
-    int s = dtype_size(((Cached *)e->cached.items[i])->v->dtype);
-    m = s > m ? s : m;
-  }
-  for (int i = 0; i < e->k->noutputs; i++)
-    if (is_staged_output(e, i) && dtype_size(e->k->outputs[i].dtype) > m)
-      m = dtype_size(e->k->outputs[i].dtype);
-  return m > 16 ? 16 : m;
 }
 
 /* " && tecc::aligned16(x) && ..." for the pointers moved in packs. */
@@ -871,92 +831,103 @@ static const char *packed_pointers(SEmit *e) {
   return buf_cstr(&b);
 }
 
-/* The launch's switch: the register kernel of the ITEMS picked (only the
- * fixed one when the row length is), else the stream kernel.  64-bit
- * indices (over 2^30 elements) take the streaming kernel: half the
- * instantiations. */
-static void emit_kernel_switch(SEmit *e, Out *o, const char *args, int ncached, int vec) {
-  const char *kn = kernel_name(e->a, e->k, e->g);
-  /* case labels at the switch's own indentation */
-  emit(o, "switch (sizeof(IndexT) == 4 ? t_pick.items : 0) {");
-  int fixed = fixed_items(e, ncached, vec);
-  for (size_t i = 0; i < sizeof item_choices / sizeof item_choices[0]; i++)
-    if (fixed < 0 || fixed == item_choices[i])
-      emit(o, "case %d: %s_reg<int32_t, %d, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;",
-           item_choices[i], kn, item_choices[i], vec, args);
-  emit(o, "default: %s_stream<IndexT, %d><<<t_pick.grid, t_block, 0, stream>>>(%s); break;", kn, vec, args);
-  emit(o, "}");
+/* The run-time condition of variant `v` (NULL: none). */
+static const char *variant_condition(SEmit *e, const Variant *v, const char *kernel) {
+  const char *small = "sizeof(IndexT) == 4"; /* 32-bit indices do */
+  switch (v->when) {
+  case WHEN_ALWAYS: return NULL;
+  case WHEN_ROW_AT_MOST: return arena_printf(e->a, "%s && t_len <= %lld", small, (long long)v->limit);
+  case WHEN_ROW_FITS: return arena_printf(e->a, "%s && t_len <= (int64_t)(1024 / t_cols) * %d", small, v->items);
+  case WHEN_CLUSTERS:
+    return arena_printf(e->a, "%s && t_len <= %lld && tecc::clusters_ok((const void *)%s)", small, (long long)v->limit,
+                        kernel);
+  case WHEN_ALIGNED: case WHEN_LEN_AT_MOST: break;
+  }
+  internal_error("stitch: variant %s has no condition a stitch group can test", v->name);
+}
+
+/* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC>. */
+static const char *instance(SEmit *e, const Variant *v) {
+  const char *index = v->index_bits == 64 ? "int64_t" : "int32_t";
+  if (v->storage == STORE_STREAM)
+    return arena_printf(e->a, "%s<%s, %d>", kernel_name(e->a, e->k, e->g, 0), index, v->vec);
+  return arena_printf(e->a, "%s<%s, %d, %d>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec);
+}
+
+/* t_tx x t_ty threads and t_grid blocks, by the variant's fit rule. */
+static void emit_block(SEmit *e, Out *o, const Variant *v) {
+  switch (v->fit) {
+  case FIT_NONE:
+    emit(o, "const int t_tx = %d, t_ty = %d;", v->threads_x, v->threads_y);
+    break;
+  case FIT_ROW:
+    emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024);", v->items * v->vec);
+    emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
+    break;
+  case FIT_COLUMNS:
+    emit(o, "const int t_tx = t_cols, t_ty = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024 / t_cols);",
+         v->items);
+    break;
+  case FIT_CLUSTER:
+    emit(o, "const unsigned t_cluster = (unsigned)tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 1, %d);",
+         v->threads_x * v->items * v->vec, (int)(v->limit / ((int64_t)v->threads_x * v->items * v->vec)));
+    return;
+  }
+  emit(o, "const unsigned t_grid = tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));", e->row ? "t_ty" : "t_tx",
+       v->sm_threads);
+}
+
+static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
+  emit(o, "/* %s: %s, VEC %d, ITEMS %d */", v->name, storage_name(v->storage), v->vec, v->items);
+  emit_block(e, o, v);
+  if (v->fit == FIT_CLUSTER)
+    emit(o, "tecc::launch_cluster(%s, tecc::cluster_grid(t_rows, t_cluster), dim3(%d), t_cluster, stream, %s);",
+         instance(e, v), v->threads_x, args);
+  else
+    emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", instance(e, v), args);
+}
+
+/* The variants in order: the first whose condition holds is launched. */
+static void emit_variants(SEmit *e, Out *o, const char *args) {
+  const GroupSchedule *s = e->sched;
+  for (int i = 0; i < s->nvariants; i++) {
+    const Variant *v = &s->variants[i];
+    const char *cond = variant_condition(e, v, instance(e, v));
+    if (i == 0 && cond)
+      open_block(o, "if (%s)", cond);
+    else if (i == 0)
+      open_scope(o);
+    else if (cond)
+      else_if_block(o, "%s", cond);
+    else
+      else_block(o);
+    emit_variant_launch(e, o, v, args);
+  }
+  close_block(o, "");
 }
 
 void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
-  SEmit *e = reg_semit(a, k, kp, g, names);
-  emit_one_kernel(e, new_out(a), "");
+  SEmit *e = new_semit(a, k, kp, g, names, 1);
+  emit_one_kernel(e, new_out(a), ""); /* its parameters and the inputs it holds */
   const char *args = launch_args(a, kp, names, &e->params);
-  /* inputs die as the values kept from them are born: the larger count */
-  int ncached = e->cached.len > e->nreused ? e->cached.len : e->nreused;
-  int vec = e->vec ? 16 / max_packed_size(e) : 1;
-  emit(o, "/* group %d: stitch (%s), %d reduction level(s), %d input(s) held per element */", g->id,
-       e->row ? "row" : "column", g->stitch->nlevels, ncached);
+  const GroupSchedule *s = g->schedule;
+  emit(o, "/* group %d: %s, %d reduction level(s), %d value(s) held per element */", g->id, class_name(s->cls),
+       g->stitch->nlevels, s->held);
   open_scope(o);
-  emit(o, "const int64_t t_outer = %s;", host_count(e, ~g->stitch->axes));
-  emit(o, "const int64_t t_red = %s;", host_count(e, g->stitch->axes));
-  open_block(o, "if (t_outer > 0)");
-  if (e->vec)
-    emit(o, "const bool t_vec_ok = t_red %% %d == 0%s;", vec, packed_pointers(e));
-  emit(o, "const tecc::StitchPick t_pick = tecc::stitch_pick(t_outer, t_red, %d, %s, %d, %s);", ncached,
-       e->row ? "true" : "false", vec, e->vec ? "t_vec_ok" : "true");
-  emit(o, "const dim3 t_block(t_pick.tx, t_pick.ty);");
+  emit(o, "const int64_t t_rows = %s;", host_count(e, ~g->stitch->axes));
+  emit(o, "const int64_t t_len = %s;", host_count(e, g->stitch->axes));
+  open_block(o, "if (t_rows > 0)");
   /* The same element-to-thread split whatever the alignment (so the same
    * sums, bit for bit): misaligned rows keep VEC and load element by
    * element (t_packs false). */
-  if (e->vec)
-    args = arena_printf(a, "%s, t_vec_ok", args);
-  emit_kernel_switch(e, o, args, ncached, vec);
+  if (e->vec) {
+    emit(o, "const bool t_packs = t_len %% %d == 0%s;", s->variants[0].vec, packed_pointers(e));
+    args = arena_printf(a, "%s, t_packs", args);
+  }
+  if (!e->row)
+    emit(o, "const int t_cols = tecc::column_width(t_rows);");
+  emit_variants(e, o, args);
   emit_launch_check(o);
   close_block(o, "");
   close_block(o, "");
-}
-
-/* ---- --emit=plan ---------------------------------------------------------------- */
-
-void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
-  const Stitch *st = g->stitch;
-  const char *outer = plan_dims(a, k, &g->domain, ~st->axes), *red = plan_dims(a, k, &g->domain, st->axes);
-  SEmit *e = reg_semit(a, (Kernel *)k, (KernelPlan *)kp, (Group *)g, entry_names(a, k));
-  emit_one_kernel(e, new_out(a), "");
-  int held = e->cached.len > e->nreused ? e->cached.len : e->nreused;
-  int vec = e->vec ? 16 / max_packed_size(e) : 1;
-  int elems = held > 0 ? (32 / held > 0 ? 32 / held : 1) : 32;
-  buf_printf(b, "    stitch: %d reduction(s) in %d level(s): ", st->reduces.len, st->nlevels);
-  for (int i = 0; i < st->reduces.len; i++) {
-    const Value *r = st->reduces.items[i];
-    buf_printf(b, "%s%%%d %s (level %d)", i ? ", " : "", r->id, reduce_name(r->rop), st->level[r->id]);
-  }
-  buf_printf(b, "; rows = %s, row length R = %s; per-row values in registers; %d input(s) held "
-                "(%d math result(s) kept for later passes), E = %d elements per thread\n",
-             outer, red, e->cached.len, e->nreused, elems);
-  if (g->sched == SCHED_ROW) {
-    if (vec > 1)
-      buf_printf(b, "    packs: each thread takes VEC = %d consecutive elements; 16-byte loads and stores when "
-                    "R %% %d == 0 and the full-row pointers are 16-byte aligned, else element by element "
-                    "(the same split: the same sums, bit for bit)\n", vec, vec);
-    buf_puts(b, "    variant reg/warp (R <= 32*E): one warp per row, 4 rows per block, ITEMS = pow2 >= R/(32*VEC); "
-                "input read once\n");
-    buf_puts(b, "    variant reg/block (R <= T*E, T = pow2 >= R/min(4*VEC, E) threads, <= 1024): one block per row, "
-                "ITEMS = pow2 >= R/(T*VEC); input read once\n");
-    int fixed = fixed_items(e, held, vec);
-    if (fixed > 0)
-      buf_printf(b, "    R = %lld fixed at compile time: only the reg kernel with ITEMS = %d is built\n",
-                 (long long)literal_row(e), fixed);
-    else if (fixed == 0)
-      buf_printf(b, "    R = %lld fixed at compile time: only the stream kernel is built\n", (long long)literal_row(e));
-    buf_printf(b, "    variant stream (otherwise): T = pow2 >= R/(4*VEC) threads (<= 1024; at 1024 one block per SM), "
-                  "chunks of 4 packs per thread, %d read(s) of the row (re-reads hit L2 while the rows in flight fit)\n",
-               st->nlevels + 1);
-  } else {
-    buf_puts(b, "    column: TX = 32, 16 or 8 contiguous rows per block (the most that leaves >= 2 blocks per SM), "
-                "TY = 1024/TX lanes along R, halved to >= 32 while TY/2*E >= R\n");
-    buf_printf(b, "    variant reg (R <= TY*E): ITEMS = pow2 >= R/TY, input read once; variant stream (otherwise): "
-                  "%d read(s) of the row\n", st->nlevels + 1);
-  }
 }

@@ -1,5 +1,5 @@
-/* emit_stitch.h — the kernels, launches and --emit=plan text of stitch
- * groups (stitch.h; H9), for emit_cu.c and emit_dumps.c.  emit_stitch.c
+/* emit_stitch.h — the kernels and launches of stitch groups (stitch.h),
+ * as their schedule records say (schedule.h), for emit_cu.c.  emit_stitch.c
  * calls emit_expr.c, emit_common.c and emit_header.c (emit.h), never
  * emit_cu.c. */
 #ifndef TECC_EMIT_STITCH_H
@@ -7,11 +7,10 @@
 
 #include "emit.h"
 
-/* The two kernels (registers, streamed) of a stitch group. */
+/* The kernels a stitch group's variants launch (registers, streamed). */
 void emit_stitch_kernel(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names);
-/* The host code that picks one and launches it. */
+/* The host code that tries the variants (schedule.h) in order and
+ * launches the first whose condition holds. */
 void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names);
-/* --emit=plan lines for a stitch group (variants, conditions). */
-void stitch_plan_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g);
 
 #endif

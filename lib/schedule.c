@@ -108,7 +108,7 @@ static void elementwise(Arena *a, GroupSchedule *s, const Footprint *f) {
  * ordered stage combines the chunks of a split (deterministic). */
 static void reduction(Arena *a, GroupSchedule *s) {
   if (s->cls == CLASS_COLUMN) {
-    Variant *v = add(a, s, "narrow", WHEN_ROW_AT_MOST, STORE_REGISTERS);
+    Variant *v = add(a, s, "narrow", WHEN_LEN_AT_MOST, STORE_REGISTERS);
     v->limit = 255;
     v->threads_x = 32;
     v->threads_y = 8;
@@ -286,6 +286,7 @@ static const char *condition_text(Arena *a, const Variant *v, int first) {
   switch (v->when) {
   case WHEN_ALWAYS: return first ? "always" : "otherwise";
   case WHEN_ALIGNED: return "when every tensor moved in packs is aligned to its pack";
+  case WHEN_LEN_AT_MOST: return arena_printf(a, "when R <= %lld", (long long)v->limit);
   case WHEN_ROW_AT_MOST: return arena_printf(a, "when R <= %lld and 32-bit indices do", (long long)v->limit);
   case WHEN_ROW_FITS: return "when R <= TY*ITEMS and 32-bit indices do";
   case WHEN_CLUSTERS:

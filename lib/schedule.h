@@ -49,6 +49,7 @@ typedef enum Storage {
 typedef enum When {
   WHEN_ALWAYS,
   WHEN_ALIGNED,      /* every tensor moved in packs is aligned to its pack */
+  WHEN_LEN_AT_MOST,  /* the reduced length <= limit */
   WHEN_ROW_AT_MOST,  /* the row (reduced) length <= limit, and 32-bit indices do */
   WHEN_ROW_FITS,     /* the fitted block holds the row (len <= threads_y * items), 32-bit indices do */
   WHEN_CLUSTERS      /* len <= limit, 32-bit indices do, and the device launches clusters */
@@ -66,7 +67,7 @@ typedef enum FitRule {
 typedef struct Variant {
   const char *name;    /* the kernel's suffix and the plan's name: "packed", "block", ... */
   When when;
-  int64_t limit;       /* WHEN_ROW_AT_MOST, WHEN_CLUSTERS */
+  int64_t limit;       /* WHEN_LEN_AT_MOST, WHEN_ROW_AT_MOST, WHEN_CLUSTERS */
   Storage storage;
   FitRule fit;
   int vec;             /* elements per 16-byte pack (1: one at a time) */

@@ -44,37 +44,41 @@ inline int pow2_at_least(int64_t x, int lo, int hi) {
 }
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* @piece Columns fit_columns @needs pow2_at_least ceil_div sm_count */
-/* The block of a column stitch kernel (lib/schedule.c, FIT_COLUMNS):
- * tx contiguous columns (32, 16 or 8: the most that leaves 2 blocks per
- * SM), ty lanes along the column, a power of two in [32, 1024 / tx] that
- * holds `len` at `items` elements per lane when it can. */
-struct Columns {
-  int tx, ty;
-};
-inline Columns fit_columns(int64_t rows, int64_t len, int items) {
-  Columns c;
+/* @piece column_width @needs ceil_div sm_count */
+/* Contiguous columns per block of a column stitch kernel (lib/schedule.c,
+ * FIT_COLUMNS): 32, 16 or 8, the most that leaves 2 blocks per SM. */
+inline int column_width(int64_t rows) {
   const int64_t sms = sm_count();
-  c.tx = 32;
-  if (ceil_div(rows, 32) < 2 * sms) c.tx = 16;
-  if (ceil_div(rows, 16) < 2 * sms) c.tx = 8;
-  c.ty = pow2_at_least(ceil_div(len, items), 32, 1024 / c.tx);
-  return c;
+  if (ceil_div(rows, 32) >= 2 * sms) return 32;
+  if (ceil_div(rows, 16) >= 2 * sms) return 16;
+  return 8;
 }
 
-/* @piece split_count @needs sm_count */
-/* Chunks of the reduced range of a plain reduction (lib/schedule.c,
- * split 0): when `grid` blocks cannot fill 4 per SM and the range is
- * long, enough chunks along gridDim.y to fill them, each at least 16
- * elements per lane; at most 1024. */
-inline int64_t split_count(unsigned grid, int64_t len, int lanes) {
+/* @piece Launch split_launch @needs ceil_div sm_count */
+/* A plain reduction's launch: tx * ty threads per block, `grid` blocks
+ * along the outputs, the reduced range cut into `splits` chunks of
+ * `chunk` elements along gridDim.y (then a second kernel combines the
+ * partials in chunk order: deterministic). */
+struct Launch {
+  unsigned tx, ty, grid;
+  int64_t chunk, splits;
+};
+
+/* The split of lib/schedule.c (split 0): when the grid cannot fill 4
+ * blocks per SM and the range is long, enough chunks to fill them, each
+ * at least 16 elements per lane; at most 1024. */
+inline void split_launch(Launch *l, int64_t len, int64_t lanes) {
   const int64_t fill = (int64_t)sm_count() * 4;
-  if ((int64_t)grid >= fill || len < (int64_t)lanes * 64) return 1;
-  int64_t s = (fill + grid - 1) / grid;
-  const int64_t most = len / ((int64_t)lanes * 16);
-  if (s > most) s = most;
-  if (s > 1024) s = 1024;
-  return s < 1 ? 1 : s;
+  int64_t s = 1;
+  if ((int64_t)l->grid < fill && len >= lanes * 64) {
+    s = ceil_div(fill, l->grid);
+    const int64_t most = len / (lanes * 16);
+    if (s > most) s = most;
+    if (s > 1024) s = 1024;
+    if (s < 1) s = 1;
+  }
+  l->chunk = s > 1 ? ceil_div(len, s) : len;
+  l->splits = s > 1 ? ceil_div(len, l->chunk) : 1;
 }
 
 /* @piece cluster_rank cluster_size cluster_allreduce */
@@ -119,7 +123,7 @@ __device__ __forceinline__ T cluster_allreduce(T v, Op op, T *slot) {
 #endif
 }
 
-/* @piece clusters_ok launch_cluster */
+/* @piece clusters_ok cluster_grid launch_cluster @needs sm_count */
 /* The device launches clusters and `kernel` was compiled for sm_90 or
  * newer (its cluster code is there).  Cached per device: the kernels of
  * one file are compiled for the same architectures. */
@@ -138,9 +142,19 @@ inline bool clusters_ok(const void *kernel) {
   return ok;
 }
 
-/* Launches `kernel` with clusters of `cluster` blocks along x. */
+/* Blocks for `rows` rows of `cluster` blocks each: a cluster per row, at
+ * most as many clusters as fit the SMs at once (grid-stride over rows). */
+inline unsigned cluster_grid(int64_t rows, unsigned cluster) {
+  int64_t clusters = sm_count() / (int64_t)cluster;
+  if (clusters < 1) clusters = 1;
+  if (clusters > rows) clusters = rows;
+  return (unsigned)(clusters * cluster);
+}
+
+/* Launches `kernel` with clusters of `cluster` blocks along x; a failure
+ * is the launch's error (cudaGetLastError), as with <<<>>>. */
 template <typename... Params, typename... Args>
-inline cudaError_t launch_cluster(void (*kernel)(Params...), unsigned grid, dim3 block, unsigned cluster,
+inline void launch_cluster(void (*kernel)(Params...), unsigned grid, dim3 block, unsigned cluster,
                                   cudaStream_t stream, Args... args) {
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr;
@@ -153,60 +167,7 @@ inline cudaError_t launch_cluster(void (*kernel)(Params...), unsigned grid, dim3
   cfg.stream = stream;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, kernel, args...);
-}
-
-/* @piece StitchPick stitch_pick @needs pow2_at_least grid_size sm_count */
-/* A stitch group's launch: items = 1..32 picks the register kernel with
- * that many elements per thread and input, 0 the streaming kernel. */
-struct StitchPick {
-  int items, vec, tx, ty;
-  unsigned grid;
-};
-
-/* `held`: full-domain inputs each thread holds per element; `vec`: the
- * register kernel's pack size (row schedule), used when `vec_ok` (rows
- * are whole packs and the pointers aligned), else 1 (scalar loads).  Row: lanes along x; column: rows (contiguous) along x, lanes
- * along y. */
-inline StitchPick stitch_pick(int64_t rows, int64_t len, int held, bool row, int vec, bool vec_ok) {
-  StitchPick p;
-  (void)vec_ok; /* misaligned rows keep the split, the kernel loads by element */
-  p.vec = vec;
-  const int budget = 32; /* registers per thread for held values */
-  const int max_elems = held > 0 ? (budget / held >= 1 ? budget / held : 1) : 32;
-  const int max_items = max_elems / vec >= 1 ? max_elems / vec : 1;
-  if (row) {
-    /* a warp per row while a thread can hold its share, else a block
-     * with about min(4, max_items) packs per thread */
-    const int target = max_items < 4 ? max_items : 4;
-    if (len <= 32 * (int64_t)max_items * vec)
-      p.tx = 32;
-    else
-      p.tx = pow2_at_least((len + (int64_t)target * vec - 1) / ((int64_t)target * vec), 32, 1024);
-    p.ty = p.tx >= 128 ? 1 : 128 / p.tx;
-    int64_t per = (len + (int64_t)p.tx * vec - 1) / ((int64_t)p.tx * vec);
-    p.items = per <= max_items ? pow2_at_least(per, 1, 32) : 0;
-    if (p.items == 0) {
-      /* streaming, 4 packs per thread per chunk; long rows get one block
-       * per SM, so that the rows in flight stay in L2 for the re-reads */
-      p.tx = pow2_at_least((len + 4 * vec - 1) / (4 * vec), 32, 1024);
-      p.ty = p.tx >= 128 ? 1 : 128 / p.tx;
-      p.grid = grid_size(rows, p.ty, p.tx == 1024 ? 1 : 2048 / (p.tx * p.ty));
-      return p;
-    }
-    p.grid = grid_size(rows, p.ty, 2048 / (p.tx * p.ty));
-    return p;
-  }
-  const int64_t sms = sm_count();
-  p.tx = 32;
-  if ((rows + 31) / 32 < 2 * sms) p.tx = 16;
-  if ((rows + 15) / 16 < 2 * sms) p.tx = 8;
-  p.ty = 1024 / p.tx;
-  while (p.ty > 32 && (int64_t)(p.ty / 2) * max_items >= len) p.ty /= 2;
-  int64_t per = (len + p.ty - 1) / p.ty;
-  p.items = per <= max_items ? pow2_at_least(per, 1, 32) : 0;
-  p.grid = grid_size(rows, p.tx, 2048 / (p.tx * p.ty));
-  return p;
+  cudaLaunchKernelEx(&cfg, kernel, args...);
 }
 
 /* @end */

@@ -473,55 +473,11 @@ inline bool overlap(const void *a, int64_t na, const void *b, int64_t nb) {
   return pa < pb + (uintptr_t)nb && pb < pa + (uintptr_t)na;
 }
 
-/* @piece row_threads sat_mul ReduceLaunch reduce_launch @needs grid_size sm_count */
-/* Threads along a reduced row: a power of two from 32 to 1024. */
-inline int row_threads(int64_t row) {
-  int t = 32;
-  while (t < 1024 && t < row) t *= 2;
-  return t;
-}
-
+/* @piece sat_mul */
 /* int64 product that saturates instead of overflowing (sizes >= 0). */
 inline int64_t sat_mul(int64_t a, int64_t b) {
   int64_t r;
   return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
-}
-
-/* How a reduction group is launched: tx * ty threads per block, `grid`
- * blocks along the outputs, and the reduced range cut into `splits`
- * chunks of `chunk` elements along gridDim.y when there are too few
- * outputs to fill the GPU (then a second kernel combines the partials in
- * split order: deterministic). */
-struct ReduceLaunch {
-  int tx, ty;
-  unsigned grid;
-  int64_t splits, chunk;
-};
-
-inline ReduceLaunch reduce_launch(bool row, int64_t outer, int64_t red) {
-  ReduceLaunch l;
-  if (row) {
-    l.tx = row_threads(red);
-    l.ty = l.tx >= 256 ? 1 : 256 / l.tx;
-  } else {
-    l.tx = 32;
-    l.ty = red >= 256 ? 32 : 8;
-  }
-  const int per_block = row ? l.ty : l.tx;
-  l.grid = grid_size(outer, per_block, 2048 / (l.tx * l.ty));
-  const int64_t lanes = row ? l.tx : l.ty;
-  const int64_t fill = (int64_t)sm_count() * 4;
-  int64_t s = 1;
-  if ((int64_t)l.grid < fill && red >= lanes * 64) {
-    s = (fill + l.grid - 1) / l.grid;
-    const int64_t most = red / (lanes * 16);
-    if (s > most) s = most;
-    if (s > 1024) s = 1024;
-    if (s < 1) s = 1;
-  }
-  l.chunk = s > 1 ? (red + s - 1) / s : red;
-  l.splits = s > 1 ? (red + l.chunk - 1) / l.chunk : 1;
-  return l;
 }
 
 /* @piece aligned16 aligned_to */

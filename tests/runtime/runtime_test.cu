@@ -1,6 +1,7 @@
 // runtime_test.cu — GPU unit tests of runtime/tecc_runtime.cuh (TAP).
 // Built by runtime.sh with nvcc; needs a GPU.
 #include "../../runtime/tecc_runtime.cuh"
+#include "../../runtime/tecc_rows.cuh"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -185,7 +186,9 @@ static void test_host(void) {
   char buf[64];
   ok(tecc::overlap(buf, 16, buf + 8, 16) && !tecc::overlap(buf, 8, buf + 8, 8) && !tecc::overlap(buf, 0, buf, 8),
      "overlap of byte ranges");
-  ok(tecc::row_threads(1) == 32 && tecc::row_threads(100) == 128 && tecc::row_threads(1 << 20) == 1024, "row_threads");
+  ok(tecc::pow2_at_least(1, 32, 1024) == 32 && tecc::pow2_at_least(100, 32, 1024) == 128 &&
+         tecc::pow2_at_least(1 << 20, 32, 1024) == 1024,
+     "pow2_at_least");
   int sms = tecc::sm_count();
   ok(sms > 0 && sms == tecc::sm_count(), "sm_count is cached and positive");
   ok(tecc::sat_mul(INT64_C(1) << 40, INT64_C(1) << 40) == INT64_MAX && tecc::sat_mul(6, 7) == 42, "sat_mul");
@@ -194,12 +197,16 @@ static void test_host(void) {
   const int64_t cases[][3] = {{1, 1 << 26, 1}, {4, 1000003, 1}, {1, 0, 1}, {100000, 1024, 1}, {7, 1 << 20, 0}, {1, 5, 0}};
   bool good = true;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    tecc::ReduceLaunch l = tecc::reduce_launch(cases[i][2] != 0, cases[i][0], cases[i][1]);
+    tecc::Launch l;
+    l.grid = tecc::grid_size(cases[i][0], cases[i][2] ? 1 : 32, 8);
+    tecc::split_launch(&l, cases[i][1], cases[i][2] ? 1024 : 32);
     good &= l.splits >= 1 && l.splits <= 1024 && l.chunk * l.splits >= cases[i][1] &&
-            (l.splits == 1 || l.chunk * (l.splits - 1) < cases[i][1]) && l.tx * l.ty <= 1024 && l.grid >= 1;
+            (l.splits == 1 || l.chunk * (l.splits - 1) < cases[i][1]);
   }
-  tecc::ReduceLaunch big = tecc::reduce_launch(true, 1, INT64_C(1) << 26);
-  ok(good && big.splits > 1, "reduce_launch splits long reductions of few outputs, chunks cover the range");
+  tecc::Launch big;
+  big.grid = 1;
+  tecc::split_launch(&big, INT64_C(1) << 26, 1024);
+  ok(good && big.splits > 1, "split_launch splits long reductions of few outputs, chunks cover the range");
 }
 
 int main(void) {
