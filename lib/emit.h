@@ -135,6 +135,10 @@ typedef struct Memo {
 
 Memo *memo_find(const PtrVec *memo, const Value *v, const int *map);
 Memo *memo_add(Arena *a, PtrVec *memo, const Value *v, const int *map, const char *name);
+/* What a value's temporary is named after: its .te name ("rstd"); an
+ * input's element, or a value named like a parameter, "x_val"; an
+ * anonymous value its SSA id ("v7"). */
+const char *value_temp_name(Arena *a, const Kernel *k, const Value *v);
 /* A fresh kernel identifier near `want` (`u_` prefixed when reserved). */
 const char *fresh_name(Arena *a, NameSet *taken, const char *want);
 /* Marks the entry point's parameter names taken. */

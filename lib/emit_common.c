@@ -98,6 +98,26 @@ Memo *memo_add(Arena *a, PtrVec *memo, const Value *v, const int *map, const cha
   return m;
 }
 
+static int names_parameter(const Kernel *k, const char *name) {
+  for (int i = 0; i < k->ninputs; i++)
+    if (strcmp(k->inputs[i].name, name) == 0)
+      return 1;
+  for (int i = 0; i < k->noutputs; i++)
+    if (strcmp(k->outputs[i].name, name) == 0)
+      return 1;
+  for (int i = 0; i < k->nsizevars; i++)
+    if (strcmp(k->sizevars[i].name, name) == 0)
+      return 1;
+  return 0;
+}
+
+const char *value_temp_name(Arena *a, const Kernel *k, const Value *v) {
+  const char *name = v->op == IR_INPUT ? k->inputs[v->index].name : v->name;
+  if (!name)
+    return arena_printf(a, "v%d", v->id);
+  return names_parameter(k, name) ? arena_printf(a, "%s_val", name) : name;
+}
+
 const char *fresh_name(Arena *a, NameSet *taken, const char *want) {
   return nameset_fresh(taken, name_is_reserved(want) ? arena_printf(a, "u_%s", want) : want);
 }

@@ -61,12 +61,7 @@ static KParam *add_param(GEmit *e, ParamKind kind, int index, Value *v, const ch
 }
 
 static const char *value_base_name(GEmit *e, const Value *v) {
-  const char *name = v->name;
-  if (v->op == IR_INPUT)
-    name = e->k->inputs[v->index].name;
-  if (!name)
-    return arena_printf(e->a, "v%d", v->id);
-  return arena_printf(e->a, "%s%s_%d", name_is_reserved(name) ? "u_" : "", name, v->id);
+  return value_temp_name(e->a, e->k, v);
 }
 
 /* Where a stored value is read from, as a kernel parameter. */
@@ -398,7 +393,8 @@ static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *bod
   }
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
-  emit(o, "const IndexT t_i = t_p * VEC + t_k;");
+  if (out_mentions(decomp, "t_i") || out_mentions(body, "t_i"))
+    emit(o, "const IndexT t_i = t_p * VEC + t_k;");
   emit_fragment(o, decomp);
   emit_fragment(o, body);
   close_block(o, "");

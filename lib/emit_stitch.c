@@ -80,12 +80,8 @@ typedef struct SEmit {
 
 /* ---- names and parameters ------------------------------------------------ */
 
-/* A value's temporary is named after it in the .te (an input's element:
- * x_val); anonymous values by their SSA id. */
 static const char *base_name(SEmit *e, const Value *v) {
-  if (v->op == IR_INPUT)
-    return arena_printf(e->a, "%s_val", e->k->inputs[v->index].name);
-  return v->name ? v->name : arena_printf(e->a, "v%d", v->id);
+  return value_temp_name(e->a, e->k, v);
 }
 
 /* A name for the whole kernel (a parameter, a row value). */
