@@ -11,12 +11,14 @@
  * inputs, which the "reg" kernel holds in registers (one read of the
  * input) and the "stream" kernel re-reads (rows of any length).
  *
- * Two kernels per group, the host picks one at run time from the sizes
- * (runtime/tecc_rows.cuh, tecc::stitch_pick):
- *   NAME_reg<IndexT, ITEMS>: each thread keeps ITEMS elements of each
- *     full-domain input in a register array;
- *   NAME_stream<IndexT>: each pass re-reads the row (from L2 when the
- *     rows in flight fit).
+ * At most two kernels per group, instantiated for the variants of its
+ * schedule (schedule.h), which the host tries in order:
+ *   NAME_reg<IndexT, ITEMS, VEC>: each thread keeps ITEMS packs of VEC
+ *     elements of each full-domain input in a register array; on sm_90
+ *     a row may span the blocks of a thread-block cluster, whose row
+ *     results meet in distributed shared memory;
+ *   NAME_stream<IndexT, VEC>: each pass re-reads the row (from L2 when
+ *     the rows in flight fit).
  * Schedule row (reduced axes innermost): lanes along threadIdx.x, rows
  * along threadIdx.y; schedule column: lanes along threadIdx.y, rows (the
  * contiguous kept axis) along threadIdx.x.

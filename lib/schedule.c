@@ -161,6 +161,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
     v->threads_y = 1;
     v->cluster = 0;
     v->limit = (int64_t)t->max_cluster * MAX_THREADS * max_items * vec;
+    v->sm_threads = MAX_THREADS;
   }
   v = row_variant(a, s, "stream", vec, STREAM_ITEMS);
   v->when = WHEN_ALWAYS;
@@ -313,6 +314,8 @@ static const char *block_text(Arena *a, const Variant *v) {
 }
 
 static const char *grid_text(Arena *a, const Variant *v) {
+  if (v->fit == FIT_CLUSTER)
+    return "grid <= SMs/C clusters";
   if (v->fit == FIT_NONE)
     return arena_printf(a, "grid <= %d*SMs", v->sm_threads / (v->threads_x * v->threads_y));
   return arena_printf(a, "grid <= SMs*%d/(block threads)", v->sm_threads);
@@ -340,6 +343,11 @@ static void stitch_text(Buf *b, const Group *g, const GroupSchedule *s) {
     buf_printf(b, "%s %%%d %s (level %d)", i ? "," : "", r->id, reduce_name(r->rop), st->level[r->id]);
   }
   buf_printf(b, "; %d value(s) held per element, %d element(s) per thread and value\n", s->held, s->budget);
+  int vec = s->variants[0].vec;
+  if (vec > 1)
+    buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0 "
+                  "and the row pointers are aligned, else element by element (the same split: the same sums, bit "
+                  "for bit)\n", vec, vec);
 }
 
 static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {

@@ -1,0 +1,34 @@
+#!/bin/sh
+# arch.sh — --arch changes what is emitted where it matters: for sm_90 the
+# plan of a softmax over long rows has a cluster variant and the .cu its
+# cluster code (thread-block clusters, distributed shared memory); for
+# sm_80 neither.  Each .cu compiles with nvcc for its own architecture
+# (tests/nvcc/compile.sh also builds the sm_90 files for sm_80: cli.md).
+. "$top_srcdir/tests/tap.sh"
+work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-arch.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+te="$top_srcdir/examples/softmax.te"
+
+plan 8
+for a in sm_80 sm_90; do
+  "$TECC" --arch=$a --emit=plan "$te" -o "$work/$a.plan"
+  "$TECC" --arch=$a "$te" -o "$work/$a.cu"
+  is "$?" 0 "tecc --arch=$a examples/softmax.te"
+done
+ok "sm_90: the plan has a cluster variant" grep -q '^    variant cluster (' "$work/sm_90.plan"
+ok "sm_80: the plan has none" sh -c "! grep -q 'variant cluster' '$work/sm_80.plan'"
+ok "sm_90: the .cu launches clusters" grep -q 'tecc::launch_cluster(' "$work/sm_90.cu"
+ok "sm_80: the .cu has no cluster code" sh -c "! grep -qi 'cluster' '$work/sm_80.cu'"
+if [ -z "$NVCC" ]; then
+  skip "nvcc -arch=sm_80 compiles the sm_80 file" "nvcc not found by configure"
+  skip "nvcc -arch=sm_90 compiles the sm_90 file" "nvcc not found by configure"
+  exit 0
+fi
+for a in sm_80 sm_90; do
+  if "$NVCC" -c -arch=$a -Werror all-warnings "$work/$a.cu" -o "$work/$a.o" > "$work/$a.log" 2>&1; then
+    pass "nvcc -arch=$a compiles the $a file"
+  else
+    fail "nvcc -arch=$a compiles the $a file"
+    sed 's/^/# /' "$work/$a.log"
+  fi
+done
