@@ -419,7 +419,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   add_size_params(e);
   order_params(e);
   e->body = NULL;
-  open_kernel(e, o, "typename IndexT, int VEC", 256, "");
+  open_kernel(e, o, "typename IndexT, int VEC", e->g->schedule->max_threads, "");
   emit(o, "const IndexT t_n = %s;", numel_expr(e, &e->g->domain, ~0u, "(IndexT)"));
   emit(o, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
   emit(o, "const IndexT t_npack = t_n / VEC;");
@@ -514,7 +514,8 @@ static void emit_split_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
   emit(o, "template <typename IndexT>");
   Buf h;
   buf_init(&h, e->a);
-  buf_printf(&h, "__global__ void __launch_bounds__(256) %s_final(const %s *__restrict__ t_part, int t_splits", e->kname, ri->acc_type);
+  buf_printf(&h, "__global__ void __launch_bounds__(%d) %s_final(const %s *__restrict__ t_part, int t_splits",
+             e->g->schedule->final_threads, e->kname, ri->acc_type);
   for (int i = 0; i < e->params.len; i++) {
     const KParam *p = e->params.items[i];
     if (p->kind == P_OUTPUT || p->kind == P_WS_WRITE || p->kind == P_SIZE)
@@ -575,10 +576,11 @@ static void emit_reduce_result(GEmit *e, Out *o, Value *r, const RedInfo *ri, co
 
 /* The kernel's signature and the extent of this block's chunk. */
 static void open_reduce_kernel(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
-  open_kernel(e, o, "typename IndexT", 1024, arena_printf(e->a, ", %s *__restrict__ t_part, IndexT t_chunk", ri->acc_type));
+  int threads = e->g->schedule->max_threads;
+  open_kernel(e, o, "typename IndexT", threads, arena_printf(e->a, ", %s *__restrict__ t_part, IndexT t_chunk", ri->acc_type));
   emit(o, "/* Blocks with blockIdx.y = s reduce [s * t_chunk, (s + 1) * t_chunk); with");
   emit(o, " * several splits they leave partials in t_part for %s_final. */", e->kname);
-  emit(o, "__shared__ %s t_smem[1024];", ri->acc_type);
+  emit(o, "__shared__ %s t_smem[%d];", ri->acc_type, threads);
   emit(o, "const IndexT t_outer = %s;", numel_expr(e, &e->g->domain, ~r->axes, "(IndexT)"));
   emit(o, "const IndexT t_red = %s;", numel_expr(e, &e->g->domain, r->axes, "(IndexT)"));
   emit(o, "const IndexT t_rbeg = (IndexT)blockIdx.y * t_chunk;");
@@ -781,8 +783,9 @@ static void emit_reduce_launch(KEmit *ke, Out *o, GEmit *ge) {
        ge->kname, group_args(ke, ge), ri.acc_type, g->id);
   open_block(o, "if (t_l.splits > 1)");
   emit_launch_check(o);
-  emit(o, "%s_final<IndexT><<<tecc::grid_size(t_outer, 256, 8), 256, 0, stream>>>((const %s *)t_part%d, (int)t_l.splits%s);",
-       ge->kname, ri.acc_type, g->id, final_args(ke, ge));
+  int final = g->schedule->final_threads;
+  emit(o, "%s_final<IndexT><<<tecc::grid_size(t_outer, %d, %d), %d, 0, stream>>>((const %s *)t_part%d, (int)t_l.splits%s);",
+       ge->kname, final, g->schedule->variants[0].sm_threads / final, final, ri.acc_type, g->id, final_args(ke, ge));
   close_block(o, "");
 }
 

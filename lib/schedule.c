@@ -252,6 +252,16 @@ static int64_t reduced_length(const Group *g) {
 
 /* ---- the pass ------------------------------------------------------------ */
 
+static int max_threads(const GroupSchedule *s) {
+  int most = 1;
+  for (int i = 0; i < s->nvariants; i++) {
+    const Variant *v = &s->variants[i];
+    int n = v->fit == FIT_NONE ? v->threads_x * v->threads_y : MAX_THREADS;
+    most = n > most ? n : most;
+  }
+  return most;
+}
+
 static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group *g, const Target *t) {
   GroupSchedule *s = ARENA_NEW(a, GroupSchedule);
   Footprint f = group_footprint(a, kp, g);
@@ -267,6 +277,8 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   }
   if (g->kind == GROUP_STITCH)
     decide(s, reduced_length(g), small_domain(g));
+  s->max_threads = max_threads(s);
+  s->final_threads = ELEMENTWISE_THREADS;
   return s;
 }
 

@@ -84,6 +84,8 @@ typedef struct GroupSchedule {
   SchedClass cls;
   Variant *variants;  /* tried in order */
   int nvariants;
+  int max_threads;    /* the largest block a variant launches: the kernels' __launch_bounds__ */
+  int final_threads;  /* split reductions: the block of the ordered second stage */
   int held;           /* stitch: full-domain values held per element */
   int budget;         /* stitch: elements a thread may hold per value */
   const char *keep;   /* stitch: by value id, the values kept across passes */
