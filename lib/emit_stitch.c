@@ -168,28 +168,11 @@ static const char *count_expr(SEmit *e, uint32_t mask) {
 
 /* Does `v`, evaluated at `map`, vary along the row? */
 static int varies_along_row(const SEmit *e, const Value *v, const int *map) {
-  for (int j = 0; j < v->shape.rank; j++)
-    if (!dim_is_one(&v->shape, j) && map[j] >= 0 && is_reduced_axis(e, map[j]))
-      return 1;
-  return 0;
+  return varies_along(&v->shape, map, e->st->axes);
 }
 
-/* The non-1 axes of `s` are those of the domain (or of the kept axes
- * only, when `kept_only`), in order, at `map`. */
 static int covers(const SEmit *e, const Shape *s, const int *map, int kept_only) {
-  const Shape *d = &e->g->domain;
-  int want[TECC_MAX_RANK], n = 0, got = 0;
-  for (int i = 0; i < d->rank; i++)
-    if (!dim_is_one(d, i) && !(kept_only && is_reduced_axis(e, i)))
-      want[n++] = i;
-  for (int j = 0; j < s->rank; j++) {
-    if (dim_is_one(s, j))
-      continue;
-    if (map[j] < 0 || got >= n || map[j] != want[got])
-      return 0;
-    got++;
-  }
-  return got == n;
+  return covers_domain(&e->g->domain, e->st->axes, s, map, kept_only);
 }
 
 static const char *offset_expr(SEmit *e, const Shape *s, const int *map) {

@@ -68,26 +68,8 @@ static void broadcast_map(const Value *v, const int *map, int *amap) {
     amap[j] = dim_is_one(&arg->shape, j) ? -1 : map[j + shift];
 }
 
-static int is_reduced(const Walk *w, int axis) {
-  return (int)((w->axes >> axis) & 1u);
-}
-
-/* The non-1 axes of `s` at `map` are the domain's non-1 axes (the kept
- * ones only, when `kept_only`), in order. */
 static int covers(const Walk *w, const Shape *s, const int *map, int kept_only) {
-  const Shape *d = &w->g->domain;
-  int want[TECC_MAX_RANK], n = 0, got = 0;
-  for (int i = 0; i < d->rank; i++)
-    if (!dim_is_one(d, i) && !(kept_only && is_reduced(w, i)))
-      want[n++] = i;
-  for (int j = 0; j < s->rank; j++) {
-    if (dim_is_one(s, j))
-      continue;
-    if (map[j] < 0 || got >= n || map[j] != want[got])
-      return 0;
-    got++;
-  }
-  return got == n;
+  return covers_domain(&w->g->domain, w->axes, s, map, kept_only);
 }
 
 /* ---- loop groups ------------------------------------------------------- */
@@ -157,10 +139,7 @@ static int stitch_reads_memory(const Walk *w, const Value *v) {
 }
 
 static int varies_along_row(const Walk *w, const Value *v, const int *map) {
-  for (int j = 0; j < v->shape.rank; j++)
-    if (!dim_is_one(&v->shape, j) && map[j] >= 0 && is_reduced(w, map[j]))
-      return 1;
-  return 0;
+  return varies_along(&v->shape, map, w->axes);
 }
 
 static void hold(Walk *w, const Value *v) {

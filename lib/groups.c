@@ -66,3 +66,25 @@ const char *group_bytes(Arena *a, const Kernel *k, const KernelPlan *kp, const G
   }
   return n ? buf_cstr(&b) : "0";
 }
+
+int varies_along(const Shape *s, const int *map, uint32_t axes) {
+  for (int j = 0; j < s->rank; j++)
+    if (!dim_is_one(s, j) && map[j] >= 0 && ((axes >> map[j]) & 1u))
+      return 1;
+  return 0;
+}
+
+int covers_domain(const Shape *domain, uint32_t axes, const Shape *s, const int *map, int kept_only) {
+  int want[TECC_MAX_RANK], n = 0, got = 0;
+  for (int i = 0; i < domain->rank; i++)
+    if (!dim_is_one(domain, i) && !(kept_only && ((axes >> i) & 1u)))
+      want[n++] = i;
+  for (int j = 0; j < s->rank; j++) {
+    if (dim_is_one(s, j))
+      continue;
+    if (map[j] < 0 || got >= n || map[j] != want[got])
+      return 0;
+    got++;
+  }
+  return got == n;
+}

@@ -82,6 +82,12 @@ const char *schedule_name(Schedule s);
 int dim_is_one(const Shape *s, int i);
 /* The last axis of `domain` that is not the literal 1, or -1. */
 int innermost_axis(const Shape *domain);
+/* Does a value of shape `s`, indexed at `map` (domain axis per axis of
+ * `s`, -1 for none), vary along the reduced `axes` of the domain? */
+int varies_along(const Shape *s, const int *map, uint32_t axes);
+/* The non-1 axes of `s` at `map` are exactly the domain's non-1 axes (its
+ * kept ones only, when `kept_only`), in order. */
+int covers_domain(const Shape *domain, uint32_t axes, const Shape *s, const int *map, int kept_only);
 /* "M*N": the product of `s`'s non-1 dims in `mask`, by name ("1": none). */
 const char *dims_text(Arena *a, const Kernel *k, const Shape *s, uint32_t mask);
 /* "4*M*N + 4*M": the bytes one launch of `g` moves, at least. */
