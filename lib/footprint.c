@@ -100,7 +100,8 @@ static void loop_visit(Walk *w, const Value *v, const int *map) {
   if (seen_before(w, &w->seen, v, map))
     return;
   if (loop_reads_memory(w, v)) {
-    if (v->shape.rank > 0 && at_own_index(w, &v->shape, map))
+    int by_value = v->op == IR_INPUT && v->shape.rank == 0; /* a scalar argument */
+    if (!by_value && at_own_index(w, &v->shape, map))
       widen(w, v->dtype);
     return;
   }
