@@ -981,6 +981,7 @@ static void emit_snapshots(KEmit *ke, Out *o) {
     emit(o, "cudaError_t t_err = cudaMemcpyAsync(t_ws + t_snap_off%d, %s, (size_t)t_bytes_%s, cudaMemcpyDeviceToDevice, stream);", j, x, x);
     open_block(o, "if (t_err != cudaSuccess)");
     emit(o, "(void)cudaFreeAsync(t_ws, stream);");
+    emit(o, "(void)cudaGetLastError(); /* this call's own failure: in the status, not left pending */");
     emit(o, "return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
     close_block(o, "");
     emit(o, "%s = (const %s *)(t_ws + t_snap_off%d);", x, abi_ctype(ke->k->inputs[j].dtype), j);
@@ -1104,6 +1105,14 @@ static void emit_argument_checks(KEmit *ke, Out *o) {
   emit_domain_checks(ke, o);
 }
 
+/* An error an earlier CUDA call left pending is the caller's to read: it
+ * is reported, not cleared, and nothing is enqueued (abi.md §3). */
+static void emit_pending_check(Out *o) {
+  emit(o, "/* A CUDA error the caller has not read yet: report it, leave it pending. */");
+  emit(o, "const cudaError_t t_pending = cudaPeekAtLastError();");
+  emit(o, "if (t_pending != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_pending);");
+}
+
 /* Allocates the workspace and points the slots and partials into it. */
 static void emit_workspace_alloc(KEmit *ke, Out *o) {
   KernelPlan *kp = ke->kp;
@@ -1150,8 +1159,11 @@ static void emit_launcher_call(KEmit *ke, Out *o, const char *big, int ws) {
   }
   emit_launch_status(ke, o, "tecc_status t_status = ", big);
   open_block(o, "if (t_ws)");
-  emit(o, "cudaError_t t_err = cudaFreeAsync(t_ws, stream);");
-  emit(o, "if (t_err != cudaSuccess && t_status == TECC_SUCCESS) t_status = (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
+  emit(o, "const cudaError_t t_err = cudaFreeAsync(t_ws, stream);");
+  open_block(o, "if (t_err != cudaSuccess)");
+  emit(o, "(void)cudaGetLastError(); /* this call's own failure: in the status, not left pending */");
+  emit(o, "if (t_status == TECC_SUCCESS) t_status = (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
+  close_block(o, "");
   close_block(o, "");
   emit(o, "return t_status;");
 }
@@ -1161,6 +1173,7 @@ static void emit_entry(KEmit *ke, Out *o) {
   emit(o, "/* %s */", k->te_signature ? k->te_signature : k->name);
   open_block(o, "extern \"C\" %s", entry_signature(ke->a, k, ke->names));
   emit_argument_checks(ke, o);
+  emit_pending_check(o);
   const int ws = needs_workspace(ke);
   if (ws)
     emit_workspace(ke, o);
@@ -1170,11 +1183,10 @@ static void emit_entry(KEmit *ke, Out *o) {
     emit(o, "const int64_t t_lim = INT64_C(1) << 30;");
     emit(o, "const bool t_big = %s;", big);
   }
-  if (ws)
+  if (ws) {
     emit_workspace_alloc(ke, o);
-  emit(o, "(void)cudaGetLastError(); /* an earlier failure is not this call's */");
-  if (ws)
     emit_snapshots(ke, o);
+  }
   emit_launcher_call(ke, o, big, ws);
   close_block(o, "");
 }
