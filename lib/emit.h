@@ -92,6 +92,10 @@ void put_entry_params(Buf *b, const Kernel *k, const EntryNames *n);
 const char *entry_signature(Arena *a, const Kernel *k, const EntryNames *n);
 /* The header file name the .cu includes. */
 const char *header_file_name(Compilation *c);
+/* How the generated files name source file `f` ("<stdin>" for none): its
+ * base name, so that the output does not depend on the path it was given
+ * by (build systems pass absolute ones). */
+const char *source_name(const SourceFile *f);
 
 /* ---- emit_common.c: what both kernel emitters build alike ----------------- */
 

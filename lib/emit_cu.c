@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "emit.h"
 #include "emit_stitch.h"
+#include "runtime.h"
 #include "schedule.h"
 
 #include <ctype.h>
@@ -315,7 +316,7 @@ static const char *source_lines(GEmit *e) {
     if (seen || n == 64)
       continue;
     if (v->loc.file != last_file)
-      buf_printf(&b, "%s%s:", n ? "; " : "", v->loc.file->name);
+      buf_printf(&b, "%s%s:", n ? "; " : "", source_name(v->loc.file));
     else
       buf_puts(&b, ",");
     buf_printf(&b, "%d", line);
@@ -693,6 +694,7 @@ typedef struct KEmit {
   const EntryNames *names;
   GEmit **groups; /* by group id */
   char *snap;     /* by input: may be read from a copy (in-place calls) */
+  PtrVec counts;  /* Count*: the entry point's element counts */
 } KEmit;
 
 /* Every packed pointer is aligned to its pack. */
@@ -870,23 +872,105 @@ static void emit_launcher(KEmit *ke, Out *o) {
   close_block(o, "");
 }
 
-/* "t_n_x" etc.: checked products of a shape's dims. */
-static void emit_checked_numel(KEmit *ke, Out *o, const char *var, const Shape *s, uint32_t mask) {
-  emit(o, "int64_t %s = 1;", var);
+/* ---- host side: the entry point ---------------------------------------------- */
+
+/* An element count the entry point uses: a literal when every dim is one,
+ * else a size or a variable checked for int64 overflow, once per
+ * distinct product of dims. */
+typedef struct Count {
+  const char *key;  /* the dims, as multiplied */
+  const char *expr; /* the host expression */
+  int64_t value;    /* when known */
+  int known;        /* every dim is a literal and the product fits */
+  int domain;       /* some group's domain: it decides the index width */
+} Count;
+
+static const char *host_literal(Arena *a, int64_t v) {
+  return v > INT32_MAX ? arena_printf(a, "INT64_C(%lld)", (long long)v) : arena_printf(a, "%lld", (long long)v);
+}
+
+static const char *count_dim(KEmit *ke, Dim d) {
+  return d.var >= 0 ? ke->names->sizes[d.var] : host_literal(ke->a, d.size);
+}
+
+static Count *find_count(KEmit *ke, const char *key) {
+  for (int i = 0; i < ke->counts.len; i++) {
+    Count *c = ke->counts.items[i];
+    if (strcmp(c->key, key) == 0)
+      return c;
+  }
+  return NULL;
+}
+
+/* "int64_t t_n_x;" and its checked product; sizes are already >= 0. */
+static void emit_count_product(KEmit *ke, Out *o, const char *var, const Shape *s, const int *axes, int n) {
+  const char *ret = "return TECC_ERROR_INVALID_VALUE;";
+  emit(o, "int64_t %s;", var);
+  emit(o, "if (!tecc::mul_size(%s, %s, &%s)) %s", count_dim(ke, s->d[axes[0]]), count_dim(ke, s->d[axes[1]]),
+       var, ret);
+  for (int j = 2; j < n; j++)
+    emit(o, "if (!tecc::mul_size(%s, %s, &%s)) %s", var, count_dim(ke, s->d[axes[j]]), var, ret);
+}
+
+/* The count of the dims of `s` in `mask`; a product met for the first
+ * time that needs a run-time check is checked here, into `var`. */
+static Count *checked_count(KEmit *ke, Out *o, const char *var, const Shape *s, uint32_t mask) {
   int axes[TECC_MAX_RANK], n = shape_axes(s, mask, axes);
-  for (int j = 0; j < n; j++)
-    emit(o, "if (!tecc::mul_size(%s, %s, &%s)) return TECC_ERROR_INVALID_VALUE;", var,
-         host_dim(ke->a, ke->names, s->d[axes[j]]), var);
+  Buf key;
+  buf_init(&key, ke->a);
+  int64_t value = 1;
+  int known = 1;
+  for (int j = 0; j < n; j++) {
+    Dim d = s->d[axes[j]];
+    buf_printf(&key, "%s%s", j ? " * " : "", count_dim(ke, d));
+    if (d.var >= 0 || __builtin_mul_overflow(value, d.size, &value))
+      known = 0;
+  }
+  Count *c = find_count(ke, buf_cstr(&key));
+  if (c)
+    return c;
+  c = ARENA_NEW(ke->a, Count);
+  c->key = buf_cstr(&key);
+  c->known = known;
+  c->value = value;
+  if (known)
+    c->expr = host_literal(ke->a, value);
+  else if (n == 1)
+    c->expr = c->key;
+  else {
+    emit_count_product(ke, o, var, s, axes, n);
+    c->expr = var;
+  }
+  vec_push(ke->a, &ke->counts, c);
+  return c;
 }
 
-static void emit_tensor_bytes(KEmit *ke, Out *o, const char *name, const Shape *s, DType t) {
-  emit_checked_numel(ke, o, arena_printf(ke->a, "t_n_%s", name), s, ~0u);
+/* The alias checks read a tensor's byte count: an input's against every
+ * output, an output's against the tensor inputs and the other outputs. */
+static int bytes_read(const KEmit *ke, int is_output) {
+  if (!is_output)
+    return ke->k->noutputs > 0;
+  int tensors = ke->k->noutputs - 1;
+  for (int j = 0; j < ke->k->ninputs; j++)
+    tensors += ke->k->inputs[j].shape.rank > 0;
+  return tensors > 0;
+}
+
+/* t_bytes_NAME, and the NULL check of a non-empty tensor. */
+static void emit_tensor_bytes(KEmit *ke, Out *o, const char *name, const Shape *s, DType t, int is_output) {
+  const Count *c = checked_count(ke, o, arena_printf(ke->a, "t_n_%s", name), s, ~0u);
+  int64_t bytes;
+  if (c->known && !__builtin_mul_overflow(c->value, (int64_t)dtype_size(t), &bytes)) {
+    if (bytes_read(ke, is_output))
+      emit(o, "const int64_t t_bytes_%s = %s;", name, host_literal(ke->a, bytes));
+    if (c->value > 0)
+      emit(o, "if (!%s) return TECC_ERROR_INVALID_VALUE;", name);
+    return;
+  }
   emit(o, "int64_t t_bytes_%s;", name);
-  emit(o, "if (!tecc::mul_size(t_n_%s, %d, &t_bytes_%s)) return TECC_ERROR_INVALID_VALUE;", name,
-       dtype_size(t), name);
-  emit(o, "if (t_n_%s > 0 && !%s) return TECC_ERROR_INVALID_VALUE;", name, name);
+  emit(o, "if (!tecc::mul_size(%s, %d, &t_bytes_%s)) return TECC_ERROR_INVALID_VALUE;", c->expr, dtype_size(t), name);
+  emit(o, "if (%s > 0 && !%s) return TECC_ERROR_INVALID_VALUE;", c->expr, name);
 }
-
 /* Shapes equal once literal-1 axes are dropped (same layout). */
 static int same_layout(const Shape *a, const Shape *b) {
   Shape x = {0}, y = {0};
@@ -962,6 +1046,7 @@ static void emit_snapshots(KEmit *ke, Out *o) {
     emit(o, "cudaError_t t_err = cudaMemcpyAsync(t_ws + t_snap_off%d, %s, (size_t)t_bytes_%s, cudaMemcpyDeviceToDevice, stream);", j, x, x);
     open_block(o, "if (t_err != cudaSuccess)");
     emit(o, "(void)cudaFreeAsync(t_ws, stream);");
+    emit(o, "(void)cudaGetLastError(); /* this call's own failure: in the status, not left pending */");
     emit(o, "return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
     close_block(o, "");
     emit(o, "%s = (const %s *)(t_ws + t_snap_off%d);", x, abi_ctype(ke->k->inputs[j].dtype), j);
@@ -972,26 +1057,41 @@ static void emit_snapshots(KEmit *ke, Out *o) {
 static void emit_domain_checks(KEmit *ke, Out *o) {
   for (int i = 0; i < ke->kp->groups.len; i++) {
     Group *g = ke->kp->groups.items[i];
-    emit_checked_numel(ke, o, arena_printf(ke->a, "t_dom%d", i), &g->domain, ~0u);
+    checked_count(ke, o, arena_printf(ke->a, "t_dom%d", i), &g->domain, ~0u)->domain = 1;
     if (g->kind == GROUP_REDUCE && (g->reduce->rop == RED_ARGMAX || g->reduce->rop == RED_ARGMIN)) {
-      const char *red = arena_printf(ke->a, "t_red%d", i);
-      emit_checked_numel(ke, o, red, &g->domain, g->reduce->axes);
-      emit(o, "if (%s == 0) return TECC_ERROR_EMPTY_REDUCTION;", red);
+      const Count *red = checked_count(ke, o, arena_printf(ke->a, "t_red%d", i), &g->domain, g->reduce->axes);
+      if (!red->known || red->value == 0)
+        emit(o, "if (%s == 0) return TECC_ERROR_EMPTY_REDUCTION;", red->expr);
     }
   }
 }
 
+static void add_index_term(KEmit *ke, Buf *b, PtrVec *terms, const char *expr) {
+  for (int i = 0; i < terms->len; i++)
+    if (strcmp(terms->items[i], expr) == 0)
+      return;
+  buf_printf(b, "%s%s > t_lim", terms->len ? " || " : "", expr);
+  vec_push(ke->a, terms, (void *)expr);
+}
+
+/* When the launches need 64-bit indices (some domain count or size is
+ * above 2^30): NULL when never, "true" when always, else the condition
+ * on the sizes. */
 static const char *index_condition(KEmit *ke) {
   Buf b;
   buf_init(&b, ke->a);
-  buf_puts(&b, "false");
-  for (int i = 0; i < ke->kp->groups.len; i++)
-    buf_printf(&b, " || t_dom%d > t_lim", i);
+  PtrVec terms = {0};
+  for (int i = 0; i < ke->counts.len; i++) {
+    const Count *c = ke->counts.items[i];
+    if (c->domain && c->known && c->value > (INT64_C(1) << 30))
+      return "true";
+    if (c->domain && !c->known)
+      add_index_term(ke, &b, &terms, c->expr);
+  }
   for (int i = 0; i < ke->k->nsizevars; i++)
-    buf_printf(&b, " || %s > t_lim", ke->names->sizes[i]);
-  return buf_cstr(&b);
+    add_index_term(ke, &b, &terms, ke->names->sizes[i]);
+  return terms.len ? buf_cstr(&b) : NULL;
 }
-
 /* Split reductions keep splits * outer partials in the workspace. */
 static void emit_partial_space(KEmit *ke, Out *o) {
   for (int i = 0; i < ke->kp->groups.len; i++) {
@@ -1018,17 +1118,37 @@ static void emit_partial_space(KEmit *ke, Out *o) {
   }
 }
 
+/* A workspace holds the materialized values, the copies of inputs that
+ * an in-place call overwrites, and the partials of split reductions. */
+static int needs_workspace(const KEmit *ke) {
+  if (ke->kp->workspace.len)
+    return 1;
+  for (int j = 0; j < ke->k->ninputs; j++)
+    if (ke->snap[j])
+      return 1;
+  for (int i = 0; i < ke->kp->groups.len; i++)
+    if (((Group *)ke->kp->groups.items[i])->kind == GROUP_REDUCE)
+      return 1;
+  return 0;
+}
+
 static void emit_workspace(KEmit *ke, Out *o) {
   KernelPlan *kp = ke->kp;
   emit(o, "int64_t t_ws_bytes = 0;");
   for (int i = 0; i < kp->workspace.len; i++) {
     const Value *v = kp->workspace.items[i];
-    const char *n = arena_printf(ke->a, "t_n_ws%d", i);
-    emit_checked_numel(ke, o, n, &v->shape, ~0u);
+    const Count *c = checked_count(ke, o, arena_printf(ke->a, "t_n_ws%d", i), &v->shape, ~0u);
     emit(o, "const int64_t t_off%d = t_ws_bytes;", i);
-    emit(o, "if (!tecc::mul_size(%s, %d, &%s) || %s > INT64_MAX / 2) return TECC_ERROR_INVALID_VALUE;",
-         n, dtype_size(v->dtype), n, n);
-    emit(o, "t_ws_bytes += (%s + 255) / 256 * 256;", n);
+    int64_t bytes;
+    if (c->known && !__builtin_mul_overflow(c->value, (int64_t)dtype_size(v->dtype), &bytes) &&
+        bytes <= INT64_MAX / 2) {
+      emit(o, "t_ws_bytes += %s;", host_literal(ke->a, (bytes + 255) / 256 * 256));
+      continue;
+    }
+    emit(o, "int64_t t_bytes_ws%d;", i);
+    emit(o, "if (!tecc::mul_size(%s, %d, &t_bytes_ws%d) || t_bytes_ws%d > INT64_MAX / 2) return TECC_ERROR_INVALID_VALUE;",
+         c->expr, dtype_size(v->dtype), i, i);
+    emit(o, "t_ws_bytes += (t_bytes_ws%d + 255) / 256 * 256;", i);
   }
   emit_snapshot_space(ke, o);
   emit_partial_space(ke, o);
@@ -1043,11 +1163,19 @@ static void emit_argument_checks(KEmit *ke, Out *o) {
     emit(o, "if (%s < 0) return TECC_ERROR_INVALID_VALUE;", n->sizes[i]);
   for (int i = 0; i < k->ninputs; i++)
     if (k->inputs[i].shape.rank > 0)
-      emit_tensor_bytes(ke, o, n->inputs[i], &k->inputs[i].shape, k->inputs[i].dtype);
+      emit_tensor_bytes(ke, o, n->inputs[i], &k->inputs[i].shape, k->inputs[i].dtype, 0);
   for (int i = 0; i < k->noutputs; i++)
-    emit_tensor_bytes(ke, o, n->outputs[i], &k->outputs[i].shape, k->outputs[i].dtype);
+    emit_tensor_bytes(ke, o, n->outputs[i], &k->outputs[i].shape, k->outputs[i].dtype, 1);
   emit_alias_checks(ke, o);
   emit_domain_checks(ke, o);
+}
+
+/* An error an earlier CUDA call left pending is the caller's to read: it
+ * is reported, not cleared, and nothing is enqueued (abi.md §3). */
+static void emit_pending_check(Out *o) {
+  emit(o, "/* A CUDA error the caller has not read yet: report it, leave it pending. */");
+  emit(o, "const cudaError_t t_pending = cudaPeekAtLastError();");
+  emit(o, "if (t_pending != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_pending);");
 }
 
 /* Allocates the workspace and points the slots and partials into it. */
@@ -1069,16 +1197,38 @@ static void emit_workspace_alloc(KEmit *ke, Out *o) {
       emit(o, "void *t_part%d = t_part_off%d >= 0 ? (void *)(t_ws + t_part_off%d) : NULL;", i, i, i);
 }
 
-/* Calls the launcher at the index width needed, then frees the workspace. */
-static void emit_launcher_call(KEmit *ke, Out *o) {
+/* "tecc_k_launch<int32_t>(x, y, M, N, stream)". */
+static const char *launcher_call(KEmit *ke, const char *index_type) {
   Buf args;
   buf_init(&args, ke->a);
   put_host_args(ke, &args);
-  emit(o, "tecc_status t_status = t_big ? tecc_%s_launch<int64_t>(%sstream)", ke->k->name, buf_cstr(&args));
-  emit(o, "                             : tecc_%s_launch<int32_t>(%sstream);", ke->k->name, buf_cstr(&args));
+  return arena_printf(ke->a, "tecc_%s_launch<%s>(%sstream)", ke->k->name, index_type, buf_cstr(&args));
+}
+
+/* `lhs` the launcher's status, at the index width `big` says
+ * (index_condition()). */
+static void emit_launch_status(KEmit *ke, Out *o, const char *lhs, const char *big) {
+  if (!big || strcmp(big, "true") == 0) {
+    emit(o, "%s%s;", lhs, launcher_call(ke, big ? "int64_t" : "int32_t"));
+    return;
+  }
+  emit(o, "%st_big ? %s", lhs, launcher_call(ke, "int64_t"));
+  emit(o, "%*s: %s;", (int)strlen(lhs) + 6, "", launcher_call(ke, "int32_t"));
+}
+
+/* Calls the launcher, then frees the workspace, if any. */
+static void emit_launcher_call(KEmit *ke, Out *o, const char *big, int ws) {
+  if (!ws) {
+    emit_launch_status(ke, o, "return ", big);
+    return;
+  }
+  emit_launch_status(ke, o, "tecc_status t_status = ", big);
   open_block(o, "if (t_ws)");
-  emit(o, "cudaError_t t_err = cudaFreeAsync(t_ws, stream);");
-  emit(o, "if (t_err != cudaSuccess && t_status == TECC_SUCCESS) t_status = (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
+  emit(o, "const cudaError_t t_err = cudaFreeAsync(t_ws, stream);");
+  open_block(o, "if (t_err != cudaSuccess)");
+  emit(o, "(void)cudaGetLastError(); /* this call's own failure: in the status, not left pending */");
+  emit(o, "if (t_status == TECC_SUCCESS) t_status = (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
+  close_block(o, "");
   close_block(o, "");
   emit(o, "return t_status;");
 }
@@ -1088,14 +1238,21 @@ static void emit_entry(KEmit *ke, Out *o) {
   emit(o, "/* %s */", k->te_signature ? k->te_signature : k->name);
   open_block(o, "extern \"C\" %s", entry_signature(ke->a, k, ke->names));
   emit_argument_checks(ke, o);
-  emit_workspace(ke, o);
-  emit(o, "/* 64-bit indexing only when some count needs it. */");
-  emit(o, "const int64_t t_lim = INT64_C(1) << 30;");
-  emit(o, "const bool t_big = %s;", index_condition(ke));
-  emit_workspace_alloc(ke, o);
-  emit(o, "(void)cudaGetLastError(); /* an earlier failure is not this call's */");
-  emit_snapshots(ke, o);
-  emit_launcher_call(ke, o);
+  emit_pending_check(o);
+  const int ws = needs_workspace(ke);
+  if (ws)
+    emit_workspace(ke, o);
+  const char *big = index_condition(ke);
+  if (big && strcmp(big, "true") != 0) {
+    emit(o, "/* 64-bit indexing only when some count needs it. */");
+    emit(o, "const int64_t t_lim = INT64_C(1) << 30;");
+    emit(o, "const bool t_big = %s;", big);
+  }
+  if (ws) {
+    emit_workspace_alloc(ke, o);
+    emit_snapshots(ke, o);
+  }
+  emit_launcher_call(ke, o, big, ws);
   close_block(o, "");
 }
 
@@ -1119,36 +1276,43 @@ static KEmit *emit_kernel_device(Compilation *c, Kernel *k, KernelPlan *kp, Out 
   return ke;
 }
 
-/* The banner, the includes and the embedded runtime. */
-static void emit_prologue(Compilation *c, Out *o, int opt_level) {
+/* The banner, the includes and the pieces of the runtime `code` uses. */
+static void emit_prologue(Compilation *c, Out *o, int opt_level, const char *code) {
   const SourceFile *main = c->files.len ? c->files.items[0] : NULL;
   emit(o, "/* Generated by tecc %s from %s (-O%d).  Do not edit. */", TECC_VERSION_STRING,
-       main ? main->name : "<stdin>", opt_level);
+       source_name(main), opt_level);
   emit(o, "#include <cuda_runtime.h>");
   emit(o, "#include <cuda_fp16.h>");
   emit(o, "#include <cuda_bf16.h>");
   emit(o, "#include <stdint.h>");
   emit(o, "#include \"%s\"", header_file_name(c));
   emit_blank(o);
-  emit(o, "/* ---- the tecc runtime (runtime/tecc_runtime.cuh) ---- */");
-  emit_text(o, tecc_runtime_cuh);
-  emit_text(o, tecc_rows_cuh); /* H9: stitch kernels' helpers */
+  const char *runtime = runtime_for(c->arena, code);
+  if (!*runtime)
+    return;
+  emit(o, "/* ---- the pieces of the tecc runtime (runtime/) this file uses ---- */");
+  emit_text(o, runtime);
   emit(o, "/* ---- end of the tecc runtime ---- */");
   emit_blank(o);
 }
 
+/* The kernels and entry points are written first: the runtime they name
+ * goes before them. */
 const char *emit_cu(Compilation *c, Module *m, FusionPlan *p) {
-  Out *o = new_out(c->arena);
-  emit_prologue(c, o, p->opt_level);
-  emit(o, "namespace {");
-  emit_blank(o);
+  Out *code = new_out(c->arena);
+  emit(code, "namespace {");
+  emit_blank(code);
   KEmit **kes = ARENA_ARRAY(c->arena, KEmit *, m->nkernels + 1);
   for (int i = 0; i < m->nkernels; i++)
-    kes[i] = emit_kernel_device(c, m->kernels[i], p->kernels[i], o);
-  emit(o, "}  // namespace");
+    kes[i] = emit_kernel_device(c, m->kernels[i], p->kernels[i], code);
+  emit(code, "}  // namespace");
   for (int i = 0; i < m->nkernels; i++) {
-    emit_blank(o);
-    emit_entry(kes[i], o);
+    emit_blank(code);
+    emit_entry(kes[i], code);
   }
+  const char *text = out_finish(code, ".cu");
+  Out *o = new_out(c->arena);
+  emit_prologue(c, o, p->opt_level, text);
+  emit_text(o, text);
   return out_finish(o, ".cu");
 }

@@ -1,6 +1,7 @@
 /* tecc_runtime.cuh — the device and host primitives that tecc's generated
- * code uses.  Embedded verbatim into every generated .cu (build-aux/embed.sh),
- * and compiled on its own by the runtime tests (tests/runtime/).
+ * code uses.  Embedded into tecc (build-aux/embed.sh); a generated .cu
+ * carries the pieces it uses (lib/runtime.c), and the runtime tests
+ * (tests/runtime/) compile the whole file on its own.
  *
  * Everything is inside an anonymous namespace: two generated files linked
  * into one program never clash.  Host helpers are `inline` so that an unused

@@ -1,0 +1,31 @@
+#!/bin/sh
+# pieces.sh — a generated .cu carries only the pieces of the runtime it
+# names (lib/runtime.c, the @piece markers of runtime/*.cuh) and what they
+# need, without the markers.
+. "$top_srcdir/tests/tap.sh"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-pieces.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+
+"$TECC" "$top_srcdir/examples/softmax.te" -o "$work/softmax.cu"
+is "$?" 0 "softmax.te compiles"
+has() { grep -q -e "$2" "$work/$1"; }
+for name in FastDiv pow_int gelu sigmoid floordiv float_to_int fit_columns cluster_allreduce; do
+  ok "softmax.cu: no $name (unused)" sh -c "! grep -q '$name' '$work/softmax.cu'"
+done
+ok "softmax.cu: stitch_pick, which it launches with" has softmax.cu 'inline StitchPick stitch_pick('
+ok "softmax.cu: grid_size, which stitch_pick needs" has softmax.cu 'inline unsigned grid_size('
+ok "softmax.cu: row_allreduce and shfl_xor beside it" has softmax.cu 'shfl_xor(float v, int m)'
+ok "softmax.cu: the markers are gone" sh -c "! grep -q -e '@piece' -e '@needs' -e '@end' '$work/softmax.cu'"
+
+"$TECC" "$top_srcdir/examples/bias_gelu.te" -o "$work/bias_gelu.cu"
+is "$?" 0 "bias_gelu.te compiles"
+ok "bias_gelu.cu: gelu" has bias_gelu.cu '__device__ __forceinline__ T gelu(T x)'
+ok "bias_gelu.cu: erf, which gelu needs" has bias_gelu.cu 'TECC_MATH1(erf,'
+
+printf 'kernel ip(a: i32[N], b: i32[N]) -> c {\n    c = a ** b\n}\n' > "$work/ipow.te"
+"$TECC" "$work/ipow.te" -o "$work/ipow.cu"
+ok "i32 ** i32: pow_int" has ipow.cu 'T pow_int(T base, T e)'
+ok "i32 ** i32: mul, which pow_int needs" has ipow.cu 'TECC_WRAP(mul, \*)'
+
+done_testing
