@@ -10,11 +10,11 @@ trap 'rm -rf "$work"' EXIT
 "$TECC" "$top_srcdir/examples/softmax.te" -o "$work/softmax.cu"
 is "$?" 0 "softmax.te compiles"
 has() { grep -q -e "$2" "$work/$1"; }
-for name in FastDiv pow_int gelu sigmoid floordiv float_to_int fit_columns cluster_allreduce; do
+for name in FastDiv pow_int gelu sigmoid floordiv float_to_int column_width split_launch; do
   ok "softmax.cu: no $name (unused)" sh -c "! grep -q '$name' '$work/softmax.cu'"
 done
-ok "softmax.cu: stitch_pick, which it launches with" has softmax.cu 'inline StitchPick stitch_pick('
-ok "softmax.cu: grid_size, which stitch_pick needs" has softmax.cu 'inline unsigned grid_size('
+ok "softmax.cu: launch_cluster, which it launches long rows with" has softmax.cu 'inline void launch_cluster('
+ok "softmax.cu: sm_count, which cluster_grid needs" has softmax.cu 'inline int sm_count('
 ok "softmax.cu: row_allreduce and shfl_xor beside it" has softmax.cu 'shfl_xor(float v, int m)'
 ok "softmax.cu: the markers are gone" sh -c "! grep -q -e '@piece' -e '@needs' -e '@end' '$work/softmax.cu'"
 
