@@ -1,5 +1,7 @@
-/* emit.h — what the back end's emitters share (not part of the pipeline's
- * interface: that is backend.h).
+/* emit.h — what the back end's emitters share (emit_expr.c,
+ * emit_common.c): the writer, CUDA spelling, entry-point names, kernel
+ * parameters.  The pipeline calls the emitters through emit_cu.h,
+ * emit_header.h and emit_dumps.h.
  *
  * Layering, with no cycle: emit_expr.c calls no other emitter file;
  * emit_common.c and emit_header.c call emit_expr.c; emit_stitch.c calls
@@ -9,7 +11,7 @@
 #define TECC_EMIT_H
 
 #include "compile.h"
-#include "fuse.h"
+#include "groups.h"
 #include "nameset.h"
 
 /* ---- emit_expr.c: the writer ----------------------------------------------
@@ -86,16 +88,6 @@ typedef struct EntryNames {
 } EntryNames;
 
 EntryNames *entry_names(Arena *a, const Kernel *k);
-/* Appends "T x, " for each input, output and size variable. */
-void put_entry_params(Buf *b, const Kernel *k, const EntryNames *n);
-/* "tecc_status NAME(<params>, cudaStream_t stream)". */
-const char *entry_signature(Arena *a, const Kernel *k, const EntryNames *n);
-/* The header file name the .cu includes. */
-const char *header_file_name(Compilation *c);
-/* How the generated files name source file `f` ("<stdin>" for none): its
- * base name, so that the output does not depend on the path it was given
- * by (build systems pass absolute ones). */
-const char *source_name(const SourceFile *f);
 
 /* ---- emit_common.c: what both kernel emitters build alike ----------------- */
 

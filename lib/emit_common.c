@@ -190,3 +190,44 @@ const char *plan_dims(Arena *a, const Kernel *k, const Shape *s, uint32_t mask) 
 const char *host_dim(Arena *a, const EntryNames *n, Dim d) {
   return d.var >= 0 ? n->sizes[d.var] : arena_printf(a, "INT64_C(%lld)", (long long)d.size);
 }
+
+/* ---- entry-point names ------------------------------------------------- */
+
+static int name_taken(const char **names, int n, const char *s) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(names[i], s) == 0)
+      return 1;
+  return 0;
+}
+
+static const char *unique_name(Arena *a, const char **taken, int ntaken, const char *want) {
+  const char *s = name_is_reserved(want) ? arena_printf(a, "u_%s", want) : want;
+  while (name_taken(taken, ntaken, s))
+    s = arena_printf(a, "%s_", s);
+  return s;
+}
+
+EntryNames *entry_names(Arena *a, const Kernel *k) {
+  EntryNames *n = ARENA_NEW(a, EntryNames);
+  int total = k->ninputs + k->noutputs + k->nsizevars, used = 0;
+  const char **all = ARENA_ARRAY(a, const char *, total + 1);
+  n->inputs = ARENA_ARRAY(a, const char *, k->ninputs + 1);
+  n->outputs = ARENA_ARRAY(a, const char *, k->noutputs + 1);
+  n->sizes = ARENA_ARRAY(a, const char *, k->nsizevars + 1);
+  for (int i = 0; i < k->ninputs; i++) {
+    n->inputs[i] = unique_name(a, all, used, k->inputs[i].name);
+    all[used] = n->inputs[i];
+    used++;
+  }
+  for (int i = 0; i < k->noutputs; i++) {
+    n->outputs[i] = unique_name(a, all, used, k->outputs[i].name);
+    all[used] = n->outputs[i];
+    used++;
+  }
+  for (int i = 0; i < k->nsizevars; i++) {
+    n->sizes[i] = unique_name(a, all, used, k->sizevars[i].name);
+    all[used] = n->sizes[i];
+    used++;
+  }
+  return n;
+}

@@ -7,9 +7,11 @@
  * a value read from memory is loaded at the offset its map gives (the
  * domain's linear index when the map is the identity); everything else
  * becomes one named temporary per (value, map). */
-#include "backend.h"
+#include "emit_cu.h"
 #include "emit.h"
+#include "emit_header.h"
 #include "emit_stitch.h"
+#include "fuse.h"
 #include "runtime.h"
 #include "schedule.h"
 

@@ -1,49 +1,11 @@
 /* emit_header.c — the generated C header (abi.md §1, §2, §4), and the
- * entry-point names and signatures the .cu shares with it (emit.h). */
-#include "backend.h"
+ * entry-point signatures and file names the .cu shares with it
+ * (emit_header.h). */
+#include "emit_header.h"
 #include "emit.h"
 
 #include <ctype.h>
 #include <string.h>
-
-static int name_taken(const char **names, int n, const char *s) {
-  for (int i = 0; i < n; i++)
-    if (strcmp(names[i], s) == 0)
-      return 1;
-  return 0;
-}
-
-static const char *unique_name(Arena *a, const char **taken, int ntaken, const char *want) {
-  const char *s = name_is_reserved(want) ? arena_printf(a, "u_%s", want) : want;
-  while (name_taken(taken, ntaken, s))
-    s = arena_printf(a, "%s_", s);
-  return s;
-}
-
-EntryNames *entry_names(Arena *a, const Kernel *k) {
-  EntryNames *n = ARENA_NEW(a, EntryNames);
-  int total = k->ninputs + k->noutputs + k->nsizevars, used = 0;
-  const char **all = ARENA_ARRAY(a, const char *, total + 1);
-  n->inputs = ARENA_ARRAY(a, const char *, k->ninputs + 1);
-  n->outputs = ARENA_ARRAY(a, const char *, k->noutputs + 1);
-  n->sizes = ARENA_ARRAY(a, const char *, k->nsizevars + 1);
-  for (int i = 0; i < k->ninputs; i++) {
-    n->inputs[i] = unique_name(a, all, used, k->inputs[i].name);
-    all[used] = n->inputs[i];
-    used++;
-  }
-  for (int i = 0; i < k->noutputs; i++) {
-    n->outputs[i] = unique_name(a, all, used, k->outputs[i].name);
-    all[used] = n->outputs[i];
-    used++;
-  }
-  for (int i = 0; i < k->nsizevars; i++) {
-    n->sizes[i] = unique_name(a, all, used, k->sizevars[i].name);
-    all[used] = n->sizes[i];
-    used++;
-  }
-  return n;
-}
 
 void put_entry_params(Buf *b, const Kernel *k, const EntryNames *n) {
   for (int i = 0; i < k->ninputs; i++) {

@@ -25,7 +25,6 @@
  *
  * It shares types, expressions and parameters with emit_cu.c through
  * emit_expr.c and emit_common.c (emit.h), and calls nothing of emit_cu.c. */
-#include "backend.h"
 #include "emit.h"
 #include "emit_stitch.h"
 #include "schedule.h"
