@@ -109,9 +109,10 @@ typedef struct KParam {
   const char *name;
 } KParam;
 
-/* "const float *__restrict__ x", and the list of a PtrVec of KParam*. */
-const char *param_decl(Arena *a, const Kernel *k, const KParam *p);
-const char *param_decls(Arena *a, const Kernel *k, const PtrVec *params);
+/* "const float *__restrict__ x", and the list of a PtrVec of KParam*;
+ * without __restrict__ when an output `may_alias` an input (in place). */
+const char *param_decl(Arena *a, const Kernel *k, const KParam *p, int may_alias);
+const char *param_decls(Arena *a, const Kernel *k, const PtrVec *params, int may_alias);
 /* "t_ws3": workspace slot 3 in the host code. */
 const char *slot_name(Arena *a, int slot);
 /* The host pointer a value read from memory lives at. */

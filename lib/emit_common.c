@@ -16,14 +16,15 @@ static DType param_dtype(const Kernel *k, const KParam *p) {
   }
 }
 
-const char *param_decl(Arena *a, const Kernel *k, const KParam *p) {
+const char *param_decl(Arena *a, const Kernel *k, const KParam *p, int may_alias) {
+  const char *restrict_ = may_alias ? "" : "__restrict__ ";
   switch (p->kind) {
   case P_INPUT: case P_STORED_READ:
-    return arena_printf(a, "const %s *__restrict__ %s", cu_storage_ctype(param_dtype(k, p)), p->name);
+    return arena_printf(a, "const %s *%s%s", cu_storage_ctype(param_dtype(k, p)), restrict_, p->name);
   case P_SCALAR:
     return arena_printf(a, "%s %s", cu_storage_ctype(param_dtype(k, p)), p->name);
   case P_OUTPUT: case P_WS_WRITE:
-    return arena_printf(a, "%s *__restrict__ %s", cu_storage_ctype(param_dtype(k, p)), p->name);
+    return arena_printf(a, "%s *%s%s", cu_storage_ctype(param_dtype(k, p)), restrict_, p->name);
   case P_SIZE:
     return arena_printf(a, "IndexT %s", p->name);
   case P_FASTDIV:
@@ -32,11 +33,11 @@ const char *param_decl(Arena *a, const Kernel *k, const KParam *p) {
   unreachable();
 }
 
-const char *param_decls(Arena *a, const Kernel *k, const PtrVec *params) {
+const char *param_decls(Arena *a, const Kernel *k, const PtrVec *params, int may_alias) {
   Buf b;
   buf_init(&b, a);
   for (int i = 0; i < params->len; i++)
-    buf_printf(&b, "%s%s", i ? ", " : "", param_decl(a, k, params->items[i]));
+    buf_printf(&b, "%s%s", i ? ", " : "", param_decl(a, k, params->items[i], may_alias));
   return buf_cstr(&b);
 }
 

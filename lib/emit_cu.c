@@ -351,20 +351,24 @@ static void open_kernel(GEmit *e, Out *o, const char *tparams, int max_threads, 
        group_kind_name(e->g->kind), schedule_name(e->g->sched), roots_str(e), source_lines(e));
   emit(o, "template <%s>", tparams);
   open_block(o, "__global__ void __launch_bounds__(%d) %s(%s%s)", max_threads, e->kname,
-             param_decls(e->a, e->k, &e->params), extra);
+             param_decls(e->a, e->k, &e->params, e->g->kind == GROUP_LOOP && e->kp->in_place_ok), extra);
 }
 
 /* The stores of the group's roots at t_i, packed or not. */
+/* Every value of the element first, then every store: an output written
+ * in place over an input (abi.md §3) is read before it is overwritten. */
 static Out *loop_body(GEmit *e, int vec) {
   e->body = new_out(e->a);
   e->vec = vec;
   e->memo.len = 0;
   int map[TECC_MAX_RANK];
   identity_map(map, e->g->domain.rank);
+  Out *stores = new_out(e->a);
   for (int i = 0; i < e->g->roots.len; i++) {
     Value *r = e->g->roots.items[i];
-    emit_stores(e, e->body, r, value_expr(e, r, map), "t_i");
+    emit_stores(e, stores, r, value_expr(e, r, map), "t_i");
   }
+  emit_fragment(e->body, stores);
   e->vec = 0;
   return e->body;
 }
@@ -522,7 +526,7 @@ static void emit_split_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
   for (int i = 0; i < e->params.len; i++) {
     const KParam *p = e->params.items[i];
     if (p->kind == P_OUTPUT || p->kind == P_WS_WRITE || p->kind == P_SIZE)
-      buf_printf(&h, ", %s", param_decl(e->a, e->k, p));
+      buf_printf(&h, ", %s", param_decl(e->a, e->k, p, 0));
   }
   buf_puts(&h, ")");
   open_block(o, "%s", buf_cstr(&h));

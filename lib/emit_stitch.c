@@ -724,7 +724,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
               : "rows streamed, re-read by each pass");
   emit(o, "template <typename IndexT, %s>", e->reg ? "int ITEMS, int VEC" : "int VEC");
   open_block(o, "__global__ void __launch_bounds__(%d) %s(%s%s)", e->sched->max_threads, kernel_name(e->a, e->k, e->g, e->reg),
-             param_decls(e->a, e->k, &e->params), e->vec ? ", bool t_packs" : "");
+             param_decls(e->a, e->k, &e->params, 0), e->vec ? ", bool t_packs" : "");
   emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
   emit(o, "const IndexT t_outer = %s;", outer);
   emit(o, "const IndexT t_red = %s;", red);
