@@ -819,8 +819,9 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
   case WHEN_ROW_AT_MOST: return arena_printf(e->a, "%s && t_len <= %lld", small, (long long)v->limit);
   case WHEN_ROW_FITS: return arena_printf(e->a, "%s && t_len <= (int64_t)(1024 / t_cols) * %d", small, v->items);
   case WHEN_CLUSTERS:
-    return arena_printf(e->a, "%s && t_len <= %lld && tecc::clusters_ok((const void *)%s)", small, (long long)v->limit,
-                        kernel);
+    return arena_printf(e->a, "%s && t_len <= %lld && tecc::one_wave_of_clusters(t_rows, t_len, %d) && "
+                        "tecc::clusters_ok((const void *)%s)", small, (long long)v->limit,
+                        v->threads_x * v->items * v->vec, kernel);
   case WHEN_ALIGNED: case WHEN_LEN_AT_MOST: break;
   }
   internal_error("stitch: variant %s has no condition a stitch group can test", v->name);
@@ -828,7 +829,7 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
 
 /* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC>. */
 static const char *instance(SEmit *e, const Variant *v) {
-  const char *index = v->index_bits == 64 ? "int64_t" : "int32_t";
+  const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
   if (v->storage == STORE_STREAM)
     return arena_printf(e->a, "%s<%s, %d>", kernel_name(e->a, e->k, e->g, 0), index, v->vec);
   return arena_printf(e->a, "%s<%s, %d, %d>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec);
@@ -849,8 +850,7 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
          v->items);
     break;
   case FIT_CLUSTER:
-    emit(o, "const unsigned t_cluster = (unsigned)tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 1, %d);",
-         v->threads_x * v->items * v->vec, (int)(v->limit / ((int64_t)v->threads_x * v->items * v->vec)));
+    emit(o, "const unsigned t_cluster = tecc::cluster_blocks(t_len, %d);", v->threads_x * v->items * v->vec);
     return;
   }
   emit(o, "const unsigned t_grid = tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));", e->row ? "t_ty" : "t_tx",

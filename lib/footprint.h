@@ -27,7 +27,10 @@ typedef struct Footprint {
 Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g);
 
 /* Registers per element a thread of the register kernel needs: the inputs
- * die as the values kept from them are born, so the larger count (>= 1). */
+ * die as the values kept from them are born, so the larger count (>= 1).
+ * (At 1024 threads a block, ptxas then spills a little for softmax's
+ * largest ITEMS; counting both halves the items per thread and measured
+ * slower on an H100: fewer bytes in flight.) */
 int footprint_held(const Footprint *f);
 
 /* Keeping a value costs registers: only math functions and divisions are

@@ -137,18 +137,23 @@ static Variant *row_variant(Arena *a, GroupSchedule *s, const char *name, int ve
   return v;
 }
 
-/* Rows in registers: a warp per row while a thread's share fits about
- * four packs, then a block per row, then (long rows) the whole budget per
- * thread, then a cluster of blocks (sm_90); longer rows stream. */
+static int at_most(int x, int most) {
+  return x < most ? x : most;
+}
+
+/* Rows in registers: a warp per row while a thread's share fits two
+ * packs, then a block per row at about four packs per thread, then (long
+ * rows) the whole budget per thread, then a cluster of blocks (sm_90);
+ * longer rows stream. */
 static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Target *t) {
   int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
   int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
-  int items = max_items < 4 ? max_items : 4;
-  Variant *v = row_variant(a, s, "warp", vec, items);
+  int items = at_most(max_items, 4), warp_items = at_most(max_items, 2);
+  Variant *v = row_variant(a, s, "warp", vec, warp_items);
   v->fit = FIT_NONE;
   v->threads_x = 32;
   v->threads_y = SHORT_ROW_BLOCK / 32;
-  v->limit = 32 * (int64_t)items * vec;
+  v->limit = 32 * (int64_t)warp_items * vec;
   row_variant(a, s, "block", vec, items);
   if (max_items > items)
     row_variant(a, s, "long", vec, max_items);
@@ -167,7 +172,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v->when = WHEN_ALWAYS;
   v->storage = STORE_STREAM;
   v->sm_threads = MAX_THREADS; /* long rows: one block per SM, the rows in flight stay in L2 */
-  v->index_bits = 64;
+  v->index_bits = 0; /* 64-bit only when the sizes need it: 64-bit index math cost bf16 rows 20% */
 }
 
 static void column_variant(Arena *a, GroupSchedule *s, const char *name, int items) {
@@ -303,7 +308,8 @@ static const char *condition_text(Arena *a, const Variant *v, int first) {
   case WHEN_ROW_AT_MOST: return arena_printf(a, "when R <= %lld and 32-bit indices do", (long long)v->limit);
   case WHEN_ROW_FITS: return "when R <= TY*ITEMS and 32-bit indices do";
   case WHEN_CLUSTERS:
-    return arena_printf(a, "when R <= %lld, 32-bit indices do and the device launches clusters", (long long)v->limit);
+    return arena_printf(a, "when R <= %lld, the rows fit one wave of clusters (rows*C <= SMs), 32-bit indices do "
+                           "and the device launches clusters", (long long)v->limit);
   }
   unreachable();
 }
@@ -344,6 +350,8 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
                 "combined in chunk order");
   if (v->index_bits)
     buf_printf(b, ", %d-bit indices", v->index_bits);
+  else
+    buf_puts(b, ", 64-bit indices when a size or count exceeds 2^30, else 32-bit");
   buf_puts(b, "\n");
 }
 

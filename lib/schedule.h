@@ -52,7 +52,8 @@ typedef enum When {
   WHEN_LEN_AT_MOST,  /* the reduced length <= limit */
   WHEN_ROW_AT_MOST,  /* the row (reduced) length <= limit, and 32-bit indices do */
   WHEN_ROW_FITS,     /* the fitted block holds the row (len <= threads_y * items), 32-bit indices do */
-  WHEN_CLUSTERS      /* len <= limit, 32-bit indices do, and the device launches clusters */
+  WHEN_CLUSTERS      /* len <= limit, the rows fit one wave of clusters (rows * C <= SMs),
+                        32-bit indices do, and the device launches clusters */
 } When;
 
 typedef enum FitRule {
