@@ -10,8 +10,9 @@
  *
  * It walks the group's values as the emitters do (the same memoization by
  * value and index map, the same passes of a stitch group), so that the
- * budget the schedule gives and what the kernel holds agree; emit_stitch.c
- * checks that they do. */
+ * budget the schedule gives and what the kernel holds agree: the stitch
+ * emitter keeps exactly the values `keep` names, and the loop emitter
+ * stops with an internal error if the pack width it finds differs. */
 #ifndef TECC_FOOTPRINT_H
 #define TECC_FOOTPRINT_H
 
