@@ -464,11 +464,6 @@ static RedInfo red_info(Arena *a, const Value *r) {
   switch (r->rop) {
   case RED_SUM:
   case RED_MEAN:
-    if (vt == DT_F32) { /* f64 partial sums: f32 ones lose digits to cancellation */
-      ri.acc_dt = DT_F64;
-      ri.acc_type = "double";
-      vt = DT_F64;
-    }
     ri.identity = cu_is_float(vt) ? cu_float_literal(a, 0.0, vt == DT_F32) : (vt == DT_I64 ? "INT64_C(0)" : "0");
     ri.op = "tecc::Sum()";
     break;

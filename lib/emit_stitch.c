@@ -58,7 +58,6 @@ typedef struct SEmit {
   PtrVec cached;      /* Cached* */
   /* Fragments of the pass being written (emit.h: emit_fragment()): */
   Out *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
-  Out *chead, *ctail;  /* around a pass's element loop (f32 partial sums) */
   Out *pre;            /* row scope, before the pass */
   Out *body;           /* element scope */
   const char *lin;    /* linear domain index of an element, or NULL */
@@ -332,9 +331,6 @@ typedef struct Red {
 static Red red_of(Arena *a, const Value *r) {
   Red x = {0};
   x.dt = r->dtype == DT_F16 || r->dtype == DT_BF16 ? DT_F32 : r->dtype;
-  /* f64 partial sums, as emit_cu.c: f32 ones lose digits to cancellation */
-  if (x.dt == DT_F32 && (r->rop == RED_SUM || r->rop == RED_MEAN))
-    x.dt = DT_F64;
   x.type = cu_compute_ctype(x.dt);
   int is_f = x.dt == DT_F32 || x.dt == DT_F64;
   switch (r->rop) {
@@ -420,8 +416,6 @@ static void start_pass(SEmit *e) {
   e->memo.len = 0;
   e->pass++;
   e->vdecl = e->vafter = NULL;
-  e->chead = new_out(e->a);
-  e->ctail = new_out(e->a);
   memset(e->used_red, 0, sizeof e->used_red);
 }
 
@@ -438,12 +432,10 @@ static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
     open_block(o, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * (VEC * ITEMS))", lanes(e));
     load_cached(e, o, e->pass);
   }
-  emit_fragment(o, e->chead);
   open_elements(e, o);
   emit_decompose(e, o, "t_r", e->st->axes, e->used_red);
   emit_fragment(o, e->body);
   close_elements(e, o);
-  emit_fragment(o, e->ctail);
   if (!e->reg)
     close_block(o, "");
   close_block(o, "");
@@ -455,18 +447,6 @@ static const char *allreduce(const SEmit *e) {
   return e->row ? "tecc::row_allreduce" : "tecc::column_allreduce";
 }
 
-/* f32 partial sums of at most ITEMS * VEC elements per thread (and
- * chunk), added in f64: f64 precision where it matters, without an f64
- * conversion and add per element.  Kahan: comp keeps what each add lost
- * (0 once the sum is not finite), and goes into the f64 sum with it. */
-static void emit_kahan_step(SEmit *e, const Value *r, const char *acc, const char *arg) {
-  const char *part = arena_printf(e->a, "t_part%d", r->id);
-  const char *comp = arena_printf(e->a, "t_comp%d", r->id);
-  emit(e->chead, "float %s = 0.0f, %s = 0.0f;", part, comp);
-  emit(e->body, "tecc::kahan_add(%s, %s, %s);", part, comp, cu_convert(e->a, arg, r->args[0]->dtype, DT_F32));
-  emit(e->ctail, "%s += (double)%s - (double)%s;", acc, part, comp);
-}
-
 /* One reduction of a pass: its accumulator (`head`), its step per element,
  * the block all-reduce and the row scalar (`tail`). */
 static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail) {
@@ -474,10 +454,7 @@ static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail)
   const char *acc = arena_printf(e->a, "t_acc%d", r->id);
   emit(head, "%s %s = %s;", x.type, acc, x.identity);
   const char *arg = sval(e, r->args[0], map);
-  if (x.dt == DT_F64 && r->dtype == DT_F32)
-    emit_kahan_step(e, r, acc, arg);
-  else
-    emit(e->body, "%s = %s(%s, %s);", acc, x.op, acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
+  emit(e->body, "%s = %s(%s, %s);", acc, x.op, acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
   emit(tail, "%s = %s(%s, %s, (%s *)t_smem);", acc, allreduce(e), acc, x.op, x.type);
   if (e->cluster)
     emit(tail, "%s = tecc::cluster_allreduce(%s, %s, (%s *)t_slot);", acc, acc, x.op, x.type);

@@ -24,17 +24,6 @@ __device__ __forceinline__ T column_allreduce(T v, Op op, T *smem) {
   return r;
 }
 
-/* @piece kahan_add */
-/* Compensated f32 sum: sum + comp is the exact sum of the terms (to about
- * 2^-48 relative); comp is 0 once sum is not finite. */
-__device__ __forceinline__ void kahan_add(float &sum, float &comp, float x) {
-  const float y = x - comp;
-  const float t = sum + y;
-  const float c = (t - sum) - y;
-  comp = c == c ? c : 0.0f;
-  sum = t;
-}
-
 /* @piece pow2_at_least ceil_div */
 /* The smallest power of two >= x in [lo, hi] (hi when none is). */
 inline int pow2_at_least(int64_t x, int lo, int hi) {
