@@ -38,6 +38,8 @@ typedef struct GEmit {
   int vec;             /* loop kernels: writing the packed body */
   PtrVec packs;        /* PackRef*: tensors read/written as 16-byte packs */
   int pack_bytes;      /* largest element size among them */
+  const char *pack_sub; /* the pack of this step: "" or "[t_u]" (full reductions) */
+  const char *acc;     /* reductions: the accumulator the body adds to */
 } GEmit;
 
 /* A tensor accessed at the domain's linear index, read or written as
@@ -175,7 +177,7 @@ static const char *pack_elem(GEmit *e, const char *param, DType t, int store) {
   for (int i = 0; i < e->packs.len; i++) {
     PackRef *r = e->packs.items[i];
     if (strcmp(r->param, param) == 0 && r->store == store)
-      return arena_printf(e->a, "t_pk_%s.v[t_k]", param);
+      return arena_printf(e->a, "t_pk_%s%s.v[t_k]", param, e->pack_sub);
   }
   PackRef *r = ARENA_NEW(e->a, PackRef);
   r->param = param;
@@ -184,7 +186,7 @@ static const char *pack_elem(GEmit *e, const char *param, DType t, int store) {
   vec_push(e->a, &e->packs, r);
   if (dtype_size(t) > e->pack_bytes)
     e->pack_bytes = dtype_size(t);
-  return arena_printf(e->a, "t_pk_%s.v[t_k]", param);
+  return arena_printf(e->a, "t_pk_%s%s.v[t_k]", param, e->pack_sub);
 }
 
 /* `param`[off], or its pack element in the packed loop. */
@@ -348,7 +350,7 @@ static const char *roots_str(GEmit *e) {
 /* The kernel's comment, template line and signature; opens its body. */
 static void open_kernel(GEmit *e, Out *o, const char *tparams, int max_threads, const char *extra) {
   emit(o, "/* %s, group %d: %s (%s), writes %s; from %s */", e->k->name, e->g->id,
-       group_kind_name(e->g->kind), schedule_name(e->g->sched), roots_str(e), source_lines(e));
+       group_kind_name(e->g->kind), class_name(e->g->schedule->cls), roots_str(e), source_lines(e));
   emit(o, "template <%s>", tparams);
   open_block(o, "__global__ void __launch_bounds__(%d) %s(%s%s)", max_threads, e->kname,
              param_decls(e->a, e->k, &e->params, e->g->kind == GROUP_LOOP && e->kp->in_place_ok), extra);
@@ -498,14 +500,28 @@ static RedInfo red_info(Arena *a, const Value *r) {
   return ri;
 }
 
+/* Stores `acc`, the whole reduction of output element `off`, in every
+ * root: the reduction and the casts that round it (fuse.c). */
+static void emit_result_at(GEmit *e, Out *o, Value *r, const RedInfo *ri, const char *acc, const char *off) {
+  const char *result = acc;
+  if (ri->is_arg)
+    result = arena_printf(e->a, "%s.i", acc);
+  else if (r->rop == RED_MEAN)
+    result = arena_printf(e->a, "%s / (%s)t_red", acc, ri->acc_type);
+  result = cu_convert(e->a, result, ri->is_arg ? DT_I64 : ri->acc_dt, r->dtype);
+  if (e->g->roots.len > 1 || e->g->roots.items[0] != r) {
+    emit(o, "const %s t_result = %s;", cu_compute_ctype(r->dtype), result);
+    result = "t_result";
+  }
+  for (int i = 0; i < e->g->roots.len; i++) {
+    Value *v = e->g->roots.items[i];
+    emit_stores(e, o, v, v == r ? result : cu_convert(e->a, result, r->dtype, v->dtype), off);
+  }
+}
+
 /* Stores t_acc, the whole reduction of output element t_o. */
 static void emit_reduce_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
-  const char *result = "t_acc";
-  if (ri->is_arg)
-    result = "t_acc.i";
-  else if (r->rop == RED_MEAN)
-    result = arena_printf(e->a, "t_acc / (%s)t_red", ri->acc_type);
-  emit_stores(e, o, r, cu_convert(e->a, result, ri->is_arg ? DT_I64 : ri->acc_dt, r->dtype), "t_o");
+  emit_result_at(e, o, r, ri, "t_acc", "t_o");
 }
 
 /* The second stage of a split reduction: combines the partials of each
@@ -543,9 +559,9 @@ static void reduce_body(GEmit *e, Value *r, const RedInfo *ri) {
   identity_map(map, e->g->domain.rank);
   const char *x = cu_convert(e->a, value_expr(e, r->args[0], map), r->args[0]->dtype, ri->acc_dt);
   if (ri->is_arg)
-    emit(e->body, "t_acc = %s(t_acc, tecc::make_arg(%s, (int64_t)t_r));", ri->op, x);
+    emit(e->body, "%s = %s(%s, tecc::make_arg(%s, (int64_t)t_r));", e->acc, ri->op, e->acc, x);
   else
-    emit(e->body, "t_acc = %s(t_acc, %s);", ri->op, x);
+    emit(e->body, "%s = %s(%s, %s);", e->acc, ri->op, e->acc, x);
 }
 
 /* Splits t_o (kept axes) and t_r (reduced axes) where the body needs it. */
@@ -620,6 +636,271 @@ static void emit_reduce_kernel(GEmit *e, Out *o) {
   emit_split_final(e, o, r, &ri);
 }
 
+/* ---- full reductions ---------------------------------------------------------- */
+
+/* The step of a full reduction for element t_r into accumulator `acc`:
+ * packed (pack element t_k of step t_u) or element by element. */
+static Out *full_body(GEmit *e, const RedInfo *ri, int vec, const char *acc) {
+  e->body = new_out(e->a);
+  e->memo.len = 0;
+  e->vec = vec;
+  e->pack_sub = vec ? "[t_u]" : "";
+  e->acc = acc;
+  reduce_body(e, e->g->reduce, ri);
+  e->vec = 0;
+  e->pack_sub = "";
+  e->acc = "t_acc";
+  return e->body;
+}
+
+/* Loads step t_u's packs, pack `index` of each packed tensor, where
+ * `cond` holds; `whole` (a kernel constant) says all are aligned, else
+ * they are read element by element into the same places (the same sums). */
+static void emit_step_loads(GEmit *e, Out *o, const char *step, const char *cond, const char *index, const char *whole) {
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_u = 0; t_u < ITEMS; t_u++)");
+  emit(o, "%s", step);
+  open_block(o, "if (%s)", cond);
+  for (int i = 0; i < e->packs.len; i++) {
+    const PackRef *r = e->packs.items[i];
+    if (!whole) {
+      emit(o, "t_pk_%s[t_u] = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[%s];", r->param, r->ctype,
+           r->param, index);
+      continue;
+    }
+    emit(o, "if (%s) t_pk_%s[t_u] = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[%s];", whole, r->param,
+         r->ctype, r->param, index);
+    emit(o, "else for (int t_k = 0; t_k < VEC; t_k++) t_pk_%s[t_u].v[t_k] = %s[(%s) * VEC + t_k];", r->param,
+         r->param, index);
+  }
+  close_block(o, "");
+  close_block(o, "");
+}
+
+static void declare_step_packs(GEmit *e, Out *o) {
+  for (int i = 0; i < e->packs.len; i++) {
+    const PackRef *r = e->packs.items[i];
+    emit(o, "tecc::Pack<%s, VEC> t_pk_%s[ITEMS];", r->ctype, r->param);
+  }
+}
+
+/* The packed steps: ITEMS packs of each tensor loaded, then added, pack
+ * element t_k into accumulator t_k. */
+static void emit_full_steps(GEmit *e, Out *o, const Out *decomp, const Out *body) {
+  open_block(o, "for (IndexT t_p0 = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_p0 < t_npack; t_p0 += ITEMS * t_stride)");
+  declare_step_packs(e, o);
+  emit_step_loads(e, o, "const IndexT t_p = t_p0 + (IndexT)t_u * t_stride;", "t_p < t_npack", "t_p", "PACKED");
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_u = 0; t_u < ITEMS; t_u++)");
+  emit(o, "const IndexT t_p = t_p0 + (IndexT)t_u * t_stride;");
+  open_block(o, "if (t_p < t_npack)");
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
+  if (out_mentions(decomp, "t_r") || out_mentions(body, "t_r"))
+    emit(o, "const IndexT t_r = t_p * VEC + t_k;");
+  emit_fragment(o, decomp);
+  emit_fragment(o, body);
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
+/* Stage one of a full reduction (schedule.c, full_reduction). */
+static void emit_full_kernel(GEmit *e, Out *o) {
+  Group *g = e->g;
+  Value *r = g->reduce;
+  RedInfo ri = red_info(e->a, r);
+  const Variant *v = &g->schedule->variants[0];
+  e->lin = "t_r";
+  int ntaken = nameset_mark(&e->taken);
+  Out *vbody = full_body(e, &ri, 1, "t_acc[t_k]");
+  nameset_truncate(&e->taken, ntaken); /* the tail reuses the names */
+  Out *sbody = full_body(e, &ri, 0, "t_acc[0]");
+  if (e->packs.len && 16 / e->pack_bytes != v->vec)
+    internal_error("full reduction %d: the schedule packs %d elements, the kernel %d", g->id, v->vec,
+                   16 / e->pack_bytes);
+  Out *decomp = new_out(e->a);
+  if (memchr(e->used_axis, 1, sizeof e->used_axis))
+    emit_decompose(e, decomp, "t_r", ~0u);
+  add_size_params(e);
+  order_params(e);
+  e->body = NULL;
+  open_kernel(e, o, "typename IndexT, bool PACKED", v->threads_x, arena_printf(e->a, ", %s *__restrict__ t_part", ri.acc_type));
+  emit(o, "/* Each thread adds ITEMS packs of VEC elements per step, pack element k");
+  emit(o, " * into t_acc[k]; block b leaves its sum in t_part[b] for %s_final. */", e->kname);
+  emit(o, "constexpr int VEC = %d, ITEMS = %d;", v->vec, v->items);
+  emit(o, "__shared__ %s t_smem[32];", ri.acc_type);
+  emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, ~0u, "(IndexT)"));
+  emit(o, "const IndexT t_npack = t_red / VEC;");
+  emit(o, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
+  emit(o, "%s t_acc[VEC];", ri.acc_type);
+  emit(o, "#pragma unroll");
+  emit(o, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = %s;", ri.identity);
+  emit_full_steps(e, o, decomp, vbody);
+  open_block(o, "for (IndexT t_r = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_r < t_red; t_r += t_stride)");
+  emit_fragment(o, decomp);
+  emit_fragment(o, sbody);
+  close_block(o, "");
+  emit(o, "#pragma unroll");
+  emit(o, "for (int t_w = 1; t_w < VEC; t_w *= 2) /* a fixed tree over the accumulators */");
+  emit(o, "  for (int t_k = 0; t_k + t_w < VEC; t_k += 2 * t_w) t_acc[t_k] = %s(t_acc[t_k], t_acc[t_k + t_w]);", ri.op);
+  emit(o, "const %s t_sum = tecc::row_allreduce(t_acc[0], %s, t_smem);", ri.acc_type, ri.op);
+  open_block(o, "if (threadIdx.x == 0)");
+  open_block(o, "if (gridDim.x > 1)");
+  emit(o, "t_part[blockIdx.x] = t_sum;");
+  else_block(o);
+  emit_result_at(e, o, r, &ri, "t_sum", "0");
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
+/* Stage two: one block combines the per-block partials in block order. */
+static void emit_full_final(GEmit *e, Out *o) {
+  Group *g = e->g;
+  RedInfo ri = red_info(e->a, g->reduce);
+  emit(o, "/* %s, group %d: the per-block partials, combined in block order */", e->k->name, g->id);
+  emit(o, "template <typename IndexT>");
+  Buf h;
+  buf_init(&h, e->a);
+  buf_printf(&h, "__global__ void __launch_bounds__(%d) %s_final(const %s *__restrict__ t_part, int t_parts",
+             g->schedule->final_threads, e->kname, ri.acc_type);
+  for (int i = 0; i < e->params.len; i++) {
+    const KParam *p = e->params.items[i];
+    if (p->kind == P_OUTPUT || p->kind == P_WS_WRITE || p->kind == P_SIZE)
+      buf_printf(&h, ", %s", param_decl(e->a, e->k, p, 0));
+  }
+  buf_puts(&h, ")");
+  open_block(o, "%s", buf_cstr(&h));
+  emit(o, "__shared__ %s t_smem[32];", ri.acc_type);
+  if (g->reduce->rop == RED_MEAN)
+    emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, ~0u, "(IndexT)"));
+  emit(o, "%s t_acc = %s;", ri.acc_type, ri.identity);
+  emit(o, "for (int t_b = threadIdx.x; t_b < t_parts; t_b += blockDim.x)");
+  emit(o, "  t_acc = %s(t_acc, t_part[t_b]);", ri.op);
+  emit(o, "t_acc = tecc::row_allreduce(t_acc, %s, t_smem);", ri.op);
+  open_block(o, "if (threadIdx.x == 0)");
+  emit_result_at(e, o, g->reduce, &ri, "t_acc", "0");
+  close_block(o, "");
+  close_block(o, "");
+}
+
+/* The host function that sizes a full reduction's grid (the launch and
+ * the workspace of its partials both call it): ITEMS packs per thread,
+ * at most sm_threads resident per SM. */
+static void emit_full_shape(GEmit *e, Out *o) {
+  const Variant *v = &e->g->schedule->variants[0];
+  emit(o, "/* %s, group %d: the grid of a full reduction (schedule.c) */", e->k->name, e->g->id);
+  open_block(o, "inline unsigned %s_grid(int64_t t_len)", e->kname);
+  emit(o, "return tecc::grid_size(t_len, %d, %d);", v->threads_x * v->items * v->vec, v->sm_threads / v->threads_x);
+  close_block(o, "");
+}
+
+/* ---- column reductions ------------------------------------------------------- */
+
+/* The step of a column reduction for row t_r and column t_o into
+ * accumulator t_acc[t_k] (pack element t_k of step t_u). */
+static Out *column_body(GEmit *e, const RedInfo *ri) {
+  e->body = new_out(e->a);
+  e->memo.len = 0;
+  e->vec = 1;
+  e->pack_sub = "[t_u]";
+  e->acc = "t_acc[t_k]";
+  reduce_body(e, e->g->reduce, ri);
+  e->vec = 0;
+  e->pack_sub = "";
+  e->acc = "t_acc";
+  return e->body;
+}
+
+/* ITEMS rows of VEC adjacent columns per thread and step: the loads first,
+ * then the adds, column t_q * VEC + k into t_acc[k]. */
+static void emit_column_steps(GEmit *e, Out *o, const Out *dkept, const Out *dred, const Out *body) {
+  open_block(o, "for (IndexT t_r0 = t_rbeg + threadIdx.y; t_r0 < t_rend; t_r0 += ITEMS * (IndexT)blockDim.y)");
+  declare_step_packs(e, o);
+  emit_step_loads(e, o, "const IndexT t_r = t_r0 + (IndexT)t_u * blockDim.y;", "t_r < t_rend", "t_r * t_nq + t_q", NULL);
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_u = 0; t_u < ITEMS; t_u++)");
+  emit(o, "const IndexT t_r = t_r0 + (IndexT)t_u * blockDim.y;");
+  open_block(o, "if (t_r < t_rend)");
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
+  if (out_mentions(dkept, "t_o") || out_mentions(body, "t_o"))
+    emit(o, "const IndexT t_o = t_q * VEC + t_k;");
+  emit_fragment(o, dkept);
+  emit_fragment(o, dred);
+  emit_fragment(o, body);
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
+/* The column sums of the block's rows, combined across threadIdx.y in a
+ * fixed order: the partial of split blockIdx.y, or the result. */
+static void emit_column_results(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
+  emit(o, "#pragma unroll");
+  emit(o, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = tecc::column_reduce(t_acc[t_k], %s, t_smem);", ri->op);
+  open_block(o, "if (t_q < t_nq && threadIdx.y == 0)");
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
+  emit(o, "const IndexT t_o = t_q * VEC + t_k;");
+  open_block(o, "if (gridDim.y > 1)");
+  emit(o, "t_part[(IndexT)blockIdx.y * t_outer + t_o] = t_acc[t_k];");
+  else_block(o);
+  emit_result_at(e, o, r, ri, "t_acc[t_k]", "t_o");
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
+/* A column reduction (seed 003): threads along the contiguous columns,
+ * VEC of them per thread in one 16-byte pack (VEC = 1 when the columns
+ * are not whole packs), ITEMS rows in flight, partials combined across
+ * threadIdx.y; the reduced axis split over gridDim.y when the columns
+ * alone cannot fill the GPU (schedule.c). */
+static void emit_column_kernel(GEmit *e, Out *o) {
+  Group *g = e->g;
+  Value *r = g->reduce;
+  RedInfo ri = red_info(e->a, r);
+  const Variant *v = &g->schedule->variants[0];
+  e->lin = reduce_linear_index(&g->domain, r->axes);
+  Out *body = column_body(e, &ri);
+  if (e->packs.len && 16 / e->pack_bytes != v->vec)
+    internal_error("column reduction %d: the schedule packs %d elements, the kernel %d", g->id, v->vec,
+                   16 / e->pack_bytes);
+  Out *dkept = new_out(e->a), *dred = new_out(e->a);
+  reduce_decompose(e, r, dkept, dred);
+  add_size_params(e);
+  order_params(e);
+  e->body = NULL;
+  open_kernel(e, o, "typename IndexT, int VEC", v->threads_x * v->threads_y,
+              arena_printf(e->a, ", %s *__restrict__ t_part, IndexT t_chunk", ri.acc_type));
+  emit(o, "/* Thread (x, y) adds rows y, y + blockDim.y, ... of chunk blockIdx.y for the VEC");
+  emit(o, " * columns of pack t_q; with several chunks the partials go to t_part for %s_final. */", e->kname);
+  emit(o, "constexpr int ITEMS = %d;", v->items);
+  emit(o, "__shared__ %s t_smem[%d];", ri.acc_type, v->threads_x * v->threads_y);
+  emit(o, "const IndexT t_outer = %s;", numel_expr(e, &g->domain, ~r->axes, "(IndexT)"));
+  emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, r->axes, "(IndexT)"));
+  emit(o, "const IndexT t_nq = t_outer / VEC;");
+  emit(o, "const IndexT t_rbeg = (IndexT)blockIdx.y * t_chunk;");
+  emit(o, "const IndexT t_rend = t_red - t_rbeg < t_chunk ? t_red : t_rbeg + t_chunk;");
+  open_block(o, "for (IndexT t_qb = (IndexT)blockIdx.x * blockDim.x; t_qb < t_nq; t_qb += (IndexT)gridDim.x * blockDim.x)");
+  emit(o, "const IndexT t_q = t_qb + threadIdx.x;");
+  emit(o, "%s t_acc[VEC];", ri.acc_type);
+  emit(o, "#pragma unroll");
+  emit(o, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = %s;", ri.identity);
+  open_block(o, "if (t_q < t_nq)");
+  emit_column_steps(e, o, dkept, dred, body);
+  close_block(o, "");
+  emit_column_results(e, o, r, &ri);
+  close_block(o, "");
+  close_block(o, "");
+  emit_blank(o);
+  emit_split_final(e, o, r, &ri);
+}
+
 static GEmit *new_gemit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
   GEmit *e = ARENA_NEW(a, GEmit);
   e->a = a;
@@ -629,10 +910,12 @@ static GEmit *new_gemit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->names = names;
   e->fastdiv = ARENA_ARRAY(a, char, k->nsizevars + 1);
   e->body = new_out(a);
+  e->pack_sub = "";
+  e->acc = "t_acc";
   nameset_init(&e->taken, a);
   take_entry_names(&e->taken, k, names);
-  e->kname = arena_printf(a, "tecc_%s_g%d_%s", k->name, g->id,
-                          g->kind == GROUP_LOOP ? "loop" : schedule_name(g->sched));
+  const char *what = g->kind == GROUP_LOOP ? "loop" : g->schedule->cls == CLASS_FULL ? "full" : schedule_name(g->sched);
+  e->kname = arena_printf(a, "tecc_%s_g%d_%s", k->name, g->id, what);
   return e;
 }
 
@@ -667,7 +950,11 @@ static void emit_reduce_shape(GEmit *ge, Out *o) {
   if (s->nvariants > 1)
     close_block(o, "");
   const Variant *v = &s->variants[0];
-  emit(o, "t_l.grid = tecc::grid_size(t_rows, t_l.%s, %d / (t_l.tx * t_l.ty));", row ? "ty" : "tx", v->sm_threads);
+  if (row)
+    emit(o, "t_l.grid = tecc::grid_size(t_rows, t_l.ty, %d / (t_l.tx * t_l.ty));", v->sm_threads);
+  else /* the same grid for packed and unpacked columns: the same sums */
+    emit(o, "t_l.grid = tecc::grid_size(tecc::ceil_div(t_rows, %d), t_l.tx, %d / (t_l.tx * t_l.ty));", v->vec,
+         v->sm_threads);
   emit(o, "tecc::split_launch(&t_l, t_len, t_l.%s);", row ? "tx" : "ty");
   emit(o, "return t_l;");
   close_block(o, "");
@@ -678,8 +965,17 @@ static void emit_group_kernel(GEmit *e, Out *o) {
     emit_stitch_kernel(o, e->a, e->k, e->kp, e->g, e->names);
   else if (e->g->kind == GROUP_LOOP)
     emit_loop_kernel(e, o);
-  else {
-    emit_reduce_kernel(e, o);
+  else if (e->g->schedule->cls == CLASS_FULL) {
+    emit_full_kernel(e, o);
+    emit_blank(o);
+    emit_full_final(e, o);
+    emit_blank(o);
+    emit_full_shape(e, o);
+  } else {
+    if (e->g->schedule->cls == CLASS_COLUMN)
+      emit_column_kernel(e, o);
+    else
+      emit_reduce_kernel(e, o);
     emit_blank(o);
     emit_reduce_shape(e, o);
   }
@@ -782,13 +1078,44 @@ static void emit_reduce_launch(KEmit *ke, Out *o, GEmit *ge) {
   emit(o, "const int64_t t_red = %s;", red_product(ke, g));
   open_block(o, "if (t_outer > 0)");
   emit(o, "const tecc::Launch t_l = %s_shape(t_outer, t_red);", ge->kname);
-  emit(o, "%s<IndexT><<<dim3(t_l.grid, (unsigned)t_l.splits), dim3(t_l.tx, t_l.ty), 0, stream>>>(%s, (%s *)t_part%d, (IndexT)t_l.chunk);",
-       ge->kname, group_args(ke, ge), ri.acc_type, g->id);
+  const char *launch = "<<<dim3(t_l.grid, (unsigned)t_l.splits), dim3(t_l.tx, t_l.ty), 0, stream>>>";
+  const char *args = arena_printf(ke->a, "%s, (%s *)t_part%d, (IndexT)t_l.chunk", group_args(ke, ge), ri.acc_type, g->id);
+  if (g->schedule->cls == CLASS_COLUMN) {
+    int vec = g->schedule->variants[0].vec;
+    const char *aligned = ge->packs.len ? packs_aligned(ke, ge, vec) : "true";
+    emit(o, "if (t_outer %% %d == 0 && %s)", vec, aligned);
+    emit(o, "  %s<IndexT, %d>%s(%s);", ge->kname, vec, launch, args);
+    emit(o, "else");
+    emit(o, "  %s<IndexT, 1>%s(%s);", ge->kname, launch, args);
+  } else {
+    emit(o, "%s<IndexT>%s(%s);", ge->kname, launch, args);
+  }
   open_block(o, "if (t_l.splits > 1)");
   emit_launch_check(o);
   int final = g->schedule->final_threads;
   emit(o, "%s_final<IndexT><<<tecc::grid_size(t_outer, %d, %d), %d, 0, stream>>>((const %s *)t_part%d, (int)t_l.splits%s);",
        ge->kname, final, g->schedule->variants[0].sm_threads / final, final, ri.acc_type, g->id, final_args(ke, ge));
+  close_block(o, "");
+}
+
+/* Stage one with whole packs when every packed tensor is aligned, then
+ * stage two when there is more than one block. */
+static void emit_full_launch(KEmit *ke, Out *o, GEmit *ge) {
+  Group *g = ge->g;
+  RedInfo ri = red_info(ke->a, g->reduce);
+  const char *aligned = ge->packs.len ? packs_aligned(ke, ge, g->schedule->variants[0].vec) : "true";
+  emit(o, "const int64_t t_red = %s;", red_product(ke, g));
+  emit(o, "const unsigned t_grid = %s_grid(t_red);", ge->kname);
+  emit(o, "const bool t_packed = %s;", aligned);
+  emit(o, "%s *t_part = (%s *)t_part%d;", ri.acc_type, ri.acc_type, g->id);
+  emit(o, "if (t_packed) %s<IndexT, true><<<t_grid, %d, 0, stream>>>(%s, t_part);", ge->kname,
+       g->schedule->variants[0].threads_x, group_args(ke, ge));
+  emit(o, "else %s<IndexT, false><<<t_grid, %d, 0, stream>>>(%s, t_part);", ge->kname,
+       g->schedule->variants[0].threads_x, group_args(ke, ge));
+  open_block(o, "if (t_grid > 1)");
+  emit_launch_check(o);
+  int final = g->schedule->final_threads;
+  emit(o, "%s_final<IndexT><<<1, %d, 0, stream>>>(t_part, (int)t_grid%s);", ge->kname, final, final_args(ke, ge));
   close_block(o, "");
 }
 
@@ -798,8 +1125,14 @@ static void emit_group_launch(KEmit *ke, Out *o, GEmit *ge) {
     emit_stitch_launch(o, ke->a, ke->k, ke->kp, g, ke->names);
     return;
   }
-  emit(o, "/* group %d: %s (%s) */", g->id, group_kind_name(g->kind), schedule_name(g->sched));
+  emit(o, "/* group %d: %s (%s) */", g->id, group_kind_name(g->kind), class_name(g->schedule->cls));
   open_scope(o);
+  if (g->schedule->cls == CLASS_FULL) { /* an empty reduction still stores its identity */
+    emit_full_launch(ke, o, ge);
+    emit_launch_check(o);
+    close_block(o, "");
+    return;
+  }
   if (g->kind == GROUP_LOOP)
     emit_loop_launch(ke, o, ge);
   else
@@ -1102,6 +1435,15 @@ static void emit_partial_space(KEmit *ke, Out *o) {
     RedInfo ri = red_info(ke->a, g->reduce);
     emit(o, "int64_t t_part_off%d = -1;", i);
     open_scope(o);
+    if (g->schedule->cls == CLASS_FULL) {
+      emit(o, "const int64_t t_grid = %s_grid(%s);", ke->groups[g->id]->kname, red_product(ke, g));
+      open_block(o, "if (t_grid > 1)");
+      emit(o, "t_part_off%d = t_ws_bytes;", i);
+      emit(o, "t_ws_bytes += (t_grid * (int64_t)sizeof(%s) + 255) / 256 * 256;", ri.acc_type);
+      close_block(o, "");
+      close_block(o, "");
+      continue;
+    }
     GEmit tmp = {0};
     tmp.a = ke->a;
     tmp.names = ke->names;

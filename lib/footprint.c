@@ -124,6 +124,14 @@ static void loop_footprint(Walk *w) {
   }
 }
 
+/* A plain reduction reads its operand over the whole domain; its result
+ * is stored per output element, never in packs. */
+static void reduce_footprint(Walk *w) {
+  int map[TECC_MAX_RANK];
+  identity(map, w->g->domain.rank);
+  loop_visit(w, w->g->reduce->args[0], map);
+}
+
 /* ---- stitch groups ----------------------------------------------------- */
 
 static int in_stitch(const Walk *w, const Value *v) {
@@ -306,6 +314,13 @@ Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g) {
     w.kp = kp;
     w.g = g;
     loop_footprint(&w);
+    f.pack_bytes = w.pack_bytes;
+  } else {
+    Walk w = {0};
+    w.a = a;
+    w.kp = kp;
+    w.g = g;
+    reduce_footprint(&w);
     f.pack_bytes = w.pack_bytes;
   }
   if (f.pack_bytes > 16)

@@ -191,6 +191,52 @@ static void assign_homes(Arena *a, KernelPlan *kp) {
   }
 }
 
+/* A value some other value reads or an output is. */
+static int still_needed(const Kernel *k, const Value *r, const PtrVec *casts) {
+  for (int i = 0; i < k->noutputs; i++)
+    if (k->outputs[i].value == r)
+      return 1;
+  for (int i = 0; i < k->values.len; i++) {
+    const Value *v = k->values.items[i];
+    for (int j = 0; j < v->nargs; j++) {
+      if (v->args[j] != r)
+        continue;
+      int absorbed = 0;
+      for (int c = 0; c < casts->len; c++)
+        absorbed |= casts->items[c] == v;
+      if (!absorbed)
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* A cast that rounds a reduction for its output is stored by the reduce
+ * group itself, from its accumulator: no launch for the cast.  The
+ * reduction then stays in registers unless something else reads it. */
+static void absorb_rounding(Arena *a, KernelPlan *kp) {
+  PtrVec keep = {0};
+  for (int i = 0; i < kp->groups.len; i++) {
+    Group *l = kp->groups.items[i];
+    Group *g = l->kind == GROUP_LOOP ? rounded_reduce(kp, l) : NULL;
+    if (!g) {
+      vec_push(a, &keep, l);
+      continue;
+    }
+    for (int j = 0; j < l->roots.len; j++)
+      vec_push(a, &g->roots, l->roots.items[j]);
+  }
+  kp->groups = keep;
+  for (int i = 0; i < kp->groups.len; i++) {
+    Group *g = kp->groups.items[i];
+    if (g->kind != GROUP_REDUCE || g->roots.len < 2 || still_needed(kp->kernel, g->reduce, &g->roots))
+      continue;
+    kp->stored[g->reduce->id] = 0; /* the accumulator holds it */
+    kp->group_of[g->reduce->id] = -1;
+    memmove(g->roots.items, g->roots.items + 1, sizeof(void *) * (size_t)--g->roots.len);
+  }
+}
+
 static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level, Buf *why) {
   KernelPlan *kp = ARENA_NEW(a, KernelPlan);
   int n = k->values.len;
@@ -206,8 +252,10 @@ static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level, Buf *why) {
   }
   make_stored_groups(a, kp);
   make_output_groups(a, kp, opt_level);
-  if (opt_level >= 1) /* H9: stitch fusion (stitch.c) */
+  if (opt_level >= 1) { /* H9: stitch fusion (stitch.c) */
     stitch_groups(a, kp, why);
+    absorb_rounding(a, kp);
+  }
   sort_groups(kp, opt_level);
   for (int i = 0; i < kp->groups.len; i++)
     collect_members(a, kp, kp->groups.items[i]);

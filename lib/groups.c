@@ -88,3 +88,31 @@ int covers_domain(const Shape *domain, uint32_t axes, const Shape *s, const int 
   }
   return got == n;
 }
+
+/* The reduce group whose reduction is `v`, or NULL. */
+static Group *reduce_group_of(const KernelPlan *kp, const Value *v) {
+  for (int i = 0; i < kp->groups.len; i++) {
+    Group *g = kp->groups.items[i];
+    if (g->kind == GROUP_REDUCE && g->reduce == v)
+      return g;
+  }
+  return NULL;
+}
+
+/* The reduce group a loop group only rounds the result of: every root a
+ * float cast of that group's reduction.  NULL when there is none. */
+Group *rounded_reduce(const KernelPlan *kp, const Group *loop) {
+  Group *r = NULL;
+  for (int i = 0; i < loop->roots.len; i++) {
+    const Value *v = loop->roots.items[i];
+    if (v->op != IR_CAST || !dtype_is_float(v->dtype) || !dtype_is_float(v->args[0]->dtype))
+      return NULL;
+    if (v->args[0]->dtype == DT_F64 && dtype_size(v->dtype) == 2)
+      return NULL; /* f64 to 16 bits rounds once through its own kernel code */
+    Group *g = reduce_group_of(kp, v->args[0]);
+    if (!g || (r && g != r))
+      return NULL;
+    r = g;
+  }
+  return r;
+}

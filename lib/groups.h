@@ -92,5 +92,9 @@ int covers_domain(const Shape *domain, uint32_t axes, const Shape *s, const int 
 const char *dims_text(Arena *a, const Kernel *k, const Shape *s, uint32_t mask);
 /* "4*M*N + 4*M": the bytes one launch of `g` moves, at least. */
 const char *group_bytes(Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g);
+/* The reduce group a loop group only rounds the result of (every root a
+ * float cast of that group's reduction), or NULL: fusion lets the reduce
+ * group store the casts itself. */
+Group *rounded_reduce(const KernelPlan *kp, const Group *loop);
 
 #endif

@@ -20,6 +20,10 @@ enum {
   SHORT_ROW_BLOCK = 128,     /* threads of a block of several short rows */
   REDUCE_BLOCK = 256,        /* threads of a block of a plain reduction */
   STREAM_ITEMS = 4,          /* packs per thread per chunk of a streamed row */
+  FULL_ITEMS = 4,            /* full reductions: packs in flight per thread (64 bytes) */
+  COLUMN_ITEMS = 4,          /* column reductions: rows in flight per thread */
+  FULL_SM_THREADS = 1024,    /* full reductions: 4 blocks of 256 per SM, <= 64 registers */
+  FINAL_THREADS = 512,       /* the block that combines per-block partials */
   PACK_BYTES = 16
 };
 
@@ -104,17 +108,29 @@ static void elementwise(Arena *a, GroupSchedule *s, const Footprint *f) {
   add(a, s, "scalar", WHEN_ALWAYS, STORE_NONE)->threads_x = ELEMENTWISE_THREADS;
 }
 
+/* A full reduction (seed 000): 4 blocks of 256 threads per SM, each
+ * thread with FULL_ITEMS 16-byte packs in flight and VEC independent
+ * accumulators; each block leaves one partial, and one block combines
+ * them in block order.  The grid depends only on the sizes and the SM
+ * count, so the sum is the same, bit for bit, on every run. */
+static void full_reduction(Arena *a, GroupSchedule *s, const Footprint *f) {
+  Variant *v = add(a, s, "full", WHEN_ALWAYS, STORE_REGISTERS);
+  v->vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
+  v->items = FULL_ITEMS;
+  v->threads_x = REDUCE_BLOCK;
+  v->sm_threads = FULL_SM_THREADS;
+  v->split = SPLIT_PER_BLOCK;
+}
+
 /* Plain reductions keep one partial per thread in registers; a second,
  * ordered stage combines the chunks of a split (deterministic). */
-static void reduction(Arena *a, GroupSchedule *s) {
-  if (s->cls == CLASS_COLUMN) {
-    Variant *v = add(a, s, "narrow", WHEN_LEN_AT_MOST, STORE_REGISTERS);
-    v->limit = 255;
+static void reduction(Arena *a, GroupSchedule *s, const Footprint *f) {
+  if (s->cls == CLASS_COLUMN) { /* seed 003: threads along the columns, packed */
+    Variant *v = add(a, s, "columns", WHEN_ALWAYS, STORE_REGISTERS);
+    v->vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
+    v->items = COLUMN_ITEMS;
     v->threads_x = 32;
-    v->threads_y = 8;
-    v->split = 0;
-    v = add(a, s, "wide", WHEN_ALWAYS, STORE_REGISTERS);
-    v->threads_x = v->threads_y = 32;
+    v->threads_y = REDUCE_BLOCK / 32;
     v->split = 0;
     return;
   }
@@ -276,14 +292,15 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   s->keep = f.keep;
   switch (s->cls) {
   case CLASS_ELEMENTWISE: elementwise(a, s, &f); break;
-  case CLASS_ROW: case CLASS_COLUMN: case CLASS_FULL: reduction(a, s); break;
+  case CLASS_ROW: case CLASS_COLUMN: reduction(a, s, &f); break;
+  case CLASS_FULL: full_reduction(a, s, &f); break;
   case CLASS_STITCH_ROW: stitch_row(a, s, &f, t); break;
   case CLASS_STITCH_COLUMN: stitch_column(a, s); break;
   }
   if (g->kind == GROUP_STITCH)
     decide(s, reduced_length(g), small_domain(g));
   s->max_threads = max_threads(s);
-  s->final_threads = ELEMENTWISE_THREADS;
+  s->final_threads = s->cls == CLASS_FULL ? FINAL_THREADS : ELEMENTWISE_THREADS;
   return s;
 }
 
@@ -345,6 +362,10 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
   if (v->storage == STORE_REGISTERS || v->storage == STORE_CLUSTER || v->storage == STORE_STREAM)
     buf_printf(b, ", ITEMS %d", v->items);
   buf_printf(b, ", %s, %s", block_text(a, v), grid_text(a, v));
+  if (v->split == SPLIT_PER_BLOCK)
+    buf_printf(b, ", packs loaded whole when every packed tensor is aligned, else element by element (the same "
+                  "sums, bit for bit), a partial per block combined in block order by one block of %d",
+               FINAL_THREADS);
   if (v->split == 0)
     buf_puts(b, ", split: S = min(ceil(4*SMs/grid), R/(16*lanes), 1024) chunks when the grid is short, "
                 "combined in chunk order");

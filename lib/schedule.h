@@ -65,6 +65,8 @@ typedef enum FitRule {
                     threads_y = the power of two in [32, 1024 / threads_x] >= len / items */
 } FitRule;
 
+enum { SPLIT_PER_BLOCK = -1 };
+
 typedef struct Variant {
   const char *name;    /* the kernel's suffix and the plan's name: "packed", "block", ... */
   When when;
@@ -77,7 +79,8 @@ typedef struct Variant {
   int block;           /* FIT_ROW: the threads of a block of short rows */
   int cluster;         /* blocks per cluster (1: none; 0: fitted) */
   int sm_threads;      /* grid = min(blocks needed, SMs * sm_threads / block threads) */
-  int split;           /* reductions: 1 = none, 0 = chosen at run time to fill the GPU */
+  int split;           /* reductions: 1 = none, 0 = chosen at run time to fill the GPU,
+                          SPLIT_PER_BLOCK: a partial per block, then one block combines them */
   int index_bits;      /* 32 or 64; 0: either, as the sizes need (2^30 and more: 64) */
 } Variant;
 

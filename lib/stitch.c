@@ -298,6 +298,29 @@ static int worth_stitching(const Cluster *c) {
   return (c->reduces.len > 1 || c->loops.len > 0) && has_kept_axis(c);
 }
 
+static Schedule stitch_schedule(const Cluster *c) {
+  int inner = innermost_axis(&c->domain);
+  return inner < 0 || ((c->axes >> inner) & 1u) ? SCHED_ROW : SCHED_COLUMN;
+}
+
+/* A column reduction whose merged loops only round its result stays a
+ * reduce group that stores the casts itself (fuse.c): the column kernel
+ * loads packs along the columns and splits the reduced axis over the GPU. */
+static int rounds_only(StitchCtx *s, const Cluster *c) {
+  if (stitch_schedule(c) != SCHED_COLUMN || c->reduces.len != 1)
+    return 0;
+  for (int i = 0; i < c->loops.len; i++)
+    if (!rounded_reduce(s->kp, c->loops.items[i]))
+      return 0;
+  return 1;
+}
+
+static void unmerge_loops(StitchCtx *s, Cluster *c) {
+  for (int i = 0; i < s->kp->groups.len; i++)
+    if (in_vec(&c->loops, s->kp->groups.items[i]))
+      s->merged[i] = 0;
+}
+
 static int loop_fits(const Cluster *c, const Group *g) {
   Shape rs = row_shape(c);
   /* same rank: the emitter maps value axes to domain axes one to one */
@@ -396,10 +419,6 @@ static void compute_levels(StitchCtx *s, Stitch *st) {
   }
 }
 
-static Schedule stitch_schedule(const Cluster *c) {
-  int inner = innermost_axis(&c->domain);
-  return inner < 0 || ((c->axes >> inner) & 1u) ? SCHED_ROW : SCHED_COLUMN;
-}
 
 /* Replaces the cluster's reduce groups and merged loop groups by one
  * stitch group. */
@@ -506,6 +525,12 @@ void stitch_groups(Arena *a, KernelPlan *kp, Buf *why) {
   merge_loops(&s);
   for (int i = 0; i < s.clusters.len; i++) {
     Cluster *c = s.clusters.items[i];
+    if (rounds_only(&s, c)) {
+      unmerge_loops(&s, c);
+      buf_printf(why, "%s: %%%d: a column reduction whose result is only rounded: its reduce group stores "
+                      "the cast\n", s.k->name, ((Value *)c->reduces.items[0])->id);
+      continue;
+    }
     if (worth_stitching(c))
       make_stitch_group(&s, c);
     explain_cluster(&s, c);
