@@ -39,6 +39,8 @@ typedef struct GEmit {
   PtrVec packs;        /* PackRef*: tensors read/written as 16-byte packs */
   int pack_bytes;      /* largest element size among them */
   const char *pack_sub; /* the pack of this step: "" or "[t_u]" (full reductions) */
+  int inner_axis;      /* loop kernels: the domain's innermost axis, or -1 */
+  int at_pack_start;   /* offsets at the pack's first element (t_dI, not t_dI + t_k) */
   const char *acc;     /* reductions: the accumulator the body adds to */
 } GEmit;
 
@@ -48,6 +50,8 @@ typedef struct PackRef {
   const char *param;  /* kernel parameter */
   const char *ctype;  /* storage type */
   int store;
+  const char *index;  /* the pack's index: NULL for t_p (the element's own),
+                         else that of a row operand (broadcast over outer axes) */
 } PackRef;
 
 static KParam *add_param(GEmit *e, ParamKind kind, int index, Value *v, const char *name) {
@@ -145,6 +149,15 @@ static int map_is_identity(GEmit *e, const Shape *s, const int *map) {
   return covered == domain_axes;
 }
 
+/* The index along domain axis `ax`.  The packed loop kernel splits
+ * t_p * VEC once per pack (rows are whole packs): along the innermost
+ * axis, element t_k of the pack is t_dI + t_k. */
+static const char *axis_index(GEmit *e, int ax) {
+  if (e->vec && e->lin && ax == e->inner_axis && !e->at_pack_start)
+    return arena_printf(e->a, "(t_d%d + t_k)", ax);
+  return arena_printf(e->a, "t_d%d", ax);
+}
+
 static const char *offset_expr(GEmit *e, const Shape *s, const int *map) {
   if (e->lin && map_is_identity(e, s, map))
     return e->lin;
@@ -153,7 +166,7 @@ static const char *offset_expr(GEmit *e, const Shape *s, const int *map) {
     if (dim_is_one(s, j) || map[j] < 0)
       continue;
     e->used_axis[map[j]] = 1;
-    const char *idx = arena_printf(e->a, "t_d%d", map[j]);
+    const char *idx = axis_index(e, map[j]);
     off = off ? arena_printf(e->a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
   }
   if (!off)
@@ -176,7 +189,7 @@ static const char *compute_expr(GEmit *e, Value *v, const int *map) {
 static const char *pack_elem(GEmit *e, const char *param, DType t, int store) {
   for (int i = 0; i < e->packs.len; i++) {
     PackRef *r = e->packs.items[i];
-    if (strcmp(r->param, param) == 0 && r->store == store)
+    if (strcmp(r->param, param) == 0 && r->store == store && !r->index)
       return arena_printf(e->a, "t_pk_%s%s.v[t_k]", param, e->pack_sub);
   }
   PackRef *r = ARENA_NEW(e->a, PackRef);
@@ -196,6 +209,42 @@ static const char *tensor_elem(GEmit *e, const char *param, DType t, const char 
   return arena_printf(e->a, "%s[%s]", param, off);
 }
 
+/* A tensor read over the innermost axis but broadcast over others (a
+ * bias `b[N]` added to `x[M, N]`): in the packed loop kernel its VEC
+ * elements are adjacent and start a whole pack, read as one. */
+static int is_row_operand(GEmit *e, const Value *v, const int *map, const char *off) {
+  const Variant *packed = &e->g->schedule->variants[0];
+  if (!e->vec || !e->lin || e->inner_axis < 0 || strcmp(off, e->lin) == 0 || packed->when != WHEN_ALIGNED)
+    return 0;
+  int last = innermost_axis(&v->shape);
+  return last >= 0 && map[last] == e->inner_axis && dtype_size(v->dtype) * packed->vec <= 16;
+}
+
+static const char *row_pack_elem(GEmit *e, const char *param, DType t, const Shape *s, const int *map) {
+  e->at_pack_start = 1;
+  const char *off = offset_expr(e, s, map);
+  const char *index = arena_printf(e->a, strchr(off, ' ') ? "(%s) / VEC" : "%s / VEC", off);
+  e->at_pack_start = 0;
+  for (int i = 0; i < e->packs.len; i++) {
+    PackRef *r = e->packs.items[i];
+    if (strcmp(r->param, param) == 0 && r->index && strcmp(r->index, index) == 0)
+      return arena_printf(e->a, "t_pk_%s_%d.v[t_k]", param, i);
+  }
+  PackRef *r = ARENA_NEW(e->a, PackRef);
+  r->param = param;
+  r->ctype = cu_storage_ctype(t);
+  r->index = index;
+  vec_push(e->a, &e->packs, r);
+  return arena_printf(e->a, "t_pk_%s_%d.v[t_k]", param, e->packs.len - 1);
+}
+
+static const char *memory_elem(GEmit *e, const char *param, const Value *v, const int *map) {
+  const char *off = offset_expr(e, &v->shape, map);
+  if (is_row_operand(e, v, map, off))
+    return row_pack_elem(e, param, v->dtype, &v->shape, map);
+  return tensor_elem(e, param, v->dtype, off);
+}
+
 static const char *load_expr(GEmit *e, Value *v, const int *map) {
   if (v->op == IR_INPUT) {
     const char *name = e->names->inputs[v->index];
@@ -204,10 +253,10 @@ static const char *load_expr(GEmit *e, Value *v, const int *map) {
       return cu_load_conv(e->a, v->dtype, name);
     }
     add_param(e, P_INPUT, v->index, NULL, name);
-    return cu_load_conv(e->a, v->dtype, tensor_elem(e, name, v->dtype, offset_expr(e, &v->shape, map)));
+    return cu_load_conv(e->a, v->dtype, memory_elem(e, name, v, map));
   }
   const char *p = stored_param(e, v);
-  return cu_load_conv(e->a, v->dtype, tensor_elem(e, p, v->dtype, offset_expr(e, &v->shape, map)));
+  return cu_load_conv(e->a, v->dtype, memory_elem(e, p, v, map));
 }
 
 static int read_from_memory(GEmit *e, const Value *v) {
@@ -356,8 +405,17 @@ static void open_kernel(GEmit *e, Out *o, const char *tparams, int max_threads, 
              param_decls(e->a, e->k, &e->params, e->g->kind == GROUP_LOOP && e->kp->in_place_ok), extra);
 }
 
-/* The stores of the group's roots at t_i, packed or not. */
-/* Every value of the element first, then every store: an output written
+/* What a root is stored from: a rounding cast of an f32 value to f16 or
+ * bf16 stores the f32 value, since the store conversion rounds the same
+ * way once. */
+static Value *stored_form(Value *v) {
+  if (v->op == IR_CAST && (v->dtype == DT_F16 || v->dtype == DT_BF16) && v->args[0]->dtype == DT_F32)
+    return v->args[0];
+  return v;
+}
+
+/* The stores of the group's roots at t_i, packed or not.
+ * Every value of the element first, then every store: an output written
  * in place over an input (abi.md §3) is read before it is overwritten. */
 static Out *loop_body(GEmit *e, int vec) {
   e->body = new_out(e->a);
@@ -368,20 +426,18 @@ static Out *loop_body(GEmit *e, int vec) {
   Out *stores = new_out(e->a);
   for (int i = 0; i < e->g->roots.len; i++) {
     Value *r = e->g->roots.items[i];
-    emit_stores(e, stores, r, value_expr(e, r, map), "t_i");
+    emit_stores(e, stores, r, value_expr(e, stored_form(r), map), "t_i");
   }
   emit_fragment(e->body, stores);
   e->vec = 0;
   return e->body;
 }
 
-static Out *loop_decompose(GEmit *e) {
+/* The split of linear index `idx` into the axes the bodies use. */
+static Out *loop_decompose(GEmit *e, const char *idx) {
   Out *d = new_out(e->a);
-  for (int i = 0; i < e->g->domain.rank; i++)
-    if (e->used_axis[i]) {
-      emit_decompose(e, d, "t_i", ~0u);
-      break;
-    }
+  if (memchr(e->used_axis, 1, sizeof e->used_axis))
+    emit_decompose(e, d, idx, ~0u);
   return d;
 }
 
@@ -389,22 +445,29 @@ static int loop_vec(const GEmit *e) {
   return e->packs.len ? 16 / e->pack_bytes : 1;
 }
 
-/* The packed loop over whole packs, around the packed body. */
+/* The packed loop over whole packs, around the packed body.  When the
+ * body indexes the domain's axes, rows are whole packs (the host checks
+ * it): the index is split once per pack, at its first element. */
 static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *body) {
   open_block(o, "for (IndexT t_p = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_p < t_npack; t_p += t_stride)");
+  if (out_mentions(decomp, "t_i0"))
+    emit(o, "const IndexT t_i0 = t_p * VEC;");
+  emit_fragment(o, decomp);
   for (int i = 0; i < e->packs.len; i++) {
     PackRef *r = e->packs.items[i];
     if (r->store)
       emit(o, "tecc::Pack<%s, VEC> t_pk_%s;", r->ctype, r->param);
+    else if (r->index)
+      emit(o, "const tecc::Pack<%s, VEC> t_pk_%s_%d = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[%s];",
+           r->ctype, r->param, i, r->ctype, r->param, r->index);
     else
       emit(o, "const tecc::Pack<%s, VEC> t_pk_%s = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[t_p];",
            r->ctype, r->param, r->ctype, r->param);
   }
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
-  if (out_mentions(decomp, "t_i") || out_mentions(body, "t_i"))
+  if (out_mentions(body, "t_i"))
     emit(o, "const IndexT t_i = t_p * VEC + t_k;");
-  emit_fragment(o, decomp);
   emit_fragment(o, body);
   close_block(o, "");
   for (int i = 0; i < e->packs.len; i++) {
@@ -424,7 +487,8 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   Out *vbody = loop_body(e, 1);
   nameset_truncate(&e->taken, ntaken); /* the scalar body reuses the names */
   Out *sbody = loop_body(e, 0);
-  Out *decomp = loop_decompose(e);
+  Out *decomp = loop_decompose(e, "t_i");
+  Out *pdecomp = loop_decompose(e, "t_i0");
   add_size_params(e);
   order_params(e);
   e->body = NULL;
@@ -432,7 +496,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   emit(o, "const IndexT t_n = %s;", numel_expr(e, &e->g->domain, ~0u, "(IndexT)"));
   emit(o, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
   emit(o, "const IndexT t_npack = t_n / VEC;");
-  emit_packed_loop(e, o, decomp, vbody);
+  emit_packed_loop(e, o, pdecomp, vbody);
   open_block(o, "for (IndexT t_i = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_i < t_n; t_i += t_stride)");
   emit_fragment(o, decomp);
   emit_fragment(o, sbody);
@@ -713,6 +777,7 @@ static void emit_full_kernel(GEmit *e, Out *o) {
   RedInfo ri = red_info(e->a, r);
   const Variant *v = &g->schedule->variants[0];
   e->lin = "t_r";
+  add_root_params(e); /* named before the mark: the tail body reuses only its own names */
   int ntaken = nameset_mark(&e->taken);
   Out *vbody = full_body(e, &ri, 1, "t_acc[t_k]");
   nameset_truncate(&e->taken, ntaken); /* the tail reuses the names */
@@ -912,6 +977,7 @@ static GEmit *new_gemit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->body = new_out(a);
   e->pack_sub = "";
   e->acc = "t_acc";
+  e->inner_axis = g->kind == GROUP_LOOP ? innermost_axis(&g->domain) : -1;
   nameset_init(&e->taken, a);
   take_entry_names(&e->taken, k, names);
   const char *what = g->kind == GROUP_LOOP ? "loop" : g->schedule->cls == CLASS_FULL ? "full" : schedule_name(g->sched);
@@ -1060,7 +1126,10 @@ static void emit_loop_launch(KEmit *ke, Out *o, GEmit *ge) {
     if (v->when == WHEN_ALIGNED) {
       if (v->vec != loop_vec(ge))
         internal_error("loop group %d: the schedule packs %d elements, the kernel %d", ge->g->id, v->vec, loop_vec(ge));
-      open_block(o, "if (%s)", packs_aligned(ke, ge, v->vec));
+      const char *rows = "";
+      if (memchr(ge->used_axis, 1, sizeof ge->used_axis)) /* split once per pack */
+        rows = arena_printf(ke->a, " && %s %% %d == 0", host_dim(ke->a, ke->names, ge->g->domain.d[ge->inner_axis]), v->vec);
+      open_block(o, "if (%s%s)", packs_aligned(ke, ge, v->vec), rows);
     } else if (i > 0) {
       else_block(o);
     }
