@@ -1,18 +1,51 @@
 /* opt.c — IR optimization: constant folding, exact algebraic identities,
- * CSE by hash-consing, dead-value removal (one forward pass, then a
- * backward liveness pass).
+ * strength reduction, CSE by hash-consing, dead-value removal (one forward
+ * pass, then a backward liveness pass).
  *
  * Each value is visited in topological order; its arguments are first
- * replaced by their representatives (aux), then it is simplified (folded or
- * reduced to an argument) and finally hash-consed against the values seen
- * before.  Identities are only those exact in IEEE arithmetic: x*1, x/1,
- * x-0, x+(-0.0), x**1, cast to the same dtype, a cast back after an exact
- * widening (f16 -> f32 -> f16), -(-x), not not x, x and true, x or false,
- * select on a constant, maximum/minimum(x, x).  Never
- * x+0 (wrong for -0.0), x*0 or x-x (wrong for inf and NaN). */
+ * replaced by their representatives (aux), then it is simplified (folded,
+ * reduced to an argument, or rewritten into cheaper operations) and finally
+ * hash-consed against the values seen before.  Identities are only those
+ * exact in IEEE arithmetic: x*1, x/1, x-0, x+(-0.0), x**1, cast to the same
+ * dtype, a cast back after an exact widening (f16 -> f32 -> f16), -(-x),
+ * not not x, x and true, x or false, select on a constant,
+ * maximum/minimum(x, x).  Never x+0 (wrong for -0.0), x*0 or x-x (wrong for
+ * inf and NaN).
+ *
+ * Strength reduction, c a rank-0 literal (possibly broadcast).  "Exact"
+ * means bit for bit the correctly rounded result of the operation replaced,
+ * for every input: +-0, +-inf, NaN, subnormals, overflow.
+ *   x ** 0   -> 1            exact: pow(x, +-0) is 1 for every x, NaN too
+ *                            (C99 F.9.4.4; CUDA's powf and pow say so)
+ *   x ** 2   -> x*x          exact: one rounding of the exact square
+ *   x ** -1  -> 1/x          exact: one rounding of the exact quotient
+ *   x ** 0.5 -> where(x == -inf, inf, abs(sqrt(x)))
+ *                            exact: sqrt is correctly rounded and equals
+ *                            pow(x, 0.5) except at -0 (sqrt -0, pow +0: the
+ *                            abs) and -inf (sqrt NaN, pow +inf: the select)
+ *   x / c    -> x * (1/c)    exact when c is +-2^k and 1/c a normal number
+ *                            of the dtype: both round the same real number
+ *   x ** 3   -> (x*x)*x      NOT bit-exact: two roundings, relative error
+ *                            under 2u (u = 2^-24 in f32, 2^-53 in f64), so
+ *                            at most 2 ulp from the correctly rounded power
+ *   x ** 4   -> (x*x)*(x*x)  NOT bit-exact: under 3u, at most 3 ulp
+ * Zeros, infinities and NaN come out as pow gives them in all of these.
+ * x ** 3 and x ** 4 are accepted because the pow they replace is not
+ * correctly rounded either (CUDA lists a few ulp for powf and pow), and the
+ * contract (abi.md §6: rtol 1e-5 for f32, 1e-12 for f64, against an f64
+ * evaluation of the program as written) is thousands of ulp wide; only an
+ * exact power within 3 ulp of the largest finite number may round to inf.
+ * On integers (wrapping, language.md §5) x ** 0, 2, 3, 4 become 1 and
+ * products, equal to exact pow modulo 2^32 or 2^64.  Not rewritten: other
+ * exponents (x ** 2.5; x ** -0.5, as rsqrt is not correctly rounded),
+ * division by a non-power of two (x / 3.0: 1/3 is inexact).  16-bit values
+ * never reach a binary op (ir.h: computed in f32), so the rules hold for
+ * their f32 arithmetic.  nvcc may contract a product made here with an add
+ * into an fma, as it does with one the user wrote: one rounding fewer. */
 #include "opt.h"
 #include "fold.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -198,6 +231,141 @@ static Value *identity(Value *v) {
   }
 }
 
+/* ---- strength reduction (the header says which rewrites are exact) ------ */
+
+/* A new value `like` v (dtype, shape, location), interned.  Only the value
+ * that replaces v keeps its .te name. */
+static Value *derived(Opt *o, IrOp op, DType t, const Value *v, int final) {
+  Value *d = new_value(op, t, &v->shape, v, o);
+  if (!final)
+    d->name = NULL;
+  return d;
+}
+
+static Value *binary_like(Opt *o, BinaryOp bop, Value *a, Value *b,
+                          const Value *v, int final) {
+  DType t = bop == BIN_EQ ? DT_BOOL : v->dtype;
+  Value *d = derived(o, IR_BINARY, t, v, final);
+  d->bop = bop;
+  d->args[0] = a;
+  d->args[1] = b;
+  d->nargs = 2;
+  return intern(o, d);
+}
+
+static Value *unary_like(Opt *o, UnaryOp uop, Value *a, const Value *v,
+                         int final) {
+  Value *d = derived(o, IR_UNARY, v->dtype, v, final);
+  d->uop = uop;
+  d->args[0] = a;
+  d->nargs = 1;
+  return intern(o, d);
+}
+
+/* The constant k of v's dtype, broadcast to v's shape.  The field the
+ * dtype does not use stays 0, as fold.c leaves it, so that equal constants
+ * hash-cons. */
+static Value *const_like(Opt *o, double k, const Value *v, int final) {
+  Scalar s = {0, 0};
+  if (dtype_is_float(v->dtype))
+    s.f = k;
+  else
+    s.i = (int64_t)k;
+  Value *c = make_const(o, v->dtype, s, v);
+  if (shape_equal(&c->shape, &v->shape))
+    return c;
+  Value *b = derived(o, IR_BROADCAST, v->dtype, v, final);
+  b->args[0] = c;
+  b->nargs = 1;
+  return intern(o, b);
+}
+
+/* The exponent when y is a constant with an integer value in [-1, 4]. */
+static int small_exponent(const Value *y, int *n) {
+  const Value *c = const_of((Value *)y);
+  if (!c)
+    return 0;
+  double e = dtype_is_float(c->dtype) ? c->fval : (double)c->ival;
+  if (e != floor(e) || e < -1 || e > 4)
+    return 0;
+  *n = (int)e;
+  return 1;
+}
+
+/* x ** n as products: x*x is made once and shared (x ** 4 squares it). */
+static Value *power_as_products(Opt *o, Value *v, int n) {
+  Value *x = v->args[0];
+  if (n == 0)
+    return const_like(o, 1, v, 1);
+  if (n == -1)
+    return dtype_is_float(v->dtype)
+               ? binary_like(o, BIN_DIV, const_like(o, 1, v, 0), x, v, 1)
+               : NULL;
+  if (n == 2)
+    return binary_like(o, BIN_MUL, x, x, v, 1);
+  Value *square = binary_like(o, BIN_MUL, x, x, v, 0);
+  return binary_like(o, BIN_MUL, square, n == 3 ? x : square, v, 1);
+}
+
+/* x ** 0.5 as where(x == -inf, inf, abs(sqrt(x))): abs makes sqrt(-0)
+ * +0 and leaves every other result of sqrt (>= +0 or NaN) as it is. */
+static Value *square_root(Opt *o, Value *v) {
+  Value *x = v->args[0];
+  Value *root = unary_like(o, UN_SQRT, x, v, 0);
+  Value *fixed = unary_like(o, UN_ABS, root, v, 0);
+  Value *minus_inf =
+      binary_like(o, BIN_EQ, x, const_like(o, -INFINITY, v, 0), v, 0);
+  Value *s = derived(o, IR_SELECT, v->dtype, v, 1);
+  s->args[0] = minus_inf;
+  s->args[1] = const_like(o, INFINITY, v, 0);
+  s->args[2] = fixed;
+  s->nargs = 3;
+  return intern(o, s);
+}
+
+static Value *power(Opt *o, Value *v) {
+  int n;
+  if (small_exponent(v->args[1], &n))
+    return power_as_products(o, v, n);
+  if (dtype_is_float(v->dtype) && is_const_value(v->args[1], 0.5))
+    return square_root(o, v);
+  return NULL;
+}
+
+/* r is a normal number of dtype t (f32 or f64). */
+static int normal_in(DType t, double r) {
+  double a = fabs(r);
+  if (t == DT_F32)
+    return a >= FLT_MIN && a <= FLT_MAX;
+  return a >= DBL_MIN && a <= DBL_MAX;
+}
+
+/* x / (+-2^k) as x * (+-2^-k) when 2^-k is a normal number of the dtype. */
+static Value *division_by_power_of_two(Opt *o, Value *v) {
+  const Value *c = const_of(v->args[1]);
+  if (!c || !dtype_is_float(v->dtype) || !isfinite(c->fval) || c->fval == 0)
+    return NULL;
+  int e;
+  if (fabs(frexp(c->fval, &e)) != 0.5)
+    return NULL;
+  double r = 1.0 / c->fval; /* exact, or inf and refused below */
+  if (!normal_in(v->dtype, r))
+    return NULL;
+  return binary_like(o, BIN_MUL, v->args[0], const_like(o, r, v, 0), v, 1);
+}
+
+/* Cheaper operations giving v (exactly or within the header's bounds), or
+ * NULL. */
+static Value *strength_reduce(Opt *o, Value *v) {
+  if (v->op != IR_BINARY)
+    return NULL;
+  if (v->bop == BIN_POW)
+    return power(o, v);
+  if (v->bop == BIN_DIV)
+    return division_by_power_of_two(o, v);
+  return NULL;
+}
+
 /* ---- hash-consing ------------------------------------------------------ */
 
 static uint64_t mix(uint64_t h, uint64_t x) {
@@ -302,7 +470,10 @@ static Value *simplify(Opt *o, Value *v) {
   if (through)
     return through;
   Value *same = identity(v);
-  return same ? same : v;
+  if (same)
+    return same;
+  Value *cheaper = strength_reduce(o, v);
+  return cheaper ? cheaper : v;
 }
 
 static void forward(Opt *o, Kernel *k) {
