@@ -52,6 +52,8 @@ def parse_args(argv):
     ap.add_argument("--iters", type=int, default=100, help="timed runs per measurement (max)")
     ap.add_argument("--latency-only", action="store_true", help="copy and latency only")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--self-check", action="store_true",
+                    help="check the magnitude bounds and check() on the CPU (PyTorch, no GPU)")
     return ap.parse_args(argv)
 
 
@@ -295,8 +297,6 @@ def make_inputs(torch, case, dtype, m, n, gen):
     xs = []
     for _name, dims in case.params:
         x = torch.randn(suite.dims_of(dims, m, n), device="cuda", generator=gen)
-        if case.positive:
-            x += 2
         xs.append(x.to(tdtype(torch, i)))
     return xs
 
@@ -314,15 +314,19 @@ def case_bytes(case, dtype, m, n):
 
 
 def check(torch, case, dtype, m, n, inputs, outputs):
-    """abi.md section 6 against a float64 reference; returns (ok, worst ratio)."""
+    """abi.md section 6 against a float64 reference, |out - ref| <= atol +
+    rtol * (|ref| + mag) with the case's magnitude bound; returns (ok, worst
+    ratio)."""
     _, o = case.dtypes(dtype)
-    refs = case.ref(*[x.double() for x in inputs])
+    xs = [x.double() for x in inputs]
+    refs = case.ref(*xs)
+    mags = case.mag(*xs)
     rtol, atol = suite.tolerance(o, case.reduced(m, n))
     worst, ok = 0.0, True
-    for out, ref in zip(outputs, refs):
+    for out, ref, mag in zip(outputs, refs, mags):
         got = out.double().reshape(ref.shape)
         err = (got - ref).abs()
-        bound = atol + rtol * ref.abs()
+        bound = atol + rtol * (ref.abs() + mag.reshape(ref.shape))
         nan_ok = torch.isnan(ref) == torch.isnan(got)
         inf = torch.isinf(ref)
         inf_ok = ~inf | (got == ref)
@@ -333,6 +337,65 @@ def check(torch, case, dtype, m, n, inputs, outputs):
         ratio = torch.where(finite, err / bound, torch.zeros_like(err))
         worst = max(worst, float(torch.nan_to_num(ratio, nan=1e30).max()))
     return ok, worst
+
+
+def self_check(torch):
+    """CPU only: every case's mag has its output's shape, is finite and at
+    least |ref| on random inputs; a few bounds computed by hand (the same
+    numbers as tests/interp/interp-test.c); and check() accepts the
+    reference itself and rejects it moved by 4x its bound.  Returns the
+    number of failures."""
+    bad = []
+    cases = {c.name: c for c in suite.cases()}
+    t = lambda *rows: torch.tensor(rows, dtype=torch.float64)  # noqa: E731
+    gen = torch.Generator().manual_seed(1)
+    for c in cases.values():
+        for m, n in ((1, 1), (3, 5), (4, 2), (2, 7)):
+            xs = [torch.randn(suite.dims_of(d, m, n), generator=gen, dtype=torch.float64)
+                  for _, d in c.params]
+            refs, mags = c.ref(*xs), c.mag(*xs)
+            for (name, _), ref, mag in zip(c.outs, refs, mags):
+                what = "%s.%s at %dx%d" % (c.name, name, m, n)
+                if len(refs) != len(mags) or tuple(mag.shape) != tuple(ref.shape):
+                    bad.append("%s: mag shape %s, output %s" % (what, tuple(mag.shape),
+                                                                tuple(ref.shape)))
+                elif not bool(torch.isfinite(mag).all()) or bool((mag < ref.abs() * (1 - 1e-12)).any()):
+                    bad.append("%s: mag not finite or below |ref|" % what)
+            for dtype in suite.DTYPES:
+                i, o = c.dtypes(dtype)
+                ins = [x.to(tdtype(torch, i)) for x in xs]
+                outs = [r.to(tdtype(torch, o)) for r in c.ref(*[x.double() for x in ins])]
+                if not check(torch, c, dtype, m, n, ins, outs)[0]:
+                    bad.append("%s %s at %dx%d: check() rejects the reference" % (c.name, dtype, m, n))
+                xd = [x.double() for x in ins]
+                rtol, atol = suite.tolerance(o, c.reduced(m, n))
+                for j, (r, mg) in enumerate(zip(c.ref(*xd), c.mag(*xd))):
+                    moved = list(outs)
+                    flat = r.reshape(-1).clone()
+                    k = (flat.numel() - 1) // 2
+                    flat[k] += 4 * (atol + rtol * (flat[k].abs() + mg.reshape(-1)[k])) + 0.5
+                    moved[j] = flat.reshape(r.shape).to(tdtype(torch, o))
+                    if check(torch, c, dtype, m, n, ins, moved)[0]:
+                        bad.append("%s %s at %dx%d: check() accepts output %d moved by 4x its bound"
+                                   % (c.name, dtype, m, n, j))
+    L3 = math.log2(3)
+    hand = [("fullsum", [t([1, -1], [2, -2.5])], [13.0]),
+            ("colsum", [t([1, 2], [-1, 3], [0.5, -1])], [[2.5 * L3, 6 * L3]]),
+            ("rowstats", [t([1, 2, 3, 6])], [[6.0], [169.0]]),
+            ("softmax", [t([0, 0])], [[[1.0, 1.0]]]),
+            ("chain5", [t([1.0])] * 4 + [t([-2.0])], [[[1 + 1 + (math.sin(1) + math.cos(1)) * 2 + 10]]]),
+            ("bias_gelu", [t([1.0]), torch.tensor([-1.0], dtype=torch.float64)],
+             [[[0.5 * 2]]])]
+    for name, xs, want in hand:
+        got = cases[name].mag(*xs)
+        for j, w in enumerate(want):
+            w = torch.tensor(w, dtype=torch.float64)
+            if not torch.allclose(got[j].reshape(w.shape), w, rtol=1e-12, atol=0):
+                bad.append("%s: mag %d is %s, by hand %s" % (name, j, got[j].tolist(), w.tolist()))
+    for b in bad:
+        print("self-check: FAIL %s" % b)
+    print("self-check: %d cases, %d failures" % (len(cases), len(bad)))
+    return len(bad)
 
 
 class CompileTimeout(Exception):
@@ -712,6 +775,13 @@ def plan(cases, dtypes, quick):
 
 def main(argv):
     args = parse_args(argv)
+    if args.self_check:
+        try:
+            import torch
+        except ImportError:
+            print("bench: --self-check needs PyTorch (CPU is enough)", file=sys.stderr)
+            return 1
+        return 1 if self_check(torch) else 0
     os.makedirs(args.out, exist_ok=True)
     args.build_dir = args.build_dir or os.path.join(args.out, "build")
     cases = suite.cases()

@@ -6,6 +6,7 @@ shape.  Kernel names are CASE_DTYPE (softmax_f32, softmax_bf16, ...).
 """
 
 import math
+import struct
 
 ROW_SHAPES = [(32768, 256), (32768, 1024), (16384, 4096), (4096, 16384),
               (1024, 65536), (128, 262144), (4096, 11008)]
@@ -19,14 +20,16 @@ class Case:
     """name: suite name; kind: row, col, full or ew (what is reduced);
     params: [(name, 'MN' or 'N')]; outs: [(name, dims)], dims 'MN', 'M', 'N'
     or '' (rank 0); body: .te statements; ref(*f64 inputs) -> outputs;
-    user(T, *inputs) -> outputs (PyTorch, native dtype); positive: draw
-    inputs with a mean of 2 (sums of randn cancel, and abi.md's relative
-    tolerance then tests the cancellation, not the kernel)."""
+    user(T, *inputs) -> outputs (PyTorch, native dtype); mag(*f64 inputs)
+    -> the magnitude bound of each output (abi.md section 6: the check is
+    |out - ref| <= atol + rtol * (|ref| + mag)), following body's arithmetic
+    by lib/interp.h's rules, so that outputs that cancel are judged at the
+    scale of their terms."""
 
-    def __init__(self, name, kind, params, outs, body, ref, user,
-                 positive=False, in_dtype=None, out_dtype=None):
+    def __init__(self, name, kind, params, outs, body, ref, user, mag,
+                 in_dtype=None, out_dtype=None):
         self.name, self.kind, self.params, self.outs = name, kind, params, outs
-        self.body, self.ref, self.user, self.positive = body, ref, user, positive
+        self.body, self.ref, self.user, self.mag = body, ref, user, mag
         self.in_dtype, self.out_dtype = in_dtype, out_dtype
 
     def kernel(self, dtype):
@@ -84,62 +87,151 @@ def _cases():
     def card(x):
         return (torch.exp(x - x.amax(-1, keepdim=True)).sum(-1),)
 
+    # Magnitude bounds (lib/interp.h): |x| for an input, m(a) + m(b) for
+    # a +- b, m(a) * m(b) for a * b, (m(a) + |a/b| m(b)) / |b| for a / b,
+    # |f| + |f'(a)| m(a) for a smooth f, L(K) * sum of m for a sum of K
+    # terms (mean: / K), the largest m for max.  Each function below
+    # follows its case's body (as prelude.te spells softmax and friends),
+    # in float64 from the float64 inputs.
+    def fac(k):
+        return math.log2(k) if k > 2 else 1.0
+
+    def msum(m, dim):
+        return fac(m.shape[dim]) * m.sum(dim, keepdim=True)
+
+    def mmean(m, dim):
+        return msum(m, dim) / m.shape[dim]
+
+    def m_exp_shifted(x, dim):
+        """e = exp(x - max(x, dim)) and its bound, with the bound of the
+        max (the largest |x|)."""
+        mx = x.abs().amax(dim, keepdim=True)
+        e = torch.exp(x - x.amax(dim, keepdim=True))
+        return e, e * (1 + x.abs() + mx), mx
+
+    def m_softmax(x, dim):
+        e, me, _ = m_exp_shifted(x, dim)
+        s = e.sum(dim, keepdim=True)
+        return (me + e / s * msum(me, dim)) / s
+
+    def m_logsum(x, dim):
+        """log(sum(exp(x - max))) and max's bound."""
+        e, me, mx = m_exp_shifted(x, dim)
+        s = e.sum(dim, keepdim=True)
+        return torch.log(s).abs() + msum(me, dim) / s, mx
+
+    def m_log_softmax(x, dim):
+        ml, mx = m_logsum(x, dim)
+        return x.abs() + mx + ml
+
+    def m_logsumexp(x, dim):
+        ml, mx = m_logsum(x, dim)
+        return ml + mx
+
+    def m_rsqrt(v, mv):
+        r = torch.rsqrt(v)
+        return r + 0.5 * r / v.abs() * mv
+
+    def m_rowstats(x):
+        """mean(x, -1), var(x, -1) = mean((x - mean(x))**2), their bounds,
+        and that of x - mean(x)."""
+        mm = mmean(x.abs(), -1)
+        md = x.abs() + mm
+        return mm, mmean(md * md, -1), md
+
+    def m_layernorm(x, w, b, eps):
+        _, mv, md = m_rowstats(x)
+        v = x.var(-1, unbiased=False, keepdim=True) + eps
+        return md * m_rsqrt(v, mv + eps) * w.abs() + b.abs()
+
+    def m_rms(h, mh, w, eps):
+        v = (h * h).mean(-1, keepdim=True) + eps
+        return mh * m_rsqrt(v, mmean(mh * mh, -1) + eps) * w.abs()
+
+    def m_gelu(a, ma):
+        slope = 0.5 * (1 + torch.erf(a / math.sqrt(2))) + a * torch.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
+        return F.gelu(a).abs() + slope.abs() * ma
+
+    def m_silu(a, ma):
+        sg = torch.sigmoid(a)
+        return (a * sg).abs() + (sg * (1 + a * (1 - sg))).abs() * ma
+
+    def f32c(c):
+        """A .te literal as the f32 constant the kernels compute with."""
+        return struct.unpack("f", struct.pack("f", c))[0]
+
     def to(T, *ys):
         return tuple(y.to(T) for y in ys)
 
     return [
         Case("softmax", "row", [("x", "MN")], [("y", "MN")], "y = softmax(x, -1)",
              lambda x: (torch.softmax(x, -1),),
-             lambda T, x: (torch.softmax(x, -1),)),
+             lambda T, x: (torch.softmax(x, -1),),
+             lambda x: (m_softmax(x, -1),)),
         Case("log_softmax", "row", [("x", "MN")], [("y", "MN")], "y = log_softmax(x, -1)",
              lambda x: (torch.log_softmax(x, -1),),
-             lambda T, x: (torch.log_softmax(x, -1),)),
+             lambda T, x: (torch.log_softmax(x, -1),),
+             lambda x: (m_log_softmax(x, -1),)),
         Case("card", "row", [("x", "MN")], [("y", "M")],
              "y = sum(exp(x - max(x, -1)), -1)", card,
-             lambda T, x: to(T, *card(f32(T, x)))),
+             lambda T, x: to(T, *card(f32(T, x))),
+             lambda x: (msum(m_exp_shifted(x, -1)[1], -1).squeeze(-1),)),
         Case("logsumexp", "row", [("x", "MN")], [("y", "M")], "y = logsumexp(x, -1)",
              lambda x: (torch.logsumexp(x, -1),),
-             lambda T, x: (torch.logsumexp(x, -1),)),
+             lambda T, x: (torch.logsumexp(x, -1),),
+             lambda x: (m_logsumexp(x, -1).squeeze(-1),)),
         Case("layernorm", "row", [("x", "MN"), ("w", "N"), ("b", "N")], [("y", "MN")],
              "y = (x - mean(x, -1)) * rsqrt(var(x, -1) + 1e-5) * w + b", layernorm,
-             lambda T, x, w, b: to(T, *layernorm(f32(T, x), f32(T, w), f32(T, b)))),
+             lambda T, x, w, b: to(T, *layernorm(f32(T, x), f32(T, w), f32(T, b))),
+             lambda x, w, b: (m_layernorm(x, w, b, f32c(1e-5)),)),
         Case("rmsnorm", "row", [("x", "MN"), ("w", "N")], [("y", "MN")],
              "y = x * rsqrt(mean(x * x, -1) + 1e-6) * w",
              lambda x, w: (rms(x, w),),
-             lambda T, x, w: to(T, rms(f32(T, x), f32(T, w)))),
+             lambda T, x, w: to(T, rms(f32(T, x), f32(T, w))),
+             lambda x, w: (m_rms(x, x.abs(), w, f32c(1e-6)),)),
         Case("add_rmsnorm", "row", [("x", "MN"), ("r", "MN"), ("w", "N")],
              [("h", "MN"), ("y", "MN")],
              "h = x + r; y = h * rsqrt(mean(h * h, -1) + 1e-6) * w",
              lambda x, r, w: (x + r, rms(x + r, w)),
              lambda T, x, r, w: to(T, f32(T, x) + f32(T, r),
-                                   rms(f32(T, x) + f32(T, r), f32(T, w)))),
+                                   rms(f32(T, x) + f32(T, r), f32(T, w))),
+             lambda x, r, w: (x.abs() + r.abs(), m_rms(x + r, x.abs() + r.abs(), w, f32c(1e-6)))),
         Case("rowstats", "row", [("x", "MN")], [("m", "M"), ("v", "M")],
              "m = mean(x, -1); v = var(x, -1)",
              lambda x: (x.mean(-1), x.var(-1, unbiased=False)),
              lambda T, x: to(T, *reversed(torch.var_mean(f32(T, x), -1, unbiased=False))),
-             positive=True),
+             lambda x: tuple(m.squeeze(-1) for m in m_rowstats(x)[:2])),
         Case("softmax_col", "col", [("x", "MN")], [("y", "MN")], "y = softmax(x, 0)",
              lambda x: (torch.softmax(x, 0),),
-             lambda T, x: (torch.softmax(x, 0),)),
+             lambda T, x: (torch.softmax(x, 0),),
+             lambda x: (m_softmax(x, 0),)),
         Case("colsum", "col", [("x", "MN")], [("y", "N")], "y = sum(x, 0)",
              lambda x: (x.sum(0),),
-             lambda T, x: (x.sum(0),), positive=True),
+             lambda T, x: (x.sum(0),),
+             lambda x: (msum(x.abs(), 0).squeeze(0),)),
         Case("fullsum", "full", [("x", "MN")], [("y", "")], "y = sum(x)",
              lambda x: (x.sum(),),
-             lambda T, x: (x.sum(),), positive=True),
+             lambda T, x: (x.sum(),),
+             lambda x: (fac(x.numel()) * x.abs().sum(),)),
         Case("bias_gelu", "ew", [("x", "MN"), ("b", "N")], [("y", "MN")], "y = gelu(x + b)",
              lambda x, b: (F.gelu(x + b),),
-             lambda T, x, b: (F.gelu(x + b),)),
+             lambda T, x, b: (F.gelu(x + b),),
+             lambda x, b: (m_gelu(x + b, x.abs() + b.abs()),)),
         Case("swiglu", "ew", [("a", "MN"), ("b", "MN")], [("y", "MN")], "y = silu(a) * b",
              lambda a, b: (F.silu(a) * b,),
-             lambda T, a, b: (F.silu(a) * b,)),
+             lambda T, a, b: (F.silu(a) * b,),
+             lambda a, b: (m_silu(a, a.abs()) * b.abs(),)),
         Case("chain5", "ew", [(c, "MN") for c in "BCDEF"], [("y", "MN")],
              "y = B + C * D + sin(E) * F + 10",
              lambda B, C, D, E, F_: (B + C * D + torch.sin(E) * F_ + 10,),
-             lambda T, B, C, D, E, F_: (B + C * D + torch.sin(E) * F_ + 10,)),
+             lambda T, B, C, D, E, F_: (B + C * D + torch.sin(E) * F_ + 10,),
+             lambda B, C, D, E, F_: (B.abs() + (C * D).abs()
+                                     + (torch.sin(E).abs() + (torch.cos(E) * E).abs()) * F_.abs()
+                                     + 10,)),
         Case("cast", "ew", [("x", "MN")], [("y", "MN")], lambda i, o: "y = %s(x)" % o,
              lambda x: (x,),
              lambda T, x: (x.to(torch.bfloat16 if x.dtype == torch.float32 else torch.float32),),
+             lambda x: (x.abs(),),
              in_dtype={"f32": "f32", "bf16": "bf16"},
              out_dtype={"f32": "bf16", "bf16": "f32"}),
     ]

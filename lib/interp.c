@@ -19,6 +19,8 @@ typedef struct Tensor {
   int64_t n;
   double *f;  /* float dtypes */
   int64_t *i; /* bool and integer dtypes */
+  double *m;  /* float dtypes, when magnitudes are wanted: each value's
+                 magnitude bound (interp.h) */
 } Tensor;
 
 typedef struct Interp {
@@ -28,6 +30,7 @@ typedef struct Interp {
   char *live;     /* reachable from an output */
   int *last_use;  /* id of the last reader (INT_MAX for outputs) */
   int status;
+  int want_mag;   /* compute Tensor.m beside every float value */
 } Interp;
 
 /* ---- dtypes and storage ------------------------------------------------ */
@@ -393,6 +396,100 @@ static int is_comparison(BinaryOp op) {
          op == BIN_GT || op == BIN_GE;
 }
 
+/* ---- magnitude bounds (interp.h) ---------------------------------------- */
+
+/* A product of magnitudes where an exact zero wins over infinity: a value
+ * whose bound is 0 is exact, and so is its product with anything finite. */
+static double mmul(double x, double y) { return x == 0 || y == 0 ? 0 : x * y; }
+
+/* The last step of every rule: a NaN bound (inf * 0 and the like at a
+ * singularity) or a non-finite value gives inf (no bound), and the bound is
+ * never below the value's own magnitude. */
+static double mag_finish(double f, double m) {
+  if (isnan(m) || !isfinite(f))
+    return INFINITY;
+  return m > fabs(f) ? m : fabs(f);
+}
+
+/* |f'(x)| of a smooth unary f, with f = f(x) already computed. */
+static double unary_slope(UnaryOp op, double x, double f) {
+  const double two_over_sqrt_pi = 1.1283791670955126;
+  const double inv_sqrt_2pi = 0.3989422804014327;
+  switch (op) {
+  case UN_EXP: return fabs(f);
+  case UN_EXP2: return fabs(f) * M_LN2;
+  case UN_EXPM1: return exp(x);
+  case UN_LOG: return 1 / fabs(x);
+  case UN_LOG2: return 1 / (fabs(x) * M_LN2);
+  case UN_LOG10: return 1 / (fabs(x) * M_LN10);
+  case UN_LOG1P: return 1 / fabs(1 + x);
+  case UN_SQRT: return 0.5 / fabs(f);
+  case UN_RSQRT: return 0.5 * fabs(f) / fabs(x);
+  case UN_SIN: return fabs(cos(x));
+  case UN_COS: return fabs(sin(x));
+  case UN_TAN: return 1 + f * f;
+  case UN_ASIN: case UN_ACOS: return 1 / sqrt(1 - x * x);
+  case UN_ATAN: return 1 / (1 + x * x);
+  case UN_SINH: return cosh(x);
+  case UN_COSH: return fabs(sinh(x));
+  case UN_TANH: return 1 - f * f;
+  case UN_ERF: return two_over_sqrt_pi * exp(-x * x);
+  case UN_SIGMOID: return f * (1 - f);
+  case UN_GELU:
+    return fabs(0.5 * (1 + erf(x / sqrt(2.0))) + x * inv_sqrt_2pi * exp(-0.5 * x * x));
+  case UN_GELU_TANH: {
+    double c = sqrt(2 / M_PI), t = tanh(c * (x + 0.044715 * x * x * x));
+    return fabs(0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x));
+  }
+  case UN_SILU: {
+    double s = sigmoid(x);
+    return fabs(s * (1 + x * (1 - s)));
+  }
+  case UN_SOFTPLUS: return sigmoid(x);
+  default: internal_error("interp: no slope for unary %d", (int)op);
+  }
+}
+
+/* The bound of f = op(x) from x and its bound mx. */
+static double unary_mag(UnaryOp op, double x, double mx, double f) {
+  switch (op) {
+  case UN_ABS: case UN_NEG: case UN_RELU:
+    return mx; /* exact */
+  case UN_FLOOR: case UN_CEIL: case UN_ROUND: case UN_TRUNC:
+    return mx; /* exact, but for the steps; mag_finish adds |f| */
+  case UN_SIGN:
+    return fabs(f);
+  default:
+    return fabs(f) + mmul(unary_slope(op, x, f), mx);
+  }
+}
+
+/* The bound of f = a op b from the operands and their bounds. */
+static double binary_mag(BinaryOp op, double a, double ma, double b, double mb,
+                         double f) {
+  double q, r;
+  switch (op) {
+  case BIN_ADD: case BIN_SUB: return ma + mb;
+  case BIN_MUL: return mmul(ma, mb);
+  case BIN_DIV: return (ma + mmul(fabs(f), mb)) / fabs(b);
+  case BIN_FLOORDIV: return (ma + mmul(fabs(a / b), mb)) / fabs(b);
+  case BIN_MOD: float_divmod(a, b, &q, &r); return ma + mmul(fabs(q), mb);
+  case BIN_POW:
+    return fabs(f) + mmul(fabs(b) * pow(fabs(a), b - 1), ma) +
+           mmul(mmul(fabs(f), fabs(log(fabs(a)))), mb);
+  case BIN_MAXIMUM: case BIN_MINIMUM: return ma > mb ? ma : mb;
+  case BIN_ATAN2: {
+    double num = mmul(fabs(b), ma) + mmul(fabs(a), mb);
+    return fabs(f) + (num == 0 ? 0 : num / (a * a + b * b));
+  }
+  default: internal_error("interp: no bound for binary %d", (int)op);
+  }
+}
+
+/* The factor of a sum of K terms: the depth of a pairwise tree, log2(K),
+ * and 1 for one or two terms. */
+static double sum_factor(int64_t count) { return count > 2 ? log2((double)count) : 1; }
+
 /* ---- tensors ------------------------------------------------------------ */
 
 static double get_f(const Tensor *t, int64_t i) {
@@ -401,6 +498,12 @@ static double get_f(const Tensor *t, int64_t i) {
 
 static int64_t get_i(const Tensor *t, int64_t i) {
   return t->i ? t->i[i] : float_to_int(DT_I64, t->f[i]);
+}
+
+/* The magnitude bound of element i; an integer or bool is exact: its own
+ * magnitude. */
+static double get_m(const Tensor *t, int64_t i) {
+  return t->m ? t->m[i] : fabs(get_f(t, i));
 }
 
 static int tensor_alloc(Interp *in, Tensor *t, const Value *v) {
@@ -417,7 +520,9 @@ static int tensor_alloc(Interp *in, Tensor *t, const Value *v) {
     t->f = malloc(n * sizeof(double));
   else
     t->i = malloc(n * sizeof(int64_t));
-  if (!t->f && !t->i) {
+  if (is_float(v->dtype) && in->want_mag)
+    t->m = malloc(n * sizeof(double));
+  if ((!t->f && !t->i) || (in->want_mag && is_float(v->dtype) && !t->m)) {
     in->status = INTERP_OUT_OF_MEMORY;
     return 0;
   }
@@ -427,8 +532,10 @@ static int tensor_alloc(Interp *in, Tensor *t, const Value *v) {
 static void tensor_free(Tensor *t) {
   free(t->f);
   free(t->i);
+  free(t->m);
   t->f = NULL;
   t->i = NULL;
+  t->m = NULL;
 }
 
 /* Walks a multi-index over `dims` in row-major order, keeping up to two
@@ -470,6 +577,8 @@ static void eval_input(Interp *in, const Value *v, Tensor *t,
       t->f[i] = interp_load(v->dtype, buf, i);
     else
       t->i[i] = load_int(v->dtype, buf, i);
+    if (t->m)
+      t->m[i] = mag_finish(t->f[i], fabs(t->f[i]));
   }
 }
 
@@ -478,6 +587,8 @@ static void eval_const(const Value *v, Tensor *t) {
     t->f[0] = round_to(v->dtype, is_float(v->dtype) ? v->fval : (double)v->ival);
   else
     t->i[0] = wrap(v->dtype, v->ival);
+  if (t->m)
+    t->m[0] = mag_finish(t->f[0], fabs(t->f[0]));
 }
 
 static void eval_cast(const Value *v, Tensor *t, const Tensor *x) {
@@ -488,6 +599,8 @@ static void eval_cast(const Value *v, Tensor *t, const Tensor *x) {
       t->i[i] = float_to_int(v->dtype, x->f[i]);
     else
       t->i[i] = wrap(v->dtype, x->i[i]);
+    if (t->m)
+      t->m[i] = mag_finish(t->f[i], get_m(x, i));
   }
 }
 
@@ -501,6 +614,8 @@ static void eval_unary(const Value *v, Tensor *t, const Tensor *x) {
       t->f[i] = unary_float(op, get_f(x, i));
     else
       t->i[i] = wrap(v->dtype, unary_int(op, v->dtype, x->i[i]));
+    if (t->m)
+      t->m[i] = mag_finish(t->f[i], unary_mag(op, get_f(x, i), get_m(x, i), t->f[i]));
   }
 }
 
@@ -518,6 +633,9 @@ static void eval_binary(const Value *v, Tensor *t, const Tensor *a,
       t->f[i] = binary_float(op, get_f(a, i), get_f(b, i));
     else
       t->i[i] = wrap(v->dtype, binary_int(op, get_i(a, i), get_i(b, i)));
+    if (t->m)
+      t->m[i] = mag_finish(t->f[i], binary_mag(op, get_f(a, i), get_m(a, i), get_f(b, i),
+                                               get_m(b, i), t->f[i]));
   }
 }
 
@@ -529,6 +647,8 @@ static void eval_select(Tensor *t, const Tensor *c, const Tensor *a,
       t->f[i] = get_f(s, i);
     else
       t->i[i] = s->i[i];
+    if (t->m)
+      t->m[i] = get_m(s, i);
   }
 }
 
@@ -546,6 +666,8 @@ static void eval_broadcast(Tensor *t, const Tensor *x) {
       t->f[i] = get_f(x, w.off[0]);
     else
       t->i[i] = x->i[w.off[0]];
+    if (t->m)
+      t->m[i] = get_m(x, w.off[0]);
   }
 }
 
@@ -560,6 +682,8 @@ typedef struct Reduce {
   long double *acc; /* float accumulators: long double sharpens the oracle */
   int64_t *iacc;
   int64_t *arg;
+  double *macc;     /* float results, when magnitudes are wanted: the sum
+                       (product, max) of the terms' bounds */
 } Reduce;
 
 static double float_identity(ReduceOp op) {
@@ -579,6 +703,19 @@ static int64_t int_identity(ReduceOp op, DType t) {
   case RED_MAX: return lo;
   case RED_MIN: return hi;
   default: return 0;
+  }
+}
+
+/* The bound accumulator of a float reduction: terms' bounds are summed
+ * (sum, mean; var: the bound of (x - mean)^2), multiplied (prod) or their
+ * largest kept (max, min).  mx is x's bound, mmean the mean's (var). */
+static void acc_mag(Reduce *r, int64_t o, double mx, double mmean) {
+  double *m = &r->macc[o];
+  switch (r->op) {
+  case RED_SUM: case RED_MEAN: *m += mx; break;
+  case RED_VAR: *m += (mx + mmean) * (mx + mmean); break;
+  case RED_PROD: *m = mmul(*m, mx); break;
+  default: *m = mx > *m ? mx : *m; break; /* max, min */
   }
 }
 
@@ -641,9 +778,10 @@ static void reduce_walk_init(Walk *w, const Tensor *x, uint32_t axes) {
   }
 }
 
-/* One pass over x; `means` (for RED_VAR) holds each output's mean. */
+/* One pass over x; `means` (for RED_VAR) holds each output's mean and
+ * `means_m` their bounds. */
 static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
-                        const long double *means) {
+                        const long double *means, const double *means_m) {
   Walk w;
   reduce_walk_init(&w, x, axes);
   int arg = r->op == RED_ARGMAX || r->op == RED_ARGMIN;
@@ -655,6 +793,21 @@ static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
       acc_int(r, o, x->i[i]);
     else
       acc_float(r, o, get_f(x, i), means ? means[o] : 0);
+    if (r->macc)
+      acc_mag(r, o, get_m(x, i), means_m ? means_m[o] : 0);
+  }
+}
+
+/* The bound of a finished float reduction from its accumulated bounds:
+ * the sum factor for sum and prod, and divided by the count for mean and
+ * var (an empty mean is NaN: no bound). */
+static double reduce_mag(const Reduce *r, int64_t o) {
+  double m = r->macc[o];
+  switch (r->op) {
+  case RED_SUM: case RED_PROD: return sum_factor(r->count) * m;
+  case RED_MEAN: case RED_VAR:
+    return r->count ? sum_factor(r->count) * m / (double)r->count : INFINITY;
+  default: return m; /* max, min */
   }
 }
 
@@ -676,12 +829,14 @@ static void reduce_finish(Reduce *r, Tensor *t) {
       t->f[o] = r->count ? (double)(r->acc[o] / r->count) : NAN;
     else
       t->f[o] = (double)r->acc[o];
+    if (t->m && r->macc)
+      t->m[o] = mag_finish(t->f[o], reduce_mag(r, o));
   }
 }
 
 static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
   Reduce r = {v->rop, v->args[0]->dtype, v->dtype, reduced_count(x, v->axes),
-              NULL, NULL, NULL};
+              NULL, NULL, NULL, NULL};
   int arg = r.op == RED_ARGMAX || r.op == RED_ARGMIN;
   if (arg && r.count == 0)
     return in->status = INTERP_EMPTY_REDUCTION, 0;
@@ -693,8 +848,10 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
     r.acc = malloc(n * sizeof(long double));
   if (arg)
     r.arg = malloc(n * sizeof(int64_t));
-  if ((!r.iacc && !r.acc) || (arg && !r.arg)) {
-    free(r.acc), free(r.iacc), free(r.arg);
+  if (t->m)
+    r.macc = malloc(n * sizeof(double));
+  if ((!r.iacc && !r.acc) || (arg && !r.arg) || (t->m && !r.macc)) {
+    free(r.acc), free(r.iacc), free(r.arg), free(r.macc);
     return in->status = INTERP_OUT_OF_MEMORY, 0;
   }
   for (int64_t o = 0; o < t->n; o++) {
@@ -704,26 +861,34 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
       r.acc[o] = float_identity(r.op);
     if (arg)
       r.arg[o] = -1;
+    if (r.macc)
+      r.macc[o] = r.op == RED_PROD ? 1 : 0;
   }
   if (r.op == RED_VAR) {
+    /* mean((x - mean(x))^2), as lowering spells it (lower.c) */
     r.op = RED_MEAN;
-    reduce_pass(&r, x, v->axes, NULL);
-    for (int64_t o = 0; o < t->n; o++)
+    reduce_pass(&r, x, v->axes, NULL, NULL);
+    for (int64_t o = 0; o < t->n; o++) {
       r.acc[o] = r.count ? r.acc[o] / r.count : NAN;
+      if (r.macc)
+        r.macc[o] = reduce_mag(&r, o);
+    }
     long double *means = r.acc;
+    double *means_m = r.macc;
     r.acc = calloc(n, sizeof(long double));
-    if (!r.acc) {
-      free(means);
+    r.macc = means_m ? calloc(n, sizeof(double)) : NULL;
+    if (!r.acc || (means_m && !r.macc)) {
+      free(means), free(means_m), free(r.acc), free(r.macc);
       return in->status = INTERP_OUT_OF_MEMORY, 0;
     }
     r.op = RED_VAR;
-    reduce_pass(&r, x, v->axes, means);
-    free(means);
+    reduce_pass(&r, x, v->axes, means, means_m);
+    free(means), free(means_m);
   } else {
-    reduce_pass(&r, x, v->axes, NULL);
+    reduce_pass(&r, x, v->axes, NULL, NULL);
   }
   reduce_finish(&r, t);
-  free(r.acc), free(r.iacc), free(r.arg);
+  free(r.acc), free(r.iacc), free(r.arg), free(r.macc);
   return 1;
 }
 
@@ -787,7 +952,7 @@ static int check_sizes(const Kernel *k, const int64_t *sizes) {
 }
 
 static void store_outputs(Interp *in, void *const *outputs,
-                          double *const *outputs_f64) {
+                          double *const *outputs_f64, double *const *outputs_mag) {
   const Kernel *k = in->k;
   for (int j = 0; j < k->noutputs; j++) {
     const Tensor *t = &in->vals[k->outputs[j].value->id];
@@ -795,6 +960,8 @@ static void store_outputs(Interp *in, void *const *outputs,
     for (int64_t i = 0; i < t->n; i++) {
       if (outputs_f64 && outputs_f64[j])
         outputs_f64[j][i] = get_f(t, i);
+      if (outputs_mag && outputs_mag[j])
+        outputs_mag[j][i] = t->m ? t->m[i] : 0;
       if (t->f)
         interp_store(dt, outputs[j], i, t->f[i]);
       else
@@ -806,12 +973,21 @@ static void store_outputs(Interp *in, void *const *outputs,
 int interp_kernel(const Kernel *k, const int64_t *sizes,
                   const void *const *inputs, void *const *outputs,
                   double *const *outputs_f64) {
+  return interp_kernel_mag(k, sizes, inputs, outputs, outputs_f64, NULL);
+}
+
+int interp_kernel_mag(const Kernel *k, const int64_t *sizes,
+                      const void *const *inputs, void *const *outputs,
+                      double *const *outputs_f64, double *const *outputs_mag) {
   if (!check_sizes(k, sizes))
     return INTERP_INVALID_VALUE;
   int nv = k->values.len;
+  int want_mag = 0;
+  for (int j = 0; outputs_mag && j < k->noutputs; j++)
+    want_mag |= outputs_mag[j] != NULL;
   Interp in = {k, sizes, calloc((size_t)nv + 1, sizeof(Tensor)),
                calloc((size_t)nv + 1, 1), calloc((size_t)nv + 1, sizeof(int)),
-               INTERP_SUCCESS};
+               INTERP_SUCCESS, want_mag};
   if (!in.vals || !in.live || !in.last_use) {
     in.status = INTERP_OUT_OF_MEMORY;
   } else {
@@ -824,7 +1000,7 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
         free_dead_args(&in, v);
     }
     if (in.status == INTERP_SUCCESS)
-      store_outputs(&in, outputs, outputs_f64);
+      store_outputs(&in, outputs, outputs_f64, outputs_mag);
   }
   for (int id = 0; in.vals && id < nv; id++)
     tensor_free(&in.vals[id]);

@@ -37,6 +37,51 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
                   const void *const *inputs, void *const *outputs,
                   double *const *outputs_f64);
 
+/* interp_kernel, and when outputs_mag is non-NULL, each non-NULL
+ * outputs_mag[j] receives the magnitude bound `mag` of output j's elements
+ * (abi.md §6, "Accumulation and cancellation"): the scale of the rounding
+ * error a correct float evaluation may carry, so that
+ *   |out - ref| <= atol + rtol * (|ref| + mag).
+ * Integer and bool outputs get 0 (compared exactly).  Without outputs_mag
+ * nothing extra is computed.
+ *
+ * mag is computed in float64 beside every float value, from its operands'
+ * (an integer or bool operand, exact, counts with its own |value|).  It is
+ * the first-order forward error bound of the arithmetic: if every operand
+ * is off by at most e * mag(operand), the result is off by about e * mag.
+ * The rules (a, b operands, f the result, m() their bounds):
+ *   input, constant          |f|
+ *   cast, broadcast, neg,    m(a): copies (select: the chosen operand's;
+ *   abs, relu, select        a cast that rounds is covered by rtol * |ref|)
+ *   a + b, a - b             m(a) + m(b)
+ *   a * b                    m(a) * m(b)
+ *   a / b                    (m(a) + |f| * m(b)) / |b|
+ *   a // b                   as a / b
+ *   a % b                    m(a) + |a // b| * m(b)
+ *   a ** b                   |f| + |b * a^(b-1)| * m(a) + |f * log|a|| * m(b)
+ *   maximum, minimum         max(m(a), m(b))
+ *   atan2(a, b)              |f| + (|b| m(a) + |a| m(b)) / (a^2 + b^2)
+ *   smooth unary f(a)        |f| + |f'(a)| * m(a) (exp, log, sqrt, rsqrt,
+ *                            trig, hyperbolic, erf, sigmoid, gelu, silu,
+ *                            softplus, ...; the derivative in closed form)
+ *   floor, ceil, round,      m(a): exact between steps; no magnitude bounds
+ *   trunc                    a step, so tests keep arguments off them
+ *   sign                     |f|
+ *   sum of K terms           L(K) * sum of m(t), L(K) = log2(K) (the depth
+ *                            of a pairwise tree), 1 when K <= 2
+ *   mean                     L(K) * sum of m(t) / K
+ *   prod                     L(K) * product of m(t)
+ *   max, min                 the largest m(t)
+ *   var (mean((x-mean)^2))   the composition: L(K) * sum (m(x)+m(mean))^2 / K
+ * Every bound is at least |f|; a product of bounds where one is 0 (an
+ * exact zero) is 0; a NaN bound (0 * inf at a singularity) gives inf, no
+ * bound, and so does a non-finite value (abi.md compares those exactly).
+ * An RED_VAR (which lowering never emits) gets the bound of the two means
+ * lowering spells it with. */
+int interp_kernel_mag(const Kernel *k, const int64_t *sizes,
+                      const void *const *inputs, void *const *outputs,
+                      double *const *outputs_f64, double *const *outputs_mag);
+
 /* The size of a dim with the given run-time sizes. */
 int64_t interp_dim(const Dim *d, const int64_t *sizes);
 /* Element count of a shape; -1 when a size is negative or it overflows. */

@@ -8,7 +8,9 @@
  * of size bindings (0, 1, odd primes, sizes not a multiple of 4 or 8, large
  * ones), call it on fresh random inputs with aligned and misaligned
  * pointers and poisoned outputs, and compare EVERY element with the
- * reference interpreter (lib/interp.c) within abi.md §6.  It also checks
+ * reference interpreter (lib/interp.c) within abi.md §6: atol + rtol *
+ * (|ref| + mag), mag the interpreter's magnitude bound (interp.h), so that
+ * outputs that cancel compare at the scale of their terms.  It also checks
  * the argument statuses (negative size, NULL, aliasing: nothing written),
  * in-place calls of elementwise kernels, and that two runs are bitwise
  * identical.  The runner links no CUDA itself: the wrapper exports the few
@@ -430,6 +432,7 @@ typedef struct Arg {
   size_t bytes;
   void *host;     /* inputs: random data; outputs: what came back */
   void *ref;      /* outputs: the interpreter's stored result */
+  double *mag;    /* outputs: the interpreter's magnitude bound per element */
   void *base;     /* device allocation */
   void *dev;      /* the pointer passed (base + misalignment) */
 } Arg;
@@ -488,26 +491,27 @@ static void fill_input(Case *c, int i) {
     interp_store(ki->dtype, c->in[i].host, e, random_value(ki->dtype, r));
 }
 
-static int alloc_arg(Case *c, Arg *a, DType dt, int rank, const Shape *s) {
+static int alloc_arg(Case *c, Arg *a, DType dt, int rank, const Shape *s, int is_output) {
   a->dt = dt;
   a->rank = rank;
   a->n = interp_numel(s, c->sizes);
   a->bytes = (size_t)(a->n > 0 ? a->n : 0) * esize(dt);
   a->host = malloc(a->bytes + 16);
   a->ref = malloc(a->bytes + 16);
-  if (!a->host || !a->ref)
+  a->mag = is_output ? malloc((size_t)(a->n > 0 ? a->n : 0) * sizeof(double) + 16) : NULL;
+  if (!a->host || !a->ref || (is_output && !a->mag))
     return 0;
   return opt.no_device || c->d->malloc_(&a->base, a->bytes + 512) == 0;
 }
 
 static void free_args(Case *c) {
   for (int i = 0; i < c->k->ninputs; i++) {
-    free(c->in[i].host), free(c->in[i].ref);
+    free(c->in[i].host), free(c->in[i].ref), free(c->in[i].mag);
     if (c->in[i].base)
       c->d->free_(c->in[i].base);
   }
   for (int j = 0; j < c->k->noutputs; j++) {
-    free(c->out[j].host), free(c->out[j].ref);
+    free(c->out[j].host), free(c->out[j].ref), free(c->out[j].mag);
     if (c->out[j].base)
       c->d->free_(c->out[j].base);
   }
@@ -635,8 +639,18 @@ static DType tolerance_dtype(const Kernel *k, const KernelOutput *o) {
   return t;
 }
 
-static int element_ok(DType dt, DType tol, const void *got, const void *ref, int64_t i,
-                      double rtol_scale) {
+/* abi.md §6's bound for a float reference r with magnitude bound mag:
+ * atol + rtol * (|r| + mag), rtol grown by log2(K) (rtol_scale) for
+ * f32/f64. */
+static double element_bound(DType tol, double r, double mag, double rtol_scale) {
+  double rtol = tolerance[tol].rtol;
+  if (tol == DT_F32 || tol == DT_F64)
+    rtol *= rtol_scale;
+  return tolerance[tol].atol + rtol * (fabs(r) + mag);
+}
+
+static int element_ok(DType dt, DType tol, const void *got, const void *ref, const double *mag,
+                      int64_t i, double rtol_scale) {
   if (!dtype_is_float(dt))
     return memcmp((const char *)got + i * (int64_t)esize(dt),
                   (const char *)ref + i * (int64_t)esize(dt), esize(dt)) == 0;
@@ -645,28 +659,38 @@ static int element_ok(DType dt, DType tol, const void *got, const void *ref, int
     return isnan(g);
   if (isinf(r))
     return g == r;
-  double rtol = tolerance[tol].rtol;
-  if (tol == DT_F32 || tol == DT_F64)
-    rtol *= rtol_scale;
-  return fabs(g - r) <= tolerance[tol].atol + rtol * fabs(r);
+  /* a finite reference wants a finite result, even where mag is inf (no
+   * bound: a singularity of the arithmetic) */
+  return isfinite(g) && fabs(g - r) <= element_bound(tol, r, mag[i], rtol_scale);
+}
+
+/* log2(K) for output j's reductions over K elements (abi.md §6), 1 when
+ * none. */
+static double rtol_scale(Case *c, int j) {
+  double K = interp_reduction_extent(c->k, j, c->sizes);
+  return K >= 2 ? log2(K) : 1;
 }
 
 static void compare_output(Case *c, int j, const char *what) {
   const KernelOutput *o = &c->k->outputs[j];
   Arg *a = &c->out[j];
   c->t->perturbed += opt.perturb && a->n > 0;
-  double K = interp_reduction_extent(c->k, j, c->sizes);
-  double scale = K >= 2 ? log2(K) : 1;
+  double scale = rtol_scale(c, j);
   int64_t bad = 0;
   DType tol = tolerance_dtype(c->k, o);
   for (int64_t i = 0; i < a->n; i++) {
-    if (element_ok(a->dt, tol, a->host, a->ref, i, scale))
+    if (element_ok(a->dt, tol, a->host, a->ref, a->mag, i, scale))
       continue;
     if (bad++ < MAX_SHOWN) {
       char idx[128];
       format_index(&o->shape, c->sizes, i, idx, sizeof idx);
-      fail(c, "%s: output %s%s = %.9g, expected %.9g", what, o->name, idx,
-           interp_load(a->dt, a->host, i), interp_load(a->dt, a->ref, i));
+      if (dtype_is_float(a->dt))
+        fail(c, "%s: output %s%s = %.9g, expected %.9g (mag %.3g, bound %.3g)", what, o->name,
+             idx, interp_load(a->dt, a->host, i), interp_load(a->dt, a->ref, i), a->mag[i],
+             element_bound(tol, interp_load(a->dt, a->ref, i), a->mag[i], scale));
+      else
+        fail(c, "%s: output %s%s = %.9g, expected %.9g", what, o->name, idx,
+             interp_load(a->dt, a->host, i), interp_load(a->dt, a->ref, i));
     } else {
       c->t->failures++;
     }
@@ -678,7 +702,10 @@ static void compare_output(Case *c, int j, const char *what) {
 
 /* --perturb: the middle element of each reference output moves far out of
  * tolerance, so each comparison of a non-empty output must find exactly one
- * mismatch: the runner's own check. */
+ * mismatch: the runner's own check.  A float moves by 4x its bound (plus
+ * 0.5 + |r|/2): a result within the bound of the true reference is then out
+ * of the moved one's, whose bound grows by rtol of the move only; an
+ * infinite bound moves it to inf, a non-finite reference to 1 (bound 0). */
 static void perturb_refs(Case *c) {
   for (int j = 0; j < c->k->noutputs; j++) {
     Arg *a = &c->out[j];
@@ -686,12 +713,17 @@ static void perturb_refs(Case *c) {
       continue;
     int64_t i = (a->n - 1) / 2;
     double r = interp_load(a->dt, a->ref, i);
-    if (a->dt == DT_BOOL)
+    if (a->dt == DT_BOOL) {
       r = r == 0;
-    else if (!dtype_is_float(a->dt))
+    } else if (!dtype_is_float(a->dt)) {
       r = r > 0 ? r - 1 : r + 1; /* never saturates */
-    else
-      r = isfinite(r) ? r + 0.5 + fabs(r) * 0.5 : 1.0;
+    } else if (isfinite(r)) {
+      DType tol = tolerance_dtype(c->k, &c->k->outputs[j]);
+      r += 4 * element_bound(tol, r, a->mag[i], rtol_scale(c, j)) + 0.5 + fabs(r) * 0.5;
+    } else {
+      r = 1.0;
+      a->mag[i] = 0;
+    }
     if (a->dt == DT_I64)
       ((int64_t *)a->ref)[i] += ((int64_t *)a->ref)[i] > 0 ? -1 : 1; /* exact */
     else
@@ -867,10 +899,10 @@ static void binding_label(Case *c) {
 static int run_binding(Case *c, int with_statuses) {
   binding_label(c);
   for (int i = 0; i < c->k->ninputs; i++)
-    if (!alloc_arg(c, &c->in[i], c->k->inputs[i].dtype, c->k->inputs[i].shape.rank, &c->k->inputs[i].shape))
+    if (!alloc_arg(c, &c->in[i], c->k->inputs[i].dtype, c->k->inputs[i].shape.rank, &c->k->inputs[i].shape, 0))
       return fail(c, "allocation failed"), free_args(c), 0;
   for (int j = 0; j < c->k->noutputs; j++)
-    if (!alloc_arg(c, &c->out[j], c->k->outputs[j].dtype, c->k->outputs[j].shape.rank, &c->k->outputs[j].shape))
+    if (!alloc_arg(c, &c->out[j], c->k->outputs[j].dtype, c->k->outputs[j].shape.rank, &c->k->outputs[j].shape, 1))
       return fail(c, "allocation failed"), free_args(c), 0;
   for (int i = 0; i < c->k->ninputs; i++)
     fill_input(c, i);
@@ -880,15 +912,28 @@ static int run_binding(Case *c, int with_statuses) {
     ins[i] = c->in[i].host;
   for (int j = 0; j < c->k->noutputs; j++)
     refs[j] = c->out[j].ref;
-  c->ref_status = interp_kernel(c->k, c->sizes, ins, refs, NULL);
+  double *mags[MAX_TENSORS];
+  for (int j = 0; j < c->k->noutputs; j++)
+    mags[j] = c->out[j].mag;
+  c->ref_status = interp_kernel_mag(c->k, c->sizes, ins, refs, NULL, mags);
   if (c->ref_status == INTERP_OUT_OF_MEMORY)
     return fail(c, "the interpreter ran out of memory"), free_args(c), 0;
   c->t->bindings++;
+  if (opt.no_device && opt.perturb && c->ref_status == 0) {
+    /* no device: the "result" is the reference itself, so that the
+     * comparison (bounds included) is checked against the moved one */
+    for (int j = 0; j < c->k->noutputs; j++)
+      memcpy(c->out[j].host, c->out[j].ref, c->out[j].bytes);
+  }
   if (opt.perturb && c->ref_status == 0)
     perturb_refs(c);
   if (opt.no_device) {
-    for (int j = 0; j < c->k->noutputs; j++)
-      c->t->elements += c->out[j].n;
+    for (int j = 0; j < c->k->noutputs; j++) {
+      if (opt.perturb && c->ref_status == 0)
+        compare_output(c, j, "unperturbed reference");
+      else
+        c->t->elements += c->out[j].n;
+    }
     free_args(c);
     return 1;
   }

@@ -129,6 +129,18 @@ static int run(const int64_t *sizes, const void *in0, const void *in1,
   return interp_kernel(kern, sizes, ins, outs, NULL);
 }
 
+static int run_mag(const int64_t *sizes, const void *in0, const void *in1,
+                   void *out0, double *mag0) {
+  const void *ins[2] = {in0, in1};
+  void *outs[1] = {out0};
+  double *mags[1] = {mag0};
+  return interp_kernel_mag(kern, sizes, ins, outs, NULL, mags);
+}
+
+static Value *bcast(Value *x, Shape s) {
+  return node(IR_BROADCAST, x->dtype, s, x, NULL, NULL);
+}
+
 /* ---- cases ------------------------------------------------------------------ */
 
 /* y = a OP b elementwise over n values of dtype t (int32 or int64 storage). */
@@ -393,6 +405,132 @@ static void test_broadcast_and_sizes(void) {
   ok(st == INTERP_INVALID_VALUE && poison == 42, "a negative size is INVALID_VALUE and writes nothing");
 }
 
+/* abi.md §6's magnitude bounds (interp.h), computed by hand. */
+static int near(double got, double want) { return fabs(got - want) <= 1e-12 * fabs(want); }
+
+static void test_mag_sums(void) {
+  double y[4], m[4];
+  begin(0);
+  Value *x = input(DT_F64, SHAPE(4));
+  output(reduce(RED_SUM, DT_F64, x, 1), DT_F64);
+  double xs[4] = {1, -1, 2, -2.5};
+  int st = run_mag(NULL, xs, NULL, y, m);
+  ok(st == 0 && y[0] == -0.5 && near(m[0], 2 * 6.5), "mag of a cancelling sum of 4: log2(4) * sum |x| = 13");
+  begin(0);
+  x = input(DT_F64, SHAPE(4));
+  Value *mu = reduce(RED_MEAN, DT_F64, x, 1);
+  output(binary(BIN_SUB, DT_F64, x, bcast(mu, x->shape)), DT_F64);
+  double x2[4] = {1, 2, 3, 6};
+  st = run_mag(NULL, x2, NULL, y, m);
+  /* m(mean) = log2(4) * 12 / 4 = 6 */
+  ok(st == 0 && y[0] == -2 && y[3] == 3 && near(m[0], 7) && near(m[1], 8) && near(m[2], 9) &&
+         near(m[3], 12),
+     "mag of x - mean(x): |x| + log2(K) * sum |x| / K");
+  begin(0);
+  x = input(DT_F64, SHAPE(4));
+  output(reduce(RED_VAR, DT_F64, x, 1), DT_F64);
+  st = run_mag(NULL, x2, NULL, y, m);
+  ok(st == 0 && y[0] == 3.5 && near(m[0], 2 * (49 + 64 + 81 + 144) / 4.0),
+     "mag of var: log2(K) * sum (|x| + m(mean))^2 / K = 169");
+  begin(0); /* lowering's spelling of var gives the same bound */
+  x = input(DT_F64, SHAPE(4));
+  mu = reduce(RED_MEAN, DT_F64, x, 1);
+  Value *d = binary(BIN_SUB, DT_F64, x, bcast(mu, x->shape));
+  output(reduce(RED_MEAN, DT_F64, binary(BIN_MUL, DT_F64, d, d), 1), DT_F64);
+  st = run_mag(NULL, x2, NULL, y, m);
+  ok(st == 0 && y[0] == 3.5 && near(m[0], 169), "mag of mean((x - mean(x))^2) is var's");
+  begin(0);
+  x = input(DT_F64, SHAPE(2, 3));
+  output(reduce(RED_PROD, DT_F64, x, 2), DT_F64);
+  st = run_mag(NULL, (double[]){2, -0.5, 3, 1, 1, 1}, NULL, y, m);
+  ok(st == 0 && y[0] == -3 && near(m[0], log2(3) * 3) && near(m[1], log2(3)),
+     "mag of prod: log2(K) * prod |x|");
+  begin(0);
+  x = input(DT_F64, SHAPE(2, 2));
+  Value *dd = binary(BIN_SUB, DT_F64, x, bcast(fconst(DT_F64, 1), x->shape));
+  output(reduce(RED_MAX, DT_F64, dd, 2), DT_F64);
+  st = run_mag(NULL, (double[]){1.5, -3, 0.5, 0.25}, NULL, y, m);
+  ok(st == 0 && y[0] == 0.5 && near(m[0], 4) && y[1] == -0.5 && near(m[1], 1.5),
+     "mag of max: the largest of the terms' bounds");
+  begin(0);
+  x = input(DT_F64, SHAPE(2, 1));
+  output(reduce(RED_SUM, DT_F64, x, 2), DT_F64);
+  st = run_mag(NULL, (double[]){3, -1}, NULL, y, m);
+  ok(st == 0 && y[1] == -1 && near(m[0], 3) && near(m[1], 1), "mag of a sum of one term is the term's (factor 1, not log2(1))");
+}
+
+static void test_mag_elementwise(void) {
+  double y[4], m[4];
+  begin(0);
+  Value *a = input(DT_F64, SHAPE(2));
+  Value *b = input(DT_F64, SHAPE(2));
+  Value *s = binary(BIN_ADD, DT_F64, a, bcast(fconst(DT_F64, -0.999), a->shape));
+  output(binary(BIN_MUL, DT_F64, s, b), DT_F64);
+  int st = run_mag(NULL, (double[]){1, -3}, (double[]){4, 0.5}, y, m);
+  ok(st == 0 && near(m[0], 1.999 * 4) && near(m[1], 3.999 * 0.5), "mag of (a - 0.999) * b: (|a| + 0.999) * |b|");
+  begin(0);
+  a = input(DT_F64, SHAPE(2));
+  b = input(DT_F64, SHAPE(2));
+  Value *num = binary(BIN_ADD, DT_F64, a, bcast(fconst(DT_F64, -0.5), a->shape));
+  Value *den = binary(BIN_SUB, DT_F64, b, bcast(fconst(DT_F64, 1), b->shape));
+  output(binary(BIN_DIV, DT_F64, num, den), DT_F64);
+  /* (1 - 0.5) / (3 - 1) = 0.25: m = (1.5 + 0.25 * 4) / 2 */
+  st = run_mag(NULL, (double[]){1, 1}, (double[]){3, 1}, y, m);
+  ok(st == 0 && y[0] == 0.25 && near(m[0], 1.25) && isinf(y[1]) && isinf(m[1]),
+     "mag of a division: (m(a) + |a/b| m(b)) / |b|; by zero: no bound");
+  begin(0);
+  a = input(DT_F64, SHAPE(2));
+  b = input(DT_F64, SHAPE(2));
+  output(unary(UN_EXP, DT_F64, binary(BIN_SUB, DT_F64, a, b)), DT_F64);
+  st = run_mag(NULL, (double[]){1, 0.5}, (double[]){1, 0}, y, m);
+  ok(st == 0 && y[0] == 1 && near(m[0], 1 + 1 * 2) && near(m[1], exp(0.5) * 1.5),
+     "mag of exp(a - b): |exp| + |exp| * m(a - b)");
+  begin(0);
+  a = input(DT_F64, SHAPE(3));
+  Value *z = binary(BIN_SUB, DT_F64, a, a);
+  output(unary(UN_SQRT, DT_F64, binary(BIN_ADD, DT_F64, z, a)), DT_F64);
+  st = run_mag(NULL, (double[]){4, 0, 1}, NULL, y, m);
+  ok(st == 0 && y[0] == 2 && near(m[0], 2 + 12 / 4.0) && y[1] == 0 && m[1] == 0 && near(m[2], 1 + 3 / 2.0),
+     "mag of sqrt: |f| + m(a) / (2 sqrt(a)); an exact zero stays exact");
+  begin(0);
+  a = input(DT_F64, SHAPE(2));
+  output(unary(UN_SQRT, DT_F64, binary(BIN_SUB, DT_F64, a, a)), DT_F64);
+  st = run_mag(NULL, (double[]){4, NAN}, NULL, y, m);
+  ok(st == 0 && y[0] == 0 && isinf(m[0]) && isnan(y[1]) && isinf(m[1]),
+     "sqrt of a cancelled zero and NaN have no bound (inf)");
+  begin(0);
+  a = input(DT_F64, SHAPE(2));
+  b = input(DT_F64, SHAPE(2));
+  Value *c = binary(BIN_GT, DT_BOOL, a, b);
+  Value *sel = node(IR_SELECT, DT_F64, a->shape, c, binary(BIN_SUB, DT_F64, a, b), unary(UN_NEG, DT_F64, b));
+  output(binary(BIN_MAXIMUM, DT_F64, sel, unary(UN_ABS, DT_F64, a)), DT_F64);
+  st = run_mag(NULL, (double[]){3, -1}, (double[]){2, 2}, y, m);
+  ok(st == 0 && y[0] == 3 && near(m[0], 5) && y[1] == 1 && near(m[1], 2),
+     "select, neg, abs pass bounds through; maximum takes the larger");
+  begin(0);
+  Value *i = input(DT_I32, SHAPE(2));
+  Value *f = node(IR_CAST, DT_F32, i->shape, i, NULL, NULL);
+  output(binary(BIN_ADD, DT_F32, f, bcast(fconst(DT_F32, 0.5), i->shape)), DT_F32);
+  float yf[2];
+  st = run_mag(NULL, (int32_t[]){-3, 7}, NULL, yf, m);
+  ok(st == 0 && yf[0] == -2.5f && near(m[0], 3.5) && near(m[1], 7.5), "an integer cast to float counts with |x|");
+  begin(0);
+  i = input(DT_I32, SHAPE(2));
+  output(binary(BIN_ADD, DT_I32, i, i), DT_I32);
+  int32_t yi[2];
+  m[0] = m[1] = -1;
+  st = run_mag(NULL, (int32_t[]){-3, 7}, NULL, yi, m);
+  ok(st == 0 && yi[1] == 14 && m[0] == 0 && m[1] == 0, "integer outputs get bound 0 (exact)");
+  begin(0);
+  a = input(DT_F64, SHAPE(2));
+  output(binary(BIN_SUB, DT_F64, a, bcast(fconst(DT_F64, 1), a->shape)), DT_F64);
+  const void *ins[1] = {(double[]){1, 3}};
+  void *outs[1] = {y};
+  double *mags[1] = {NULL};
+  st = interp_kernel_mag(kern, NULL, ins, outs, NULL, mags);
+  ok(st == 0 && y[0] == 0 && y[1] == 2, "no bound asked for: interp_kernel_mag is interp_kernel");
+}
+
 int main(void) {
   arena = arena_new();
   test_int_division();
@@ -406,6 +544,8 @@ int main(void) {
   test_round_and_math();
   test_reductions();
   test_broadcast_and_sizes();
+  test_mag_sums();
+  test_mag_elementwise();
   arena_free(arena);
   printf("1..%d\n", test_no);
   return failures != 0;
