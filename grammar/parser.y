@@ -264,6 +264,15 @@ static Param *param_array(ParseState *ps, PtrVec *list, int *n) {
   return a;
 }
 
+/* Diagnostics about an import point at its file name, as gcc's do for
+ * #include. */
+static Stmt *import_stmt(ParseState *ps, const char *path, TeLoc path_loc, TeLoc loc) {
+  Stmt *s = new_stmt(ps, STMT_IMPORT, loc);
+  s->path = path;
+  s->path_loc = R(ps, path_loc);
+  return s;
+}
+
 static Stmt *assign_stmt(ParseState *ps, const char *name, TeLoc name_loc, ExprVal v,
                          TeLoc loc) {
   Stmt *s = new_stmt(ps, STMT_ASSIGN, loc);
@@ -390,7 +399,7 @@ stmt:
   ;
 
 import:
-    IMPORT STRING           { $$ = new_stmt(ps, STMT_IMPORT, @$); $$->path = $2; }
+    IMPORT STRING           { $$ = import_stmt(ps, $2, @2, @$); }
   ;
 
 decl:

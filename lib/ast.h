@@ -59,7 +59,7 @@ typedef struct Param {
 } Param;
 
 typedef enum StmtKind {
-  STMT_IMPORT, /* path, loc */
+  STMT_IMPORT, /* path, path_loc, loc */
   STMT_FN,     /* name, params (types NULL), body */
   STMT_KERNEL, /* name, params (inputs), outs, body (STMT_ASSIGN list) */
   STMT_DECL,   /* name, type: an implicit kernel's input */
@@ -72,6 +72,7 @@ typedef struct Stmt {
   const char *name;  /* fn, kernel, declared or assigned name */
   SrcRange name_loc;
   const char *path;  /* import */
+  SrcRange path_loc; /* import: the quoted file name, quotes included */
   AstType *type;     /* decl */
   Expr *value;       /* assign, fn body */
   Param *params;     /* fn, kernel */

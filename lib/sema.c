@@ -1116,18 +1116,18 @@ static void import_one(Sema *s, ImportState *is, const Stmt *st,
   SourceFile *sf = find_import(s, dir, st->path);
   struct stat fs;
   if (!sf && stat(join(s, dir, st->path), &fs) == 0 && !S_ISREG(fs.st_mode)) {
-    sema_error(s, st->loc, "cannot import '%s': not a regular file", st->path);
+    sema_error(s, st->path_loc, "cannot import '%s': not a regular file", st->path);
     s->import_failed = 1;
     return;
   }
   if (!sf) {
-    sema_error(s, st->loc, "cannot find imported file '%s'", st->path);
+    sema_error(s, st->path_loc, "cannot find imported file '%s'", st->path);
     s->import_failed = 1;
     return;
   }
   int *state = file_state(s, is, sf->id);
   if (*state == 1) {
-    sema_error(s, st->loc, "import cycle through '%s'", sf->name);
+    sema_error(s, st->path_loc, "import cycle through '%s'", sf->name);
     return;
   }
   if (*state == 2)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # quickstart.sh — from a fresh Debian machine to a built tecc and a first
 # generated kernel.  Installs what is missing (flex bison autoconf automake
-# libtool pkg-config make gcc; with sudo unless run as root), generates the
+# libtool pkg-config make gcc, and cmake and ninja-build, which the test of
+# the CMake package uses; with sudo unless run as root), generates the
 # build system, configures and builds in the source tree, then compiles
 # examples/softmax.te into quickstart/softmax.cu and quickstart/softmax.h
 # (and, when nvcc is there, checks that the .cu compiles).
@@ -13,9 +14,10 @@ cd "$(dirname "$0")/.."
 
 say() { printf 'quickstart: %s\n' "$*"; }
 
-# command:package pairs for what the build needs.
+# command:package pairs for what the build and the tests need.
 tools="flex:flex bison:bison autoconf:autoconf automake:automake
-libtoolize:libtool pkg-config:pkg-config make:make gcc:gcc"
+libtoolize:libtool pkg-config:pkg-config make:make gcc:gcc
+cmake:cmake ninja:ninja-build"
 
 missing=
 for pair in $tools; do

@@ -7,16 +7,22 @@ kernels with PyTorch tensors or raw device pointers.
     y = lib.softmax(x)                          # allocates y
     lib.softmax(x, y)                           # or writes into y
     lib.softmax(x_ptr, y_ptr, M=4, N=1024)      # raw device pointers
+    tecc.register_ops(lib, "mylib")             # torch.ops.mylib.softmax(x),
+                                                # traceable by torch.compile
 """
 
 from .build import BuildError, build, find_nvcc, find_tool
+from .checks import TensorInfo, check_inputs, output_specs
 from .header import (HeaderError, Param, Signature, parse_header,
                      parse_header_file, parse_statuses)
 from .loader import Kernel, Library, TeccError, bf16_bits
+from .ops import fake_outputs, op_schema, register_ops
 
 __all__ = ["BuildError", "HeaderError", "Kernel", "Library", "Param", "Signature",
-           "TeccError", "bf16_bits", "build", "find_nvcc", "find_tool", "load",
-           "parse_header", "parse_header_file", "parse_statuses"]
+           "TensorInfo", "TeccError", "bf16_bits", "build", "check_inputs",
+           "fake_outputs", "find_nvcc", "find_tool", "load", "op_schema",
+           "output_specs", "parse_header", "parse_header_file", "parse_statuses",
+           "register_ops"]
 
 
 def load(so_path, headers=None):

@@ -11,11 +11,10 @@ import ctypes
 import os
 import struct
 
+from .checks import (DTYPE_OF_TORCH, TORCH_DTYPES, TensorInfo, bind_shape,  # noqa: F401
+                     check_tensor)
 from .header import (DTYPE_SIZE, INPUT, OUTPUT, SIZE, parse_header_file,
                      parse_statuses)
-
-TORCH_DTYPES = {"bool": "bool", "i32": "int32", "i64": "int64", "f16": "float16",
-                "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
 
 # A few cudaError_t names, for TECC_ERROR_CUDA + err.
 CUDA_ERRORS = {1: "cudaErrorInvalidValue", 2: "cudaErrorMemoryAllocation",
@@ -217,22 +216,10 @@ class Kernel:
         return values, (outs[0] if len(outs) == 1 else tuple(outs)), device
 
     def _check_tensor(self, torch, p, t, bound, device):
-        name = "%s: %s" % (self.sig.name, p.name)
         if not is_torch_tensor(t):
-            raise TypeError("%s must be a torch.Tensor like the other arguments; got %s"
-                            % (name, type(t).__name__))
-        want = getattr(torch, TORCH_DTYPES[p.dtype])
-        if t.dtype != want:
-            raise TypeError("%s must be %s (%s); got %s" % (name, want, p.dtype, t.dtype))
-        if t.device.type != "cuda":
-            raise ValueError("%s must be on a CUDA device; got %s" % (name, t.device))
-        if device is not None and t.device != device:
-            raise ValueError("%s is on %s, another argument on %s" % (name, t.device, device))
-        if not t.is_contiguous():
-            raise ValueError("%s must be contiguous (row-major); call .contiguous()" % name)
-        if p.shape is not None:
-            bind_shape(name, p.shape, tuple(t.shape), bound)
-        return t.device
+            raise TypeError("%s: %s must be a torch.Tensor like the other arguments; got %s"
+                            % (self.sig.name, p.name, type(t).__name__))
+        return check_tensor(self.sig.name, p, tensor_info(t), bound, device)
 
     def _allocate(self, torch, p, bound, device):
         if p.shape is None:
@@ -245,21 +232,10 @@ class Kernel:
         return torch.empty(shape, dtype=getattr(torch, TORCH_DTYPES[p.dtype]), device=device)
 
 
-def bind_shape(name, dims, actual, bound):
-    """Checks a tensor's shape against .te dims, binding size variables."""
-    if len(dims) == 0 and len(actual) <= 1 and (not actual or actual[0] == 1):
-        return
-    if len(dims) != len(actual):
-        raise ValueError("%s has shape %s; the signature wants rank %d [%s]"
-                         % (name, list(actual), len(dims), ", ".join(map(str, dims))))
-    for axis, (d, n) in enumerate(zip(dims, actual)):
-        if isinstance(d, int):
-            if d != n:
-                raise ValueError("%s: axis %d is %d; the signature fixes it to %d"
-                                 % (name, axis, n, d))
-        elif bound.setdefault(d, n) != n:
-            raise ValueError("%s: axis %d is %d but size %s is already %d"
-                             % (name, axis, n, d, bound[d]))
+def tensor_info(t):
+    """What checks.check_tensor needs of a torch tensor."""
+    return TensorInfo(DTYPE_OF_TORCH.get(str(t.dtype)), tuple(t.shape), t.device,
+                      t.is_contiguous())
 
 
 def stream_handle(stream):

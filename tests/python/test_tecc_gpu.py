@@ -147,6 +147,40 @@ def raw_device_pointers():
     assert torch.equal(y, 2 * x)
 
 
+OPS = []
+
+
+def ops():
+    """The fixture's kernels as torch.ops.tecc_test.* (registered once)."""
+    if not OPS:
+        OPS.append(tecc.register_ops(lib(), "tecc_test"))
+    return OPS[0]
+
+
+@test
+def custom_ops_run_check_and_trace():
+    if not hasattr(torch.library, "custom_op"):
+        print("# custom_ops_run_check_and_trace: PyTorch %s has no torch.library.custom_op"
+              % torch.__version__)
+        return
+    ops()
+    x, w = cuda(4, 8).to(torch.bfloat16), cuda(8)
+    y, m = torch.ops.tecc_test.ln(x, w, 0.5)
+    ref_y, ref_m = lib().ln(x, w, 0.5)
+    torch.cuda.synchronize()
+    assert torch.equal(y, ref_y) and torch.equal(m, ref_m)
+    ym, mm = torch.ops.tecc_test.ln(x.to("meta"), w.to("meta"), 0.5)
+    assert ym.device.type == "meta" and ym.shape == (4, 8) and ym.dtype == torch.bfloat16
+    assert mm.shape == (4,) and mm.dtype == torch.float32
+    raises(TypeError, torch.ops.tecc_test.scale2, cuda(16).double())
+    raises(ValueError, torch.ops.tecc_test.scale2, cuda(32)[::2])
+    raises(ValueError, torch.ops.tecc_test.ln, x.to("meta"), cuda(9).to("meta"), 0.5)
+    torch.library.opcheck(torch.ops.tecc_test.scale2.default, (cuda(16),))
+    compiled = torch.compile(lambda t: torch.ops.tecc_test.scale2(t) + 1, fullgraph=True)
+    t = cuda(64)
+    assert torch.equal(compiled(t), 2 * t + 1)
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     print("1..%d" % len(tests))

@@ -153,6 +153,61 @@ def shape_binding():
 
 
 @test
+def custom_op_schemas():
+    f = fixture()
+    assert tecc.op_schema(f["scale2"]) == "(Tensor x) -> Tensor"
+    assert tecc.op_schema(f["ln"]) == "(Tensor x, Tensor w, float eps) -> (Tensor, Tensor)"
+    assert tecc.op_schema(f["addc"]) == "(Tensor x, int c) -> Tensor"
+    e = raises(tecc.HeaderError, tecc.op_schema, f["flags"])  # no .te comment
+    assert "x, h, y" in str(e) and "no .te signature" in str(e), e
+
+
+def info(dtype, shape, device="cuda:0", contiguous=True):
+    return tecc.TensorInfo(dtype, shape, device, contiguous)
+
+
+@test
+def fake_outputs_from_the_te_signature():
+    f = fixture()
+    ln = tecc.fake_outputs(f["ln"], [info("bf16", (4, 8)), info("f32", (8,)), 0.5])
+    assert ln == [("y", "bf16", (4, 8)), ("m", "f32", (4,))], ln
+    assert tecc.fake_outputs(f["total"], [info("f64", (5, 3), "meta")]) == [("s", "f64", ())]
+    assert tecc.fake_outputs(f["addc"], [info("i32", (0,)), 3]) == [("y", "i32", (0,))]
+
+
+@test
+def fake_outputs_check_like_a_call():
+    ln = fixture()["ln"]
+    x, w = info("bf16", (4, 8)), info("f32", (8,))
+    e = raises(TypeError, tecc.fake_outputs, ln, [info("f16", (4, 8)), w, 0.5])
+    assert str(e) == "ln: x must be bf16 (torch.bfloat16); got f16 (torch.float16)", e
+    e = raises(TypeError, tecc.fake_outputs, ln, [info(None, (4, 8)), w, 0.5])
+    assert "got a dtype tecc lacks" in str(e), e
+    e = raises(ValueError, tecc.fake_outputs, ln, [info("bf16", (4, 8), "cpu"), w, 0.5])
+    assert "must be on a CUDA or META device; got cpu" in str(e), e
+    e = raises(ValueError, tecc.fake_outputs, ln, [x, info("f32", (8,), "cuda:1"), 0.5])
+    assert "w is on cuda:1, another argument on cuda:0" in str(e), e
+    e = raises(ValueError, tecc.fake_outputs, ln, [info("bf16", (4, 8), contiguous=False), w, 0.5])
+    assert "contiguous" in str(e), e
+    e = raises(ValueError, tecc.fake_outputs, ln, [x, info("f32", (9,)), 0.5])
+    assert "ln: w: axis 0 is 9 but size D is already 8" in str(e), e
+    e = raises(TypeError, tecc.fake_outputs, ln, [x, w, info("f32", ())])
+    assert "eps is a f32 scalar, passed by value" in str(e), e
+    e = raises(TypeError, tecc.fake_outputs, ln, [x, w])
+    assert "takes 3 inputs; got 2" in str(e), e
+    e = raises(TypeError, tecc.fake_outputs, ln, [x, 1.0, 0.5])
+    assert "w must be a tensor" in str(e), e
+
+
+@test
+def real_calls_take_only_cuda():
+    s = fixture()["scale2"]
+    e = raises(ValueError, tecc.check_inputs, s, [info("f32", (4,), "meta")])
+    assert "must be on a CUDA device; got meta" in str(e), e
+    assert tecc.check_inputs(s, [info("f32", (4,))]) == ({"N": 4}, "cuda:0")
+
+
+@test
 def describe_command():
     env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python"))
     out = subprocess.run([sys.executable, "-m", "tecc", "describe",
