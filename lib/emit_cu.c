@@ -702,9 +702,9 @@ static void emit_reduce_kernel(GEmit *e, Out *o) {
 
 /* ---- full reductions ---------------------------------------------------------- */
 
-/* The step of a full reduction for element t_r into accumulator `acc`:
- * packed (pack element t_k of step t_u) or element by element. */
-static Out *full_body(GEmit *e, const RedInfo *ri, int vec, const char *acc) {
+/* The step of a full or column reduction into accumulator `acc`: packed
+ * (pack element t_k of step t_u) or element by element. */
+static Out *step_body(GEmit *e, const RedInfo *ri, int vec, const char *acc) {
   e->body = new_out(e->a);
   e->memo.len = 0;
   e->vec = vec;
@@ -720,11 +720,29 @@ static Out *full_body(GEmit *e, const RedInfo *ri, int vec, const char *acc) {
 /* Loads step t_u's packs, pack `index` of each packed tensor, where
  * `cond` holds; `whole` (a kernel constant) says all are aligned, else
  * they are read element by element into the same places (the same sums). */
-static void emit_step_loads(GEmit *e, Out *o, const char *step, const char *cond, const char *index, const char *whole) {
+static void open_steps(Out *o, const char *step, const char *cond) {
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_u = 0; t_u < ITEMS; t_u++)");
   emit(o, "%s", step);
   open_block(o, "if (%s)", cond);
+}
+
+/* The adds after the loads: pack element t_k of each step t_u, where
+ * `cond` holds; closed by close_step_elements. */
+static void open_step_elements(Out *o, const char *step, const char *cond) {
+  open_steps(o, step, cond);
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
+}
+
+static void close_step_elements(Out *o) {
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
+static void emit_step_loads(GEmit *e, Out *o, const char *step, const char *cond, const char *index, const char *whole) {
+  open_steps(o, step, cond);
   for (int i = 0; i < e->packs.len; i++) {
     const PackRef *r = e->packs.items[i];
     if (!whole) {
@@ -753,20 +771,14 @@ static void declare_step_packs(GEmit *e, Out *o) {
 static void emit_full_steps(GEmit *e, Out *o, const Out *decomp, const Out *body) {
   open_block(o, "for (IndexT t_p0 = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_p0 < t_npack; t_p0 += ITEMS * t_stride)");
   declare_step_packs(e, o);
-  emit_step_loads(e, o, "const IndexT t_p = t_p0 + (IndexT)t_u * t_stride;", "t_p < t_npack", "t_p", "PACKED");
-  emit(o, "#pragma unroll");
-  open_block(o, "for (int t_u = 0; t_u < ITEMS; t_u++)");
-  emit(o, "const IndexT t_p = t_p0 + (IndexT)t_u * t_stride;");
-  open_block(o, "if (t_p < t_npack)");
-  emit(o, "#pragma unroll");
-  open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
+  const char *step = "const IndexT t_p = t_p0 + (IndexT)t_u * t_stride;";
+  emit_step_loads(e, o, step, "t_p < t_npack", "t_p", "PACKED");
+  open_step_elements(o, step, "t_p < t_npack");
   if (out_mentions(decomp, "t_r") || out_mentions(body, "t_r"))
     emit(o, "const IndexT t_r = t_p * VEC + t_k;");
   emit_fragment(o, decomp);
   emit_fragment(o, body);
-  close_block(o, "");
-  close_block(o, "");
-  close_block(o, "");
+  close_step_elements(o);
   close_block(o, "");
 }
 
@@ -779,9 +791,9 @@ static void emit_full_kernel(GEmit *e, Out *o) {
   e->lin = "t_r";
   add_root_params(e); /* named before the mark: the tail body reuses only its own names */
   int ntaken = nameset_mark(&e->taken);
-  Out *vbody = full_body(e, &ri, 1, "t_acc[t_k]");
+  Out *vbody = step_body(e, &ri, 1, "t_acc[t_k]");
   nameset_truncate(&e->taken, ntaken); /* the tail reuses the names */
-  Out *sbody = full_body(e, &ri, 0, "t_acc[0]");
+  Out *sbody = step_body(e, &ri, 0, "t_acc[0]");
   if (e->packs.len && 16 / e->pack_bytes != v->vec)
     internal_error("full reduction %d: the schedule packs %d elements, the kernel %d", g->id, v->vec,
                    16 / e->pack_bytes);
@@ -864,41 +876,20 @@ static void emit_full_shape(GEmit *e, Out *o) {
 
 /* ---- column reductions ------------------------------------------------------- */
 
-/* The step of a column reduction for row t_r and column t_o into
- * accumulator t_acc[t_k] (pack element t_k of step t_u). */
-static Out *column_body(GEmit *e, const RedInfo *ri) {
-  e->body = new_out(e->a);
-  e->memo.len = 0;
-  e->vec = 1;
-  e->pack_sub = "[t_u]";
-  e->acc = "t_acc[t_k]";
-  reduce_body(e, e->g->reduce, ri);
-  e->vec = 0;
-  e->pack_sub = "";
-  e->acc = "t_acc";
-  return e->body;
-}
-
 /* ITEMS rows of VEC adjacent columns per thread and step: the loads first,
  * then the adds, column t_q * VEC + k into t_acc[k]. */
 static void emit_column_steps(GEmit *e, Out *o, const Out *dkept, const Out *dred, const Out *body) {
   open_block(o, "for (IndexT t_r0 = t_rbeg + threadIdx.y; t_r0 < t_rend; t_r0 += ITEMS * (IndexT)blockDim.y)");
   declare_step_packs(e, o);
-  emit_step_loads(e, o, "const IndexT t_r = t_r0 + (IndexT)t_u * blockDim.y;", "t_r < t_rend", "t_r * t_nq + t_q", NULL);
-  emit(o, "#pragma unroll");
-  open_block(o, "for (int t_u = 0; t_u < ITEMS; t_u++)");
-  emit(o, "const IndexT t_r = t_r0 + (IndexT)t_u * blockDim.y;");
-  open_block(o, "if (t_r < t_rend)");
-  emit(o, "#pragma unroll");
-  open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
+  const char *step = "const IndexT t_r = t_r0 + (IndexT)t_u * blockDim.y;";
+  emit_step_loads(e, o, step, "t_r < t_rend", "t_r * t_nq + t_q", NULL);
+  open_step_elements(o, step, "t_r < t_rend");
   if (out_mentions(dkept, "t_o") || out_mentions(body, "t_o"))
     emit(o, "const IndexT t_o = t_q * VEC + t_k;");
   emit_fragment(o, dkept);
   emit_fragment(o, dred);
   emit_fragment(o, body);
-  close_block(o, "");
-  close_block(o, "");
-  close_block(o, "");
+  close_step_elements(o);
   close_block(o, "");
 }
 
@@ -931,7 +922,7 @@ static void emit_column_kernel(GEmit *e, Out *o) {
   RedInfo ri = red_info(e->a, r);
   const Variant *v = &g->schedule->variants[0];
   e->lin = reduce_linear_index(&g->domain, r->axes);
-  Out *body = column_body(e, &ri);
+  Out *body = step_body(e, &ri, 1, "t_acc[t_k]");
   if (e->packs.len && 16 / e->pack_bytes != v->vec)
     internal_error("column reduction %d: the schedule packs %d elements, the kernel %d", g->id, v->vec,
                    16 / e->pack_bytes);

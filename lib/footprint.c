@@ -308,19 +308,15 @@ Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g) {
   Footprint f = {0};
   if (g->kind == GROUP_STITCH) {
     stitch_footprint(a, kp, g, &f);
-  } else if (g->kind == GROUP_LOOP) {
-    Walk w = {0};
-    w.a = a;
-    w.kp = kp;
-    w.g = g;
-    loop_footprint(&w);
-    f.pack_bytes = w.pack_bytes;
   } else {
     Walk w = {0};
     w.a = a;
     w.kp = kp;
     w.g = g;
-    reduce_footprint(&w);
+    if (g->kind == GROUP_LOOP)
+      loop_footprint(&w);
+    else
+      reduce_footprint(&w);
     f.pack_bytes = w.pack_bytes;
   }
   if (f.pack_bytes > 16)
