@@ -646,8 +646,8 @@ static void reduce_decompose(GEmit *e, Value *r, Out *kept, Out *red) {
 }
 
 /* After the block reduction: the partial, or the whole result. */
-static void emit_reduce_result(GEmit *e, Out *o, Value *r, const RedInfo *ri, const char *lane) {
-  open_block(o, "if (t_o < t_outer && threadIdx.%s == 0)", lane);
+static void emit_reduce_result(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
+  open_block(o, "if (t_o < t_outer && threadIdx.x == 0)");
   open_block(o, "if (gridDim.y > 1)");
   emit(o, "t_part[(IndexT)blockIdx.y * t_outer + t_o] = t_acc;");
   else_block(o);
@@ -669,10 +669,11 @@ static void open_reduce_kernel(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
   emit(o, "const IndexT t_rend = t_red - t_rbeg < t_chunk ? t_red : t_rbeg + t_chunk;");
 }
 
+/* A row reduction: threads along the row (x), rows along y; the column
+ * and full classes have kernels of their own. */
 static void emit_reduce_kernel(GEmit *e, Out *o) {
   Group *g = e->g;
   Value *r = g->reduce;
-  int row = g->sched == SCHED_ROW;
   RedInfo ri = red_info(e->a, r);
   e->lin = reduce_linear_index(&g->domain, r->axes);
   reduce_body(e, r, &ri);
@@ -681,19 +682,18 @@ static void emit_reduce_kernel(GEmit *e, Out *o) {
   add_size_params(e);
   order_params(e);
   open_reduce_kernel(e, o, r, &ri);
-  const char *lane = row ? "x" : "y", *item = row ? "y" : "x";
-  open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s)", item, item);
-  emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
+  open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.y; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.y)");
+  emit(o, "const IndexT t_o = t_ob + threadIdx.y;");
   emit(o, "%s t_acc = %s;", ri.acc_type, ri.identity);
   open_block(o, "if (t_o < t_outer)");
   emit_fragment(o, dkept);
-  open_block(o, "for (IndexT t_r = t_rbeg + threadIdx.%s; t_r < t_rend; t_r += blockDim.%s)", lane, lane);
+  open_block(o, "for (IndexT t_r = t_rbeg + threadIdx.x; t_r < t_rend; t_r += blockDim.x)");
   emit_fragment(o, dred);
   emit_fragment(o, e->body);
   close_block(o, "");
   close_block(o, "");
-  emit(o, "t_acc = tecc::%s(t_acc, %s, t_smem);", row ? "row_allreduce" : "column_reduce", ri.op);
-  emit_reduce_result(e, o, r, &ri, lane);
+  emit(o, "t_acc = tecc::row_allreduce(t_acc, %s, t_smem);", ri.op);
+  emit_reduce_result(e, o, r, &ri);
   close_block(o, "");
   close_block(o, "");
   emit_blank(o);
