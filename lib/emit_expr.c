@@ -262,9 +262,11 @@ static const char *unary_expr(Arena *a, Value *v, const char *a0, DType at) {
 static const char *arith_expr(Arena *ar, BinaryOp op, DType vt, const char *a, const char *b) {
   int is_int = !cu_is_float(vt);
   switch (op) {
-  case BIN_ADD: return is_int ? arena_printf(ar, "tecc::add(%s, %s)", a, b) : arena_printf(ar, "%s + %s", a, b);
-  case BIN_SUB: return is_int ? arena_printf(ar, "tecc::sub(%s, %s)", a, b) : arena_printf(ar, "%s - %s", a, b);
-  case BIN_MUL: return is_int ? arena_printf(ar, "tecc::mul(%s, %s)", a, b) : arena_printf(ar, "%s * %s", a, b);
+  /* tecc::add/sub/mul wrap for integers and never contract into an FMA for
+   * floats (runtime/tecc_runtime.cuh), so every variant rounds alike. */
+  case BIN_ADD: return arena_printf(ar, "tecc::add(%s, %s)", a, b);
+  case BIN_SUB: return arena_printf(ar, "tecc::sub(%s, %s)", a, b);
+  case BIN_MUL: return arena_printf(ar, "tecc::mul(%s, %s)", a, b);
   case BIN_DIV:
     if (is_int)
       return arena_printf(ar, "tecc::floordiv(%s, %s)", a, b);

@@ -120,8 +120,13 @@ template <typename T> __device__ __forceinline__ T softplus(T x) {
   __device__ __forceinline__ int64_t name(int64_t a, int64_t b) {          \
     return (int64_t)((uint64_t)a op (uint64_t)b);                          \
   }                                                                         \
-  __device__ __forceinline__ float name(float a, float b) { return a op b; } \
-  __device__ __forceinline__ double name(double a, double b) { return a op b; }
+  __device__ __forceinline__ float name(float a, float b) { return __f##name##_rn(a, b); } \
+  __device__ __forceinline__ double name(double a, double b) { return __d##name##_rn(a, b); }
+/* Floating +, - and * round to nearest and are never merged into an FMA:
+ * nvcc contracts a*b + c where the code's shape allows, and the shape of a
+ * packed, a scalar and a tail loop differ, so the same element could round
+ * once in one and twice in another (abi.md: the same bits whatever the
+ * variant). */
 TECC_WRAP(add, +)
 TECC_WRAP(sub, -)
 TECC_WRAP(mul, *)
