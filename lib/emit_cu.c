@@ -504,6 +504,21 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   close_block(o, "");
 }
 
+/* The host function that sizes a loop kernel's grid: blocks of VEC
+ * elements per thread, as many per SM as are resident at once (the CUDA
+ * occupancy calculator, at most sm_threads), cached per device.  More
+ * would leave a partial last wave behind the grid-stride loop. */
+static void emit_loop_shape(GEmit *e, Out *o) {
+  const Variant *v = &e->g->schedule->variants[0];
+  emit(o, "/* %s, group %d: the grid of an elementwise loop (schedule.c) */", e->k->name, e->g->id);
+  emit(o, "template <typename IndexT, int VEC>");
+  open_block(o, "inline unsigned %s_grid(int64_t t_n)", e->kname);
+  emit(o, "static int t_resident[tecc::kMaxDevices];");
+  emit(o, "return tecc::grid_size(t_n, %d * VEC, tecc::resident_blocks(%s<IndexT, VEC>, %d, %d, t_resident));",
+       v->threads_x, e->kname, v->threads_x, v->sm_threads / v->threads_x);
+  close_block(o, "");
+}
+
 typedef struct RedInfo {
   const char *acc_type;  /* accumulator C type */
   const char *identity;
@@ -1020,9 +1035,11 @@ static void emit_reduce_shape(GEmit *ge, Out *o) {
 static void emit_group_kernel(GEmit *e, Out *o) {
   if (e->g->kind == GROUP_STITCH) /* H9: emit_stitch.c */
     emit_stitch_kernel(o, e->a, e->k, e->kp, e->g, e->names);
-  else if (e->g->kind == GROUP_LOOP)
+  else if (e->g->kind == GROUP_LOOP) {
     emit_loop_kernel(e, o);
-  else if (e->g->schedule->cls == CLASS_FULL) {
+    emit_blank(o);
+    emit_loop_shape(e, o);
+  } else if (e->g->schedule->cls == CLASS_FULL) {
     emit_full_kernel(e, o);
     emit_blank(o);
     emit_full_final(e, o);
@@ -1101,8 +1118,7 @@ static const char *group_args(KEmit *ke, GEmit *ge) {
 
 /* One elementwise variant: VEC elements per thread and iteration. */
 static void emit_loop_variant(KEmit *ke, Out *o, GEmit *ge, const Variant *v) {
-  emit(o, "const unsigned t_grid = tecc::grid_size(t_n, %d, %d);", v->threads_x * v->vec,
-       v->sm_threads / v->threads_x);
+  emit(o, "const unsigned t_grid = %s_grid<IndexT, %d>(t_n);", ge->kname, v->vec);
   emit(o, "%s<IndexT, %d><<<t_grid, %d, 0, stream>>>(%s);", ge->kname, v->vec, v->threads_x, group_args(ke, ge));
 }
 

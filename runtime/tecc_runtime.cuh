@@ -455,6 +455,34 @@ inline unsigned grid_size(int64_t work, int64_t per_block, int blocks_per_sm) {
   return (unsigned)want;
 }
 
+/* @piece resident_blocks kMaxDevices */
+enum { kMaxDevices = 256 };
+
+/* Blocks of `kernel`, `threads` threads each, resident at once on one SM
+ * of the current device (at most `cap`), cached in cache[device] (relaxed
+ * atomics: every thread computes the same value).  A grid-stride loop's
+ * grid is that many blocks per SM: more would leave a partial last wave. */
+template <typename Kernel> inline int resident_blocks(Kernel kernel, int threads, int cap, int *cache) {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return cap;
+  }
+  const bool cached = dev >= 0 && dev < kMaxDevices;
+  if (cached) {
+    int known = __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
+    if (known > 0) return known;
+  }
+  int n = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();
+    return cap;
+  }
+  if (n > cap) n = cap;
+  if (cached) __atomic_store_n(&cache[dev], n, __ATOMIC_RELAXED);
+  return n;
+}
+
 /* @piece mul_size numel overlap */
 /* *out = a * b; false on int64 overflow. */
 inline bool mul_size(int64_t a, int64_t b, int64_t *out) {
