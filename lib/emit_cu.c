@@ -513,8 +513,8 @@ static void emit_loop_shape(GEmit *e, Out *o) {
   emit(o, "/* %s, group %d: the grid of an elementwise loop (schedule.c) */", e->k->name, e->g->id);
   emit(o, "template <typename IndexT, int VEC>");
   open_block(o, "inline unsigned %s_grid(int64_t t_n)", e->kname);
-  emit(o, "static int t_resident[tecc::kMaxDevices];");
-  emit(o, "return tecc::grid_size(t_n, %d * VEC, tecc::resident_blocks(%s<IndexT, VEC>, %d, %d, t_resident));",
+  emit(o, "static tecc::DeviceCache t_resident;");
+  emit(o, "return tecc::grid_size(t_n, %d * VEC, tecc::resident_blocks(%s<IndexT, VEC>, %d, %d, &t_resident));",
        v->threads_x, e->kname, v->threads_x, v->sm_threads / v->threads_x);
   close_block(o, "");
 }
@@ -757,6 +757,8 @@ static void close_step_elements(Out *o) {
 }
 
 static void emit_step_loads(GEmit *e, Out *o, const char *step, const char *cond, const char *index, const char *whole) {
+  if (!e->packs.len) /* nothing moves in packs (a middle axis is read element by element) */
+    return;
   open_steps(o, step, cond);
   for (int i = 0; i < e->packs.len; i++) {
     const PackRef *r = e->packs.items[i];
@@ -1158,8 +1160,10 @@ static void emit_reduce_launch(KEmit *ke, Out *o, GEmit *ge) {
   const char *args = arena_printf(ke->a, "%s, (%s *)t_part%d, (IndexT)t_l.chunk", group_args(ke, ge), ri.acc_type, g->id);
   if (g->schedule->cls == CLASS_COLUMN) {
     int vec = g->schedule->variants[0].vec;
-    const char *aligned = ge->packs.len ? packs_aligned(ke, ge, vec) : "true";
-    emit(o, "if (t_outer %% %d == 0 && %s)", vec, aligned);
+    if (ge->packs.len)
+      emit(o, "if (t_outer %% %d == 0 && %s)", vec, packs_aligned(ke, ge, vec));
+    else
+      emit(o, "if (t_outer %% %d == 0)", vec);
     emit(o, "  %s<IndexT, %d>%s(%s);", ge->kname, vec, launch, args);
     emit(o, "else");
     emit(o, "  %s<IndexT, 1>%s(%s);", ge->kname, launch, args);

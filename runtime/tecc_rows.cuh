@@ -112,22 +112,21 @@ __device__ __forceinline__ T cluster_allreduce(T v, Op op, T *slot) {
 #endif
 }
 
-/* @piece clusters_ok cluster_blocks one_wave_of_clusters cluster_grid launch_cluster @needs sm_count pow2_at_least ceil_div */
+/* @piece clusters_ok cluster_blocks one_wave_of_clusters cluster_grid launch_cluster @needs DeviceCache current_device sm_count pow2_at_least ceil_div */
 /* The device launches clusters and `kernel` was compiled for sm_90 or
  * newer (its cluster code is there).  Cached per device: the kernels of
  * one file are compiled for the same architectures. */
 inline bool clusters_ok(const void *kernel) {
-  enum { kMaxDevices = 256 };
-  static int cache[kMaxDevices]; /* 0 unknown, 1 yes, 2 no */
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return false;
-  int known = __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
-  if (known) return known == 1;
+  static DeviceCache cache; /* 1 yes, 2 no */
+  const int dev = current_device();
+  if (dev < 0) return false;
+  if (int known = cache.get(dev)) return known == 1;
   int cl = 0;
   cudaFuncAttributes fa;
   bool ok = cudaDeviceGetAttribute(&cl, cudaDevAttrClusterLaunch, dev) == cudaSuccess && cl &&
             cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.ptxVersion >= 90;
-  __atomic_store_n(&cache[dev], ok ? 1 : 2, __ATOMIC_RELAXED);
+  if (!ok) (void)cudaGetLastError();
+  cache.put(dev, ok ? 1 : 2);
   return ok;
 }
 

@@ -419,29 +419,42 @@ template <typename T, int N> struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
 
-/* @piece sm_count grid_size */
+/* @piece DeviceCache current_device sm_count grid_size */
 /* ---- host helpers ----------------------------------------------------------- */
 
-/* Streaming multiprocessors of the current device, cached per device
- * (relaxed atomics: every thread computes the same value). */
-inline int sm_count() {
+/* A value per device, computed once; 0 until then (relaxed atomics: every
+ * thread computes the same value). */
+struct DeviceCache {
   enum { kMaxDevices = 256 };
-  static int cache[kMaxDevices];
+  int value[kMaxDevices];
+  int get(int dev) const { return dev < kMaxDevices ? __atomic_load_n(&value[dev], __ATOMIC_RELAXED) : 0; }
+  void put(int dev, int v) {
+    if (dev < kMaxDevices) __atomic_store_n(&value[dev], v, __ATOMIC_RELAXED);
+  }
+};
+
+/* The current device, or -1 (the error cleared). */
+inline int current_device() {
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) {
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) {
     (void)cudaGetLastError();
-    return 32;
+    return -1;
   }
-  if (dev >= 0 && dev < kMaxDevices) {
-    int known = __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
-    if (known > 0) return known;
-  }
+  return dev;
+}
+
+/* Streaming multiprocessors of the current device, cached per device. */
+inline int sm_count() {
+  static DeviceCache cache;
+  const int dev = current_device();
+  if (dev < 0) return 32;
+  if (int known = cache.get(dev)) return known;
   int n = 0;
   if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0) {
     (void)cudaGetLastError();
     n = 32;
   }
-  if (dev >= 0 && dev < kMaxDevices) __atomic_store_n(&cache[dev], n, __ATOMIC_RELAXED);
+  cache.put(dev, n);
   return n;
 }
 
@@ -455,31 +468,22 @@ inline unsigned grid_size(int64_t work, int64_t per_block, int blocks_per_sm) {
   return (unsigned)want;
 }
 
-/* @piece resident_blocks kMaxDevices */
-enum { kMaxDevices = 256 };
-
+/* @piece resident_blocks @needs DeviceCache current_device */
 /* Blocks of `kernel`, `threads` threads each, resident at once on one SM
- * of the current device (at most `cap`), cached in cache[device] (relaxed
- * atomics: every thread computes the same value).  A grid-stride loop's
- * grid is that many blocks per SM: more would leave a partial last wave. */
-template <typename Kernel> inline int resident_blocks(Kernel kernel, int threads, int cap, int *cache) {
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return cap;
-  }
-  const bool cached = dev >= 0 && dev < kMaxDevices;
-  if (cached) {
-    int known = __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
-    if (known > 0) return known;
-  }
+ * of the current device (at most `cap`), cached per device in `cache`.
+ * A grid-stride loop's grid is that many blocks per SM: more would leave
+ * a partial last wave. */
+template <typename Kernel> inline int resident_blocks(Kernel kernel, int threads, int cap, DeviceCache *cache) {
+  const int dev = current_device();
+  if (dev < 0) return cap;
+  if (int known = cache->get(dev)) return known;
   int n = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) != cudaSuccess || n <= 0) {
     (void)cudaGetLastError();
     return cap;
   }
   if (n > cap) n = cap;
-  if (cached) __atomic_store_n(&cache[dev], n, __ATOMIC_RELAXED);
+  cache->put(dev, n);
   return n;
 }
 
