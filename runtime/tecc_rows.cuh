@@ -125,7 +125,6 @@ inline bool clusters_ok(const void *kernel) {
   cudaFuncAttributes fa;
   bool ok = cudaDeviceGetAttribute(&cl, cudaDevAttrClusterLaunch, dev) == cudaSuccess && cl &&
             cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.ptxVersion >= 90;
-  if (!ok) (void)cudaGetLastError();
   cache.put(dev, ok ? 1 : 2);
   return ok;
 }
