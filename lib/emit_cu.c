@@ -445,6 +445,14 @@ static int loop_vec(const GEmit *e) {
   return e->packs.len ? 16 / e->pack_bytes : 1;
 }
 
+/* The kernel packs as many elements as the schedule planned (a reduction
+ * that reads nothing in packs has no width to check). */
+static void check_pack_width(const GEmit *e, const Variant *v) {
+  if (e->packs.len && 16 / e->pack_bytes != v->vec)
+    internal_error("%s reduction %d: the schedule packs %d elements, the kernel %d", class_name(e->g->schedule->cls),
+                   e->g->id, v->vec, 16 / e->pack_bytes);
+}
+
 /* The packed loop over whole packs, around the packed body.  When the
  * body indexes the domain's axes, rows are whole packs (the host checks
  * it): the index is split once per pack, at its first element. */
@@ -671,17 +679,28 @@ static void emit_reduce_result(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
   close_block(o, "");
 }
 
-/* The kernel's signature and the extent of this block's chunk. */
-static void open_reduce_kernel(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
-  int threads = e->g->schedule->max_threads;
-  open_kernel(e, o, "typename IndexT", threads, arena_printf(e->a, ", %s *__restrict__ t_part, IndexT t_chunk", ri->acc_type));
-  emit(o, "/* Blocks with blockIdx.y = s reduce [s * t_chunk, (s + 1) * t_chunk); with");
-  emit(o, " * several splits they leave partials in t_part for %s_final. */", e->kname);
+/* The parameters a split reduction kernel adds: its partials and chunk. */
+static const char *chunk_params(GEmit *e, const RedInfo *ri) {
+  return arena_printf(e->a, ", %s *__restrict__ t_part, IndexT t_chunk", ri->acc_type);
+}
+
+/* The block reduction's shared memory, the sizes, and the extent of the
+ * chunk of the reduced axis this block adds (blockIdx.y). */
+static void emit_chunk_extent(GEmit *e, Out *o, Value *r, const RedInfo *ri, int threads) {
   emit(o, "__shared__ %s t_smem[%d];", ri->acc_type, threads);
   emit(o, "const IndexT t_outer = %s;", numel_expr(e, &e->g->domain, ~r->axes, "(IndexT)"));
   emit(o, "const IndexT t_red = %s;", numel_expr(e, &e->g->domain, r->axes, "(IndexT)"));
   emit(o, "const IndexT t_rbeg = (IndexT)blockIdx.y * t_chunk;");
   emit(o, "const IndexT t_rend = t_red - t_rbeg < t_chunk ? t_red : t_rbeg + t_chunk;");
+}
+
+/* The kernel's signature and the extent of this block's chunk. */
+static void open_reduce_kernel(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
+  int threads = e->g->schedule->max_threads;
+  open_kernel(e, o, "typename IndexT", threads, chunk_params(e, ri));
+  emit(o, "/* Blocks with blockIdx.y = s reduce [s * t_chunk, (s + 1) * t_chunk); with");
+  emit(o, " * several splits they leave partials in t_part for %s_final. */", e->kname);
+  emit_chunk_extent(e, o, r, ri, threads);
 }
 
 /* A row reduction: threads along the row (x), rows along y; the column
@@ -811,9 +830,7 @@ static void emit_full_kernel(GEmit *e, Out *o) {
   Out *vbody = step_body(e, &ri, 1, "t_acc[t_k]");
   nameset_truncate(&e->taken, ntaken); /* the tail reuses the names */
   Out *sbody = step_body(e, &ri, 0, "t_acc[0]");
-  if (e->packs.len && 16 / e->pack_bytes != v->vec)
-    internal_error("full reduction %d: the schedule packs %d elements, the kernel %d", g->id, v->vec,
-                   16 / e->pack_bytes);
+  check_pack_width(e, v);
   Out *decomp = new_out(e->a);
   if (memchr(e->used_axis, 1, sizeof e->used_axis))
     emit_decompose(e, decomp, "t_r", ~0u);
@@ -940,25 +957,18 @@ static void emit_column_kernel(GEmit *e, Out *o) {
   const Variant *v = &g->schedule->variants[0];
   e->lin = reduce_linear_index(&g->domain, r->axes);
   Out *body = step_body(e, &ri, 1, "t_acc[t_k]");
-  if (e->packs.len && 16 / e->pack_bytes != v->vec)
-    internal_error("column reduction %d: the schedule packs %d elements, the kernel %d", g->id, v->vec,
-                   16 / e->pack_bytes);
+  check_pack_width(e, v);
   Out *dkept = new_out(e->a), *dred = new_out(e->a);
   reduce_decompose(e, r, dkept, dred);
   add_size_params(e);
   order_params(e);
   e->body = NULL;
-  open_kernel(e, o, "typename IndexT, int VEC", v->threads_x * v->threads_y,
-              arena_printf(e->a, ", %s *__restrict__ t_part, IndexT t_chunk", ri.acc_type));
+  open_kernel(e, o, "typename IndexT, int VEC", v->threads_x * v->threads_y, chunk_params(e, &ri));
   emit(o, "/* Thread (x, y) adds rows y, y + blockDim.y, ... of chunk blockIdx.y for the VEC");
   emit(o, " * columns of pack t_q; with several chunks the partials go to t_part for %s_final. */", e->kname);
   emit(o, "constexpr int ITEMS = %d;", v->items);
-  emit(o, "__shared__ %s t_smem[%d];", ri.acc_type, v->threads_x * v->threads_y);
-  emit(o, "const IndexT t_outer = %s;", numel_expr(e, &g->domain, ~r->axes, "(IndexT)"));
-  emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, r->axes, "(IndexT)"));
+  emit_chunk_extent(e, o, r, &ri, v->threads_x * v->threads_y);
   emit(o, "const IndexT t_nq = t_outer / VEC;");
-  emit(o, "const IndexT t_rbeg = (IndexT)blockIdx.y * t_chunk;");
-  emit(o, "const IndexT t_rend = t_red - t_rbeg < t_chunk ? t_red : t_rbeg + t_chunk;");
   open_block(o, "for (IndexT t_qb = (IndexT)blockIdx.x * blockDim.x; t_qb < t_nq; t_qb += (IndexT)gridDim.x * blockDim.x)");
   emit(o, "const IndexT t_q = t_qb + threadIdx.x;");
   emit(o, "%s t_acc[VEC];", ri.acc_type);
