@@ -168,6 +168,13 @@ void vec_push(Arena *a, PtrVec *v, void *item) {
   v->items[v->len++] = item;
 }
 
+int vec_contains(const PtrVec *v, const void *item) {
+  for (int i = 0; i < v->len; i++)
+    if (v->items[i] == item)
+      return 1;
+  return 0;
+}
+
 void internal_error_at(const char *file, int line, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -44,6 +44,7 @@ typedef struct PtrVec {
 } PtrVec;
 
 void vec_push(Arena *a, PtrVec *v, void *item);
+int vec_contains(const PtrVec *v, const void *item);
 
 /* Compiler bugs: print where and abort.  Never used for user errors. */
 _Noreturn void internal_error_at(const char *file, int line, const char *fmt, ...)

@@ -49,6 +49,7 @@ typedef struct GEmit {
 typedef struct PackRef {
   const char *param;  /* kernel parameter */
   const char *ctype;  /* storage type */
+  const Value *value; /* what it holds */
   int store;
   const char *index;  /* the pack's index: NULL for t_p (the element's own),
                          else that of a row operand (broadcast over outer axes) */
@@ -186,15 +187,17 @@ static const char *compute_expr(GEmit *e, Value *v, const int *map) {
   return cu_op_expr(e->a, v, a);
 }
 
-static const char *pack_elem(GEmit *e, const char *param, DType t, int store) {
+static const char *pack_elem(GEmit *e, const char *param, const Value *v, int store) {
   for (int i = 0; i < e->packs.len; i++) {
     PackRef *r = e->packs.items[i];
     if (strcmp(r->param, param) == 0 && r->store == store && !r->index)
       return arena_printf(e->a, "t_pk_%s%s.v[t_k]", param, e->pack_sub);
   }
+  const DType t = v->dtype;
   PackRef *r = ARENA_NEW(e->a, PackRef);
   r->param = param;
   r->ctype = cu_storage_ctype(t);
+  r->value = v;
   r->store = store;
   vec_push(e->a, &e->packs, r);
   if (dtype_size(t) > e->pack_bytes)
@@ -203,9 +206,9 @@ static const char *pack_elem(GEmit *e, const char *param, DType t, int store) {
 }
 
 /* `param`[off], or its pack element in the packed loop. */
-static const char *tensor_elem(GEmit *e, const char *param, DType t, const char *off) {
+static const char *tensor_elem(GEmit *e, const char *param, const Value *v, const char *off) {
   if (e->vec && e->lin && strcmp(off, e->lin) == 0)
-    return pack_elem(e, param, t, 0);
+    return pack_elem(e, param, v, 0);
   return arena_printf(e->a, "%s[%s]", param, off);
 }
 
@@ -242,7 +245,7 @@ static const char *memory_elem(GEmit *e, const char *param, const Value *v, cons
   const char *off = offset_expr(e, &v->shape, map);
   if (is_row_operand(e, v, map, off))
     return row_pack_elem(e, param, v->dtype, &v->shape, map);
-  return tensor_elem(e, param, v->dtype, off);
+  return tensor_elem(e, param, v, off);
 }
 
 static const char *load_expr(GEmit *e, Value *v, const int *map) {
@@ -300,12 +303,12 @@ static void emit_stores(GEmit *e, Out *o, Value *v, const char *expr, const char
     if (e->k->outputs[i].value != v)
       continue;
     add_param(e, P_OUTPUT, i, NULL, e->names->outputs[i]);
-    emit(o, "%s = %s;", e->vec ? pack_elem(e, e->names->outputs[i], v->dtype, 1)
+    emit(o, "%s = %s;", e->vec ? pack_elem(e, e->names->outputs[i], v, 1)
                                : arena_printf(e->a, "%s[%s]", e->names->outputs[i], off), stored);
   }
   if (e->kp->home[v->id].kind == HOME_WORKSPACE) {
     const char *ws = ws_param(e, v);
-    emit(o, "%s = %s;", e->vec ? pack_elem(e, ws, v->dtype, 1) : arena_printf(e->a, "%s[%s]", ws, off), stored);
+    emit(o, "%s = %s;", e->vec ? pack_elem(e, ws, v, 1) : arena_printf(e->a, "%s[%s]", ws, off), stored);
   }
 }
 
@@ -509,21 +512,6 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   emit_fragment(o, decomp);
   emit_fragment(o, sbody);
   close_block(o, "");
-  close_block(o, "");
-}
-
-/* The host function that sizes a loop kernel's grid: blocks of VEC
- * elements per thread, as many per SM as are resident at once (the CUDA
- * occupancy calculator, at most sm_threads), cached per device.  More
- * would leave a partial last wave behind the grid-stride loop. */
-static void emit_loop_shape(GEmit *e, Out *o) {
-  const Variant *v = &e->g->schedule->variants[0];
-  emit(o, "/* %s, group %d: the grid of an elementwise loop (schedule.c) */", e->k->name, e->g->id);
-  emit(o, "template <typename IndexT, int VEC>");
-  open_block(o, "inline unsigned %s_grid(int64_t t_n)", e->kname);
-  emit(o, "static tecc::DeviceCache t_resident;");
-  emit(o, "return tecc::grid_size(t_n, %d * VEC, tecc::resident_blocks(%s<IndexT, VEC>, %d, %d, &t_resident));",
-       v->threads_x, e->kname, v->threads_x, v->sm_threads / v->threads_x);
   close_block(o, "");
 }
 
@@ -775,6 +763,29 @@ static void close_step_elements(Out *o) {
   close_block(o, "");
 }
 
+/* Whether a group launched after this one reads `v` from memory. */
+static int read_later(const GEmit *e, const Value *v) {
+  int later = 0;
+  for (int i = 0; i < e->kp->groups.len; i++) {
+    const Group *g = e->kp->groups.items[i];
+    if (later && vec_contains(&g->reads, v))
+      return 1;
+    later |= g == e->g;
+  }
+  return 0;
+}
+
+/* Pack `index` of r: a reduction reads each element of its packed
+ * tensors once, so one that no later group reads again is streamed past
+ * L2 (tecc::load_stream). */
+static const char *step_pack_load(GEmit *e, const PackRef *r, const char *index) {
+  const char *pack = arena_printf(e->a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)", r->ctype, r->param);
+  if (read_later(e, r->value))
+    return arena_printf(e->a, "%s[%s]", pack, index);
+  return arena_printf(e->a, strchr(index, ' ') ? "tecc::load_stream(%s + (%s))" : "tecc::load_stream(%s + %s)", pack,
+                      index);
+}
+
 static void emit_step_loads(GEmit *e, Out *o, const char *step, const char *cond, const char *index, const char *whole) {
   if (!e->packs.len) /* nothing moves in packs (a middle axis is read element by element) */
     return;
@@ -782,12 +793,10 @@ static void emit_step_loads(GEmit *e, Out *o, const char *step, const char *cond
   for (int i = 0; i < e->packs.len; i++) {
     const PackRef *r = e->packs.items[i];
     if (!whole) {
-      emit(o, "t_pk_%s[t_u] = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[%s];", r->param, r->ctype,
-           r->param, index);
+      emit(o, "t_pk_%s[t_u] = %s;", r->param, step_pack_load(e, r, index));
       continue;
     }
-    emit(o, "if (%s) t_pk_%s[t_u] = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[%s];", whole, r->param,
-         r->ctype, r->param, index);
+    emit(o, "if (%s) t_pk_%s[t_u] = %s;", whole, r->param, step_pack_load(e, r, index));
     emit(o, "else for (int t_k = 0; t_k < VEC; t_k++) t_pk_%s[t_u].v[t_k] = %s[(%s) * VEC + t_k];", r->param,
          r->param, index);
   }
@@ -1049,8 +1058,6 @@ static void emit_group_kernel(GEmit *e, Out *o) {
     emit_stitch_kernel(o, e->a, e->k, e->kp, e->g, e->names);
   else if (e->g->kind == GROUP_LOOP) {
     emit_loop_kernel(e, o);
-    emit_blank(o);
-    emit_loop_shape(e, o);
   } else if (e->g->schedule->cls == CLASS_FULL) {
     emit_full_kernel(e, o);
     emit_blank(o);
@@ -1128,10 +1135,11 @@ static const char *group_args(KEmit *ke, GEmit *ge) {
   return launch_args(ke->a, ke->kp, ke->names, &ge->params);
 }
 
-/* One elementwise variant: VEC elements per thread and iteration. */
+/* One elementwise variant: a pack of VEC elements per thread, enough
+ * blocks to cover them all (schedule.c: no grid-stride steps). */
 static void emit_loop_variant(KEmit *ke, Out *o, GEmit *ge, const Variant *v) {
-  emit(o, "const unsigned t_grid = %s_grid<IndexT, %d>(t_n);", ge->kname, v->vec);
-  emit(o, "%s<IndexT, %d><<<t_grid, %d, 0, stream>>>(%s);", ge->kname, v->vec, v->threads_x, group_args(ke, ge));
+  emit(o, "%s<IndexT, %d><<<tecc::cover_grid(t_n, %d * %d), %d, 0, stream>>>(%s);", ge->kname, v->vec, v->threads_x,
+       v->vec, v->threads_x, group_args(ke, ge));
 }
 
 /* The packed variant when every packed pointer is aligned, else the

@@ -278,11 +278,8 @@ int fuse_in_place_ok(const KernelPlan *kp, int out, int in) {
   const Value *input = k->inputs[in].value;
   for (int i = 0; i < kp->groups.len; i++) {
     const Group *g = kp->groups.items[i];
-    if (g->id <= writer)
-      continue;
-    for (int r = 0; r < g->reads.len; r++)
-      if (g->reads.items[r] == input)
-        return 0;
+    if (g->id > writer && vec_contains(&g->reads, input))
+      return 0;
   }
   return 1;
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 enum {
-  ELEMENTWISE_THREADS = 256, /* seed 004: a block of 256, grid = SMs x resident blocks */
+  ELEMENTWISE_THREADS = 256, /* seed 004: a block of 256, a pack per thread */
   SM_THREADS = 2048,         /* resident threads per SM (sm_70 .. sm_90) */
   MAX_THREADS = 1024,        /* per block */
   HELD_REGISTERS = 32,       /* per thread for held row elements */
@@ -351,8 +351,8 @@ static const char *block_text(Arena *a, const Variant *v) {
 static const char *grid_text(Arena *a, const Variant *v) {
   if (v->fit == FIT_CLUSTER)
     return "grid <= SMs/C clusters";
-  if (v->storage == STORE_NONE) /* elementwise: emit_cu.c, emit_loop_shape */
-    return arena_printf(a, "grid <= SMs*min(%d, resident blocks)", v->sm_threads / (v->threads_x * v->threads_y));
+  if (v->storage == STORE_NONE) /* elementwise: emit_cu.c, emit_loop_variant */
+    return arena_printf(a, "grid = ceil(n/(%d*VEC)), a pack per thread", v->threads_x * v->threads_y);
   if (v->fit == FIT_NONE)
     return arena_printf(a, "grid <= %d*SMs", v->sm_threads / (v->threads_x * v->threads_y));
   return arena_printf(a, "grid <= SMs*%d/(block threads)", v->sm_threads);
