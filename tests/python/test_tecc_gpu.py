@@ -181,6 +181,26 @@ def custom_ops_run_check_and_trace():
     assert torch.equal(compiled(t), 2 * t + 1)
 
 
+@test
+def rmsnorm_module_example():
+    """examples/torch: tecc's RMSNorm as a custom op in an nn.Module, under
+    torch.compile(fullgraph=True) and CUDA graph replay, bitwise equal to
+    the direct call, with no graph break."""
+    if not hasattr(torch.library, "custom_op"):
+        print("# rmsnorm_module_example: PyTorch %s has no torch.library.custom_op"
+              % torch.__version__)
+        return
+    import importlib.util
+    path = os.path.join(TOP, "examples", "torch", "rmsnorm_module.py")
+    spec = importlib.util.spec_from_file_location("rmsnorm_module", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    results = example.run(os.path.join(WORK, "rmsnorm"), rows=1000, d=1024)
+    for passed, what in results:
+        print("# %s - %s" % ("ok" if passed else "FAILED", what))
+    assert all(passed for passed, _ in results), results
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     print("1..%d" % len(tests))

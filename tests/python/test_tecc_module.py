@@ -208,6 +208,26 @@ def real_calls_take_only_cuda():
 
 
 @test
+def torch_example_header():
+    """examples/torch/rmsnorm.te through the real tecc: the operator schema
+    and the fake outputs its custom op gets (the GPU half is in
+    test_tecc_gpu.py)."""
+    tecc_cmd = os.environ.get("TECC")
+    if not tecc_cmd:
+        print("# torch_example_header: TECC not set; skipped")
+        return
+    h = os.path.join(WORK, "rmsnorm.h")
+    subprocess.run([tecc_cmd, os.path.join(TOP, "examples", "torch", "rmsnorm.te"),
+                    "-o", os.path.join(WORK, "rmsnorm.cu"), "-H", h], check=True)
+    (sig,) = tecc.parse_header_file(h)
+    assert tecc.op_schema(sig) == "(Tensor x, Tensor w) -> Tensor", tecc.op_schema(sig)
+    out = tecc.fake_outputs(sig, [info("bf16", (3, 64), "meta"), info("bf16", (64,), "meta")])
+    assert out == [("y", "bf16", (3, 64))], out
+    e = raises(ValueError, tecc.fake_outputs, sig, [info("bf16", (3, 64)), info("bf16", (32,))])
+    assert "axis 0 is 32 but size D is already 64" in str(e), e
+
+
+@test
 def describe_command():
     env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python"))
     out = subprocess.run([sys.executable, "-m", "tecc", "describe",
