@@ -46,11 +46,20 @@ def fake_outputs(sig, infos):
     return output_specs(sig, bound)
 
 
-def register_ops(lib, namespace="tecc"):
-    """Registers every kernel of lib (a tecc.Library) as NAMESPACE::NAME;
-    returns {name: operator}."""
+def register_ops(lib, namespace="tecc", names=None):
+    """Registers the kernels of lib (a tecc.Library) named in names (default:
+    all of them) as NAMESPACE::NAME; returns {name: operator}.  Every schema
+    is made before any operator is registered, so a kernel that cannot be
+    one (a header without the .te signature comment) raises HeaderError,
+    and an unknown name KeyError, with nothing registered."""
+    names = list(lib.kernels) if names is None else list(names)
+    unknown = [n for n in names if n not in lib.kernels]
+    if unknown:
+        raise KeyError("the library has no kernel %s (it has %s)"
+                       % (", ".join(unknown), ", ".join(lib.kernels)))
+    schemas = {n: op_schema(lib.kernels[n].sig) for n in names}
     import torch
-    return {name: _register(torch, namespace, kernel) for name, kernel in lib.kernels.items()}
+    return {n: _register(torch, namespace, lib.kernels[n], schemas[n]) for n in names}
 
 
 def _info(torch, value):
@@ -60,7 +69,7 @@ def _info(torch, value):
     return tensor_info(value)
 
 
-def _register(torch, namespace, kernel):
+def _register(torch, namespace, kernel, schema):
     sig = kernel.sig
 
     def real(*args):
@@ -74,7 +83,7 @@ def _register(torch, namespace, kernel):
         return outs[0] if len(outs) == 1 else outs
 
     op = torch.library.custom_op("%s::%s" % (namespace, sig.name), real,
-                                 mutates_args=(), schema=op_schema(sig))
+                                 mutates_args=(), schema=schema)
     op.register_fake(fake)
     return op
 

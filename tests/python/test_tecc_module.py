@@ -228,6 +228,16 @@ def torch_example_header():
 
 
 @test
+def register_ops_checks_every_kernel_first():
+    """Before PyTorch is needed: a kernel without a .te signature comment or
+    an unknown name stops register_ops before anything is registered."""
+    e = raises(tecc.HeaderError, tecc.register_ops, lib(), "tecc_cpu")
+    assert str(e).startswith("flags: the header has no .te signature comment"), e
+    e = raises(KeyError, tecc.register_ops, lib(), "tecc_cpu", ["scale2", "nope"])
+    assert "no kernel nope" in str(e), e
+
+
+@test
 def describe_command():
     env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python"))
     out = subprocess.run([sys.executable, "-m", "tecc", "describe",
