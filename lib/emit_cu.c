@@ -223,9 +223,9 @@ static int is_row_operand(GEmit *e, const Value *v, const int *map, const char *
   return last >= 0 && map[last] == e->inner_axis && dtype_size(v->dtype) * packed->vec <= 16;
 }
 
-static const char *row_pack_elem(GEmit *e, const char *param, DType t, const Shape *s, const int *map) {
+static const char *row_pack_elem(GEmit *e, const char *param, const Value *v, const int *map) {
   e->at_pack_start = 1;
-  const char *off = offset_expr(e, s, map);
+  const char *off = offset_expr(e, &v->shape, map);
   const char *index = arena_printf(e->a, strchr(off, ' ') ? "(%s) / VEC" : "%s / VEC", off);
   e->at_pack_start = 0;
   for (int i = 0; i < e->packs.len; i++) {
@@ -235,7 +235,8 @@ static const char *row_pack_elem(GEmit *e, const char *param, DType t, const Sha
   }
   PackRef *r = ARENA_NEW(e->a, PackRef);
   r->param = param;
-  r->ctype = cu_storage_ctype(t);
+  r->ctype = cu_storage_ctype(v->dtype);
+  r->value = v;
   r->index = index;
   vec_push(e->a, &e->packs, r);
   return arena_printf(e->a, "t_pk_%s_%d.v[t_k]", param, e->packs.len - 1);
@@ -244,7 +245,7 @@ static const char *row_pack_elem(GEmit *e, const char *param, DType t, const Sha
 static const char *memory_elem(GEmit *e, const char *param, const Value *v, const int *map) {
   const char *off = offset_expr(e, &v->shape, map);
   if (is_row_operand(e, v, map, off))
-    return row_pack_elem(e, param, v->dtype, &v->shape, map);
+    return row_pack_elem(e, param, v, map);
   return tensor_elem(e, param, v, off);
 }
 
@@ -1056,9 +1057,9 @@ static void emit_reduce_shape(GEmit *ge, Out *o) {
 static void emit_group_kernel(GEmit *e, Out *o) {
   if (e->g->kind == GROUP_STITCH) /* H9: emit_stitch.c */
     emit_stitch_kernel(o, e->a, e->k, e->kp, e->g, e->names);
-  else if (e->g->kind == GROUP_LOOP) {
+  else if (e->g->kind == GROUP_LOOP)
     emit_loop_kernel(e, o);
-  } else if (e->g->schedule->cls == CLASS_FULL) {
+  else if (e->g->schedule->cls == CLASS_FULL) {
     emit_full_kernel(e, o);
     emit_blank(o);
     emit_full_final(e, o);
