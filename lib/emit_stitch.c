@@ -263,11 +263,34 @@ static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) 
   return mem;
 }
 
+/* A name of the whole row (a row value, a reduction's scalar)? */
+static int is_row_name(const SEmit *e, const char *name) {
+  for (int i = 0; i < e->kernel_names.len; i++)
+    if (strcmp(e->kernel_names.items[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+/* x / s in f32 arithmetic with s the same along the row (softmax's sum):
+ * one reciprocal per row, a multiply per element.  That is within 1.5 ulp
+ * of the quotient, far inside abi.md section 6, and the division was a
+ * quarter of softmax bf16's instructions: on an H100 rows went from 42-46%
+ * to 54-62% of copy (bench/NOTES.md, issue 12). */
+static const char *row_reciprocal(SEmit *e, Value *v, const char *const *args) {
+  if (v->op != IR_BINARY || v->bop != BIN_DIV || strcmp(cu_compute_ctype(v->dtype), "float") != 0 ||
+      v->args[0]->dtype != v->dtype || v->args[1]->dtype != v->dtype || !is_row_name(e, args[1]))
+    return NULL;
+  const char *rcp = kernel_name_for(e, arena_printf(e->a, "inv_%s", args[1]));
+  emit(e->pre, "const float %s = 1.0f / %s;", rcp, args[1]);
+  return arena_printf(e->a, "tecc::mul(%s, %s)", args[0], rcp);
+}
+
 static const char *compute(SEmit *e, Value *v, const int *map) {
   const char *args[3] = {0};
   for (int i = 0; i < v->nargs; i++)
     args[i] = sval(e, v->args[i], map);
-  return cu_op_expr(e->a, v, args);
+  const char *by_reciprocal = row_reciprocal(e, v, args);
+  return by_reciprocal ? by_reciprocal : cu_op_expr(e->a, v, args);
 }
 
 /* A kept value is stored to t_m<id> where first computed. */
@@ -503,8 +526,7 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr) {
   emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
   emit(e->vafter, "if (t_r0 < t_red && t_packs) *reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0) = %s;",
        ct, ptr, s);
-  emit(e->vafter, "else if (t_r0 < t_red) for (int t_j = 0; t_j < VEC && t_r0 + t_j < t_red; t_j++) "
-                  "%s[t_o * t_red + t_r0 + t_j] = %s.v[t_j];", ptr, s);
+  emit(e->vafter, "else if (t_r0 < t_red) tecc::store_head(%s + t_o * t_red + t_r0, %s, t_red - t_r0);", ptr, s);
 }
 
 static void stage_stores(SEmit *e, Value *v, const char *expr) {
@@ -822,6 +844,10 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
     emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024);", v->items * v->vec);
     emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
     break;
+  case FIT_SHORT_ROWS:
+    emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 4, 32), t_ty = %d / t_tx;",
+         v->items * v->vec, v->block);
+    break;
   case FIT_COLUMNS:
     emit(o, "const int t_tx = t_cols, t_ty = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024 / t_cols);",
          v->items);
@@ -830,8 +856,11 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
     emit(o, "const unsigned t_cluster = tecc::cluster_blocks(t_len, %d);", v->threads_x * v->items * v->vec);
     return;
   }
-  emit(o, "const unsigned t_grid = tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));", e->row ? "t_ty" : "t_tx",
-       v->sm_threads);
+  if (v->sm_threads == 0)
+    emit(o, "const unsigned t_grid = tecc::cover_grid(t_rows, %s);", e->row ? "t_ty" : "t_tx");
+  else
+    emit(o, "const unsigned t_grid = tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));", e->row ? "t_ty" : "t_tx",
+         v->sm_threads);
 }
 
 static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *args) {

@@ -18,6 +18,8 @@ enum {
   MAX_THREADS = 1024,        /* per block */
   HELD_REGISTERS = 32,       /* per thread for held row elements */
   SHORT_ROW_BLOCK = 128,     /* threads of a block of several short rows */
+  MIN_ROW_LANES = 4,         /* threads of the shortest rows (a quarter pack each at most) */
+  BLOCK_ROW_THREADS = 256,   /* the most threads of a row at ITEMS 4 when a row may hold more */
   REDUCE_BLOCK = 256,        /* threads of a block of a plain reduction */
   STREAM_ITEMS = 4,          /* packs per thread per chunk of a streamed row */
   FULL_ITEMS = 4,            /* full reductions: packs in flight per thread (64 bytes) */
@@ -150,6 +152,7 @@ static Variant *row_variant(Arena *a, GroupSchedule *s, const char *name, int ve
   v->threads_x = v->threads_y = 0;
   v->block = SHORT_ROW_BLOCK;
   v->index_bits = 32;
+  v->sm_threads = 0; /* a block per SHORT_ROW_BLOCK threads of rows: no persistent loop (bench/NOTES.md) */
   return v;
 }
 
@@ -157,22 +160,25 @@ static int at_most(int x, int most) {
   return x < most ? x : most;
 }
 
-/* Rows in registers: a warp per row while a thread's share fits two
- * packs, then a block per row at about four packs per thread, then (long
- * rows) the whole budget per thread, then a cluster of blocks (sm_90);
- * longer rows stream. */
+/* Rows in registers: several rows per warp (4 to 32 lanes a row) while a
+ * warp holds them, then a block per row at about four packs per thread
+ * (at most 256 threads when a thread may hold more), then (long rows) the
+ * whole budget per thread, then a cluster of blocks (sm_90); longer rows
+ * stream.  Every row group gets its own block: on an H100 that beat a
+ * persistent grid by 5-11 points of copy at 32768 x 1024 and 16384 x 4096
+ * (bench/NOTES.md, issue 12). */
 static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Target *t) {
   int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
   int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
-  int items = at_most(max_items, 4), warp_items = at_most(max_items, 2);
-  Variant *v = row_variant(a, s, "warp", vec, warp_items);
-  v->fit = FIT_NONE;
-  v->threads_x = 32;
-  v->threads_y = SHORT_ROW_BLOCK / 32;
-  v->limit = 32 * (int64_t)warp_items * vec;
-  row_variant(a, s, "block", vec, items);
-  if (max_items > items)
+  int items = at_most(max_items, 4);
+  Variant *v = row_variant(a, s, "warp", vec, items);
+  v->fit = FIT_SHORT_ROWS;
+  v->limit = 32 * (int64_t)items * vec;
+  v = row_variant(a, s, "block", vec, items);
+  if (max_items > items) {
+    v->limit = (int64_t)BLOCK_ROW_THREADS * items * vec;
     row_variant(a, s, "long", vec, max_items);
+  }
   if (t->max_cluster > 1 && f->pack_bytes) {
     v = row_variant(a, s, "cluster", vec, max_items);
     v->when = WHEN_CLUSTERS;
@@ -184,7 +190,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
     v->limit = (int64_t)t->max_cluster * MAX_THREADS * max_items * vec;
     v->sm_threads = MAX_THREADS;
   }
-  v = row_variant(a, s, "stream", vec, STREAM_ITEMS);
+  v = row_variant(a, s, "stream", vec, at_most(max_items, STREAM_ITEMS)); /* more spilled (add_rmsnorm bf16) */
   v->when = WHEN_ALWAYS;
   v->storage = STORE_STREAM;
   v->sm_threads = MAX_THREADS; /* long rows: one block per SM, the rows in flight stay in L2 */
@@ -233,9 +239,11 @@ static int length_fails(const Variant *v, int64_t len) {
 
 /* A fitted row block with a literal row length gets its numbers now. */
 static void fix_row_fit(Variant *v, int64_t len) {
-  if (v->fit != FIT_ROW || len < 0)
+  if ((v->fit != FIT_ROW && v->fit != FIT_SHORT_ROWS) || len < 0)
     return;
-  v->threads_x = pow2_at_least(ceil_div(len, (int64_t)v->items * v->vec), 32, MAX_THREADS);
+  int short_rows = v->fit == FIT_SHORT_ROWS;
+  v->threads_x = pow2_at_least(ceil_div(len, (int64_t)v->items * v->vec), short_rows ? MIN_ROW_LANES : 32,
+                               short_rows ? 32 : MAX_THREADS);
   v->threads_y = v->threads_x >= v->block ? 1 : v->block / v->threads_x;
   v->fit = FIT_NONE;
 }
@@ -273,6 +281,9 @@ static int64_t reduced_length(const Group *g) {
 
 /* ---- the pass ------------------------------------------------------------ */
 
+/* A fitted block counts as 1024 threads, short rows' 128 too: the bound
+ * keeps 64 registers a thread; at 128 (up to 98 registers, 25-31%
+ * occupancy) softmax bf16 rows lost 8-12 points of copy (bench/NOTES.md). */
 static int max_threads(const GroupSchedule *s) {
   int most = 1;
   for (int i = 0; i < s->nvariants; i++) {
@@ -338,6 +349,9 @@ static const char *block_text(Arena *a, const Variant *v) {
                             : arena_printf(a, "block %d", v->threads_x);
   case FIT_ROW:
     return arena_printf(a, "block T x max(1, %d/T), T = pow2 in [32, 1024] >= R/%d", v->block, v->items * v->vec);
+  case FIT_SHORT_ROWS:
+    return arena_printf(a, "block T x %d/T, T = pow2 in [%d, 32] >= R/%d (%d/T rows a warp)", v->block, MIN_ROW_LANES,
+                        v->items * v->vec, 32);
   case FIT_CLUSTER:
     return arena_printf(a, "block 1024, cluster C = pow2 >= R/%d blocks, a row per cluster",
                         MAX_THREADS * v->items * v->vec);
@@ -353,6 +367,8 @@ static const char *grid_text(Arena *a, const Variant *v) {
     return "grid <= SMs/C clusters";
   if (v->storage == STORE_NONE) /* elementwise: emit_cu.c, emit_loop_variant */
     return arena_printf(a, "grid = ceil(n/(%d*VEC)), a pack per thread", v->threads_x * v->threads_y);
+  if (v->sm_threads == 0)
+    return v->threads_y > 1 || v->fit != FIT_NONE ? "grid = ceil(rows/TY), a block per TY rows" : "grid = rows";
   if (v->fit == FIT_NONE)
     return arena_printf(a, "grid <= %d*SMs", v->sm_threads / (v->threads_x * v->threads_y));
   return arena_printf(a, "grid <= SMs*%d/(block threads)", v->sm_threads);

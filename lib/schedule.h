@@ -60,6 +60,8 @@ typedef enum FitRule {
   FIT_NONE,      /* every dimension is recorded */
   FIT_ROW,       /* threads_x = the power of two in [32, 1024] >= len / (items * vec);
                     threads_y = max(1, block / threads_x) rows */
+  FIT_SHORT_ROWS, /* threads_x = the power of two in [4, 32] >= len / (items * vec):
+                    several rows per warp; threads_y = block / threads_x rows */
   FIT_CLUSTER,   /* cluster = the power of two >= len / (1024 * items * vec), threads_x = 1024 */
   FIT_COLUMNS    /* threads_x = 32, 16 or 8 columns (the most that leaves 2 blocks per SM);
                     threads_y = the power of two in [32, 1024 / threads_x] >= len / items */
@@ -78,7 +80,8 @@ typedef struct Variant {
   int threads_x, threads_y; /* 0: fitted (fit) */
   int block;           /* FIT_ROW: the threads of a block of short rows */
   int cluster;         /* blocks per cluster (1: none; 0: fitted) */
-  int sm_threads;      /* grid = min(blocks needed, SMs * sm_threads / block threads) */
+  int sm_threads;      /* grid = min(blocks needed, SMs * sm_threads / block threads);
+                          0: the blocks needed (stitch rows held in registers) */
   int split;           /* reductions: 1 = none, 0 = chosen at run time to fill the GPU,
                           SPLIT_PER_BLOCK: a partial per block, then one block combines them */
   int index_bits;      /* 32 or 64; 0: either, as the sizes need (2^30 and more: 64) */

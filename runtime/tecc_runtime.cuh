@@ -353,13 +353,17 @@ template <typename T, typename Op> __device__ __forceinline__ T warp_allreduce(T
   return v;
 }
 
-/* All-reduce along threadIdx.x (blockDim.x a multiple of 32, at most 1024),
- * one independent row per threadIdx.y.  smem holds 32 * blockDim.y values.
- * Every thread of the block must call it (it synchronizes). */
+/* All-reduce along threadIdx.x (blockDim.x a power of two up to 32, or a
+ * multiple of 32 up to 1024), one independent row per threadIdx.y; rows
+ * of fewer than 32 lanes share a warp and exchange only among their own
+ * lanes.  smem holds 32 * blockDim.y values.  Every thread of the block
+ * must call it (it synchronizes). */
 template <typename T, typename Op>
 __device__ __forceinline__ T row_allreduce(T v, Op op, T *smem) {
-  v = warp_allreduce(v, op);
-  if (blockDim.x == 32) return v;
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1)
+    if (m < (int)blockDim.x) v = op(v, shfl_xor(v, m));
+  if (blockDim.x <= 32) return v;
   const int nwarps = blockDim.x >> 5;
   T *row = smem + threadIdx.y * 32;
   __syncthreads(); /* the previous call's readers are done */
@@ -418,6 +422,16 @@ template <> struct FastDiv<int64_t> {
 template <typename T, int N> struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
+
+/* @piece store_head @needs Pack */
+/* The first n (< N) elements of a pack, element by element: the end of a
+ * row that is not whole packs.  Unrolled, so the pack stays in registers. */
+template <typename T, int N, typename IndexT>
+__device__ __forceinline__ void store_head(T *p, const Pack<T, N> &s, IndexT n) {
+#pragma unroll
+  for (int j = 0; j < N; j++)
+    if (j < n) p[j] = s.v[j];
+}
 
 /* @piece load_stream @needs Pack */
 /* A pack read once in this call and by nothing after it in the call (the
