@@ -281,9 +281,11 @@ static int64_t reduced_length(const Group *g) {
 
 /* ---- the pass ------------------------------------------------------------ */
 
-/* A fitted block counts as 1024 threads, short rows' 128 too: the bound
- * keeps 64 registers a thread; at 128 (up to 98 registers, 25-31%
- * occupancy) softmax bf16 rows lost 8-12 points of copy (bench/NOTES.md). */
+/* A fitted block counts as 1024 threads, so the kernels' bound keeps 64
+ * registers a thread: bounds of 128-512 (up to 98 registers, 23-31%
+ * occupancy) cost softmax bf16 rows 10-12 points of copy (bench/NOTES.md).
+ * A block fixed by literal sizes is bound by its own threads (not
+ * measured yet). */
 static int max_threads(const GroupSchedule *s) {
   int most = 1;
   for (int i = 0; i < s->nvariants; i++) {
