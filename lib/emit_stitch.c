@@ -263,22 +263,34 @@ static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) 
   return mem;
 }
 
-/* A name of the whole row (a row value, a reduction's scalar)? */
-static int is_row_name(const SEmit *e, const char *name) {
-  for (int i = 0; i < e->kernel_names.len; i++)
-    if (strcmp(e->kernel_names.items[i], name) == 0)
-      return 1;
-  return 0;
+/* Is v, read at map, the same along the row (a row value, a reduction's
+ * scalar, an operand broadcast along the reduced axes)?  Literals are
+ * not: a division by one is left as the program wrote it. */
+static int row_level_operand(const SEmit *e, const Value *v, const int *given) {
+  int map[TECC_MAX_RANK];
+  for (int j = 0; j < v->shape.rank; j++)
+    map[j] = dim_is_one(&v->shape, j) ? -1 : given[j];
+  if (v->op == IR_CONST)
+    return 0;
+  if (v->op == IR_BROADCAST) {
+    int amap[TECC_MAX_RANK];
+    broadcast_arg_map(v, map, amap);
+    return row_level_operand(e, v->args[0], amap);
+  }
+  if (v->op == IR_REDUCE && in_group(e, v))
+    return 1;
+  return !varies_along_row(e, v, map);
 }
 
-/* x / s in f32 arithmetic with s the same along the row (softmax's sum):
- * one reciprocal per row, a multiply per element.  That is within 1.5 ulp
- * of the quotient, far inside abi.md section 6, and the division was a
- * quarter of softmax bf16's instructions: on an H100 rows went from 42-46%
- * to 54-62% of copy (bench/NOTES.md, issue 12). */
-static const char *row_reciprocal(SEmit *e, Value *v, const char *const *args) {
+/* x / s per element, in f32 arithmetic, with s the same along the row
+ * (softmax's sum): one reciprocal per row, a multiply per element.  That
+ * is within 1.5 ulp of the quotient, far inside abi.md section 6, and the
+ * division was a quarter of softmax bf16's instructions: on an H100 rows
+ * went from 42-46% to 54-62% of copy (bench/NOTES.md, issue 12). */
+static const char *row_reciprocal(SEmit *e, Value *v, const int *map, const char *const *args) {
   if (v->op != IR_BINARY || v->bop != BIN_DIV || strcmp(cu_compute_ctype(v->dtype), "float") != 0 ||
-      v->args[0]->dtype != v->dtype || v->args[1]->dtype != v->dtype || !is_row_name(e, args[1]))
+      v->args[0]->dtype != v->dtype || v->args[1]->dtype != v->dtype ||
+      !varies_along_row(e, v, map) || !row_level_operand(e, v->args[1], map))
     return NULL;
   const char *rcp = kernel_name_for(e, arena_printf(e->a, "inv_%s", args[1]));
   emit(e->pre, "const float %s = 1.0f / %s;", rcp, args[1]);
@@ -289,7 +301,7 @@ static const char *compute(SEmit *e, Value *v, const int *map) {
   const char *args[3] = {0};
   for (int i = 0; i < v->nargs; i++)
     args[i] = sval(e, v->args[i], map);
-  const char *by_reciprocal = row_reciprocal(e, v, args);
+  const char *by_reciprocal = row_reciprocal(e, v, map, args);
   return by_reciprocal ? by_reciprocal : cu_op_expr(e->a, v, args);
 }
 

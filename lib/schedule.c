@@ -152,7 +152,7 @@ static Variant *row_variant(Arena *a, GroupSchedule *s, const char *name, int ve
   v->threads_x = v->threads_y = 0;
   v->block = SHORT_ROW_BLOCK;
   v->index_bits = 32;
-  v->sm_threads = 0; /* a block per SHORT_ROW_BLOCK threads of rows: no persistent loop (bench/NOTES.md) */
+  v->sm_threads = 0; /* a block per row group (32-bit rows; 16-bit rows: stitch_row) */
   return v;
 }
 
@@ -164,20 +164,28 @@ static int at_most(int x, int most) {
  * warp holds them, then a block per row at about four packs per thread
  * (at most 256 threads when a thread may hold more), then (long rows) the
  * whole budget per thread, then a cluster of blocks (sm_90); longer rows
- * stream.  Every row group gets its own block: on an H100 that beat a
- * persistent grid by 5-11 points of copy at 32768 x 1024 and 16384 x 4096
- * (bench/NOTES.md, issue 12). */
+ * stream.  32-bit rows give every row group its own block: on an H100
+ * that beat a persistent grid by 5-11 points of copy at 32768 x 1024 and
+ * 16384 x 4096.  16-bit rows carry twice the elements a byte and are
+ * bound by instructions, not bytes: there a persistent grid (2048
+ * threads a SM), whose blocks overlap one row's reductions with the next
+ * row's loads and pay the prologue once, won 3-6 points (card, logsumexp,
+ * rowstats, layernorm bf16) and lost 1-2 (softmax bf16) (bench/NOTES.md,
+ * issue 12). */
 static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Target *t) {
   int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
   int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
   int items = at_most(max_items, 4);
+  int sm_threads = f->pack_bytes == 2 ? SM_THREADS : 0;
   Variant *v = row_variant(a, s, "warp", vec, items);
   v->fit = FIT_SHORT_ROWS;
   v->limit = 32 * (int64_t)items * vec;
+  v->sm_threads = sm_threads;
   v = row_variant(a, s, "block", vec, items);
+  v->sm_threads = sm_threads;
   if (max_items > items) {
     v->limit = (int64_t)BLOCK_ROW_THREADS * items * vec;
-    row_variant(a, s, "long", vec, max_items);
+    row_variant(a, s, "long", vec, max_items)->sm_threads = sm_threads;
   }
   if (t->max_cluster > 1 && f->pack_bytes) {
     v = row_variant(a, s, "cluster", vec, max_items);

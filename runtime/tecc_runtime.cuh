@@ -54,7 +54,19 @@ __device__ __forceinline__ uint16_t f64_to_bf16(double d) { return f32_to_bf16(f
 #define TECC_MATH1(name, f32fn, f64fn)                                   \
   __device__ __forceinline__ float name(float x) { return f32fn(x); }    \
   __device__ __forceinline__ double name(double x) { return f64fn(x); }
-TECC_MATH1(exp, ::expf, ::exp)
+/* exp in f32 is 2^(x log2 e) by the SFU (ex2.approx.ftz), two instructions
+ * where expf takes about eight.  Its relative error is below 2^-22 + |x| 2^-24
+ * (the rounding of x log2 e), inside abi.md section 6: the magnitude
+ * bound of exp(a) is e^a (1 + |a|) and more.  Results under 2^-126 flush
+ * to 0 (an absolute error below 1.2e-38).  Softmax, logsumexp and card
+ * rows in bf16 gained 1 to 7 points of copy bandwidth on an H100
+ * (bench/NOTES.md, issue 12). */
+__device__ __forceinline__ float exp(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
+  return r;
+}
+__device__ __forceinline__ double exp(double x) { return ::exp(x); }
 TECC_MATH1(exp2, ::exp2f, ::exp2)
 TECC_MATH1(expm1, ::expm1f, ::expm1)
 TECC_MATH1(log, ::logf, ::log)
@@ -235,7 +247,8 @@ __device__ __forceinline__ int32_t pow(int32_t a, int32_t b) { return pow_int(a,
 __device__ __forceinline__ int64_t pow(int64_t a, int64_t b) { return pow_int(a, b); }
 
 /* @piece maximum minimum */
-/* maximum/minimum propagate NaN (the first NaN operand). */
+/* maximum/minimum propagate NaN (the first NaN operand; on sm_80 and
+ * later in f32, the canonical NaN). */
 template <typename T> __device__ __forceinline__ T maximum(T a, T b) {
   if (a != a) return a;
   if (b != b) return b;
@@ -246,6 +259,23 @@ template <typename T> __device__ __forceinline__ T minimum(T a, T b) {
   if (b != b) return b;
   return b < a ? b : a;
 }
+/* f32 on sm_80 and later: one max.NaN / min.NaN instruction (a NaN
+ * operand gives the canonical NaN) for two NaN tests and a compare and
+ * select.  Max reductions are one instruction an element: card and
+ * logsumexp rows gained 5 to 15 points of copy on an H100 (bench/NOTES.md,
+ * issue 12). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+template <> __device__ __forceinline__ float maximum<float>(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+template <> __device__ __forceinline__ float minimum<float>(float a, float b) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+#endif
 
 /* @piece float_to_int */
 /* Float to integer: truncate toward zero, saturate, NaN gives 0. */
@@ -346,10 +376,14 @@ template <typename T> __device__ __forceinline__ Arg<T> shfl_xor(Arg<T> a, int m
   return make_arg(shfl_xor(a.v, m), shfl_xor(a.i, m));
 }
 
-/* Butterfly all-reduce in a warp: every lane gets the same bits. */
-template <typename T, typename Op> __device__ __forceinline__ T warp_allreduce(T v, Op op) {
+/* Butterfly all-reduce among aligned groups of `lanes` lanes of a warp
+ * (a power of two up to 32; the whole warp by default): every lane of a
+ * group gets the same bits. */
+template <typename T, typename Op>
+__device__ __forceinline__ T warp_allreduce(T v, Op op, int lanes = 32) {
 #pragma unroll
-  for (int m = 16; m > 0; m >>= 1) v = op(v, shfl_xor(v, m));
+  for (int m = 16; m > 0; m >>= 1)
+    if (m < lanes) v = op(v, shfl_xor(v, m));
   return v;
 }
 
@@ -360,9 +394,7 @@ template <typename T, typename Op> __device__ __forceinline__ T warp_allreduce(T
  * must call it (it synchronizes). */
 template <typename T, typename Op>
 __device__ __forceinline__ T row_allreduce(T v, Op op, T *smem) {
-#pragma unroll
-  for (int m = 16; m > 0; m >>= 1)
-    if (m < (int)blockDim.x) v = op(v, shfl_xor(v, m));
+  v = warp_allreduce(v, op, (int)blockDim.x);
   if (blockDim.x <= 32) return v;
   const int nwarps = blockDim.x >> 5;
   T *row = smem + threadIdx.y * 32;

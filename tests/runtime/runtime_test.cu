@@ -216,7 +216,7 @@ int main(void) {
     return 0;
   }
   test_scalars();
-  const int shapes[][2] = {{32, 8}, {64, 4}, {128, 2}, {256, 1}, {512, 1}, {1024, 1}};
+  const int shapes[][2] = {{4, 32}, {8, 16}, {16, 8}, {32, 8}, {64, 4}, {128, 2}, {256, 1}, {512, 1}, {1024, 1}};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) test_rows(shapes[i][0], shapes[i][1]);
   test_args_and_columns();
   test_fastdiv();
