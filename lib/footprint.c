@@ -30,6 +30,8 @@ typedef struct Walk {
 } Walk;
 
 int worth_keeping(const Value *v) {
+  if (v->op == IR_UNARY && v->uop == UN_EXP)
+    return v->dtype == DT_F64; /* f32's is a multiply and an ex2 (tecc::exp) */
   if (v->op == IR_UNARY)
     return v->uop != UN_NEG && v->uop != UN_NOT;
   if (v->op == IR_BINARY)
