@@ -294,22 +294,24 @@ def tdtype(torch, d):
 
 def make_inputs(torch, case, dtype, m, n, gen):
     i, _ = case.dtypes(dtype)
+    if case.inputs:
+        return [x.to(tdtype(torch, i)) for x in case.inputs(torch, case.batch, m, n, gen)]
     xs = []
     for _name, dims in case.params:
-        x = torch.randn(suite.dims_of(dims, m, n), device="cuda", generator=gen)
+        x = torch.randn(suite.dims_of(dims, m, n, case.batch), device="cuda", generator=gen)
         xs.append(x.to(tdtype(torch, i)))
     return xs
 
 
 def make_outputs(torch, case, dtype, m, n):
     _, o = case.dtypes(dtype)
-    return [torch.full(suite.dims_of(d, m, n), float("nan"), dtype=tdtype(torch, o),
+    return [torch.full(suite.dims_of(d, m, n, case.batch), float("nan"), dtype=tdtype(torch, o),
                        device="cuda") for _, d in case.outs]
 
 
 def case_bytes(case, dtype, m, n):
     i, o = case.dtypes(dtype)
-    size = lambda d, dt: math.prod(suite.dims_of(d, m, n)) * DTYPE_SIZE[dt]
+    size = lambda d, dt: math.prod(suite.dims_of(d, m, n, case.batch)) * DTYPE_SIZE[dt]
     return (sum(size(d, i) for _, d in case.params) + sum(size(d, o) for _, d in case.outs))
 
 
@@ -351,7 +353,7 @@ def self_check(torch):
     gen = torch.Generator().manual_seed(1)
     for c in cases.values():
         for m, n in ((1, 1), (3, 5), (4, 2), (2, 7)):
-            xs = [torch.randn(suite.dims_of(d, m, n), generator=gen, dtype=torch.float64)
+            xs = [torch.randn(suite.dims_of(d, m, n, c.batch and 2), generator=gen, dtype=torch.float64)
                   for _, d in c.params]
             refs, mags = c.ref(*xs), c.mag(*xs)
             for (name, _), ref, mag in zip(c.outs, refs, mags):
@@ -454,12 +456,12 @@ def n_sets(bytes_, l2):
 
 def run_case(torch, ctx, case, dtype, m, n):
     """Checks and times one case at one shape; returns a result row."""
-    row = {"case": case.name, "shape": "%dx%d" % (m, n), "M": m, "N": n,
+    row = {"case": case.name, "shape": case.shape_label(m, n), "M": m, "N": n,
            "dtype": case.label(dtype), "bytes": case_bytes(case, dtype, m, n),
            "check": "", "worst": "", "note": ""}
     k = case.kernel(dtype)
     for impl, opt in (("O2", 2), ("O0", 0)):
-        b = planned_bytes(ctx["plans"].get(opt, {}).get(k), {"M": m, "N": n})
+        b = planned_bytes(ctx["plans"].get(opt, {}).get(k), {"B": case.batch or 1, "M": m, "N": n})
         if b is not None:
             row[impl + "_plan_bytes"] = b
     nsets = n_sets(row["bytes"], ctx["l2"])
@@ -640,7 +642,7 @@ CSV_FIELDS = (["case", "shape", "M", "N", "dtype", "bytes", "check", "worst"]
 
 def table(rows):
     """The result table as lines of text."""
-    form = "%-12s %-11s %-9s | %9s %7s %5s | %9s %5s | %9s %5s | %9s %5s | %6s %6s %6s | %s"
+    form = "%-14s %-12s %-9s | %9s %7s %5s | %9s %5s | %9s %5s | %9s %5s | %6s %6s %6s | %s"
     head = form % ("case", "shape", "dtype", "O2 us", "GB/s", "%cp", "O0 us", "%cp",
                    "eager us", "%cp", "compile", "%cp", "xcomp", "xO0", "bO0/O2", "check")
     lines = [head, "-" * len(head)]
@@ -758,7 +760,8 @@ def plot(path, rows):
 
 def plan(cases, dtypes, quick):
     """(shape, case, dtype) in the order they run: shape by shape, so a run
-    cut short by its budget still covers every case at the first shapes."""
+    cut short by its budget still covers every case at the first shapes;
+    then the cases with shapes of their own."""
     row_shapes = suite.ROW_SHAPES
     col_shapes = suite.COL_SHAPES
     if quick:
@@ -768,8 +771,11 @@ def plan(cases, dtypes, quick):
     for i in range(max(len(row_shapes), len(col_shapes))):
         for c in cases:
             shapes = col_shapes if c.kind in ("col", "full") else row_shapes
-            if i < len(shapes):
+            if i < len(shapes) and not c.own_shapes:
                 order += [(shapes[i], c, d) for d in dtypes]
+    for c in cases:
+        for shape in c.own_shapes or []:
+            order += [(shape, c, d) for d in dtypes]
     return order
 
 
@@ -833,7 +839,7 @@ def main(argv):
         try:
             rows.append(run_case(torch, ctx, case, dtype, m, n))
         except Exception as e:  # noqa: BLE001 -- one broken case is one table row
-            rows.append({"case": case.name, "shape": "%dx%d" % (m, n), "M": m, "N": n,
+            rows.append({"case": case.name, "shape": case.shape_label(m, n), "M": m, "N": n,
                          "dtype": case.label(dtype), "bytes": 0, "check": "",
                          "note": "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:80])})
         torch.cuda.empty_cache()

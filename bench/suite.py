@@ -1,8 +1,13 @@
 """The performance.md suite: each case as a .te kernel, a float64 reference
 and the PyTorch code a user would write for it (timed eager and compiled).
 
-Every kernel uses the size variables M and N, so one library serves every
-shape.  Kernel names are CASE_DTYPE (softmax_f32, softmax_bf16, ...).
+Every kernel uses the size variables M and N (and B for a batch), so one
+library serves every shape.  Kernel names are CASE_DTYPE (softmax_f32,
+softmax_bf16, ...).  Two row cases run at one shape of their own:
+masked_softmax (attention scores s[B, M, N] scaled, plus a causal mask
+m[M, N] broadcast over the batch; 32x2048x2048) and cross_entropy (the
+loss of 4096 rows of logits over a 128,256-token vocabulary against a
+one-hot target).
 """
 
 import math
@@ -24,13 +29,17 @@ class Case:
     -> the magnitude bound of each output (abi.md section 6: the check is
     |out - ref| <= atol + rtol * (|ref| + mag)), following body's arithmetic
     by lib/interp.h's rules, so that outputs that cancel are judged at the
-    scale of their terms."""
+    scale of their terms.  Optional: own_shapes, the (M, N) the case runs
+    at instead of its kind's; batch, the B of 'BMN' dims; inputs(torch, b,
+    m, n, gen) -> float32 CUDA tensors, for inputs randn does not model (a
+    mask, a one-hot target)."""
 
     def __init__(self, name, kind, params, outs, body, ref, user, mag,
-                 in_dtype=None, out_dtype=None):
+                 in_dtype=None, out_dtype=None, own_shapes=None, batch=None, inputs=None):
         self.name, self.kind, self.params, self.outs = name, kind, params, outs
         self.body, self.ref, self.user, self.mag = body, ref, user, mag
         self.in_dtype, self.out_dtype = in_dtype, out_dtype
+        self.own_shapes, self.batch, self.inputs = own_shapes, batch, inputs
 
     def kernel(self, dtype):
         return "%s_%s" % (self.name, dtype)
@@ -45,7 +54,7 @@ class Case:
 
     def te(self, dtype):
         i, o = self.dtypes(dtype)
-        dims = {"MN": "[M, N]", "M": "[M]", "N": "[N]", "": ""}
+        dims = {"BMN": "[B, M, N]", "MN": "[M, N]", "M": "[M]", "N": "[N]", "": ""}
         ps = ", ".join("%s: %s%s" % (n, i, dims[d]) for n, d in self.params)
         os_ = ", ".join("%s: %s%s" % (n, o, dims[d]) for n, d in self.outs)
         text = self.body(i, o) if callable(self.body) else self.body
@@ -53,15 +62,20 @@ class Case:
         return "kernel %s(%s) -> (%s) {\n%s\n}\n" % (self.kernel(dtype), ps, os_, body)
 
     def shapes(self):
+        if self.own_shapes:
+            return self.own_shapes
         return COL_SHAPES if self.kind in ("col", "full") else ROW_SHAPES
+
+    def shape_label(self, m, n):
+        return "%dx%dx%d" % (self.batch, m, n) if self.batch else "%dx%d" % (m, n)
 
     def reduced(self, m, n):
         """K of abi.md section 6: how many elements each output reduces."""
         return {"row": n, "col": m, "full": m * n, "ew": 1}[self.kind]
 
 
-def dims_of(d, m, n):
-    return {"MN": (m, n), "M": (m,), "N": (n,), "": ()}[d]
+def dims_of(d, m, n, b=None):
+    return {"BMN": (b, m, n), "MN": (m, n), "M": (m,), "N": (n,), "": ()}[d]
 
 
 def _cases():
@@ -156,6 +170,30 @@ def _cases():
         sg = torch.sigmoid(a)
         return (a * sg).abs() + (sg * (1 + a * (1 - sg))).abs() * ma
 
+    def m_masked_softmax(s, m):
+        """softmax(s * 0.125 + m, -1) with m holding -inf where masked: those
+        terms are exactly 0, with no error, so their bound is 0 too."""
+        a = s * 0.125 + m
+        ma = torch.where(torch.isfinite(a), s.abs() * 0.125 + m.abs(), torch.zeros_like(a))
+        e = torch.exp(a - a.amax(-1, keepdim=True))
+        me = e * (1 + ma + ma.amax(-1, keepdim=True))
+        sm = e.sum(-1, keepdim=True)
+        return (me + e / sm * msum(me, -1)) / sm
+
+    def causal_inputs(torch_, b, m, n, gen):
+        """Scores and a causal mask: 0 on and below the diagonal, -inf above."""
+        s = torch_.randn((b, m, n), device="cuda", generator=gen)
+        return [s, torch_.full((m, n), float("-inf"), device="cuda").triu(1)]
+
+    def onehot_inputs(torch_, b, m, n, gen):
+        """Logits and a one-hot target (one 1 per row, at a random label)."""
+        logits = torch_.randn((m, n), device="cuda", generator=gen)
+        label = torch_.randint(0, n, (m, 1), device="cuda", generator=gen)
+        return [logits, torch_.zeros((m, n), device="cuda").scatter_(1, label, 1.0)]
+
+    def cross_entropy(l, t):
+        return (torch.logsumexp(l, -1) - (l * t).sum(-1),)
+
     def f32c(c):
         """A .te literal as the f32 constant the kernels compute with."""
         return struct.unpack("f", struct.pack("f", c))[0]
@@ -201,6 +239,18 @@ def _cases():
              lambda x: (x.mean(-1), x.var(-1, unbiased=False)),
              lambda T, x: to(T, *reversed(torch.var_mean(f32(T, x), -1, unbiased=False))),
              lambda x: tuple(m.squeeze(-1) for m in m_rowstats(x)[:2])),
+        Case("masked_softmax", "row", [("s", "BMN"), ("m", "MN")], [("y", "BMN")],
+             "y = softmax(s * 0.125 + m, -1)",
+             lambda s, m: (torch.softmax(s * 0.125 + m, -1),),
+             lambda T, s, m: (torch.softmax(s * 0.125 + m, -1),),
+             lambda s, m: (m_masked_softmax(s, m),),
+             own_shapes=[(2048, 2048)], batch=32, inputs=causal_inputs),
+        Case("cross_entropy", "row", [("l", "MN"), ("onehot", "MN")], [("y", "M")],
+             "y = logsumexp(l, -1) - sum(l * onehot, -1)",
+             cross_entropy,
+             lambda T, l, t: cross_entropy(l, t),
+             lambda l, t: ((m_logsumexp(l, -1) + msum((l * t).abs(), -1)).squeeze(-1),),
+             own_shapes=[(4096, 128256)], inputs=onehot_inputs),
         Case("softmax_col", "col", [("x", "MN")], [("y", "MN")], "y = softmax(x, 0)",
              lambda x: (torch.softmax(x, 0),),
              lambda T, x: (torch.softmax(x, 0),),
