@@ -36,8 +36,10 @@ typedef struct Cached {
   Value *v;
   const char *name;  /* the register array */
   const char *load;  /* the load expression (element scope) */
+  const char *raw;   /* the element as stored (no conversion) */
   const char *ptr;   /* the pointer it is loaded from */
   uint32_t passes;   /* stream kernel: the passes that read it */
+  int pairs;         /* 16-bit, held two to a 32-bit word */
 } Cached;
 
 typedef struct SEmit {
@@ -233,33 +235,47 @@ static const char *mem_param(SEmit *e, Value *v) {
   return param(e, P_STORED_READ, v->id, v);
 }
 
-static const char *cached_load(SEmit *e, Value *v, const char *load) {
+/* Element t_e of a cached input, in the compute type.  16-bit inputs of a
+ * packed kernel stay two to a 32-bit word and convert at each use: half
+ * the registers of f32, for one instruction a use.  On an H100 that took
+ * the bf16 rows from 43-83% to 47-93% of copy (softmax bf16 4096x16384
+ * 68 -> 89, rmsnorm 73 -> 89, card 16384x4096 70 -> 87; bench/NOTES.md). */
+static const char *cached_elem(const Cached *c, Arena *a) {
+  if (!c->pairs)
+    return arena_printf(a, "%s[t_e]", c->name);
+  return arena_printf(a, "tecc::%s_pair(%s, t_e)", c->v->dtype == DT_BF16 ? "bf16" : "f16", c->name);
+}
+
+static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *load) {
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
     if (c->v == v) {
       c->passes |= 1u << (e->pass & 31);
-      return arena_printf(e->a, "%s[t_e]", c->name);
+      return cached_elem(c, e->a);
     }
   }
   Cached *c = ARENA_NEW(e->a, Cached);
   c->v = v;
   c->name = arena_printf(e->a, "t_c%d", v->id); /* t_ names are the generator's own */
   c->load = load;
+  c->raw = raw;
   c->ptr = mem_param(e, v);
   c->passes = 1u << (e->pass & 31);
+  c->pairs = e->vec && dtype_is_16bit(v->dtype);
   vec_push(e->a, &e->cached, c);
-  return arena_printf(e->a, "%s[t_e]", c->name);
+  return cached_elem(c, e->a);
 }
 
 static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) {
   const char *p = mem_param(e, v);
   if (v->shape.rank == 0)
     return cu_load_conv(e->a, v->dtype, p);
-  const char *mem = cu_load_conv(e->a, v->dtype, arena_printf(e->a, "%s[%s]", p, offset_expr(e, &v->shape, map)));
+  const char *raw = arena_printf(e->a, "%s[%s]", p, offset_expr(e, &v->shape, map));
+  const char *mem = cu_load_conv(e->a, v->dtype, raw);
   if (row_level)
     return arena_printf(e->a, "t_live ? %s : (%s)0", mem, cu_compute_ctype(v->dtype));
   if (covers(e, &v->shape, map, 0))
-    return cached_load(e, v, mem);
+    return cached_load(e, v, raw, mem);
   return mem;
 }
 
@@ -614,8 +630,12 @@ static void load_packs(SEmit *e, Out *o, int pass) {
     emit(o, "const tecc::Pack<%s, VEC> t_p%d = *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0);",
          ct, i, ct, c->ptr);
     emit(o, "#pragma unroll");
-    emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_k * VEC + t_j] = %s;", c->name,
-         cu_load_conv(e->a, c->v->dtype, arena_printf(e->a, "t_p%d.v[t_j]", i)));
+    if (c->pairs)
+      emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[t_k * VEC / 2 + t_j] = tecc::pair_word(t_p%d, t_j);",
+           c->name, i);
+    else
+      emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_k * VEC + t_j] = %s;", c->name,
+           cu_load_conv(e->a, c->v->dtype, arena_printf(e->a, "t_p%d.v[t_j]", i)));
   }
 }
 
@@ -633,7 +653,11 @@ static void load_elements(SEmit *e, Out *o, int pass) {
   }
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
-    if (loaded_in(c, pass))
+    if (!loaded_in(c, pass))
+      continue;
+    if (c->pairs)
+      emit(o, "tecc::set_pair_half(%s, t_k * VEC + t_j, t_in ? %s : (uint16_t)0);", c->name, c->raw);
+    else
       emit(o, "%s[t_k * VEC + t_j] = t_in ? %s : (%s)0;", c->name, c->load, cu_compute_ctype(c->v->dtype));
   }
   close_block(o, "");
@@ -645,7 +669,10 @@ static void load_cached(SEmit *e, Out *o, int pass) {
     Cached *c = e->cached.items[i];
     if (!loaded_in(c, pass))
       continue;
-    emit(o, "%s %s[ITEMS * VEC];", cu_compute_ctype(c->v->dtype), c->name);
+    if (c->pairs)
+      emit(o, "uint32_t %s[ITEMS * VEC / 2]; /* two 16-bit elements a word */", c->name);
+    else
+      emit(o, "%s %s[ITEMS * VEC];", cu_compute_ctype(c->v->dtype), c->name);
     n++;
   }
   if (!n)

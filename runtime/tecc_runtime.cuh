@@ -465,6 +465,25 @@ __device__ __forceinline__ void store_head(T *p, const Pack<T, N> &s, IndexT n) 
     if (j < n) p[j] = s.v[j];
 }
 
+/* @piece pair_word set_pair_half bf16_pair f16_pair @needs Pack f16_to_f32 */
+/* 16-bit rows held in registers two elements to a 32-bit word (half the
+ * registers of f32; each use converts): element e is the low half of
+ * word e / 2 when e is even, the high half when odd. */
+template <int N> __device__ __forceinline__ uint32_t pair_word(const Pack<uint16_t, N> &p, int j) {
+  return reinterpret_cast<const uint32_t *>(p.v)[j];
+}
+__device__ __forceinline__ void set_pair_half(uint32_t *w, int e, uint16_t h) {
+  const uint32_t v = w[e >> 1];
+  w[e >> 1] = (e & 1) ? (v & 0xffffu) | ((uint32_t)h << 16) : (v & 0xffff0000u) | h;
+}
+__device__ __forceinline__ float bf16_pair(const uint32_t *w, int e) {
+  const uint32_t v = w[e >> 1];
+  return __uint_as_float((e & 1) ? v & 0xffff0000u : v << 16);
+}
+__device__ __forceinline__ float f16_pair(const uint32_t *w, int e) {
+  return f16_to_f32((uint16_t)(w[e >> 1] >> (16 * (e & 1))));
+}
+
 /* @piece load_stream @needs Pack */
 /* A pack read once in this call and by nothing after it in the call (the
  * input of a full or column reduction): ld.global.cs, evict first, so it
