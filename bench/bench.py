@@ -343,43 +343,49 @@ def check(torch, case, dtype, m, n, inputs, outputs):
 
 def self_check(torch):
     """CPU only: every case's mag has its output's shape, is finite and at
-    least |ref| on random inputs; a few bounds computed by hand (the same
-    numbers as tests/interp/interp-test.c); and check() accepts the
-    reference itself and rejects it moved by 4x its bound.  Returns the
-    number of failures."""
+    least |ref| on random inputs (randn, and the case's own inputs where it
+    has them: the -inf of a causal mask, a one-hot target); a few bounds
+    computed by hand (the same numbers as tests/interp/interp-test.c); and
+    check() accepts the reference itself and rejects it moved by 4x its
+    bound.  Returns the number of failures."""
     bad = []
     cases = {c.name: c for c in suite.cases()}
     t = lambda *rows: torch.tensor(rows, dtype=torch.float64)  # noqa: E731
     gen = torch.Generator().manual_seed(1)
     for c in cases.values():
         for m, n in ((1, 1), (3, 5), (4, 2), (2, 7)):
-            xs = [torch.randn(suite.dims_of(d, m, n, c.batch and 2), generator=gen, dtype=torch.float64)
-                  for _, d in c.params]
-            refs, mags = c.ref(*xs), c.mag(*xs)
-            for (name, _), ref, mag in zip(c.outs, refs, mags):
-                what = "%s.%s at %dx%d" % (c.name, name, m, n)
-                if len(refs) != len(mags) or tuple(mag.shape) != tuple(ref.shape):
-                    bad.append("%s: mag shape %s, output %s" % (what, tuple(mag.shape),
-                                                                tuple(ref.shape)))
-                elif not bool(torch.isfinite(mag).all()) or bool((mag < ref.abs() * (1 - 1e-12)).any()):
-                    bad.append("%s: mag not finite or below |ref|" % what)
-            for dtype in suite.DTYPES:
-                i, o = c.dtypes(dtype)
-                ins = [x.to(tdtype(torch, i)) for x in xs]
-                outs = [r.to(tdtype(torch, o)) for r in c.ref(*[x.double() for x in ins])]
-                if not check(torch, c, dtype, m, n, ins, outs)[0]:
-                    bad.append("%s %s at %dx%d: check() rejects the reference" % (c.name, dtype, m, n))
-                xd = [x.double() for x in ins]
-                rtol, atol = suite.tolerance(o, c.reduced(m, n))
-                for j, (r, mg) in enumerate(zip(c.ref(*xd), c.mag(*xd))):
-                    moved = list(outs)
-                    flat = r.reshape(-1).clone()
-                    k = (flat.numel() - 1) // 2
-                    flat[k] += 4 * (atol + rtol * (flat[k].abs() + mg.reshape(-1)[k])) + 0.5
-                    moved[j] = flat.reshape(r.shape).to(tdtype(torch, o))
-                    if check(torch, c, dtype, m, n, ins, moved)[0]:
-                        bad.append("%s %s at %dx%d: check() accepts output %d moved by 4x its bound"
-                                   % (c.name, dtype, m, n, j))
+            sets = [("randn", [torch.randn(suite.dims_of(d, m, n, c.batch and 2), generator=gen,
+                                           dtype=torch.float64) for _, d in c.params])]
+            if c.inputs:  # the case's own inputs too: a -inf mask, a one-hot target
+                sets.append(("own inputs", [x.double() for x in c.inputs(
+                    torch, c.batch and 2, m, n, gen, device="cpu")]))
+            for src, xs in sets:
+                refs, mags = c.ref(*xs), c.mag(*xs)
+                for (name, _), ref, mag in zip(c.outs, refs, mags):
+                    what = "%s.%s at %dx%d (%s)" % (c.name, name, m, n, src)
+                    if len(refs) != len(mags) or tuple(mag.shape) != tuple(ref.shape):
+                        bad.append("%s: mag shape %s, output %s" % (what, tuple(mag.shape),
+                                                                    tuple(ref.shape)))
+                    elif not bool(torch.isfinite(mag).all()) or bool((mag < ref.abs() * (1 - 1e-12)).any()):
+                        bad.append("%s: mag not finite or below |ref|" % what)
+                for dtype in suite.DTYPES:
+                    i, o = c.dtypes(dtype)
+                    ins = [x.to(tdtype(torch, i)) for x in xs]
+                    outs = [r.to(tdtype(torch, o)) for r in c.ref(*[x.double() for x in ins])]
+                    if not check(torch, c, dtype, m, n, ins, outs)[0]:
+                        bad.append("%s %s at %dx%d (%s): check() rejects the reference"
+                                   % (c.name, dtype, m, n, src))
+                    xd = [x.double() for x in ins]
+                    rtol, atol = suite.tolerance(o, c.reduced(m, n))
+                    for j, (r, mg) in enumerate(zip(c.ref(*xd), c.mag(*xd))):
+                        moved = list(outs)
+                        flat = r.reshape(-1).clone()
+                        k = (flat.numel() - 1) // 2
+                        flat[k] += 4 * (atol + rtol * (flat[k].abs() + mg.reshape(-1)[k])) + 0.5
+                        moved[j] = flat.reshape(r.shape).to(tdtype(torch, o))
+                        if check(torch, c, dtype, m, n, ins, moved)[0]:
+                            bad.append("%s %s at %dx%d (%s): check() accepts output %d moved by "
+                                       "4x its bound" % (c.name, dtype, m, n, src, j))
     L3 = math.log2(3)
     hand = [("fullsum", [t([1, -1], [2, -2.5])], [13.0]),
             ("colsum", [t([1, 2], [-1, 3], [0.5, -1])], [[2.5 * L3, 6 * L3]]),
@@ -834,8 +840,9 @@ def main(argv):
         if time.time() > deadline:
             log("budget reached: %d of %d case-shapes not run" % (len(todo) - idx, len(todo)))
             break
-        if idx == 0 or todo[idx - 1][0] != (m, n):
-            log("shape %dx%d" % (m, n))
+        label = case.shape_label(m, n)
+        if idx == 0 or todo[idx - 1][1].shape_label(*todo[idx - 1][0]) != label:
+            log("shape %s" % label)
         try:
             rows.append(run_case(torch, ctx, case, dtype, m, n))
         except Exception as e:  # noqa: BLE001 -- one broken case is one table row

@@ -31,8 +31,8 @@ class Case:
     by lib/interp.h's rules, so that outputs that cancel are judged at the
     scale of their terms.  Optional: own_shapes, the (M, N) the case runs
     at instead of its kind's; batch, the B of 'BMN' dims; inputs(torch, b,
-    m, n, gen) -> float32 CUDA tensors, for inputs randn does not model (a
-    mask, a one-hot target)."""
+    m, n, gen, device='cuda') -> float32 tensors, for inputs randn does not
+    model (a mask, a one-hot target)."""
 
     def __init__(self, name, kind, params, outs, body, ref, user, mag,
                  in_dtype=None, out_dtype=None, own_shapes=None, batch=None, inputs=None):
@@ -180,16 +180,18 @@ def _cases():
         sm = e.sum(-1, keepdim=True)
         return (me + e / sm * msum(me, -1)) / sm
 
-    def causal_inputs(torch_, b, m, n, gen):
-        """Scores and a causal mask: 0 on and below the diagonal, -inf above."""
-        s = torch_.randn((b, m, n), device="cuda", generator=gen)
-        return [s, torch_.full((m, n), float("-inf"), device="cuda").triu(1)]
+    def causal_inputs(torch_, b, m, n, gen, device="cuda"):
+        """Scores and a causal mask: 0 on and below the diagonal, -inf above
+        (as torch.full(..., -inf).triu(1)); column 0 is never masked, so no
+        row is all -inf."""
+        s = torch_.randn((b, m, n), device=device, generator=gen)
+        return [s, torch_.full((m, n), float("-inf"), device=device).triu(1)]
 
-    def onehot_inputs(torch_, b, m, n, gen):
+    def onehot_inputs(torch_, b, m, n, gen, device="cuda"):
         """Logits and a one-hot target (one 1 per row, at a random label)."""
-        logits = torch_.randn((m, n), device="cuda", generator=gen)
-        label = torch_.randint(0, n, (m, 1), device="cuda", generator=gen)
-        return [logits, torch_.zeros((m, n), device="cuda").scatter_(1, label, 1.0)]
+        logits = torch_.randn((m, n), device=device, generator=gen)
+        label = torch_.randint(0, n, (m, 1), device=device, generator=gen)
+        return [logits, torch_.zeros((m, n), device=device).scatter_(1, label, 1.0)]
 
     def cross_entropy(l, t):
         return (torch.logsumexp(l, -1) - (l * t).sum(-1),)
