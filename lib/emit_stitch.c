@@ -35,8 +35,7 @@
 typedef struct Cached {
   Value *v;
   const char *name;  /* the register array */
-  const char *load;  /* the load expression (element scope) */
-  const char *raw;   /* the element as stored (no conversion) */
+  const char *raw;   /* the element as stored (element scope) */
   const char *ptr;   /* the pointer it is loaded from */
   uint32_t passes;   /* stream kernel: the passes that read it */
   int pairs;         /* 16-bit, held two to a 32-bit word */
@@ -246,7 +245,7 @@ static const char *cached_elem(const Cached *c, Arena *a) {
   return arena_printf(a, "tecc::%s_pair(%s, t_e)", c->v->dtype == DT_BF16 ? "bf16" : "f16", c->name);
 }
 
-static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *load) {
+static const char *cached_load(SEmit *e, Value *v, const char *raw) {
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
     if (c->v == v) {
@@ -257,7 +256,6 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
   Cached *c = ARENA_NEW(e->a, Cached);
   c->v = v;
   c->name = arena_printf(e->a, "t_c%d", v->id); /* t_ names are the generator's own */
-  c->load = load;
   c->raw = raw;
   c->ptr = mem_param(e, v);
   c->passes = 1u << (e->pass & 31);
@@ -271,28 +269,37 @@ static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) 
   if (v->shape.rank == 0)
     return cu_load_conv(e->a, v->dtype, p);
   const char *raw = arena_printf(e->a, "%s[%s]", p, offset_expr(e, &v->shape, map));
+  if (covers(e, &v->shape, map, 0) && !row_level)
+    return cached_load(e, v, raw);
   const char *mem = cu_load_conv(e->a, v->dtype, raw);
   if (row_level)
     return arena_printf(e->a, "t_live ? %s : (%s)0", mem, cu_compute_ctype(v->dtype));
-  if (covers(e, &v->shape, map, 0))
-    return cached_load(e, v, raw, mem);
   return mem;
+}
+
+/* The value a read of v at `given` reads, through broadcasts, and its map
+ * (literal-1 axes have index 0 at any map: -1). */
+static Value *through_broadcasts(Value *v, const int *given, int *map) {
+  for (int j = 0; j < v->shape.rank; j++)
+    map[j] = dim_is_one(&v->shape, j) ? -1 : given[j];
+  while (v->op == IR_BROADCAST) {
+    int amap[TECC_MAX_RANK];
+    broadcast_arg_map(v, map, amap);
+    v = v->args[0];
+    for (int j = 0; j < v->shape.rank; j++)
+      map[j] = dim_is_one(&v->shape, j) ? -1 : amap[j];
+  }
+  return v;
 }
 
 /* Is v, read at map, the same along the row (a row value, a reduction's
  * scalar, an operand broadcast along the reduced axes)?  Literals are
  * not: a division by one is left as the program wrote it. */
-static int row_level_operand(const SEmit *e, const Value *v, const int *given) {
+static int row_level_operand(const SEmit *e, Value *v, const int *given) {
   int map[TECC_MAX_RANK];
-  for (int j = 0; j < v->shape.rank; j++)
-    map[j] = dim_is_one(&v->shape, j) ? -1 : given[j];
+  v = through_broadcasts(v, given, map);
   if (v->op == IR_CONST)
     return 0;
-  if (v->op == IR_BROADCAST) {
-    int amap[TECC_MAX_RANK];
-    broadcast_arg_map(v, map, amap);
-    return row_level_operand(e, v->args[0], amap);
-  }
   if (v->op == IR_REDUCE && in_group(e, v))
     return 1;
   return !varies_along_row(e, v, map);
@@ -355,15 +362,9 @@ static const char *named_value(SEmit *e, Value *v, const int *map) {
 
 static const char *sval(SEmit *e, Value *v, const int *given) {
   int map[TECC_MAX_RANK];
-  for (int j = 0; j < v->shape.rank; j++) /* literal-1 axes have index 0 at any map */
-    map[j] = dim_is_one(&v->shape, j) ? -1 : given[j];
+  v = through_broadcasts(v, given, map);
   if (v->op == IR_CONST)
     return cu_const_literal(e->a, v);
-  if (v->op == IR_BROADCAST) {
-    int amap[TECC_MAX_RANK];
-    broadcast_arg_map(v, map, amap);
-    return sval(e, v->args[0], amap);
-  }
   if (v->op == IR_REDUCE && in_group(e, v)) {
     if (!e->red_name[v->id])
       internal_error("stitch: reduction %%%d used before its level", v->id);
@@ -658,7 +659,8 @@ static void load_elements(SEmit *e, Out *o, int pass) {
     if (c->pairs)
       emit(o, "tecc::set_pair_half(%s, t_k * VEC + t_j, t_in ? %s : (uint16_t)0);", c->name, c->raw);
     else
-      emit(o, "%s[t_k * VEC + t_j] = t_in ? %s : (%s)0;", c->name, c->load, cu_compute_ctype(c->v->dtype));
+      emit(o, "%s[t_k * VEC + t_j] = t_in ? %s : (%s)0;", c->name, cu_load_conv(e->a, c->v->dtype, c->raw),
+           cu_compute_ctype(c->v->dtype));
   }
   close_block(o, "");
 }
@@ -884,8 +886,8 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
     emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
     break;
   case FIT_SHORT_ROWS:
-    emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 4, 32), t_ty = %d / t_tx;",
-         v->items * v->vec, v->block);
+    emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), %d, 32), t_ty = %d / t_tx;",
+         v->items * v->vec, MIN_ROW_LANES, v->block);
     break;
   case FIT_COLUMNS:
     emit(o, "const int t_tx = t_cols, t_ty = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024 / t_cols);",

@@ -18,7 +18,6 @@ enum {
   MAX_THREADS = 1024,        /* per block */
   HELD_REGISTERS = 32,       /* per thread for held row elements */
   SHORT_ROW_BLOCK = 128,     /* threads of a block of several short rows */
-  MIN_ROW_LANES = 4,         /* threads of the shortest rows (a quarter pack each at most) */
   BLOCK_ROW_THREADS = 256,   /* the most threads of a row at ITEMS 4 when a row may hold more */
   REDUCE_BLOCK = 256,        /* threads of a block of a plain reduction */
   STREAM_ITEMS = 4,          /* packs per thread per chunk of a streamed row */
@@ -143,7 +142,7 @@ static void reduction(Arena *a, GroupSchedule *s, const Footprint *f) {
   v->split = 0;
 }
 
-static Variant *row_variant(Arena *a, GroupSchedule *s, const char *name, int vec, int items) {
+static Variant *row_variant(Arena *a, GroupSchedule *s, const char *name, int vec, int items, int sm_threads) {
   Variant *v = add(a, s, name, WHEN_ROW_AT_MOST, STORE_REGISTERS);
   v->vec = vec;
   v->items = items;
@@ -152,7 +151,7 @@ static Variant *row_variant(Arena *a, GroupSchedule *s, const char *name, int ve
   v->threads_x = v->threads_y = 0;
   v->block = SHORT_ROW_BLOCK;
   v->index_bits = 32;
-  v->sm_threads = 0; /* a block per row group (32-bit rows; 16-bit rows: stitch_row) */
+  v->sm_threads = sm_threads; /* 0: a block per row group */
   return v;
 }
 
@@ -177,18 +176,16 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
   int items = at_most(max_items, 4);
   int sm_threads = f->pack_bytes == 2 ? SM_THREADS : 0;
-  Variant *v = row_variant(a, s, "warp", vec, items);
+  Variant *v = row_variant(a, s, "warp", vec, items, sm_threads);
   v->fit = FIT_SHORT_ROWS;
   v->limit = 32 * (int64_t)items * vec;
-  v->sm_threads = sm_threads;
-  v = row_variant(a, s, "block", vec, items);
-  v->sm_threads = sm_threads;
+  v = row_variant(a, s, "block", vec, items, sm_threads);
   if (max_items > items) {
     v->limit = (int64_t)BLOCK_ROW_THREADS * items * vec;
-    row_variant(a, s, "long", vec, max_items)->sm_threads = sm_threads;
+    row_variant(a, s, "long", vec, max_items, sm_threads);
   }
   if (t->max_cluster > 1 && f->pack_bytes) {
-    v = row_variant(a, s, "cluster", vec, max_items);
+    v = row_variant(a, s, "cluster", vec, max_items, MAX_THREADS);
     v->when = WHEN_CLUSTERS;
     v->storage = STORE_CLUSTER;
     v->fit = FIT_CLUSTER;
@@ -196,12 +193,12 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
     v->threads_y = 1;
     v->cluster = 0;
     v->limit = (int64_t)t->max_cluster * MAX_THREADS * max_items * vec;
-    v->sm_threads = MAX_THREADS;
   }
-  v = row_variant(a, s, "stream", vec, at_most(max_items, STREAM_ITEMS)); /* more spilled (add_rmsnorm bf16) */
+  /* stream: ITEMS within the budget (more spilled: add_rmsnorm bf16); long
+   * rows, one block per SM, so the rows in flight stay in L2 */
+  v = row_variant(a, s, "stream", vec, at_most(max_items, STREAM_ITEMS), MAX_THREADS);
   v->when = WHEN_ALWAYS;
   v->storage = STORE_STREAM;
-  v->sm_threads = MAX_THREADS; /* long rows: one block per SM, the rows in flight stay in L2 */
   v->index_bits = 0; /* 64-bit only when the sizes need it: 64-bit index math cost bf16 rows 20% */
 }
 

@@ -69,6 +69,10 @@ typedef enum FitRule {
 
 enum { SPLIT_PER_BLOCK = -1 };
 
+/* FIT_SHORT_ROWS: the fewest threads of a row (the emitter's launch code
+ * and the plan text name it too). */
+enum { MIN_ROW_LANES = 4 };
+
 typedef struct Variant {
   const char *name;    /* the kernel's suffix and the plan's name: "packed", "block", ... */
   When when;
