@@ -411,6 +411,17 @@ static double mag_finish(double f, double m) {
   return m > fabs(f) ? m : fabs(f);
 }
 
+/* A bound past the largest finite value of the arithmetic that computes a
+ * value (f64 for f64, f32 for f32 and the 16-bit types, language.md) means
+ * that a correct evaluation may overflow where the float64 reference does
+ * not: an f32 sum of terms near 1e38 is inf, and whatever follows from it
+ * (rsqrt(inf) = 0) has nothing to do with the reference.  No bound, then:
+ * inf, as at a singularity. */
+static double range_finish(DType arith, double m) {
+  double top = arith == DT_F64 ? DBL_MAX : FLT_MAX;
+  return m > top ? INFINITY : m;
+}
+
 /* |f'(x)| of a smooth unary f, with f = f(x) already computed. */
 static double unary_slope(UnaryOp op, double x, double f) {
   const double two_over_sqrt_pi = 1.1283791670955126;
@@ -615,7 +626,8 @@ static void eval_unary(const Value *v, Tensor *t, const Tensor *x) {
     else
       t->i[i] = wrap(v->dtype, unary_int(op, v->dtype, x->i[i]));
     if (t->m)
-      t->m[i] = mag_finish(t->f[i], unary_mag(op, get_f(x, i), get_m(x, i), t->f[i]));
+      t->m[i] = range_finish(v->dtype, mag_finish(t->f[i], unary_mag(op, get_f(x, i),
+                                                                      get_m(x, i), t->f[i])));
   }
 }
 
@@ -634,8 +646,9 @@ static void eval_binary(const Value *v, Tensor *t, const Tensor *a,
     else
       t->i[i] = wrap(v->dtype, binary_int(op, get_i(a, i), get_i(b, i)));
     if (t->m)
-      t->m[i] = mag_finish(t->f[i], binary_mag(op, get_f(a, i), get_m(a, i), get_f(b, i),
-                                               get_m(b, i), t->f[i]));
+      t->m[i] = range_finish(v->dtype, mag_finish(t->f[i], binary_mag(op, get_f(a, i), get_m(a, i),
+                                                                       get_f(b, i), get_m(b, i),
+                                                                       t->f[i])));
   }
 }
 
@@ -800,9 +813,14 @@ static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
 
 /* The bound of a finished float reduction from its accumulated bounds:
  * the sum factor for sum and prod, and divided by the count for mean and
- * var (an empty mean is NaN: no bound). */
+ * var (an empty mean is NaN: no bound).  The accumulated bound of a sum is
+ * also the bound of every partial sum (and that of a product of every
+ * partial product): past the arithmetic's range, the accumulator itself
+ * may overflow before a mean divides it back (range_finish). */
 static double reduce_mag(const Reduce *r, int64_t o) {
   double m = r->macc[o];
+  if (r->op != RED_MAX && r->op != RED_MIN)
+    m = range_finish(r->out_type, m);
   switch (r->op) {
   case RED_SUM: case RED_PROD: return sum_factor(r->count) * m;
   case RED_MEAN: case RED_VAR:

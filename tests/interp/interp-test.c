@@ -459,6 +459,34 @@ static void test_mag_sums(void) {
   ok(st == 0 && y[1] == -1 && near(m[0], 3) && near(m[1], 1), "mag of a sum of one term is the term's (factor 1, not log2(1))");
 }
 
+/* Past f32's range a correct f32 evaluation may overflow where the float64
+ * reference does not: no bound (inf), for the value and what follows. */
+static void test_mag_range(void) {
+  float y[4];
+  double m[4], yd[4];
+  begin(0);
+  Value *x = input(DT_F32, SHAPE(4));
+  output(reduce(RED_MEAN, DT_F32, binary(BIN_MUL, DT_F32, x, x), 1), DT_F32);
+  float big[4] = {1e19f, -1e19f, 1e19f, 1e19f};
+  int st = run_mag(NULL, big, NULL, y, m);
+  ok(st == 0 && isfinite(y[0]) && isinf(m[0]),
+     "an f32 mean of four squares near 1e38 is finite, but its f32 sum may overflow: no bound");
+  float small[4] = {1e18f, -1e18f, 1e18f, 1e18f};
+  st = run_mag(NULL, small, NULL, y, m);
+  ok(st == 0 && isfinite(m[0]), "the same mean of squares near 1e36 keeps its bound");
+  begin(0);
+  x = input(DT_F32, SHAPE(2));
+  output(binary(BIN_DIV, DT_F32, binary(BIN_MUL, DT_F32, x, x), x), DT_F32);
+  st = run_mag(NULL, (float[]){1e20f, 2}, NULL, y, m);
+  ok(st == 0 && y[0] == 1e20f && isinf(m[0]) && y[1] == 2 && isfinite(m[1]),
+     "f32 (x * x) / x at x = 1e20: the product leaves f32's range, no bound");
+  begin(0);
+  Value *xd = input(DT_F64, SHAPE(2));
+  output(binary(BIN_DIV, DT_F64, binary(BIN_MUL, DT_F64, xd, xd), xd), DT_F64);
+  st = run_mag(NULL, (double[]){1e20, 2}, NULL, yd, m);
+  ok(st == 0 && isfinite(m[0]), "in f64 arithmetic the same product keeps its bound");
+}
+
 static void test_mag_elementwise(void) {
   double y[4], m[4];
   begin(0);
@@ -546,6 +574,7 @@ int main(void) {
   test_broadcast_and_sizes();
   test_mag_sums();
   test_mag_elementwise();
+  test_mag_range();
   arena_free(arena);
   printf("1..%d\n", test_no);
   return failures != 0;
