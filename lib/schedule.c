@@ -49,17 +49,21 @@ const char *storage_name(Storage s) {
 /* ---- sizes known at compile time --------------------------------------- */
 
 /* The product of the domain's non-1 dims in `mask`, or -1 when one is a
- * size variable. */
+ * size variable; INT64_MAX past that (literal dims may multiply past
+ * int64: such a tensor can never be passed, and every use here only asks
+ * whether the count is small). */
 static int64_t literal_count(const Shape *s, uint32_t mask) {
   int64_t n = 1;
+  int saturated = 0;
   for (int i = 0; i < s->rank; i++) {
     if (!((mask >> i) & 1u) || dim_is_one(s, i))
       continue;
     if (s->d[i].var >= 0)
       return -1;
-    n *= s->d[i].size;
+    if (!saturated && __builtin_mul_overflow(n, s->d[i].size, &n))
+      saturated = 1;
   }
-  return n;
+  return saturated ? INT64_MAX : n;
 }
 
 static int pow2_at_least(int64_t x, int lo, int hi) {
