@@ -1654,8 +1654,12 @@ static void emit_launch_status(KEmit *ke, Out *o, const char *lhs, const char *b
     emit(o, "%s%s;", lhs, launcher_call(ke, big ? "int64_t" : "int32_t"));
     return;
   }
+  emit(o, "#if TECC_INDEX64");
   emit(o, "%st_big ? %s", lhs, launcher_call(ke, "int64_t"));
   emit(o, "%*s: %s;", (int)strlen(lhs) + 6, "", launcher_call(ke, "int32_t"));
+  emit(o, "#else");
+  emit(o, "%s%s;", lhs, launcher_call(ke, "int32_t"));
+  emit(o, "#endif");
 }
 
 /* Calls the launcher, then frees the workspace, if any. */
@@ -1689,6 +1693,9 @@ static void emit_entry(KEmit *ke, Out *o) {
     emit(o, "/* 64-bit indexing only when some count needs it. */");
     emit(o, "const int64_t t_lim = INT64_C(1) << 30;");
     emit(o, "const bool t_big = %s;", big);
+    emit(o, "#if !TECC_INDEX64");
+    emit(o, "if (t_big) return TECC_ERROR_INVALID_VALUE; /* built without 64-bit indices */");
+    emit(o, "#endif");
   }
   if (ws) {
     emit_workspace_alloc(ke, o);
@@ -1729,6 +1736,15 @@ static void emit_prologue(Compilation *c, Out *o, int opt_level, const char *cod
   emit(o, "#include <stdint.h>");
   emit(o, "#include \"%s\"", header_file_name(c));
   emit_blank(o);
+  if (strstr(code, "TECC_INDEX64")) {
+    emit(o, "/* nvcc -DTECC_INDEX64=0 leaves out the 64-bit-index kernels: a smaller");
+    emit(o, " * library, built about twice as fast, whose calls with a count of 2^30 or");
+    emit(o, " * more return TECC_ERROR_INVALID_VALUE (abi.md, section 3). */");
+    emit(o, "#ifndef TECC_INDEX64");
+    emit(o, "#define TECC_INDEX64 1");
+    emit(o, "#endif");
+    emit_blank(o);
+  }
   const char *runtime = runtime_for(c->arena, code);
   if (!*runtime)
     return;

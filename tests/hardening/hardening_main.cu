@@ -20,6 +20,7 @@
 
 #include "hardening.h"
 #include "hardening_ws.h"
+#include "hardening_i32.h"
 
 static int n_test = 0, n_failed = 0;
 
@@ -336,6 +337,31 @@ static void test_graph() {
   cudaFree(x), cudaFree(y), cudaFree(w), cudaFree(z);
 }
 
+// ---- a library built without 64-bit indices (-DTECC_INDEX64=0) ----------------------
+
+static void test_index32() {
+  const int64_t n = 1000, big = ((int64_t)1 << 30) + 1;
+  float *t = dev_alloc<float>(1); // before x: its 4 bytes lie below x's claimed range
+  std::vector<float> hx = random_floats((size_t)n, 11);
+  float *x = dev_from(hx);
+  poison(t, sizeof(float));
+  tecc_status st = i32_total(x, t, big, 0);
+  CHECK(cudaDeviceSynchronize());
+  bool untouched = poisoned(t, sizeof(float));
+  tecc_status st_small = i32_total(x, t, n, 0);
+  CHECK(cudaDeviceSynchronize());
+  double ref = 0;
+  for (float v : hx)
+    ref += v;
+  float got = host_from(t, 1)[0];
+  ok(st == TECC_ERROR_INVALID_VALUE && untouched && st_small == TECC_SUCCESS &&
+         fabs(got - ref) <= 1e-5 * (fabs(ref) + n),
+     "built with -DTECC_INDEX64=0: a count of 2^30 + 1 gives status %d (INVALID_VALUE), nothing "
+     "written; 1000 elements give %d, sum %.7g vs %.7g",
+     (int)st, (int)st_small, (double)got, ref);
+  cudaFree(x), cudaFree(t);
+}
+
 // ---- determinism --------------------------------------------------------------------
 
 static void test_repeat() {
@@ -383,6 +409,7 @@ int main() {
   test_cuda_error();
   test_threads();
   test_graph();
+  test_index32();
   test_repeat();
   cudaStreamDestroy(s);
   printf("1..%d\n", n_test);
