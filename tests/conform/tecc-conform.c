@@ -38,12 +38,14 @@
 #include "pipeline.h"
 #include "interp.h"
 
-enum { MAX_DIRECTIVES = 32, MAX_BINDINGS = 40, MAX_TENSORS = 64, MAX_SHOWN = 4 };
+enum { MAX_DIRECTIVES = 32, MAX_BINDINGS = 40, MAX_TENSORS = 64, MAX_SHOWN = 4, MAX_LEVELS = 3 };
 
 /* ---- options and per-program settings ---------------------------------- */
 
 typedef struct Options {
-  int opt_level;
+  int opt_level;  /* the level being compiled (prepare) */
+  int levels[MAX_LEVELS]; /* the -O levels asked for, in order */
+  int nlevels;
   const char *nvcc;
   const char *arch;
   const char *workdir;
@@ -59,6 +61,8 @@ typedef struct Options {
                     then watches only the runs) */
   uint64_t seed;
   int64_t max_elements;
+  const char *nvcc_flags; /* nvcc's optimization flags (default -O2 -lineinfo) */
+  const char *cache;      /* builds shared between runs, by content (--cache) */
 } Options;
 
 typedef struct Range {
@@ -93,9 +97,11 @@ typedef struct Program {
 typedef struct Tally {
   long kernels, bindings, cases, elements, failures, status_checks;
   long perturbed; /* --perturb: comparisons of a corrupted output */
+  long unbounded; /* float elements with a finite reference and no bound */
 } Tally;
 
-static Options opt = {2, "nvcc", "native", NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12345, 1 << 23};
+static Options opt = {2, {2}, 0, "nvcc", "native", NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12345,
+                      1 << 23, "-O2 -lineinfo", NULL};
 
 /* ---- small utilities ------------------------------------------------------ */
 
@@ -329,36 +335,128 @@ static char *wrapper_text(const Module *m, const char *h_name) {
   return s;
 }
 
-/* Compiles the program to IR, .cu/.h and wrapper; returns the nvcc command
- * or NULL (p->compile_error set). */
-static char *prepare(Program *p) {
+/* FNV-1a over a text, from its second line when skip_first (the .cu and
+ * .h name the level and the source in their first line). */
+static uint64_t hash_text(uint64_t h, const char *text, int skip_first) {
+  if (skip_first && text) {
+    const char *nl = strchr(text, '\n');
+    text = nl ? nl + 1 : "";
+  }
+  for (const char *c = text ? text : ""; *c; c++)
+    h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+  return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+/* --cache=DIR: the key of a build is everything nvcc reads (the .cu and .h
+ * past their first line, the wrapper, the command's flags).  -O1 and -O2
+ * often give the same kernels: the second level then copies the first's
+ * object instead of compiling it again.  Returns the key's path. */
+static char *cache_path(const char *cu, const char *h, const char *w) {
+  char *texts[3] = {read_text(cu), read_text(h), read_text(w)};
+  uint64_t key = 0xcbf29ce484222325ull;
+  key = hash_text(key, opt.nvcc, 0);
+  key = hash_text(key, opt.nvcc_flags, 0);
+  key = hash_text(key, opt.arch, 0);
+  for (int i = 0; i < 3; i++) {
+    key = hash_text(key, texts[i], i < 2);
+    free(texts[i]);
+  }
+  return xprintf("%s/%016llx.so", opt.cache, (unsigned long long)key);
+}
+
+/* The directory of one level's files: WORKDIR/O<level>. */
+static char *level_dir(int level) { return xprintf("%s/O%d", opt.workdir, level); }
+
+/* The shell command that builds program `index`'s shared object in `dir`. */
+static char *build_command(const char *dir, int index, const char *cached) {
+  char *nvcc = xprintf("'%s' %s -arch=%s -Xcompiler -fPIC -shared -cudart shared"
+                       " -o p%d.so p%d.cu w%d.cu > p%d.nvcc.log 2>&1",
+                       opt.nvcc, opt.nvcc_flags, opt.arch, index, index, index, index);
+  char *cmd;
+  if (!cached)
+    cmd = xprintf("(cd '%s' && rm -f p%d.so && %s)", dir, index, nvcc);
+  else /* a copy from the cache, or a build that fills it (mv: atomic) */
+    cmd = xprintf("(cd '%s' && rm -f p%d.so && if [ -f '%s' ]; then cp '%s' p%d.so &&"
+                  " echo cached > p%d.cached; else %s && cp p%d.so '%s.'$$ && mv '%s.'$$ '%s'; fi)",
+                  dir, index, cached, cached, index, index, nvcc, index, cached, cached, cached);
+  free(nvcc);
+  return cmd;
+}
+
+/* Writes one level's .cu/.h and wrapper; returns the nvcc command, or NULL
+ * with *err set. */
+static char *prepare_level(Program *p, int level, char **err) {
+  char *dir = level_dir(level);
+  mkdir(dir, 0755);
+  char *cu = xprintf("%s/p%d.cu", dir, p->index);
+  char *h = xprintf("%s/p%d.h", dir, p->index);
+  char *hname = xprintf("p%d.h", p->index);
+  char *w = xprintf("%s/w%d.cu", dir, p->index);
+  char *cmd = NULL;
+  opt.opt_level = level;
+  *err = emit_cu(p, cu, h, hname);
+  if (!*err) {
+    char *wt = wrapper_text(p->module, hname);
+    if (!write_file(w, wt))
+      *err = xprintf("cannot write %s", w);
+    free(wt);
+  }
+  if (!*err && !opt.no_device) {
+    char *cached = opt.cache ? cache_path(cu, h, w) : NULL;
+    cmd = build_command(dir, p->index, cached);
+    free(cached);
+  }
+  free(dir), free(cu), free(h), free(hname), free(w);
+  return cmd;
+}
+
+/* Compiles the program to IR, and per level to .cu/.h and wrapper; cmds[l]
+ * gets level l's nvcc command or NULL (p->compile_error set on an error). */
+static void prepare(Program *p, char **cmds) {
   char *err = NULL;
   p->module = load_ir(p, &err);
   if (!p->module) {
     p->compile_error = err;
-    return NULL;
+    return;
   }
   if (opt.prebuilt)
-    return NULL;
-  char *cu = xprintf("%s/p%d.cu", opt.workdir, p->index);
-  char *h = xprintf("%s/p%d.h", opt.workdir, p->index);
-  char *hname = xprintf("p%d.h", p->index);
-  char *w = xprintf("%s/w%d.cu", opt.workdir, p->index);
-  char *cmd = NULL;
-  err = emit_cu(p, cu, h, hname);
-  if (!err) {
-    char *wt = wrapper_text(p->module, hname);
-    if (!write_file(w, wt))
-      err = xprintf("cannot write %s", w);
-    free(wt);
-  }
-  if (!err && !opt.no_device)
-    cmd = xprintf("cd '%s' && '%s' -O2 -lineinfo -arch=%s -Xcompiler -fPIC -shared -cudart shared"
-                  " -o p%d.so p%d.cu w%d.cu > p%d.nvcc.log 2>&1",
-                  opt.workdir, opt.nvcc, opt.arch, p->index, p->index, p->index, p->index);
+    return;
+  for (int l = 0; l < opt.nlevels && !err; l++)
+    cmds[l] = prepare_level(p, opt.levels[l], &err);
   p->compile_error = err;
-  free(cu), free(h), free(hname), free(w);
-  return cmd;
+}
+
+static void run_parallel(char **cmds, int n, int *status);
+
+/* Builds every program, `jobs` at a time, each program's levels one after
+ * the other in the order asked for, so that a level whose files are the
+ * same as an earlier one's takes its object from --cache; built[b] is 0
+ * where program b / nlevels has its object at level b % nlevels. */
+static void build_all(Program *ps, int n, char **cmds, int *built) {
+  size_t count = (size_t)(n > 0 ? n : 0) + 1;
+  char **joined = calloc(count, sizeof *joined);
+  int *status = calloc(count, sizeof *status);
+  for (int i = 0; i < n; i++) {
+    Buf b;
+    Arena *a = arena_new();
+    buf_init(&b, a);
+    for (int l = 0; l < opt.nlevels; l++)
+      if (cmds[i * opt.nlevels + l])
+        buf_printf(&b, "%s%s", b.len ? "; " : "", cmds[i * opt.nlevels + l]);
+    joined[i] = b.len ? strdup(buf_cstr(&b)) : NULL;
+    arena_free(a);
+  }
+  run_parallel(joined, n, status);
+  for (int b = 0; b < n * opt.nlevels; b++) {
+    char *dir = level_dir(opt.levels[b % opt.nlevels]);
+    char *so = xprintf("%s/p%d.so", dir, b / opt.nlevels);
+    int have = !ps[b / opt.nlevels].compile_error && (opt.prebuilt || cmds[b]);
+    built[b] = have && access(so, F_OK) == 0 ? 0 : 1;
+    free(dir), free(so);
+  }
+  for (int i = 0; i < n; i++)
+    free(joined[i]);
+  free(joined), free(status);
 }
 
 /* Runs the shell commands, `jobs` at a time; status[i] gets each exit code. */
@@ -437,6 +535,17 @@ typedef struct Arg {
   void *dev;      /* the pointer passed (base + misalignment) */
 } Arg;
 
+/* One level of a program in the running process: its object, the current
+ * kernel's entry point and what its calls found. */
+typedef struct Level {
+  int level;
+  int open;      /* its object is loaded */
+  Device d;
+  call_fn call;  /* the current kernel's, or NULL */
+  int statuses_done; /* the current kernel's argument-error checks ran */
+  Tally t;
+} Level;
+
 typedef struct Case {
   Program *p;
   const Kernel *k;
@@ -446,6 +555,7 @@ typedef struct Case {
   const int64_t *sizes;
   Arg in[MAX_TENSORS], out[MAX_TENSORS];
   int ref_status;
+  int level;
   FILE *log;
   Tally *t;
   char label[256];
@@ -657,9 +767,16 @@ static int element_ok(DType dt, DType tol, const void *got, const void *ref, con
     return isnan(g);
   if (isinf(r))
     return g == r;
-  /* a finite reference wants a finite result, even where mag is inf (no
-   * bound: a singularity of the arithmetic) */
+  /* no bound (interp.h): a singularity, or arithmetic that may overflow
+   * its f32 range where the float64 reference does not; the element says
+   * nothing, whatever it holds (counted as unbounded) */
+  if (isinf(mag[i]))
+    return 1;
   return isfinite(g) && fabs(g - r) <= element_bound(tol, r, mag[i]);
+}
+
+static int element_unbounded(DType dt, const void *ref, const double *mag, int64_t i) {
+  return dtype_is_float(dt) && isfinite(interp_load(dt, ref, i)) && isinf(mag[i]);
 }
 
 static void compare_output(Case *c, int j, const char *what) {
@@ -669,6 +786,7 @@ static void compare_output(Case *c, int j, const char *what) {
   int64_t bad = 0;
   DType tol = tolerance_dtype(c->k, o);
   for (int64_t i = 0; i < a->n; i++) {
+    c->t->unbounded += element_unbounded(a->dt, a->ref, a->mag, i);
     if (element_ok(a->dt, tol, a->host, a->ref, a->mag, i))
       continue;
     if (bad++ < MAX_SHOWN) {
@@ -884,16 +1002,52 @@ static void binding_label(Case *c) {
   for (int s = 0; s < c->k->nsizevars && len < sizeof c->label; s++)
     len += (size_t)snprintf(c->label + len, sizeof c->label - len, "%s%s=%lld",
                             s ? "," : " ", c->k->sizevars[s].name, (long long)c->sizes[s]);
+  if (len < sizeof c->label)
+    snprintf(c->label + len, sizeof c->label - len, " -O%d", c->level);
 }
 
-static int run_binding(Case *c, int with_statuses) {
+static int all_at_least_two(const int64_t *sizes, int n) {
+  for (int s = 0; s < n; s++)
+    if (sizes[s] < 2)
+      return 0;
+  return 1;
+}
+
+/* The checks of one level's entry point on the binding's inputs, against
+ * the reference already in c->out. */
+static void check_level(Case *c, Level *lv) {
+  c->d = &lv->d;
+  c->call = lv->call;
+  c->t = &lv->t;
+  c->level = lv->level;
+  binding_label(c);
+  c->t->bindings++;
+  int with_statuses = !lv->statuses_done && all_at_least_two(c->sizes, c->k->nsizevars);
+  check_call(c, 0, 0);
+  check_call(c, 1, 1);
+  check_deterministic(c);
+  check_in_place(c);
+  if (with_statuses) {
+    check_statuses(c);
+    lv->statuses_done = 1;
+  }
+}
+
+/* One binding: inputs, the reference once, then every level's calls. */
+static void run_binding(Case *c, Level *lv, int nlv) {
+  int first = 0; /* the device that allocates and copies: any loaded level's */
+  while (!opt.no_device && first < nlv - 1 && !lv[first].open)
+    first++;
+  c->level = lv[first].level;
+  c->t = &lv[first].t;
+  c->d = &lv[first].d;
   binding_label(c);
   for (int i = 0; i < c->k->ninputs; i++)
     if (!alloc_arg(c, &c->in[i], c->k->inputs[i].dtype, c->k->inputs[i].shape.rank, &c->k->inputs[i].shape, 0))
-      return fail(c, "allocation failed"), free_args(c), 0;
+      return fail(c, "allocation failed"), free_args(c);
   for (int j = 0; j < c->k->noutputs; j++)
     if (!alloc_arg(c, &c->out[j], c->k->outputs[j].dtype, c->k->outputs[j].shape.rank, &c->k->outputs[j].shape, 1))
-      return fail(c, "allocation failed"), free_args(c), 0;
+      return fail(c, "allocation failed"), free_args(c);
   for (int i = 0; i < c->k->ninputs; i++)
     fill_input(c, i);
   const void *ins[MAX_TENSORS];
@@ -907,8 +1061,7 @@ static int run_binding(Case *c, int with_statuses) {
     mags[j] = c->out[j].mag;
   c->ref_status = interp_kernel_mag(c->k, c->sizes, ins, refs, NULL, mags);
   if (c->ref_status == INTERP_OUT_OF_MEMORY)
-    return fail(c, "the interpreter ran out of memory"), free_args(c), 0;
-  c->t->bindings++;
+    return fail(c, "the interpreter ran out of memory"), free_args(c);
   if (opt.no_device && opt.perturb && c->ref_status == 0) {
     /* no device: the "result" is the reference itself, so that the
      * comparison (bounds included) is checked against the moved one */
@@ -918,6 +1071,7 @@ static int run_binding(Case *c, int with_statuses) {
   if (opt.perturb && c->ref_status == 0)
     perturb_refs(c);
   if (opt.no_device) {
+    c->t->bindings++;
     for (int j = 0; j < c->k->noutputs; j++) {
       if (opt.perturb && c->ref_status == 0)
         compare_output(c, j, "unperturbed reference");
@@ -925,16 +1079,12 @@ static int run_binding(Case *c, int with_statuses) {
         c->t->elements += c->out[j].n;
     }
     free_args(c);
-    return 1;
+    return;
   }
-  check_call(c, 0, 0);
-  check_call(c, 1, 1);
-  check_deterministic(c);
-  check_in_place(c);
-  if (with_statuses)
-    check_statuses(c);
+  for (int l = 0; l < nlv; l++)
+    if (lv[l].call)
+      check_level(c, &lv[l]);
   free_args(c);
-  return 1;
 }
 
 /* ---- size bindings --------------------------------------------------------------- */
@@ -953,15 +1103,21 @@ static const int64_t long_row_profiles[][4] = {
     {5, 300007, 0, 0}, {1037, 4099, 0, 0}, {300007, 5, 0, 0},
 };
 
+/* The largest element count of the kernel's tensors under `sizes`, or -1
+ * when one overflows int64 (no such binding can be allocated). */
 static int64_t max_numel(const Kernel *k, const int64_t *sizes) {
   int64_t m = 0;
   for (int i = 0; i < k->ninputs; i++) {
     int64_t n = interp_numel(&k->inputs[i].shape, sizes);
+    if (n < 0)
+      return -1;
     if (n > m)
       m = n;
   }
   for (int j = 0; j < k->noutputs; j++) {
     int64_t n = interp_numel(&k->outputs[j].shape, sizes);
+    if (n < 0)
+      return -1;
     if (n > m)
       m = n;
   }
@@ -1006,71 +1162,85 @@ static int collect_bindings(const Program *p, const Kernel *k, int64_t out[][8])
   return kept;
 }
 
-static int all_at_least_two(const int64_t *sizes, int n) {
-  for (int s = 0; s < n; s++)
-    if (sizes[s] < 2)
-      return 0;
-  return 1;
-}
-
-static void run_kernel(Program *p, int ki, Device *d, call_fn call, FILE *log, Tally *t) {
+static void run_kernel(Program *p, int ki, Level *lv, int nlv, FILE *log) {
   const Kernel *k = p->module->kernels[ki];
   int64_t bindings[MAX_BINDINGS + 8][8];
   int nb = collect_bindings(p, k, bindings);
-  int statuses_done = 0;
-  t->kernels++;
+  for (int l = 0; l < nlv; l++) {
+    lv[l].statuses_done = 0;
+    lv[l].t.kernels += opt.no_device || lv[l].call;
+  }
   for (int b = 0; b < nb; b++) {
     Case *c = calloc(1, sizeof *c);
-    *c = (Case){.p = p, .k = k, .ki = ki, .call = call, .d = d, .sizes = bindings[b], .log = log, .t = t};
+    *c = (Case){.p = p, .k = k, .ki = ki, .sizes = bindings[b], .log = log};
     rng_seed(opt.seed, (uint64_t)p->index, (uint64_t)ki, (uint64_t)b);
-    int with_statuses = !statuses_done && all_at_least_two(bindings[b], k->nsizevars);
-    if (run_binding(c, with_statuses) && with_statuses)
-      statuses_done = 1;
+    run_binding(c, lv, nlv);
     free(c);
   }
 }
 
-/* Runs every kernel of one built program; the tally goes to `t`. */
-static void run_program(Program *p, FILE *log, Tally *t) {
-  char *so = xprintf("%s/p%d.so", opt.workdir, p->index);
-  Device d = {0};
-  if (opt.no_device) {
-    for (int ki = 0; ki < p->module->nkernels; ki++)
-      run_kernel(p, ki, &d, NULL, log, t);
-    free(so);
-    return;
-  }
+/* Loads one level's object; its failures count in its tally. */
+static void open_level(Program *p, Level *lv, FILE *log) {
+  char *dir = level_dir(lv->level);
+  char *so = xprintf("%s/p%d.so", dir, p->index);
   void *probe = NULL;
-  if (!device_open(&d, so, log) || d.malloc_(&probe, 256) != 0) {
-    fprintf(log, "#   FAIL %s: no usable CUDA device\n", p->path);
-    t->failures++;
-    free(so);
-    return;
+  if (!device_open(&lv->d, so, log) || lv->d.malloc_(&probe, 256) != 0) {
+    fprintf(log, "#   FAIL %s -O%d: no usable CUDA device\n", p->path, lv->level);
+    lv->t.failures++;
+  } else {
+    lv->d.free_(probe);
+    lv->open = 1;
   }
-  d.free_(probe);
+  free(dir), free(so);
+}
+
+/* Runs every kernel of one program at every level it was built at
+ * (built[l] == 0); each level's tally goes to lv[l]. */
+static void run_program(Program *p, const int *built, FILE *log, Level *lv) {
+  for (int l = 0; l < opt.nlevels; l++) {
+    lv[l].level = opt.levels[l];
+    if (!opt.no_device && built[l] == 0)
+      open_level(p, &lv[l], log);
+  }
   for (int ki = 0; ki < p->module->nkernels; ki++) {
-    char sym[64];
-    snprintf(sym, sizeof sym, "conform_call_%d", ki);
-    call_fn call;
-    *(void **)&call = dlsym(d.so, sym);
-    if (!call) {
-      fprintf(log, "#   FAIL %s: no %s in the wrapper\n", p->path, sym);
-      t->failures++;
-      continue;
+    int any = opt.no_device;
+    for (int l = 0; l < opt.nlevels; l++) {
+      lv[l].call = NULL;
+      if (!lv[l].open)
+        continue;
+      char sym[64];
+      snprintf(sym, sizeof sym, "conform_call_%d", ki);
+      *(void **)&lv[l].call = dlsym(lv[l].d.so, sym);
+      if (!lv[l].call) {
+        fprintf(log, "#   FAIL %s -O%d: no %s in the wrapper\n", p->path, lv[l].level, sym);
+        lv[l].t.failures++;
+      }
+      any |= lv[l].call != NULL;
     }
-    run_kernel(p, ki, &d, call, log, t);
+    if (any) /* the bindings' inputs come through the first level's device */
+      run_kernel(p, ki, lv, opt.no_device ? 1 : opt.nlevels, log);
   }
-  free(so);
 }
 
 /* ---- the driver -------------------------------------------------------------------- */
 
 static void usage(void) {
-  fputs("usage: tecc-conform [-O0|-O1|-O2] [--nvcc=NVCC] [--arch=ARCH] [--jobs=N]\n"
+  fputs("usage: tecc-conform [-O0] [-O1] [-O2] [--nvcc=NVCC] [--arch=ARCH] [--jobs=N]\n"
         "                    [--workdir=DIR] [--keep] [--quick] [--tap] [--seed=N]\n"
         "                    [--max-elements=N] [--no-device] [--perturb] [--no-fork]\n"
-        "                    [--build-only|--prebuilt] PROGRAM.te...\n", stderr);
+        "                    [--build-only|--prebuilt] [--nvcc-flags=FLAGS] [--cache=DIR]\n"
+        "                    PROGRAM.te...\n", stderr);
   exit(2);
+}
+
+/* -O0 -O1 -O2 may be given together: each program is then built at each
+ * level and every binding's reference, computed once, is compared with
+ * each level's results. */
+static void add_level(int level) {
+  for (int l = 0; l < opt.nlevels; l++)
+    if (opt.levels[l] == level)
+      return;
+  opt.levels[opt.nlevels++] = level;
 }
 
 static int parse_options(int argc, char **argv) {
@@ -1078,9 +1248,13 @@ static int parse_options(int argc, char **argv) {
   for (; first < argc && argv[first][0] == '-'; first++) {
     const char *a = argv[first];
     if (!strcmp(a, "-O0") || !strcmp(a, "-O1") || !strcmp(a, "-O2"))
-      opt.opt_level = a[2] - '0';
+      add_level(a[2] - '0');
     else if (!strncmp(a, "--nvcc=", 7))
       opt.nvcc = a + 7;
+    else if (!strncmp(a, "--nvcc-flags=", 13))
+      opt.nvcc_flags = a + 13;
+    else if (!strncmp(a, "--cache=", 8))
+      opt.cache = a + 8;
     else if (!strncmp(a, "--arch=", 7))
       opt.arch = a + 7;
     else if (!strncmp(a, "--jobs=", 7))
@@ -1112,6 +1286,10 @@ static int parse_options(int argc, char **argv) {
   }
   if (first == argc)
     usage();
+  if (opt.nlevels == 0)
+    add_level(2);
+  if (opt.no_device) /* the interpreter alone: the levels do not matter */
+    opt.nlevels = 1;
   if (opt.jobs <= 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     opt.jobs = n > 0 ? (int)n : 1;
@@ -1120,6 +1298,8 @@ static int parse_options(int argc, char **argv) {
 }
 
 static void make_workdir(void) {
+  if (opt.cache)
+    mkdir(opt.cache, 0755);
   if (opt.workdir) {
     mkdir(opt.workdir, 0755);
     return;
@@ -1135,22 +1315,35 @@ static void make_workdir(void) {
 
 /* Runs the built programs, `jobs` processes at a time, each writing its log
  * and tally to the work directory. */
+/* Whether program i was built at some level (built: nlevels per program). */
+static int built_somewhere(const int *built, int i) {
+  for (int l = 0; l < opt.nlevels; l++)
+    if (built[i * opt.nlevels + l] == 0)
+      return 1;
+  return 0;
+}
+
 static void run_all(Program *ps, int n, int *built) {
   int running = 0, next = 0;
   int in_process = opt.jobs == 1 || opt.no_fork;
   while (next < n || running > 0) {
     if (next < n && running < opt.jobs) {
       Program *p = &ps[next++];
-      if (built[p->index] != 0 || p->compile_error || !p->module)
+      if (!built_somewhere(built, p->index) || p->compile_error || !p->module)
         continue;
       pid_t pid = in_process ? 0 : fork();
       if (pid == 0) {
         char *lp = xprintf("%s/r%d.log", opt.workdir, p->index);
         FILE *log = fopen(lp, "w");
-        Tally t = {0};
-        run_program(p, log, &t);
-        fprintf(log, "TALLY %ld %ld %ld %ld %ld %ld %ld\n", t.kernels, t.bindings, t.cases,
-                t.elements, t.failures, t.status_checks, t.perturbed);
+        Level lv[MAX_LEVELS];
+        memset(lv, 0, sizeof lv);
+        run_program(p, built + p->index * opt.nlevels, log, lv);
+        for (int l = 0; l < opt.nlevels; l++) {
+          Tally t = lv[l].t;
+          fprintf(log, "TALLY %d %ld %ld %ld %ld %ld %ld %ld %ld\n", lv[l].level, t.kernels,
+                  t.bindings, t.cases, t.elements, t.failures, t.status_checks, t.perturbed,
+                  t.unbounded);
+        }
         fclose(log);
         free(lp);
         if (!in_process)
@@ -1171,14 +1364,16 @@ static void run_all(Program *ps, int n, int *built) {
 
 static void device_name(Program *ps, int n, int *built, char *buf, int len) {
   snprintf(buf, (size_t)len, "unknown");
-  for (int i = 0; i < n; i++) {
-    if (built[i] != 0)
+  for (int b = 0; b < n * opt.nlevels; b++) {
+    if (built[b] != 0)
       continue;
     /* keep CUDA out of the parent, unless the programs run in it anyway */
     pid_t pid = opt.no_fork ? 0 : fork();
     if (pid == 0) {
       Device d = {0};
-      char *so = xprintf("%s/p%d.so", opt.workdir, i);
+      char *dir = level_dir(opt.levels[b % opt.nlevels]);
+      char *so = xprintf("%s/p%d.so", dir, b / opt.nlevels);
+      free(dir);
       char name[256] = "";
       if (device_open(&d, so, stderr))
         d.name(name, sizeof name);
@@ -1212,46 +1407,87 @@ static void print_commented(const char *text) {
   }
 }
 
-/* Prints the TAP lines and the summary; returns the number of failed
- * programs. */
-static int report(Program *ps, int n, int *built, const char *device) {
+/* Prints the lines of a program's log that concern `level`: those that
+ * name it (" -O<level>:") and those that name no level. */
+static void print_level_lines(const char *text, int level) {
+  char mine[16];
+  snprintf(mine, sizeof mine, " -O%d", level);
+  const char *line = text;
+  while (*line) {
+    size_t len = strcspn(line, "\n");
+    char *l = strndup(line, len);
+    int tagged = strstr(l, " -O0") || strstr(l, " -O1") || strstr(l, " -O2");
+    if (!tagged || strstr(l, mine))
+      print_commented(l);
+    free(l);
+    line += len + (line[len] == '\n');
+  }
+}
+
+/* One program's tally at one level from its log; 0 when the log has none
+ * (the child crashed). */
+static int read_tally(const char *text, int level, Tally *t) {
+  for (const char *at = text ? strstr(text, "TALLY ") : NULL; at; at = strstr(at + 1, "TALLY ")) {
+    int lvl;
+    if (sscanf(at, "TALLY %d %ld %ld %ld %ld %ld %ld %ld %ld", &lvl, &t->kernels, &t->bindings,
+               &t->cases, &t->elements, &t->failures, &t->status_checks, &t->perturbed,
+               &t->unbounded) == 9 &&
+        lvl == level)
+      return 1;
+  }
+  return 0;
+}
+
+static int count_cached(int n, int level) {
+  int cached = 0;
+  char *dir = level_dir(level);
+  for (int i = 0; i < n; i++) {
+    char *path = xprintf("%s/p%d.cached", dir, i);
+    cached += access(path, F_OK) == 0;
+    free(path);
+  }
+  free(dir);
+  return cached;
+}
+
+/* Prints one level's TAP lines and summary; returns its failed programs. */
+static int report_level(Program *ps, int n, int *built, int li, const char *device) {
+  int level = opt.levels[li];
   Tally total = {0};
   int failed_programs = 0;
-  if (opt.tap)
-    printf("1..%d\n", n);
   for (int i = 0; i < n; i++) {
     Program *p = &ps[i];
     Tally t = {0};
     char *text = NULL;
+    int b = built[i * opt.nlevels + li];
     if (p->compile_error) {
       t.failures = 1;
-    } else if (built[i] != 0) {
-      char *lp = xprintf("%s/p%d.nvcc.log", opt.workdir, i);
+    } else if (b != 0) {
+      char *dir = level_dir(level);
+      char *lp = xprintf("%s/p%d.nvcc.log", dir, i);
       text = read_text(lp);
-      free(lp);
+      free(dir), free(lp);
       t.failures = 1;
     } else {
       char *lp = xprintf("%s/r%d.log", opt.workdir, i);
       text = read_text(lp);
       free(lp);
-      char *tally = text ? strstr(text, "TALLY ") : NULL;
-      if (!tally || sscanf(tally, "TALLY %ld %ld %ld %ld %ld %ld %ld", &t.kernels, &t.bindings,
-                           &t.cases, &t.elements, &t.failures, &t.status_checks,
-                           &t.perturbed) != 7)
+      if (!read_tally(text, level, &t))
         t.failures = 1; /* the child crashed */
-      else
+      char *tally = text ? strstr(text, "TALLY ") : NULL;
+      if (tally)
         *tally = 0;
     }
     /* --perturb: exactly the planted mismatches, and some were planted */
     int ok = opt.perturb ? t.failures == t.perturbed && t.perturbed > 0 : t.failures == 0;
     failed_programs += !ok;
     printf("%sok %d - %s -O%d: %ld kernels, %ld bindings, %ld elements%s\n", ok ? "" : "not ",
-           i + 1, p->path, opt.opt_level, t.kernels, t.bindings, t.elements,
-           p->compile_error ? " (does not compile)" : built[i] ? " (nvcc failed)" : "");
+           li * n + i + 1, p->path, level, t.kernels, t.bindings, t.elements,
+           p->compile_error ? " (does not compile)" : b ? " (nvcc failed)" : "");
     if (p->compile_error)
       print_commented(p->compile_error);
     if (text)
-      print_commented(text);
+      print_level_lines(text, level);
     free(text);
     total.kernels += t.kernels;
     total.bindings += t.bindings;
@@ -1260,16 +1496,32 @@ static int report(Program *ps, int n, int *built, const char *device) {
     total.failures += t.failures;
     total.status_checks += t.status_checks;
     total.perturbed += t.perturbed;
+    total.unbounded += t.unbounded;
   }
+  if (opt.cache)
+    printf("# %d of %d programs at -O%d reused a cached build (the same .cu, .h, wrapper and nvcc"
+           " flags as an earlier build)\n", count_cached(n, level), n, level);
   if (opt.perturb)
     printf("# --perturb self-test: %ld corrupted comparisons planted, %ld mismatches found\n",
            total.perturbed, total.failures);
   printf("# conformance -O%d on %s: %d programs (%d failed), %ld kernels, %ld size bindings,"
-         " %ld calls, %ld elements %s, %ld status/in-place checks, %ld failures\n",
-         opt.opt_level, device, n, failed_programs, total.kernels, total.bindings, total.cases,
-         total.elements, opt.no_device ? "evaluated" : "compared", total.status_checks,
-         total.failures);
+         " %ld calls, %ld elements %s (%ld without a bound), %ld status/in-place checks,"
+         " %ld failures\n",
+         level, device, n, failed_programs, total.kernels, total.bindings, total.cases,
+         total.elements, opt.no_device ? "evaluated" : "compared", total.unbounded,
+         total.status_checks, total.failures);
   return failed_programs;
+}
+
+/* Prints the TAP lines and a summary per level; returns the number of
+ * failed programs over the levels. */
+static int report(Program *ps, int n, int *built, const char *device) {
+  if (opt.tap)
+    printf("1..%d\n", n * opt.nlevels);
+  int failed = 0;
+  for (int l = 0; l < opt.nlevels; l++)
+    failed += report_level(ps, n, built, l, device);
+  return failed;
 }
 
 /* Everything main() allocated, so that LeakSanitizer sees no leak. */
@@ -1277,8 +1529,9 @@ static void free_programs(Program *ps, char **cmds, int *built, int n) {
   for (int i = 0; i < n; i++) {
     arena_free(ps[i].arena);
     free(ps[i].compile_error);
-    free(cmds[i]);
   }
+  for (int b = 0; b < n * opt.nlevels; b++)
+    free(cmds[b]);
   free(ps);
   free(cmds);
   free(built);
@@ -1288,25 +1541,27 @@ int main(int argc, char **argv) {
   int first = parse_options(argc, argv);
   make_workdir();
   int n = argc - first;
+  int nb = n * opt.nlevels; /* builds: program i at level l is i * nlevels + l */
   Program *ps = calloc((size_t)n, sizeof *ps);
-  char **cmds = calloc((size_t)n, sizeof *cmds);
-  int *built = calloc((size_t)n, sizeof *built);
+  char **cmds = calloc((size_t)nb, sizeof *cmds);
+  int *built = calloc((size_t)nb, sizeof *built);
   for (int i = 0; i < n; i++) {
     ps[i].path = argv[first + i];
     ps[i].index = i;
     ps[i].arena = arena_new();
     read_directives(&ps[i]);
-    cmds[i] = prepare(&ps[i]);
+    prepare(&ps[i], cmds + i * opt.nlevels);
   }
   fflush(stdout);
   char device[256] = "no device (interpreter only)";
   if (!opt.no_device) {
-    run_parallel(cmds, n, built);
+    build_all(ps, n, cmds, built);
     if (opt.build_only) {
       int bad = 0;
-      for (int i = 0; i < n; i++)
-        bad += ps[i].compile_error != NULL || built[i] != 0;
-      printf("# built %d of %d programs in %s\n", n - bad, n, opt.workdir);
+      for (int b = 0; b < nb; b++)
+        bad += ps[b / opt.nlevels].compile_error != NULL || built[b] != 0;
+      printf("# built %d of %d programs x levels in %s\n", nb - bad, nb, opt.workdir);
+      free_programs(ps, cmds, built, n);
       return bad != 0;
     }
     device_name(ps, n, built, device, sizeof device);
