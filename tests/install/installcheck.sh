@@ -98,7 +98,7 @@ if [ -z "$NVCC" ]; then
   exit $failed
 fi
 mkdir "$work/examples"
-if make -j2 -C "$work/examples" -f "$srcdir/examples/Makefile" srcdir="$srcdir/examples" \
+if make -j"$(nproc 2> /dev/null || echo 2)" -C "$work/examples" -f "$srcdir/examples/Makefile" srcdir="$srcdir/examples" \
      TECC=tecc NVCC="$NVCC" CUDA_HOME="$CUDA_HOME" > "$work/examples.log" 2>&1; then
   pass "examples/: the installed tecc and nvcc built libexamples.a, libexamples.so and the demos"
 else
