@@ -16,9 +16,7 @@
 #
 # Knobs (environment): RANDOM_SEED (default 1), RANDOM_FILES (3),
 # RANDOM_KERNELS (12), RANDOM_SINGLES (12 one-kernel implicit files),
-# RANDOM_GPU_FILES (8), RANDOM_GPU_KERNELS (25), RANDOM_GPU_O0_FILES (how
-# many of those files also run at -O0, where nvcc is much slower: one
-# kernel per operation; default all), RANDOM_SANITIZE (10),
+# RANDOM_GPU_FILES (8), RANDOM_GPU_KERNELS (25), RANDOM_SANITIZE (10),
 # RANDOM_MAX_ELEMENTS (100000: the largest tensor a GPU binding may have),
 # RANDOM_JOBS (parallel nvcc/runner processes; default: the CPU count),
 # RANDOM_KEEP (a directory to keep the generated files in).
@@ -35,7 +33,6 @@ kernels=${RANDOM_KERNELS:-12}
 singles=${RANDOM_SINGLES:-12}
 gpu_files=${RANDOM_GPU_FILES:-8}
 gpu_kernels=${RANDOM_GPU_KERNELS:-25}
-gpu_o0_files=${RANDOM_GPU_O0_FILES:-$gpu_files}
 sanitize=${RANDOM_SANITIZE:-10}
 max_elements=${RANDOM_MAX_ELEMENTS:-100000}
 jobs=${RANDOM_JOBS:-$(nproc 2>/dev/null || echo 2)}
@@ -121,31 +118,32 @@ else
     "$gen" --seed $((seed * 1000 + 700 + i)) --kernels "$gpu_kernels" \
       --max-elements "$max_elements" > "$work/g$i.te"
   done
-  for level in 0 1 2; do
-    # a program tecc cannot compile would stop the whole runner (it links
-    # libtecc): fail it here and run the others
-    set --
-    i=0
-    for f in "$work"/g*.te "$top_srcdir"/tests/regress/*.te; do
-      [ -f "$f" ] || continue
-      case $f in "$work"/g*) i=$((i + 1)) ;; esac
-      [ $level = 0 ] && [ $i -gt "$gpu_o0_files" ] && continue
-      if "$TECC" -w -O$level "$f" -o "$work/pre.cu" > "$work/pre.err" 2>&1; then
-        set -- "$@" "$f"
-      else
-        fail "tecc -O$level $(basename "$f") before the GPU run"
-        diag "$(head -n 5 "$work/pre.err")"
-      fi
+  # a program tecc cannot compile would stop the whole runner (it links
+  # libtecc): fail it here and run the others
+  set --
+  for f in "$work"/g*.te "$top_srcdir"/tests/regress/*.te; do
+    [ -f "$f" ] || continue
+    bad=
+    for level in 0 1 2; do
+      "$TECC" -w -O$level "$f" -o "$work/pre.cu" > "$work/pre.err" 2>&1 && continue
+      fail "tecc -O$level $(basename "$f") before the GPU run"
+      diag "$(head -n 5 "$work/pre.err")"
+      bad=1
     done
-    "$conform" -O$level --jobs="$jobs" --nvcc="$NVCC" --arch="${CONFORM_ARCH:-native}" \
-      --seed="$seed" --max-elements="$max_elements" "$@" > "$work/conform.O$level" 2>&1
-    rc=$?
-    summary=$(grep '^# conformance' "$work/conform.O$level" | sed 's/^# //')
-    if [ $rc -eq 0 ]; then
+    [ -z "$bad" ] && set -- "$@" "$f"
+  done
+  # the three levels in one run: one reference per binding, and -O1 reuses
+  # -O2's objects where the code is the same (--cache)
+  "$conform" -O2 -O1 -O0 --jobs="$jobs" --nvcc="$NVCC" --arch="${CONFORM_ARCH:-native}" \
+    --seed="$seed" --max-elements="$max_elements" --cache="$work/cache" "$@" \
+    > "$work/conform.log" 2>&1
+  for level in 2 1 0; do
+    summary=$(grep "^# conformance -O$level " "$work/conform.log" | sed 's/^# //')
+    if [ -n "$summary" ] && ! grep -q "^not ok .* -O$level: " "$work/conform.log"; then
       pass "random programs -O$level: $summary"
     else
-      fail "random programs -O$level: ${summary:-runner exit $rc}"
-      diag "$(grep -E '^not ok|FAIL|mismatches|error' "$work/conform.O$level" | head -n 60)"
+      fail "random programs -O$level: ${summary:-no summary (runner failed)}"
+      diag "$(grep -E "^not ok .* -O$level: |FAIL .* -O$level|error" "$work/conform.log" | head -n 60)"
     fi
   done
   sanitizer=$(command -v compute-sanitizer 2>/dev/null)
