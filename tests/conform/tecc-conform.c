@@ -43,7 +43,6 @@ enum { MAX_DIRECTIVES = 32, MAX_BINDINGS = 40, MAX_TENSORS = 64, MAX_SHOWN = 4, 
 /* ---- options and per-program settings ---------------------------------- */
 
 typedef struct Options {
-  int opt_level;  /* the level being compiled (prepare) */
   int levels[MAX_LEVELS]; /* the -O levels asked for, in order */
   int nlevels;
   const char *nvcc;
@@ -100,7 +99,7 @@ typedef struct Tally {
   long unbounded; /* float elements with a finite reference and no bound */
 } Tally;
 
-static Options opt = {2, {2}, 0, "nvcc", "native", NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12345,
+static Options opt = {{2}, 0, "nvcc", "native", NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12345,
                       1 << 23, "-O2 -lineinfo", NULL};
 
 /* ---- small utilities ------------------------------------------------------ */
@@ -272,11 +271,11 @@ static Module *load_ir(Program *p, char **error) {
   return m;
 }
 
-static char *emit_cu(Program *p, const char *cu_path, const char *h_path,
+static char *emit_cu(Program *p, int level, const char *cu_path, const char *h_path,
                      const char *h_name) {
   tecc_options o;
   tecc_options_init(&o);
-  o.opt_level = opt.opt_level;
+  o.opt_level = level;
   o.no_warnings = 1;
   o.defines = p->defines;
   o.n_defines = (size_t)p->ndefines;
@@ -393,8 +392,7 @@ static char *prepare_level(Program *p, int level, char **err) {
   char *hname = xprintf("p%d.h", p->index);
   char *w = xprintf("%s/w%d.cu", dir, p->index);
   char *cmd = NULL;
-  opt.opt_level = level;
-  *err = emit_cu(p, cu, h, hname);
+  *err = emit_cu(p, level, cu, h, hname);
   if (!*err) {
     char *wt = wrapper_text(p->module, hname);
     if (!write_file(w, wt))

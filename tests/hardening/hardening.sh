@@ -2,7 +2,8 @@
 # hardening.sh — entry-point hardening on a GPU (TAP from hardening_main.cu):
 # every status code of abi.md §4, argument errors write nothing, in-place
 # and aliasing, several host threads on several streams, CUDA graph capture
-# and replay, bitwise-repeatable runs, a library built with -DTECC_INDEX64=0.  Skipped without a GPU or nvcc.
+# and replay, bitwise-repeatable runs, a library built with -DTECC_INDEX64=0.
+# Skipped without a GPU or nvcc.
 : "${top_srcdir:=.}" "${top_builddir:=.}"
 if ! nvidia-smi -L > /dev/null 2>&1; then
   echo "1..0 # SKIP no GPU (nvidia-smi -L failed)"
