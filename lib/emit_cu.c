@@ -595,6 +595,16 @@ static void emit_result_at(GEmit *e, Out *o, Value *r, const RedInfo *ri, const 
   }
 }
 
+/* A first stage lets its second (launched by tecc::launch_next) be
+ * launched at once; the second waits for the first's end. */
+static void emit_let_final_launch(Out *o) {
+  emit(o, "tecc::let_next_launch(); /* the second stage waits for this grid's end */");
+}
+
+static void emit_wait_for_first_stage(Out *o) {
+  emit(o, "tecc::wait_for_prior_grid(); /* the first stage's partials are all written */");
+}
+
 /* Stores t_acc, the whole reduction of output element t_o. */
 static void emit_reduce_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
   emit_result_at(e, o, r, ri, "t_acc", "t_o");
@@ -617,6 +627,7 @@ static void emit_split_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
   }
   buf_puts(&h, ")");
   open_block(o, "%s", buf_cstr(&h));
+  emit_wait_for_first_stage(o);
   emit(o, "const IndexT t_outer = %s;", numel_expr(e, &g->domain, ~r->axes, "(IndexT)"));
   emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, r->axes, "(IndexT)"));
   emit(o, "(void)t_red;");
@@ -676,6 +687,7 @@ static const char *chunk_params(GEmit *e, const RedInfo *ri) {
 /* The block reduction's shared memory, the sizes, and the extent of the
  * chunk of the reduced axis this block adds (blockIdx.y). */
 static void emit_chunk_extent(GEmit *e, Out *o, Value *r, const RedInfo *ri, int threads) {
+  emit_let_final_launch(o);
   emit(o, "__shared__ %s t_smem[%d];", ri->acc_type, threads);
   emit(o, "const IndexT t_outer = %s;", numel_expr(e, &e->g->domain, ~r->axes, "(IndexT)"));
   emit(o, "const IndexT t_red = %s;", numel_expr(e, &e->g->domain, r->axes, "(IndexT)"));
@@ -850,6 +862,7 @@ static void emit_full_kernel(GEmit *e, Out *o) {
   open_kernel(e, o, "typename IndexT, bool PACKED", v->threads_x, arena_printf(e->a, ", %s *__restrict__ t_part", ri.acc_type));
   emit(o, "/* Each thread adds ITEMS packs of VEC elements per step, pack element k");
   emit(o, " * into t_acc[k]; block b leaves its sum in t_part[b] for %s_final. */", e->kname);
+  emit_let_final_launch(o);
   emit(o, "constexpr int VEC = %d, ITEMS = %d;", v->vec, v->items);
   emit(o, "__shared__ %s t_smem[32];", ri.acc_type);
   emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, ~0u, "(IndexT)"));
@@ -894,6 +907,7 @@ static void emit_full_final(GEmit *e, Out *o) {
   }
   buf_puts(&h, ")");
   open_block(o, "%s", buf_cstr(&h));
+  emit_wait_for_first_stage(o);
   emit(o, "__shared__ %s t_smem[32];", ri.acc_type);
   if (g->reduce->rop == RED_MEAN)
     emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, ~0u, "(IndexT)"));
@@ -1139,8 +1153,10 @@ static const char *group_args(KEmit *ke, GEmit *ge) {
 /* One elementwise variant: a pack of VEC elements per thread, enough
  * blocks to cover them all (schedule.c: no grid-stride steps). */
 static void emit_loop_variant(KEmit *ke, Out *o, GEmit *ge, const Variant *v) {
-  emit(o, "%s<IndexT, %d><<<tecc::cover_grid(t_n, %d * %d), %d, 0, stream>>>(%s);", ge->kname, v->vec, v->threads_x,
-       v->vec, v->threads_x, group_args(ke, ge));
+  const char *per_block = v->items > 1 ? arena_printf(ke->a, "%d * %d * %d", v->threads_x, v->vec, v->items)
+                                       : arena_printf(ke->a, "%d * %d", v->threads_x, v->vec);
+  emit(o, "%s<IndexT, %d><<<tecc::cover_grid(t_n, %s), %d, 0, stream>>>(%s);", ge->kname, v->vec, per_block,
+       v->threads_x, group_args(ke, ge));
 }
 
 /* The packed variant when every packed pointer is aligned, else the
@@ -1192,7 +1208,7 @@ static void emit_reduce_launch(KEmit *ke, Out *o, GEmit *ge) {
   open_block(o, "if (t_l.splits > 1)");
   emit_launch_check(o);
   int final = g->schedule->final_threads;
-  emit(o, "%s_final<IndexT><<<tecc::grid_size(t_outer, %d, %d), %d, 0, stream>>>((const %s *)t_part%d, (int)t_l.splits%s);",
+  emit(o, "tecc::launch_next(%s_final<IndexT>, dim3(tecc::grid_size(t_outer, %d, %d)), dim3(%d), stream, (const %s *)t_part%d, (int)t_l.splits%s);",
        ge->kname, final, g->schedule->variants[0].sm_threads / final, final, ri.acc_type, g->id, final_args(ke, ge));
   close_block(o, "");
 }
@@ -1214,7 +1230,8 @@ static void emit_full_launch(KEmit *ke, Out *o, GEmit *ge) {
   open_block(o, "if (t_grid > 1)");
   emit_launch_check(o);
   int final = g->schedule->final_threads;
-  emit(o, "%s_final<IndexT><<<1, %d, 0, stream>>>(t_part, (int)t_grid%s);", ge->kname, final, final_args(ke, ge));
+  emit(o, "tecc::launch_next(%s_final<IndexT>, dim3(1), dim3(%d), stream, (const %s *)t_part, (int)t_grid%s);", ge->kname, final,
+       ri.acc_type, final_args(ke, ge));
   close_block(o, "");
 }
 

@@ -21,6 +21,8 @@ typedef struct Walk {
   PtrVec seen;           /* Seen*: element scope, this pass */
   PtrVec row_seen;       /* Seen*: row scope, every pass */
   int pack_bytes;
+  int own_bytes;         /* loop: bytes per element at its own index */
+  int slow_math;         /* loop: software math functions per element */
   char *held;            /* by value id: a memory value held whole */
   int nheld;
   uint32_t *computed_in; /* by value id: the passes that compute it whole */
@@ -43,6 +45,28 @@ int worth_keeping(const Value *v) {
 int footprint_held(const Footprint *f) {
   int n = f->held_inputs > f->kept ? f->held_inputs : f->kept;
   return n > 0 ? n : 1;
+}
+
+int footprint_budget(const Footprint *f, int registers) {
+  int inputs = 2 * f->held_inputs - f->held_pairs, kept = 2 * f->kept; /* half registers */
+  int need = inputs > kept ? inputs : kept;
+  int budget = 2 * registers / (need > 0 ? need : 2);
+  return budget > 0 ? budget : 1;
+}
+
+int slow_math(const Value *v) {
+  if (v->op == IR_BINARY)
+    return v->bop == BIN_POW || v->bop == BIN_ATAN2;
+  if (v->op != IR_UNARY)
+    return 0;
+  switch (v->uop) {
+  case UN_SIN: case UN_COS: case UN_TAN: case UN_ASIN: case UN_ACOS: case UN_ATAN:
+  case UN_SINH: case UN_COSH: case UN_TANH: case UN_ERF: case UN_GELU: case UN_GELU_TANH:
+  case UN_EXPM1: case UN_LOG1P: case UN_SOFTPLUS:
+    return 1;
+  default:
+    return 0;
+  }
 }
 
 static void widen(Walk *w, DType t) {
@@ -103,10 +127,13 @@ static void loop_visit(Walk *w, const Value *v, const int *map) {
     return;
   if (loop_reads_memory(w, v)) {
     int by_value = v->op == IR_INPUT && v->shape.rank == 0; /* a scalar argument */
-    if (!by_value && at_own_index(w, &v->shape, map))
+    if (!by_value && at_own_index(w, &v->shape, map)) {
       widen(w, v->dtype);
+      w->own_bytes += dtype_size(v->dtype);
+    }
     return;
   }
+  w->slow_math += slow_math(v);
   for (int i = 0; i < v->nargs; i++)
     loop_visit(w, v->args[i], map);
 }
@@ -123,6 +150,7 @@ static void loop_footprint(Walk *w) {
     const Value *r = w->g->roots.items[i];
     loop_visit(w, r, map);
     widen(w, r->dtype); /* every root is stored at the element's index */
+    w->own_bytes += dtype_size(r->dtype);
   }
 }
 
@@ -300,6 +328,9 @@ static void stitch_footprint(Arena *a, const KernelPlan *kp, const Group *g, Foo
   for (int i = 0; i < n; i++)
     if (first.held[i])
       widen(&first, ((Value *)kp->kernel->values.items[i])->dtype);
+  for (int i = 0; i < n; i++) /* packed rows hold 16-bit inputs in pairs (emit_stitch.c) */
+    if (first.held[i])
+      f->held_pairs += dtype_is_16bit(((Value *)kp->kernel->values.items[i])->dtype);
   for (int i = 0; i < g->roots.len; i++)
     if (is_staged_output(&first, g->roots.items[i]))
       widen(&first, ((Value *)g->roots.items[i])->dtype);
@@ -320,6 +351,8 @@ Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g) {
     else
       reduce_footprint(&w);
     f.pack_bytes = w.pack_bytes;
+    f.own_bytes = w.own_bytes;
+    f.slow_math = w.slow_math;
   }
   if (f.pack_bytes > 16)
     internal_error("an element of %d bytes does not fit a 16-byte pack", f.pack_bytes);

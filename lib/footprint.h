@@ -21,6 +21,9 @@
 typedef struct Footprint {
   int pack_bytes;   /* widest element moved in packs; 0: nothing can move in packs */
   int held_inputs;  /* stitch: full-domain memory values held per element */
+  int held_pairs;   /* stitch: of those, 16-bit ones in packed rows (two to a register) */
+  int own_bytes;    /* loop: bytes per element of the tensors read or written at its index */
+  int slow_math;    /* loop: software math functions (erf, sin, ...) computed per element */
   int kept;         /* stitch: math results kept per element for later passes */
   const char *keep; /* stitch: by value id, 1 for the values kept (or NULL) */
 } Footprint;
@@ -34,6 +37,12 @@ Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g);
  * slower on an H100: fewer bytes in flight.) */
 int footprint_held(const Footprint *f);
 
+/* Elements of each value a thread may hold in `registers` registers: a
+ * 16-bit input of a packed row takes half a register (the stitch emitter
+ * holds it in pairs), every other held or kept value a whole one; the
+ * inputs die as the kept values are born, so the larger need counts. */
+int footprint_budget(const Footprint *f, int registers);
+
 /* Keeping a value costs registers: only math functions and divisions are
  * worth them; adds, casts and f32 exp (two instructions) are recomputed.
  * Keeping softmax's exp held 64 values a thread and spilled; recomputing
@@ -41,5 +50,10 @@ int footprint_held(const Footprint *f);
  * 16384 x 4096, softmax f32 4096 x 16384 from 71% to 97% (H100,
  * bench/NOTES.md, issue 12). */
 int worth_keeping(const Value *v);
+
+/* A math function the GPU computes in software, tens of instructions
+ * (erf, the trigonometric and hyperbolic ones, pow, ...), where exp, log,
+ * sqrt and the arithmetic are a few. */
+int slow_math(const Value *v);
 
 #endif

@@ -14,15 +14,17 @@
 
 enum {
   ELEMENTWISE_THREADS = 256, /* seed 004: a block of 256, a pack per thread */
+  SLOW_MATH_BYTES = 4,       /* elementwise: a software math function per this many bytes or fewer: 2 packs a thread */
   SM_THREADS = 2048,         /* resident threads per SM (sm_70 .. sm_90) */
   MAX_THREADS = 1024,        /* per block */
   HELD_REGISTERS = 32,       /* per thread for held row elements */
   SHORT_ROW_BLOCK = 128,     /* threads of a block of several short rows */
-  BLOCK_ROW_THREADS = 256,   /* the most threads of a row at ITEMS 4 when a row may hold more */
+  BLOCK_ROW_THREADS = 128,   /* the most threads of a row at ITEMS 4 when a row may hold more */
   REDUCE_BLOCK = 256,        /* threads of a block of a plain reduction */
   STREAM_ITEMS = 4,          /* packs per thread per chunk of a streamed row */
   FULL_ITEMS = 4,            /* full reductions: packs in flight per thread (64 bytes) */
   COLUMN_ITEMS = 4,          /* column reductions: rows in flight per thread */
+  COLUMN_TILE = 64,          /* column reductions: columns per block */
   FULL_SM_THREADS = 1024,    /* full reductions: 4 blocks of 256 per SM, <= 64 registers */
   FINAL_THREADS = 512,       /* the block that combines per-block partials */
   PACK_BYTES = 16
@@ -103,12 +105,22 @@ static Variant *add(Arena *a, GroupSchedule *s, const char *name, When when, Sto
   return v;
 }
 
+/* A pack per thread, or two where the loop computes a software math
+ * function (erf, sin, ...) for every SLOW_MATH_BYTES bytes it moves or
+ * fewer: such a loop waits on instructions, not memory, and half the
+ * threads pay half the index math and block starts.  On an H100,
+ * gelu(x + b) in bf16 (an erf per 4 bytes) went from 85.6 to 90.6% of
+ * copy at 16384 x 4096 and from 81-83 to 85-88 at the other shapes, where
+ * swiglu, chain5 (a sin per 12 bytes) and the casts lost about a point
+ * with two packs (bench/NOTES.md, issue 11). */
 static void elementwise(Arena *a, GroupSchedule *s, const Footprint *f) {
   int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
   if (vec > 1) {
     Variant *v = add(a, s, "packed", WHEN_ALIGNED, STORE_NONE);
     v->vec = vec;
     v->threads_x = ELEMENTWISE_THREADS;
+    if (f->slow_math > 0 && f->slow_math * SLOW_MATH_BYTES >= f->own_bytes)
+      v->items = 2;
   }
   add(a, s, "scalar", WHEN_ALWAYS, STORE_NONE)->threads_x = ELEMENTWISE_THREADS;
 }
@@ -127,15 +139,26 @@ static void full_reduction(Arena *a, GroupSchedule *s, const Footprint *f) {
   v->split = SPLIT_PER_BLOCK;
 }
 
+static int clamp(int x, int lo, int hi) {
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
 /* Plain reductions keep one partial per thread in registers; a second,
- * ordered stage combines the chunks of a split (deterministic). */
+ * ordered stage combines the chunks of a split (deterministic).  A column
+ * block spans COLUMN_TILE columns (8 lanes of bf16 packs, 16 of f32, 32
+ * of f64) and REDUCE_BLOCK / lanes rows.  Against 32 lanes of packs it
+ * has four times the blocks along the columns, so a wide matrix fills the
+ * GPU without a split, and a narrow one's split leaves fewer partials.  On
+ * an H100, % of copy (bench/NOTES.md, issue 11): 1024 x 65536 bf16 78.9
+ * -> 87.3, f32 93.9 -> 96.6; 65536 x 1024 bf16 78.3 -> 82.3, f32 92.5 ->
+ * 93.8; 16384 x 4096 bf16 83.6 -> 81.8, f32 93.4 -> 93.4. */
 static void reduction(Arena *a, GroupSchedule *s, const Footprint *f) {
   if (s->cls == CLASS_COLUMN) { /* seed 003: threads along the columns, packed */
     Variant *v = add(a, s, "columns", WHEN_ALWAYS, STORE_REGISTERS);
     v->vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
     v->items = COLUMN_ITEMS;
-    v->threads_x = 32;
-    v->threads_y = REDUCE_BLOCK / 32;
+    v->threads_x = clamp(COLUMN_TILE / v->vec, 8, 32);
+    v->threads_y = REDUCE_BLOCK / v->threads_x;
     v->split = 0;
     return;
   }
@@ -165,9 +188,13 @@ static int at_most(int x, int most) {
 
 /* Rows in registers: several rows per warp (4 to 32 lanes a row) while a
  * warp holds them, then a block per row at about four packs per thread
- * (at most 256 threads when a thread may hold more), then (long rows) the
+ * (at most 128 threads when a thread may hold more), then (long rows) the
  * whole budget per thread, then a cluster of blocks (sm_90); longer rows
- * stream.  32-bit rows give every row group its own block: on an H100
+ * stream.  16-bit rows are held two elements to a register, so their
+ * budget is twice f32's.  The whole budget from 128 threads up (it was
+ * 256, and 16-bit rows had half the budget) took rowstats f32 16384 x
+ * 4096 from 95.0 to 99.2% of copy, bf16 4096 x 16384 73.4 -> 89.2 and
+ * 4096 x 11008 57.3 -> 78.6 on an H100 (bench/NOTES.md, issue 11).  32-bit rows give every row group its own block: on an H100
  * that beat a persistent grid by 5-11 points of copy at 32768 x 1024 and
  * 16384 x 4096.  16-bit rows carry twice the elements a byte and are
  * bound by instructions, not bytes: there a persistent grid (2048
@@ -310,7 +337,7 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   Footprint f = group_footprint(a, kp, g);
   s->cls = class_of(g);
   s->held = footprint_held(&f);
-  s->budget = HELD_REGISTERS / s->held > 0 ? HELD_REGISTERS / s->held : 1;
+  s->budget = footprint_budget(&f, HELD_REGISTERS);
   s->keep = f.keep;
   switch (s->cls) {
   case CLASS_ELEMENTWISE: elementwise(a, s, &f); break;
@@ -377,7 +404,9 @@ static const char *grid_text(Arena *a, const Variant *v) {
   if (v->fit == FIT_CLUSTER)
     return "grid <= SMs/C clusters";
   if (v->storage == STORE_NONE) /* elementwise: emit_cu.c, emit_loop_variant */
-    return arena_printf(a, "grid = ceil(n/(%d*VEC)), a pack per thread", v->threads_x * v->threads_y);
+    return v->items > 1 ? arena_printf(a, "grid = ceil(n/(%d*VEC*%d)), %d packs per thread", v->threads_x * v->threads_y,
+                                       v->items, v->items)
+                        : arena_printf(a, "grid = ceil(n/(%d*VEC)), a pack per thread", v->threads_x * v->threads_y);
   if (v->sm_threads == 0)
     return v->threads_y > 1 || v->fit != FIT_NONE ? "grid = ceil(rows/TY), a block per TY rows" : "grid = rows";
   if (v->fit == FIT_NONE)

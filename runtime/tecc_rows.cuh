@@ -112,21 +112,18 @@ __device__ __forceinline__ T cluster_allreduce(T v, Op op, T *slot) {
 #endif
 }
 
-/* @piece clusters_ok cluster_blocks one_wave_of_clusters cluster_grid launch_cluster @needs DeviceCache current_device sm_count pow2_at_least ceil_div */
+/* @piece clusters_ok cluster_blocks one_wave_of_clusters cluster_grid launch_cluster @needs built_for_sm90 current_device sm_count pow2_at_least ceil_div */
 /* The device launches clusters and `kernel` was compiled for sm_90 or
- * newer (its cluster code is there).  Cached per device: the kernels of
- * one file are compiled for the same architectures. */
+ * newer (its cluster code is there). */
 inline bool clusters_ok(const void *kernel) {
-  static DeviceCache cache; /* 1 yes, 2 no */
   const int dev = current_device();
-  if (dev < 0) return false;
-  if (int known = cache.get(dev)) return known == 1;
   int cl = 0;
-  cudaFuncAttributes fa;
-  bool ok = cudaDeviceGetAttribute(&cl, cudaDevAttrClusterLaunch, dev) == cudaSuccess && cl &&
-            cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.ptxVersion >= 90;
-  cache.put(dev, ok ? 1 : 2);
-  return ok;
+  if (dev < 0 || !built_for_sm90(kernel)) return false;
+  if (cudaDeviceGetAttribute(&cl, cudaDevAttrClusterLaunch, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return cl != 0;
 }
 
 /* The blocks of a row's cluster: `per_block` elements each, at most 8

@@ -566,6 +566,66 @@ inline unsigned cover_grid(int64_t work, int64_t per_block) {
   return (unsigned)want;
 }
 
+/* @piece built_for_sm90 @needs DeviceCache current_device */
+/* `kernel`'s code on this device was compiled for sm_90 or newer (its
+ * Hopper code is there).  Cached per device: the kernels of one file are
+ * compiled for the same architectures. */
+inline bool built_for_sm90(const void *kernel) {
+  static DeviceCache cache; /* 1 yes, 2 no */
+  const int dev = current_device();
+  if (dev < 0) return false;
+  if (int known = cache.get(dev)) return known == 1;
+  cudaFuncAttributes fa;
+  bool ok = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.ptxVersion >= 90 && fa.binaryVersion >= 90;
+  if (!ok) (void)cudaGetLastError();
+  cache.put(dev, ok ? 1 : 2);
+  return ok;
+}
+
+/* @piece launch_next wait_for_prior_grid let_next_launch @needs built_for_sm90 */
+/* The second stage of a split reduction, launched as a programmatic
+ * dependent of the first (sm_90): the GPU starts launching it while the
+ * first stage's blocks finish, and it waits in wait_for_prior_grid until
+ * they have all finished and their partials are visible.  It spares the
+ * gap between the two kernels: on an H100 fullsum bf16 went from 51.6 to
+ * 50.4 us, colsum from 57.0 to 56.1 (bench/NOTES.md, issue 11).  Before
+ * sm_90, or for code compiled for an older architecture (where the wait
+ * is not there), it is an ordinary launch. */
+__device__ __forceinline__ void wait_for_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/* In the first stage: the dependent launch may begin now (it waits for
+ * this grid's end before it reads anything). */
+__device__ __forceinline__ void let_next_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+/* Launches `kernel` after the work before it on `stream`, as a
+ * programmatic dependent where the device and the code allow; a failure
+ * is the launch's error (cudaGetLastError), as with <<<>>>. */
+template <typename... Params, typename... Args>
+inline void launch_next(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
+  if (!built_for_sm90((const void *)kernel)) { /* no wait in its code */
+    kernel<<<grid, block, 0, stream>>>(args...);
+    return;
+  }
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
 /* @piece mul_size numel overlap */
 /* *out = a * b; false on int64 overflow. */
 inline bool mul_size(int64_t a, int64_t b, int64_t *out) {

@@ -1,0 +1,53 @@
+#!/bin/sh
+# schedule.sh — the schedule rules that bench/NOTES.md measured (issue 11),
+# read back from --emit=plan and the .cu: a column reduction's block spans
+# 64 columns (8 lanes of bf16 packs, 16 of f32, 32 of f64); an elementwise
+# loop with a software math function for every 4 bytes or fewer gives each
+# thread two packs, others one; 16-bit rows, held in pairs, have twice
+# f32's register budget, and f32 rows past 2048 take the whole budget; the
+# second stage of full and split column reductions is a dependent launch
+# that waits for the first.
+. "$top_srcdir/tests/tap.sh"
+work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+
+cat > "$work/s.te" <<'TE'
+kernel colsum_bf16(x: bf16[M, N]) -> (y: bf16[N]) { y = sum(x, 0) }
+kernel colsum_f32(x: f32[M, N]) -> (y: f32[N]) { y = sum(x, 0) }
+kernel colsum_f64(x: f64[M, N]) -> (y: f64[N]) { y = sum(x, 0) }
+kernel gelu_bf16(x: bf16[M, N], b: bf16[N]) -> (y: bf16[M, N]) { y = gelu(x + b) }
+kernel gelu_f32(x: f32[M, N], b: f32[N]) -> (y: f32[M, N]) { y = gelu(x + b) }
+kernel sin5_bf16(b: bf16[M, N], c: bf16[M, N], d: bf16[M, N], e: bf16[M, N], f: bf16[M, N]) -> (y: bf16[M, N]) {
+  y = b + c * d + sin(e) * f + 10
+}
+kernel swiglu_bf16(a: bf16[M, N], b: bf16[M, N]) -> (y: bf16[M, N]) { y = silu(a) * b }
+kernel softmax_bf16(x: bf16[M, N]) -> (y: bf16[M, N]) { y = softmax(x, -1) }
+kernel softmax_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = softmax(x, -1) }
+kernel fullsum_bf16(x: bf16[M, N]) -> (y: bf16) { y = sum(x) }
+TE
+"$TECC" -O2 --emit=plan "$work/s.te" -o "$work/s.plan" || { echo "Bail out! tecc --emit=plan failed"; exit 1; }
+"$TECC" -O2 "$work/s.te" -o "$work/s.cu" || { echo "Bail out! tecc failed"; exit 1; }
+
+# The plan lines of kernel $1 (up to the next kernel).
+of() { sed -n "/^kernel $1:/,/^kernel /p" "$work/s.plan"; }
+has() { of "$1" | grep -q -- "$2"; }
+
+plan 16
+ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
+ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
+ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
+ok "gelu(x + b) bf16: 2 packs per thread" has gelu_bf16 'grid = ceil(n/(256\*VEC\*2)), 2 packs per thread'
+ok "gelu(x + b) f32 (an erf per 8 bytes): a pack per thread" has gelu_f32 'a pack per thread'
+ok "a sin per 12 bytes: a pack per thread" has sin5_bf16 'a pack per thread'
+ok "silu (no software math function): a pack per thread" has swiglu_bf16 'a pack per thread'
+ok "gelu bf16's packed launch covers 2 packs a thread" grep -q 'tecc_gelu_bf16_g0_loop<IndexT, 8><<<tecc::cover_grid(t_n, 256 \* 8 \* 2)' "$work/s.cu"
+ok "softmax bf16: 64 elements per thread and value" has softmax_bf16 '1 value(s) held per element, 64 element(s) per thread'
+ok "softmax bf16: a block to 4096" has softmax_bf16 'variant block (when R <= 4096 '
+ok "softmax bf16: the whole budget to 65536" has softmax_bf16 'variant long (when R <= 65536 .* ITEMS 8,'
+ok "softmax f32: a block to 2048" has softmax_f32 'variant block (when R <= 2048 '
+ok "softmax f32: the whole budget to 32768" has softmax_f32 'variant long (when R <= 32768 .* ITEMS 8,'
+ok "full reduction: the second stage is a dependent launch" grep -q 'tecc::launch_next(tecc_fullsum_bf16_g0_full_final<IndexT>, dim3(1), dim3(512)' "$work/s.cu"
+ok "column reduction: the second stage is a dependent launch" grep -q 'tecc::launch_next(tecc_colsum_bf16_g0_column_final<IndexT>' "$work/s.cu"
+n_wait=$(grep -c 'tecc::wait_for_prior_grid(); /\*' "$work/s.cu")
+is "$n_wait" 4 "each second stage waits for its first (fullsum, 3 colsums)"
+done_testing
