@@ -300,6 +300,20 @@ static void test_threads() {
 
 // ---- CUDA graphs ------------------------------------------------------------------
 
+// Equal bits, else a TAP comment with the count and the first difference
+// (this check failed now and then on an H100 and passed on reruns).
+static bool report_difference(const char *what, int rep, const std::vector<float> &got,
+                              const std::vector<float> &want) {
+  size_t diff = 0, first = got.size();
+  for (size_t i = 0; i < got.size(); i++)
+    if (memcmp(&got[i], &want[i], sizeof(float)) != 0 && diff++ == 0)
+      first = i;
+  if (diff)
+    printf("# replay %d: %s differs in %zu of %zu elements, first at %zu: %a, direct %a\n", rep, what, diff,
+           got.size(), first, (double)got[first], (double)want[first]);
+  return diff == 0;
+}
+
 static void test_graph() {
   const int64_t N = 513, D = 777, M = 1 << 20;
   size_t n = (size_t)(N * D);
@@ -328,7 +342,9 @@ static void test_graph() {
   for (int rep = 0; rep < 3; rep++) {
     CHECK(cudaGraphLaunch(ge, s));
     CHECK(cudaStreamSynchronize(s));
-    same = same && host_from(y, n) == direct_y && host_from(z, (size_t)M) == direct_z;
+    bool y_same = report_difference("y", rep, host_from(y, n), direct_y);
+    bool z_same = report_difference("z", rep, host_from(z, (size_t)M), direct_z);
+    same = same && y_same && z_same;
     poison(y, n * sizeof(float));
     poison(z, (size_t)M * sizeof(float));
   }
