@@ -54,7 +54,10 @@ int footprint_budget(const Footprint *f, int registers) {
   return budget > 0 ? budget : 1;
 }
 
-int slow_math(const Value *v) {
+/* A math function the GPU computes in software, tens of instructions
+ * (erf, the trigonometric and hyperbolic ones, pow, ...), where exp, log,
+ * sqrt and the arithmetic are a few. */
+static int slow_math(const Value *v) {
   if (v->op == IR_BINARY)
     return v->bop == BIN_POW || v->bop == BIN_ATAN2;
   if (v->op != IR_UNARY)
@@ -325,12 +328,13 @@ static void stitch_footprint(Arena *a, const KernelPlan *kp, const Group *g, Foo
   f->held_inputs = first.nheld;
   if (g->sched != SCHED_ROW || !contiguous_rows(g))
     return;
-  for (int i = 0; i < n; i++)
-    if (first.held[i])
-      widen(&first, ((Value *)kp->kernel->values.items[i])->dtype);
-  for (int i = 0; i < n; i++) /* packed rows hold 16-bit inputs in pairs (emit_stitch.c) */
-    if (first.held[i])
-      f->held_pairs += dtype_is_16bit(((Value *)kp->kernel->values.items[i])->dtype);
+  for (int i = 0; i < n; i++) {
+    if (!first.held[i])
+      continue;
+    DType t = ((Value *)kp->kernel->values.items[i])->dtype;
+    widen(&first, t);
+    f->held_pairs += dtype_is_16bit(t); /* packed rows hold 16-bit inputs in pairs (emit_stitch.c) */
+  }
   for (int i = 0; i < g->roots.len; i++)
     if (is_staged_output(&first, g->roots.items[i]))
       widen(&first, ((Value *)g->roots.items[i])->dtype);

@@ -51,9 +51,4 @@ int footprint_budget(const Footprint *f, int registers);
  * bench/NOTES.md, issue 12). */
 int worth_keeping(const Value *v);
 
-/* A math function the GPU computes in software, tens of instructions
- * (erf, the trigonometric and hyperbolic ones, pow, ...), where exp, log,
- * sqrt and the arithmetic are a few. */
-int slow_math(const Value *v);
-
 #endif

@@ -194,8 +194,9 @@ static int at_most(int x, int most) {
  * budget is twice f32's.  The whole budget from 128 threads up (it was
  * 256, and 16-bit rows had half the budget) took rowstats f32 16384 x
  * 4096 from 95.0 to 99.2% of copy, bf16 4096 x 16384 73.4 -> 89.2 and
- * 4096 x 11008 57.3 -> 78.6 on an H100 (bench/NOTES.md, issue 11).  32-bit rows give every row group its own block: on an H100
- * that beat a persistent grid by 5-11 points of copy at 32768 x 1024 and
+ * 4096 x 11008 57.3 -> 78.6 on an H100 (bench/NOTES.md, issue 11).
+ * 32-bit rows give every row group its own block: on an H100 that beat
+ * a persistent grid by 5-11 points of copy at 32768 x 1024 and
  * 16384 x 4096.  16-bit rows carry twice the elements a byte and are
  * bound by instructions, not bytes: there a persistent grid (2048
  * threads a SM), whose blocks overlap one row's reductions with the next

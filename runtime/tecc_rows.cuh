@@ -112,7 +112,7 @@ __device__ __forceinline__ T cluster_allreduce(T v, Op op, T *slot) {
 #endif
 }
 
-/* @piece clusters_ok cluster_blocks one_wave_of_clusters cluster_grid launch_cluster @needs built_for_sm90 current_device sm_count pow2_at_least ceil_div */
+/* @piece clusters_ok cluster_blocks one_wave_of_clusters cluster_grid launch_cluster @needs built_for_sm90 current_device sm_count pow2_at_least ceil_div launch_with */
 /* The device launches clusters and `kernel` was compiled for sm_90 or
  * newer (its cluster code is there). */
 inline bool clusters_ok(const void *kernel) {
@@ -154,18 +154,12 @@ inline unsigned cluster_grid(int64_t rows, unsigned cluster) {
 template <typename... Params, typename... Args>
 inline void launch_cluster(void (*kernel)(Params...), unsigned grid, dim3 block, unsigned cluster,
                                   cudaStream_t stream, Args... args) {
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr;
+  cudaLaunchAttribute attr = {};
   attr.id = cudaLaunchAttributeClusterDimension;
   attr.val.clusterDim.x = cluster;
   attr.val.clusterDim.y = 1;
   attr.val.clusterDim.z = 1;
-  cfg.gridDim = dim3(grid);
-  cfg.blockDim = block;
-  cfg.stream = stream;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  cudaLaunchKernelEx(&cfg, kernel, args...);
+  launch_with(attr, kernel, dim3(grid), block, stream, args...);
 }
 
 /* @end */

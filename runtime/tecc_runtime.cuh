@@ -582,7 +582,23 @@ inline bool built_for_sm90(const void *kernel) {
   return ok;
 }
 
-/* @piece launch_next wait_for_prior_grid let_next_launch @needs built_for_sm90 */
+/* @piece launch_with */
+/* Launches `kernel` with one launch attribute (cudaLaunchKernelEx); a
+ * failure is the launch's error (cudaGetLastError), as with <<<>>>. */
+template <typename... Params, typename... Args>
+inline void launch_with(const cudaLaunchAttribute &attr, void (*kernel)(Params...), dim3 grid, dim3 block,
+                        cudaStream_t stream, Args... args) {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute a = attr;
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.stream = stream;
+  cfg.attrs = &a;
+  cfg.numAttrs = 1;
+  cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
+/* @piece launch_next wait_for_prior_grid let_next_launch @needs built_for_sm90 launch_with */
 /* The second stage of a split reduction, launched as a programmatic
  * dependent of the first (sm_90): the GPU starts launching it while the
  * first stage's blocks finish, and it waits in wait_for_prior_grid until
@@ -614,16 +630,10 @@ inline void launch_next(void (*kernel)(Params...), dim3 grid, dim3 block, cudaSt
     kernel<<<grid, block, 0, stream>>>(args...);
     return;
   }
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr;
+  cudaLaunchAttribute attr = {};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.gridDim = grid;
-  cfg.blockDim = block;
-  cfg.stream = stream;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  cudaLaunchKernelEx(&cfg, kernel, args...);
+  launch_with(attr, kernel, grid, block, stream, args...);
 }
 
 /* @piece mul_size numel overlap */
