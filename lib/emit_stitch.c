@@ -532,6 +532,108 @@ static void reduction_pass(SEmit *e, Out *o, int level) {
   end_pass(e, o, head, tail);
 }
 
+/* ---- second moments in one read (stream kernel) ---------------------------- */
+
+/* var(x) lowers to mean((x - mean(x))**2): a level that reads the mean of
+ * the level before, so the stream kernel would read the row twice (a long
+ * f32 row of rowstats ran at 75% of copy on an H100; bench/NOTES.md).
+ * Instead the pass of the mean also folds, chunk by chunk, the count,
+ * mean and squared deviations of the chunk it holds in registers (two
+ * loops over them), merged by tecc::MergeMoments: one read for both
+ * levels, as accurate as two passes (stitch.h: stitch_moment_mean()).
+ * The mean keeps its own sum, the same bits as the register kernel's. */
+static int moments_level(const SEmit *e, int level) {
+  return !e->reg && e->row && stitch_moments_level(e->g, level);
+}
+
+/* The chunk loops of the moments of `r`: its element in loop 1 (`one`)
+ * and loop 2 (`two`); `mid` (between them) and `merge` (after them) in
+ * the chunk; `head`/`tail` around the pass. */
+typedef struct MomentOuts {
+  Out *decl, *one, *mid, *two, *merge, *head, *tail;
+} MomentOuts;
+
+static void moments_of_one(SEmit *e, Value *r, Value *a, const char *elem, MomentOuts *mo) {
+  const char *t = cu_compute_ctype(a->dtype);
+  const int id = r->id;
+  emit(mo->head, "tecc::Moments<%s> t_mo%d = tecc::moments((%s)0, (%s)0, (%s)0);", t, id, t, t, t);
+  emit(mo->decl, "%s t_cs%d = 0, t_cn%d = 0, t_cq%d = 0; /* this chunk's sum, count, squared deviations */", t, id,
+       id, id);
+  emit(mo->one, "t_cs%d = tecc::add(t_cs%d, %s);", id, id, elem);
+  emit(mo->one, "t_cn%d = tecc::add(t_cn%d, (%s)1);", id, id, t);
+  emit(mo->mid, "const %s t_cm%d = tecc::chunk_mean(t_cs%d, t_cn%d);", t, id, id, id);
+  emit(mo->merge, "t_mo%d = tecc::MergeMoments()(t_mo%d, tecc::moments(t_cn%d, t_cm%d, t_cq%d));", id, id, id, id,
+       id);
+  emit(mo->tail, "t_mo%d = tecc::row_allreduce_moments(t_mo%d, (tecc::Moments<%s> *)t_smem);", id, id, t);
+  const char *name = kernel_name_for(e, base_name(e, r));
+  const char *val = r->rop == RED_MEAN ? arena_printf(e->a, "t_mo%d.m2 / (%s)t_red", id, t)
+                                       : arena_printf(e->a, "t_mo%d.m2", id);
+  emit(mo->tail, "const %s %s = %s;", cu_compute_ctype(r->dtype), name, val);
+  e->red_name[r->id] = name;
+}
+
+/* One chunk loop over the elements held: `body`. */
+static void chunk_loop(SEmit *e, Out *o, Out *body) {
+  e->body = body;
+  open_elements(e, o);
+  emit_decompose(e, o, "t_r", e->st->axes, e->used_red);
+  emit_fragment(o, body);
+  close_elements(e, o);
+}
+
+/* Levels `level` and `level` + 1 (its second moments) in one pass. */
+static void moment_pass(SEmit *e, Out *o, int level) {
+  int map[TECC_MAX_RANK];
+  identity_map(map, e->g->domain.rank);
+  start_pass(e);
+  MomentOuts mo;
+  Out **outs[] = {&mo.decl, &mo.one, &mo.mid, &mo.two, &mo.merge, &mo.head, &mo.tail};
+  for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
+    *outs[i] = new_out(e->a);
+  emit(mo.head, "/* levels %d and %d in one read: level %d's second moments, chunk by chunk */", level, level + 1,
+       level + 1);
+  for (int i = 0; i < e->st->reduces.len; i++) {
+    Value *r = e->st->reduces.items[i];
+    if (e->st->level[r->id] == level)
+      reduce_one(e, r, map, mo.head, mo.tail);
+  }
+  Out *one = e->body;
+  PtrVec seconds = {0};
+  for (int i = 0; i < e->st->reduces.len; i++) {
+    Value *r = e->st->reduces.items[i];
+    if (e->st->level[r->id] == level + 1)
+      vec_push(e->a, &seconds, r);
+  }
+  for (int i = 0; i < seconds.len; i++) {
+    Value *r = seconds.items[i], *a = stitch_moment_mean(e->g, r, level + 1)->args[0];
+    moments_of_one(e, r, a, sval(e, a, map), &mo);
+  }
+  emit_fragment(one, mo.one);
+  /* loop 2: the element values anew, in their own scope */
+  forget_element_names(e);
+  e->memo.len = 0;
+  e->body = mo.two;
+  for (int i = 0; i < seconds.len; i++) {
+    Value *r = seconds.items[i], *a = stitch_moment_mean(e->g, r, level + 1)->args[0];
+    const char *t = cu_compute_ctype(a->dtype), *elem = sval(e, a, map);
+    emit(mo.two, "const %s t_dv%d = tecc::sub(%s, t_cm%d);", t, r->id, elem, r->id);
+    emit(mo.two, "t_cq%d = tecc::add(t_cq%d, tecc::mul(t_dv%d, t_dv%d));", r->id, r->id, r->id, r->id);
+  }
+  emit_fragment(o, e->pre);
+  emit_fragment(o, mo.head);
+  open_block(o, "if (t_live)");
+  open_block(o, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * (VEC * ITEMS))", lanes(e));
+  load_cached(e, o, e->pass);
+  emit_fragment(o, mo.decl);
+  chunk_loop(e, o, one);
+  emit_fragment(o, mo.mid);
+  chunk_loop(e, o, mo.two);
+  emit_fragment(o, mo.merge);
+  close_block(o, "");
+  close_block(o, "");
+  emit_fragment(o, mo.tail);
+}
+
 /* Stores `expr` in every buffer `v` lives in, at `off`. */
 static void emit_stores(SEmit *e, Out *o, Value *v, const char *expr, const char *off) {
   const char *stored = cu_store_conv(e->a, v->dtype, expr);
@@ -732,8 +834,12 @@ static const char *kernel_name(Arena *a, const Kernel *k, const Group *g, int re
 /* The row loop's body: passes, outputs. */
 static void row_body(SEmit *e, Out *o) {
   Out *passes = new_out(e->a);
-  for (int l = 1; l <= e->st->nlevels; l++)
-    reduction_pass(e, passes, l);
+  for (int l = 1; l <= e->st->nlevels; l++) {
+    if (moments_level(e, l + 1))
+      moment_pass(e, passes, l++);
+    else
+      reduction_pass(e, passes, l);
+  }
   output_pass(e, passes);
   row_outputs(e, passes);
   emit_decompose(e, o, "t_o", ~e->st->axes, e->used_kept);
@@ -882,7 +988,8 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
     emit(o, "const int t_tx = %d, t_ty = %d;", v->threads_x, v->threads_y);
     break;
   case FIT_ROW:
-    emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024);", v->items * v->vec);
+    emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %s);", v->items * v->vec,
+         v->one_read ? "tecc::one_read_threads(t_rows)" : "1024");
     emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
     break;
   case FIT_SHORT_ROWS:

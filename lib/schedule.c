@@ -27,6 +27,7 @@ enum {
   COLUMN_TILE = 64,          /* column reductions: columns per block */
   FULL_SM_THREADS = 1024,    /* full reductions: 4 blocks of 256 per SM, <= 64 registers */
   FINAL_THREADS = 512,       /* the block that combines per-block partials */
+  ONE_READ_THREADS = 512,    /* rows read once (stream, or held): two blocks an SM */
   PACK_BYTES = 16
 };
 
@@ -234,6 +235,29 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v->index_bits = 0; /* 64-bit only when the sizes need it: 64-bit index math cost bf16 rows 20% */
 }
 
+/* A stream kernel that reads each row once (rowstats: its variance
+ * shares the mean's pass, stitch.h) gives a row 512 threads when the
+ * rows fill two blocks on every SM: one block's end-of-row all-reduces
+ * then overlap the other's loads.  Rows read again by a later pass keep
+ * 1024 threads, one block an SM, so that the rows in flight stay in L2.
+ * For the same reason rows held in registers take at most 512 threads
+ * there; longer ones stream (rowstats bf16 1024 x 65536: 76.5% of copy
+ * in registers, one block an SM, 82.7% streamed by blocks of 512).
+ * On an H100 rowstats f32 1024 x 65536 went from 86.9 to 94.7% of copy
+ * (layernorm, read twice, lost 1.4 -> 1.7x at 128 x 262144 with 512;
+ * bench/NOTES.md, issue 11). */
+static void one_read_stream(GroupSchedule *s, const Group *g) {
+  if (stitch_stream_reads(g) != 1)
+    return;
+  for (int i = 0; i < s->nvariants; i++) {
+    Variant *v = &s->variants[i];
+    if (v->storage == STORE_STREAM)
+      v->one_read = 1;
+    if (v->storage == STORE_REGISTERS && v->fit == FIT_ROW && v->limit > (int64_t)ONE_READ_THREADS * v->items * v->vec)
+      v->limit = (int64_t)ONE_READ_THREADS * v->items * v->vec;
+  }
+}
+
 static void column_variant(Arena *a, GroupSchedule *s, const char *name, int items) {
   Variant *v = add(a, s, name, WHEN_ROW_FITS, STORE_REGISTERS);
   v->items = items;
@@ -347,6 +371,8 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   case CLASS_STITCH_ROW: stitch_row(a, s, &f, t); break;
   case CLASS_STITCH_COLUMN: stitch_column(a, s); break;
   }
+  if (s->cls == CLASS_STITCH_ROW)
+    one_read_stream(s, g);
   if (g->kind == GROUP_STITCH)
     decide(s, reduced_length(g), small_domain(g));
   s->max_threads = max_threads(s);
@@ -387,7 +413,9 @@ static const char *block_text(Arena *a, const Variant *v) {
     return v->threads_y > 1 ? arena_printf(a, "block %d x %d", v->threads_x, v->threads_y)
                             : arena_printf(a, "block %d", v->threads_x);
   case FIT_ROW:
-    return arena_printf(a, "block T x max(1, %d/T), T = pow2 in [32, 1024] >= R/%d", v->block, v->items * v->vec);
+    return arena_printf(a, "block T x max(1, %d/T), T = pow2 in [32, %s] >= R/%d", v->block,
+                        v->one_read ? "512 when rows >= 2*SMs (a single read of each row), else 1024" : "1024",
+                        v->items * v->vec);
   case FIT_SHORT_ROWS:
     return arena_printf(a, "block T x %d/T, T = pow2 in [%d, 32] >= R/%d (%d/T rows a warp)", v->block, MIN_ROW_LANES,
                         v->items * v->vec, 32);

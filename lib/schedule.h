@@ -89,6 +89,8 @@ typedef struct Variant {
   int split;           /* reductions: 1 = none, 0 = chosen at run time to fill the GPU,
                           SPLIT_PER_BLOCK: a partial per block, then one block combines them */
   int index_bits;      /* 32 or 64; 0: either, as the sizes need (2^30 and more: 64) */
+  int one_read;        /* stream that reads each row once: rows of 512 threads, two blocks
+                          an SM, when the rows fill them (FIT_ROW) */
 } Variant;
 
 typedef struct GroupSchedule {

@@ -568,3 +568,64 @@ void stitch_order_groups(Arena *a, KernelPlan *kp) {
       kp->group_of[((Value *)g->roots.items[r])->id] = i;
   }
 }
+
+/* ---- second moments ------------------------------------------------------ */
+
+static int in_group_reduces(const Group *g, const Value *v) {
+  return in_vec(&g->stitch->reduces, v);
+}
+
+Value *stitch_moment_mean(const Group *g, const Value *r, int level) {
+  if (r->op != IR_REDUCE || (r->rop != RED_MEAN && r->rop != RED_SUM))
+    return NULL;
+  const Value *sq = r->args[0];
+  if (sq->op != IR_BINARY || sq->bop != BIN_MUL || sq->args[0] != sq->args[1])
+    return NULL;
+  const Value *d = sq->args[0];
+  if (d->op != IR_BINARY || d->bop != BIN_SUB)
+    return NULL;
+  Value *m = d->args[1];
+  if (m->op == IR_BROADCAST)
+    m = m->args[0];
+  if (m->op != IR_REDUCE || m->rop != RED_MEAN || m->shape.rank != d->shape.rank || m->args[0] != d->args[0] ||
+      !in_group_reduces(g, m) || g->stitch->level[m->id] != level - 1)
+    return NULL;
+  DType t = m->args[0]->dtype;
+  if ((t != DT_F32 && t != DT_F64) || m->dtype != t || r->dtype != t || sq->dtype != t)
+    return NULL;
+  return m;
+}
+
+int stitch_moments_level(const Group *g, int level) {
+  const Stitch *st = g->stitch;
+  if (level < 2 || level > st->nlevels)
+    return 0;
+  int n = 0;
+  for (int i = 0; i < st->reduces.len; i++) {
+    const Value *r = st->reduces.items[i];
+    if (st->level[r->id] != level)
+      continue;
+    if (!stitch_moment_mean(g, r, level))
+      return 0;
+    n++;
+  }
+  return n > 0;
+}
+
+/* A pass per level (a level of second moments shares the one before),
+ * and one for the outputs that vary along the row. */
+int stitch_stream_reads(const Group *g) {
+  const Stitch *st = g->stitch;
+  int passes = 0, map[TECC_MAX_RANK];
+  for (int l = 1; l <= st->nlevels; l++, passes++)
+    if (stitch_moments_level(g, l + 1))
+      l++;
+  for (int i = 0; i < g->domain.rank; i++)
+    map[i] = i;
+  for (int i = 0; i < g->roots.len; i++) {
+    const Value *v = g->roots.items[i];
+    if (varies_along(&v->shape, map, st->axes))
+      return passes + 1;
+  }
+  return passes;
+}

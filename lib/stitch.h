@@ -35,4 +35,17 @@ typedef struct Stitch {
 void stitch_groups(Arena *a, KernelPlan *kp, Buf *why);
 void stitch_order_groups(Arena *a, KernelPlan *kp);
 
+/* var(x) lowers to mean((x - mean(x))**2): a level that reads the mean of
+ * the level before.  The stream kernel folds such a level into the pass
+ * of the level before (emit_stitch.c: Chan's merge of chunk moments), so
+ * that it reads the row once for both.  stitch_moment_mean() gives the
+ * mean m when `r`, a reduction of g at `level`, is a mean or sum of
+ * d * d with d = a - m, m the group's mean of a at level - 1 and a of
+ * f32 or f64; else NULL.  stitch_moments_level(): every reduction at
+ * `level` is such a second moment.  stitch_stream_reads(): the passes,
+ * so the reads of each row, of g's stream kernel (row schedule). */
+Value *stitch_moment_mean(const Group *g, const Value *r, int level);
+int stitch_moments_level(const Group *g, int level);
+int stitch_stream_reads(const Group *g);
+
 #endif

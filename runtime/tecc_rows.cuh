@@ -24,6 +24,65 @@ __device__ __forceinline__ T column_allreduce(T v, Op op, T *smem) {
   return r;
 }
 
+/* @piece Moments moments chunk_mean MergeMoments row_allreduce_moments @needs add sub mul shfl_xor warp_allreduce */
+/* The count, mean and sum of squared deviations (m2) of some elements:
+ * var(x) in one read of the row (lib/emit_stitch.c, the stream kernel).
+ * A chunk's moments come from two loops over registers (its mean, then
+ * the squares about it), and two sets of moments merge by Chan, Golub
+ * and LeVeque's pairwise update:
+ *   mean = (na * ma + nb * mb) / n,  m2 = m2a + m2b + (mb - ma)^2 * na * nb / n.
+ * The merge is symmetric to the bit (rounded +, -, *, never an FMA), so
+ * the lanes of a butterfly all-reduce get the same bits; an empty side
+ * (n 0) leaves the other as it is.  The f32 quotients are the fast ones
+ * (2 ulp): a mean off by a few ulp adds n * d^2 to m2, (a few ulp of the
+ * mean / the deviation)^2 relative, far inside abi.md section 6, and the
+ * IEEE division's subroutine made a long f32 row of rowstats 20% slower
+ * than two reads (bench/NOTES.md). */
+template <typename T> struct Moments {
+  T n, mean, m2;
+};
+template <typename T> __device__ __forceinline__ Moments<T> moments(T n, T mean, T m2) {
+  Moments<T> r;
+  r.n = n;
+  r.mean = mean;
+  r.m2 = m2;
+  return r;
+}
+template <typename T> __device__ __forceinline__ Moments<T> shfl_xor(Moments<T> a, int m) {
+  return moments(shfl_xor(a.n, m), shfl_xor(a.mean, m), shfl_xor(a.m2, m));
+}
+__device__ __forceinline__ float moments_div(float a, float b) { return __fdividef(a, b); }
+__device__ __forceinline__ double moments_div(double a, double b) { return a / b; }
+/* The mean of a chunk of `n` elements summing to `sum` (0 when empty). */
+template <typename T> __device__ __forceinline__ T chunk_mean(T sum, T n) {
+  return n > (T)0 ? moments_div(sum, n) : (T)0;
+}
+struct MergeMoments {
+  template <typename T> __device__ __forceinline__ Moments<T> operator()(Moments<T> a, Moments<T> b) const {
+    if (a.n == (T)0) return b;
+    if (b.n == (T)0) return a;
+    const T n = add(a.n, b.n), d = sub(b.mean, a.mean);
+    const T mean = moments_div(add(mul(a.n, a.mean), mul(b.n, b.mean)), n);
+    const T m2 = add(add(a.m2, b.m2), mul(mul(d, d), moments_div(mul(a.n, b.n), n)));
+    return moments(n, mean, m2);
+  }
+};
+/* row_allreduce for moments: the warps' partials combine as a butterfly
+ * as well (5 merges, where row_allreduce folds nwarps - 1 in a row).
+ * smem holds 32 * blockDim.y moments; every thread must call it. */
+template <typename T>
+__device__ __forceinline__ Moments<T> row_allreduce_moments(Moments<T> v, Moments<T> *smem) {
+  v = warp_allreduce(v, MergeMoments(), (int)blockDim.x);
+  if (blockDim.x <= 32) return v;
+  const unsigned lane = threadIdx.x & 31, nwarps = blockDim.x >> 5;
+  Moments<T> *row = smem + threadIdx.y * 32;
+  __syncthreads(); /* the previous call's readers are done */
+  if (lane == 0) row[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = lane < nwarps ? row[lane] : moments((T)0, (T)0, (T)0);
+  return warp_allreduce(v, MergeMoments());
+}
+
 /* @piece pow2_at_least ceil_div */
 /* The smallest power of two >= x in [lo, hi] (hi when none is). */
 inline int pow2_at_least(int64_t x, int lo, int hi) {
@@ -32,6 +91,13 @@ inline int pow2_at_least(int64_t x, int lo, int hi) {
   return p;
 }
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* @piece one_read_threads @needs sm_count */
+/* The most threads of a streamed row read once (lib/schedule.c,
+ * one_read_stream): 512, two blocks an SM, when the rows fill them. */
+inline int one_read_threads(int64_t rows) {
+  return rows >= 2 * (int64_t)sm_count() ? 512 : 1024;
+}
 
 /* @piece column_width @needs ceil_div sm_count */
 /* Contiguous columns per block of a column stitch kernel (lib/schedule.c,

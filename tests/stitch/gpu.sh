@@ -1,7 +1,7 @@
 #!/bin/sh
-# gpu.sh — stitch kernels on the GPU (TAP): tests/stitch/rows.te, axes.te
-# and regress.te through the conformance runner at -O1 and -O2, against the
-# reference interpreter.  Their `# conform: sizes` bindings pick every
+# gpu.sh — stitch kernels on the GPU (TAP): tests/stitch/rows.te, axes.te,
+# regress.te and moments.te through the conformance runner at -O1 and -O2,
+# against the reference interpreter.  Their `# conform: sizes` bindings pick every
 # variant (warp/block register kernels with and without 16-byte packs,
 # streaming, column), the runner's own bindings add odd sizes, empty rows
 # and misaligned pointers.
@@ -17,7 +17,7 @@ fi
 conform="$top_builddir/tests/conform/tecc-conform"
 n=0 failed=0
 for o in -O1 -O2; do
-  for prog in rows axes regress; do
+  for prog in rows axes regress moments; do
     n=$((n + 1))
     log=$("$conform" $o --nvcc="$NVCC" --arch="${CONFORM_ARCH:-native}" ${CONFORM_FLAGS} \
       "$top_srcdir/tests/stitch/$prog.te" 2>&1)

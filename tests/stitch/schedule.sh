@@ -6,7 +6,10 @@
 # thread two packs, others one; 16-bit rows, held in pairs, have twice
 # f32's register budget, and f32 rows past 2048 take the whole budget; the
 # second stage of full and split column reductions is a dependent launch
-# that waits for the first.
+# that waits for the first; a variance shares its mean's pass in the
+# stream kernel (one read of the row: blocks of 512 when the rows fill
+# two an SM, rows held in registers to 512 threads), where a layernorm,
+# which reads its rows again for y, keeps 1024.
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -24,15 +27,21 @@ kernel swiglu_bf16(a: bf16[M, N], b: bf16[M, N]) -> (y: bf16[M, N]) { y = silu(a
 kernel softmax_bf16(x: bf16[M, N]) -> (y: bf16[M, N]) { y = softmax(x, -1) }
 kernel softmax_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = softmax(x, -1) }
 kernel fullsum_bf16(x: bf16[M, N]) -> (y: bf16) { y = sum(x) }
+kernel rowstats_f32(x: f32[M, N]) -> (m: f32[M], v: f32[M]) { m = mean(x, -1); v = var(x, -1) }
+kernel layernorm_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = (x - mean(x, -1)) * rsqrt(var(x, -1) + 1e-5) }
 TE
 "$TECC" -O2 --emit=plan "$work/s.te" -o "$work/s.plan" || { echo "Bail out! tecc --emit=plan failed"; exit 1; }
 "$TECC" -O2 "$work/s.te" -o "$work/s.cu" || { echo "Bail out! tecc failed"; exit 1; }
 
 # The plan lines of kernel $1 (up to the next kernel).
 of() { sed -n "/^kernel $1:/,/^kernel /p" "$work/s.plan"; }
+# The text of generated kernel $1 (up to its closing brace).
+kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
+# The row loads (16-byte packs) of kernel $1.
+row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 16
+plan 24
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -50,4 +59,12 @@ ok "full reduction: the second stage is a dependent launch" grep -q 'tecc::launc
 ok "column reduction: the second stage is a dependent launch" grep -q 'tecc::launch_next(tecc_colsum_bf16_g0_column_final<IndexT>' "$work/s.cu"
 n_wait=$(grep -c 'tecc::wait_for_prior_grid(); /\*' "$work/s.cu")
 is "$n_wait" 4 "each second stage waits for its first (fullsum, 3 colsums)"
+is "$(row_loads tecc_rowstats_f32_g0_stream)" 1 "rowstats f32 stream: the variance shares the mean's read"
+ok "rowstats f32 stream: chunk moments merged" sh -c "grep -q 'tecc::MergeMoments()(t_mo' '$work/s.cu'"
+ok "rowstats f32 stream: moments all-reduced" sh -c "grep -q 'tecc::row_allreduce_moments(t_mo' '$work/s.cu'"
+ok "rowstats f32 stream: 512 threads a row when the rows fill two blocks an SM" has rowstats_f32 'variant stream .*T = pow2 in \[32, 512 when rows >= 2\*SMs'
+ok "rowstats f32: rows in registers to 512 threads" has rowstats_f32 'variant long (when R <= 16384 '
+is "$(row_loads tecc_layernorm_f32_g0_stream)" 2 "layernorm f32 stream: two reads (the moments, then y)"
+ok "layernorm f32 stream: 1024 threads a row" has layernorm_f32 'variant stream .*T = pow2 in \[32, 1024\]'
+ok "layernorm f32: the whole budget to 32768" has layernorm_f32 'variant long (when R <= 32768 '
 done_testing
