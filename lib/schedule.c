@@ -196,26 +196,26 @@ static int at_most(int x, int most) {
  * 256, and 16-bit rows had half the budget) took rowstats f32 16384 x
  * 4096 from 95.0 to 99.2% of copy, bf16 4096 x 16384 73.4 -> 89.2 and
  * 4096 x 11008 57.3 -> 78.6 on an H100 (bench/NOTES.md, issue 11).
- * 32-bit rows give every row group its own block: on an H100 that beat
- * a persistent grid by 5-11 points of copy at 32768 x 1024 and
- * 16384 x 4096.  16-bit rows carry twice the elements a byte and are
- * bound by instructions, not bytes: there a persistent grid (2048
- * threads a SM), whose blocks overlap one row's reductions with the next
- * row's loads and pay the prologue once, won 3-6 points (card, logsumexp,
- * rowstats, layernorm bf16) and lost 1-2 (softmax bf16) (bench/NOTES.md,
- * issue 12). */
+ * Every row group has its own block: on an H100 that beat a persistent
+ * grid by 5-11 points of copy for f32 at 32768 x 1024 and 16384 x 4096.
+ * For 16-bit rows a persistent grid (2048 threads a SM) won 3-6 points
+ * when they held half the elements they do now (issue 12); with the
+ * whole budget, a block per row group gained 4.6-8.7 points for softmax,
+ * log_softmax, rmsnorm and add_rmsnorm bf16 at 32768 x 1024 to
+ * 4096 x 11008 and 4.2 for rowstats at 16384 x 4096, and lost 0.5-0.9
+ * for card and logsumexp (2.5-3.3 at 1024 x 65536), which stay 1.2-1.7x
+ * torch.compile (bench/NOTES.md, issue 11). */
 static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Target *t) {
   int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
   int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
   int items = at_most(max_items, 4);
-  int sm_threads = f->pack_bytes == 2 ? SM_THREADS : 0;
-  Variant *v = row_variant(a, s, "warp", vec, items, sm_threads);
+  Variant *v = row_variant(a, s, "warp", vec, items, 0);
   v->fit = FIT_SHORT_ROWS;
   v->limit = 32 * (int64_t)items * vec;
-  v = row_variant(a, s, "block", vec, items, sm_threads);
+  v = row_variant(a, s, "block", vec, items, 0);
   if (max_items > items) {
     v->limit = (int64_t)BLOCK_ROW_THREADS * items * vec;
-    row_variant(a, s, "long", vec, max_items, sm_threads);
+    row_variant(a, s, "long", vec, max_items, 0);
   }
   if (t->max_cluster > 1 && f->pack_bytes) {
     v = row_variant(a, s, "cluster", vec, max_items, MAX_THREADS);
