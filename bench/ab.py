@@ -9,10 +9,11 @@ given with `--cases` on the same inputs, checks every variant's outputs
 bit for bit against the first variant's, and times each with bench.py's
 Timer against the device-to-device copy of the same run.  Beside the
 variants it times the first variant writing one fixed output set (the
-suite rotates outputs with inputs) and torch.compile both as bench.py
+suite rotates outputs with inputs), torch.compile both as bench.py
 runs it (its outputs freed, so the caching allocator hands the same
 block back each call) and with its outputs kept alive (rotated like
-tecc's).
+tecc's), eager, and a device-to-device copy of the same bytes (the
+ceiling at that size: the % of copy divides by a 1 GiB copy).
 
     python3 bench/ab.py --build DIR --arch sm_90       # here: DIR/*/ -> DIR/*/libab.so
     python3 bench/ab.py --run DIR --cases fullsum:bf16,colsum:f32 \\
@@ -143,7 +144,24 @@ def time_case(torch, ctx, variants, case, dtype, m, n):
         del keep
     res.append(("eager", timer(lambda i: case.user(T, *sets[i]), nsets), ""))
     del sets
+    res.append(("copy, same bytes", same_bytes_copy(torch, timer, bench.case_bytes(case, dtype, m, n), nsets),
+                "a copy of half the bytes each way: the ceiling at this size"))
     return res
+
+
+def same_bytes_copy(torch, timer, byt, nsets):
+    """µs of a device-to-device copy moving `byt` bytes (half read, half
+    written), rotated over `nsets` buffer pairs like the case's inputs:
+    the launch and ramp a kernel of this size pays, which the 1 GiB copy
+    that % of copy divides by does not."""
+    half = max(16, (byt // 2) // 16 * 16)
+    pairs = [(torch.empty(half, dtype=torch.uint8, device="cuda"),
+              torch.empty(half, dtype=torch.uint8, device="cuda")) for _ in range(nsets)]
+    for src, _ in pairs:
+        src.fill_(1)
+    us = timer(lambda i: pairs[i][1].copy_(pairs[i][0]), nsets)
+    del pairs
+    return us
 
 
 def run(args):
