@@ -1,8 +1,8 @@
 #!/bin/sh
 # compile.sh — the back end's compile checks (no GPU needed): every program
-# of tests/nvcc/ (at -O0 and -O2), tests/programs/ and examples/ (at -O2)
-# goes through tecc; nvcc compiles each .cu for sm_80 and sm_90 in one call
-# with every warning an error; each header compiles as pedantic C99.  The
+# of tests/nvcc/ (at -O0 and -O2), tests/programs/, tests/stitch/ and
+# examples/ (at -O2) goes through tecc; nvcc compiles each .cu for sm_80
+# and sm_90 in one call with every warning an error; each header compiles as pedantic C99.  The
 # tests/nvcc/ programs at -O2 compile once more with -DTECC_INDEX64=0 (no
 # 64-bit-index kernels, abi.md section 3).
 # Skipped without nvcc.
@@ -19,7 +19,7 @@ for te in "$top_srcdir"/tests/nvcc/*.te; do
   echo "-O2 $te" >> "$list"
   echo "-O2 $te -DTECC_INDEX64=0" >> "$list"
 done
-for te in "$top_srcdir"/tests/programs/*.te "$top_srcdir"/examples/*.te; do
+for te in "$top_srcdir"/tests/programs/*.te "$top_srcdir"/tests/stitch/*.te "$top_srcdir"/examples/*.te; do
   [ -f "$te" ] && echo "-O2 $te" >> "$list"
 done
 n=$(wc -l < "$list")

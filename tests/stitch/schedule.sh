@@ -29,6 +29,7 @@ kernel softmax_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = softmax(x, -1) }
 kernel fullsum_bf16(x: bf16[M, N]) -> (y: bf16) { y = sum(x) }
 kernel rowstats_f32(x: f32[M, N]) -> (m: f32[M], v: f32[M]) { m = mean(x, -1); v = var(x, -1) }
 kernel layernorm_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = (x - mean(x, -1)) * rsqrt(var(x, -1) + 1e-5) }
+kernel var_f32(x: f32[M, N]) -> (v: f32[M]) { v = var(x, -1) }
 TE
 "$TECC" -O2 --emit=plan "$work/s.te" -o "$work/s.plan" || { echo "Bail out! tecc --emit=plan failed"; exit 1; }
 "$TECC" -O2 "$work/s.te" -o "$work/s.cu" || { echo "Bail out! tecc failed"; exit 1; }
@@ -41,7 +42,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 24
+plan 26
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -66,5 +67,7 @@ ok "rowstats f32 stream: 512 threads a row when the rows fill two blocks an SM" 
 ok "rowstats f32: rows in registers to 512 threads" has rowstats_f32 'variant long (when R <= 16384 '
 is "$(row_loads tecc_layernorm_f32_g0_stream)" 2 "layernorm f32 stream: two reads (the moments, then y)"
 ok "layernorm f32 stream: 1024 threads a row" has layernorm_f32 'variant stream .*T = pow2 in \[32, 1024\]'
+is "$(kernel_text tecc_var_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 0 "var f32 stream: no sum for a mean that only centres the moments"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 1 "rowstats f32 stream: the mean, an output, keeps its sum"
 ok "layernorm f32: the whole budget to 32768" has layernorm_f32 'variant long (when R <= 32768 '
 done_testing
