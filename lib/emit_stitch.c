@@ -546,68 +546,6 @@ static int moments_level(const SEmit *e, int level) {
   return !e->reg && e->row && stitch_moments_level(e->g, level);
 }
 
-/* Does `v` read `u` (through broadcasts; a broadcast itself does not
- * count: its readers do)? */
-static int reads(const Value *v, const Value *u) {
-  if (v->op == IR_BROADCAST)
-    return 0;
-  for (int i = 0; i < v->nargs; i++) {
-    const Value *a = v->args[i];
-    while (a->op == IR_BROADCAST)
-      a = a->args[0];
-    if (a == u)
-      return 1;
-  }
-  return 0;
-}
-
-/* Is `v` an output, stored, or a root of the group (needed as itself)? */
-static int kept_as_itself(const SEmit *e, const Value *v) {
-  if (e->kp->stored[v->id] || e->kp->home[v->id].kind == HOME_WORKSPACE)
-    return 1;
-  for (int i = 0; i < e->k->noutputs; i++)
-    if (e->k->outputs[i].value == v)
-      return 1;
-  for (int i = 0; i < e->g->roots.len; i++)
-    if (e->g->roots.items[i] == v)
-      return 1;
-  return 0;
-}
-
-/* Every reader of `v` is `only` (NULL: none may read it). */
-static int read_only_by(const SEmit *e, const Value *v, const Value *only) {
-  if (kept_as_itself(e, v))
-    return 0;
-  for (int i = 0; i < e->k->values.len; i++) {
-    const Value *u = e->k->values.items[i];
-    if (u != only && reads(u, v))
-      return 0;
-  }
-  return 1;
-}
-
-/* The mean `m` of level `level` serves only as the centre of second
- * moments at level + 1 (var(x) alone): the moments give what they need,
- * so the pass folds no sum for it (nor names a value nobody reads). */
-static int mean_only_centres(const SEmit *e, const Value *m, int level) {
-  if (kept_as_itself(e, m))
-    return 0;
-  for (int i = 0; i < e->k->values.len; i++) {
-    const Value *d = e->k->values.items[i];
-    if (!reads(d, m))
-      continue;
-    const Value *moment = NULL;
-    for (int j = 0; j < e->st->reduces.len && !moment; j++) {
-      const Value *r = e->st->reduces.items[j];
-      if (e->st->level[r->id] == level + 1 && stitch_moment_mean(e->g, r, level + 1) == m && r->args[0]->args[0] == d)
-        moment = r;
-    }
-    if (!moment || !read_only_by(e, d, moment->args[0]) || !read_only_by(e, moment->args[0], moment))
-      return 0;
-  }
-  return 1;
-}
-
 /* The chunk loops of the moments of `r`: its element in loop 1 (`one`)
  * and loop 2 (`two`); `mid` (between them) and `merge` (after them) in
  * the chunk; `head`/`tail` around the pass. */
@@ -656,27 +594,27 @@ static void moment_pass(SEmit *e, Out *o, int level) {
        level + 1);
   for (int i = 0; i < e->st->reduces.len; i++) {
     Value *r = e->st->reduces.items[i];
-    if (e->st->level[r->id] == level && !mean_only_centres(e, r, level))
+    if (e->st->level[r->id] == level && !stitch_mean_only_centres(e->kp, e->g, r))
       reduce_one(e, r, map, mo.head, mo.tail);
   }
   Out *one = e->body;
-  PtrVec seconds = {0};
+  PtrVec seconds = {0}, centred = {0}; /* level + 1's moments, and the values they centre */
   for (int i = 0; i < e->st->reduces.len; i++) {
     Value *r = e->st->reduces.items[i];
-    if (e->st->level[r->id] == level + 1)
+    if (e->st->level[r->id] == level + 1) {
       vec_push(e->a, &seconds, r);
+      vec_push(e->a, &centred, stitch_moment_mean(e->g, r, level + 1)->args[0]);
+    }
   }
-  for (int i = 0; i < seconds.len; i++) {
-    Value *r = seconds.items[i], *a = stitch_moment_mean(e->g, r, level + 1)->args[0];
-    moments_of_one(e, r, a, sval(e, a, map), &mo);
-  }
+  for (int i = 0; i < seconds.len; i++)
+    moments_of_one(e, seconds.items[i], centred.items[i], sval(e, centred.items[i], map), &mo);
   emit_fragment(one, mo.one);
   /* loop 2: the element values anew, in their own scope */
   forget_element_names(e);
   e->memo.len = 0;
   e->body = mo.two;
   for (int i = 0; i < seconds.len; i++) {
-    Value *r = seconds.items[i], *a = stitch_moment_mean(e->g, r, level + 1)->args[0];
+    Value *r = seconds.items[i], *a = centred.items[i];
     const char *t = cu_compute_ctype(a->dtype), *elem = sval(e, a, map);
     emit(mo.two, "const %s t_dv%d = tecc::sub(%s, t_cm%d);", t, r->id, elem, r->id);
     emit(mo.two, "t_cq%d = tecc::add(t_cq%d, tecc::mul(t_dv%d, t_dv%d));", r->id, r->id, r->id, r->id);

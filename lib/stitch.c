@@ -629,3 +629,62 @@ int stitch_stream_reads(const Group *g) {
   }
   return passes;
 }
+
+/* Does `v` read `u` (through broadcasts; a broadcast itself does not
+ * count: its readers do)? */
+static int reads(const Value *v, const Value *u) {
+  if (v->op == IR_BROADCAST)
+    return 0;
+  for (int i = 0; i < v->nargs; i++) {
+    const Value *a = v->args[i];
+    while (a->op == IR_BROADCAST)
+      a = a->args[0];
+    if (a == u)
+      return 1;
+  }
+  return 0;
+}
+
+/* `v` is an output, stored, or a root of g: needed as itself. */
+static int kept_as_itself(const KernelPlan *kp, const Group *g, const Value *v) {
+  return is_output(kp->kernel, v) || kp->stored[v->id] || kp->home[v->id].kind == HOME_WORKSPACE ||
+         in_vec(&g->roots, v);
+}
+
+/* Every reader of `v` is `only`. */
+static int read_only_by(const KernelPlan *kp, const Group *g, const Value *v, const Value *only) {
+  if (kept_as_itself(kp, g, v))
+    return 0;
+  const PtrVec *values = &kp->kernel->values;
+  for (int i = 0; i < values->len; i++)
+    if (values->items[i] != only && reads(values->items[i], v))
+      return 0;
+  return 1;
+}
+
+/* The moment of g at `level` + 1 whose deviation is `d` from the mean m. */
+static const Value *moment_of(const Group *g, const Value *m, const Value *d) {
+  const Stitch *st = g->stitch;
+  int level = st->level[m->id] + 1;
+  for (int j = 0; j < st->reduces.len; j++) {
+    const Value *r = st->reduces.items[j];
+    if (st->level[r->id] == level && stitch_moment_mean(g, r, level) == m && r->args[0]->args[0] == d)
+      return r;
+  }
+  return NULL;
+}
+
+int stitch_mean_only_centres(const KernelPlan *kp, const Group *g, const Value *m) {
+  if (!stitch_moments_level(g, g->stitch->level[m->id] + 1) || kept_as_itself(kp, g, m))
+    return 0;
+  const PtrVec *values = &kp->kernel->values;
+  for (int i = 0; i < values->len; i++) {
+    const Value *d = values->items[i];
+    if (!reads(d, m))
+      continue;
+    const Value *r = moment_of(g, m, d);
+    if (!r || !read_only_by(kp, g, d, r->args[0]) || !read_only_by(kp, g, r->args[0], r))
+      return 0;
+  }
+  return 1;
+}

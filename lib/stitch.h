@@ -47,5 +47,10 @@ void stitch_order_groups(Arena *a, KernelPlan *kp);
 Value *stitch_moment_mean(const Group *g, const Value *r, int level);
 int stitch_moments_level(const Group *g, int level);
 int stitch_stream_reads(const Group *g);
+/* The mean m of g serves only as the centre of the second moments of the
+ * level after it (var(x) alone: no output, not stored, read only by the
+ * moments' deviations), so a pass that folds those moments needs no sum
+ * for it. */
+int stitch_mean_only_centres(const KernelPlan *kp, const Group *g, const Value *m);
 
 #endif
