@@ -13,10 +13,13 @@
  *
  * At most two kernels per group, instantiated for the variants of its
  * schedule (schedule.h), which the host tries in order:
- *   NAME_reg<IndexT, ITEMS, VEC>: each thread keeps ITEMS packs of VEC
- *     elements of each full-domain input in a register array; on sm_90
- *     a row may span the blocks of a thread-block cluster, whose row
- *     results meet in distributed shared memory;
+ *   NAME_reg<IndexT, ITEMS, VEC[, CLUSTER]>: each thread keeps ITEMS
+ *     packs of VEC elements of each full-domain input in a register
+ *     array; on sm_90 a row may span the blocks of a thread-block
+ *     cluster (the CLUSTER instance, when the schedule has that
+ *     variant), whose row results meet in distributed shared memory;
+ *     the other instances do no cluster arithmetic (rowstats bf16 on an
+ *     H100: +0.5 to +2.8 points of copy, bench/NOTES.md);
  *   NAME_stream<IndexT, VEC>: each pass re-reads the row (from L2 when
  *     the rows in flight fit).
  * Schedule row (reduced axes innermost): lanes along threadIdx.x, rows
@@ -499,17 +502,40 @@ static const char *allreduce(const SEmit *e) {
   return e->row ? "tecc::row_allreduce" : "tecc::column_allreduce";
 }
 
+/* A float sum (or mean) of a product computed here accumulates with one
+ * fused multiply-add, acc = fma(a, b, acc): one instruction and one
+ * rounding an element instead of two (rowstats' and the norms' squares;
+ * bf16 rowstats on an H100 +0.6 to +2.3 points of copy, bench/NOTES.md).
+ * It is written out, so the packed and element-by-element loops and every
+ * variant round alike (doc/abi.md, determinism).  A product read from
+ * memory, kept in registers or already computed in this pass is added. */
+static const char *fused_product_step(SEmit *e, Value *r, const Red *x, const char *acc, const int *map) {
+  Value *p = r->args[0];
+  if ((r->rop != RED_SUM && r->rop != RED_MEAN) || (x->dt != DT_F32 && x->dt != DT_F64))
+    return NULL;
+  if (p->op != IR_BINARY || p->bop != BIN_MUL || cu_compute_dtype(p->dtype) != x->dt)
+    return NULL;
+  if (!varies_along_row(e, p, map) || from_memory(e, p) || is_kept(e, p) || memo_find(&e->memo, p, map))
+    return NULL;
+  const char *a = sval(e, p->args[0], map), *b = sval(e, p->args[1], map);
+  return arena_printf(e->a, "tecc::fma(%s, %s, %s)", a, b, acc);
+}
+
 /* One reduction of a pass: its accumulator (`head`), its step per element,
  * the block all-reduce and the row scalar (`tail`). */
 static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail) {
   Red x = red_of(e->a, r);
   const char *acc = arena_printf(e->a, "t_acc%d", r->id);
   emit(head, "%s %s = %s;", x.type, acc, x.identity);
-  const char *arg = sval(e, r->args[0], map);
-  emit(e->body, "%s = %s(%s, %s);", acc, x.op, acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
+  const char *step = fused_product_step(e, r, &x, acc, map);
+  if (!step) {
+    const char *arg = sval(e, r->args[0], map);
+    step = arena_printf(e->a, "%s(%s, %s)", x.op, acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
+  }
+  emit(e->body, "%s = %s;", acc, step);
   emit(tail, "%s = %s(%s, %s, (%s *)t_smem);", acc, allreduce(e), acc, x.op, x.type);
   if (e->cluster)
-    emit(tail, "%s = tecc::cluster_allreduce(%s, %s, (%s *)t_slot);", acc, acc, x.op, x.type);
+    emit(tail, "if (CLUSTER) %s = tecc::cluster_allreduce(%s, %s, (%s *)t_slot);", acc, acc, x.op, x.type);
   const char *name = kernel_name_for(e, base_name(e, r));
   const char *val = acc;
   if (r->rop == RED_MEAN)
@@ -617,7 +643,7 @@ static void moment_pass(SEmit *e, Out *o, int level) {
     Value *r = seconds.items[i], *a = centred.items[i];
     const char *t = cu_compute_ctype(a->dtype), *elem = sval(e, a, map);
     emit(mo.two, "const %s t_dv%d = tecc::sub(%s, t_cm%d);", t, r->id, elem, r->id);
-    emit(mo.two, "t_cq%d = tecc::add(t_cq%d, tecc::mul(t_dv%d, t_dv%d));", r->id, r->id, r->id, r->id);
+    emit(mo.two, "t_cq%d = tecc::fma(t_dv%d, t_dv%d, t_cq%d);", r->id, r->id, r->id, r->id);
   }
   emit_fragment(o, e->pre);
   emit_fragment(o, mo.head);
@@ -853,7 +879,7 @@ static void row_body(SEmit *e, Out *o) {
  * lanes across the cluster's blocks (one row per block). */
 static void open_cluster_rows(Out *o) {
   emit(o, "__shared__ __align__(16) unsigned char t_slot[16]; /* this block's row result, for the cluster */");
-  emit(o, "const unsigned t_rank = tecc::cluster_rank(), t_blocks = tecc::cluster_size();");
+  emit(o, "const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;");
   emit(o, "const unsigned t_lane = t_rank * blockDim.x + threadIdx.x, t_lanes = t_blocks * blockDim.x;");
   open_block(o, "for (IndexT t_ob = (IndexT)(blockIdx.x / t_blocks) * blockDim.y; t_ob < t_outer; "
                 "t_ob += (IndexT)(gridDim.x / t_blocks) * blockDim.y)");
@@ -868,7 +894,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
        e->reg ? (e->cluster ? "rows held in registers, across a cluster's blocks on sm_90"
                             : "rows held in registers")
               : "rows streamed, re-read by each pass");
-  emit(o, "template <typename IndexT, %s>", e->reg ? "int ITEMS, int VEC" : "int VEC");
+  emit(o, "template <typename IndexT, %s>", e->cluster ? "int ITEMS, int VEC, bool CLUSTER" : e->reg ? "int ITEMS, int VEC" : "int VEC");
   open_block(o, "__global__ void __launch_bounds__(%d) %s(%s%s)", e->sched->max_threads, kernel_name(e->a, e->k, e->g, e->reg),
              param_decls(e->a, e->k, &e->params, 0), e->vec ? ", bool t_packs" : "");
   emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
@@ -973,11 +999,14 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
   internal_error("stitch: variant %s has no condition a stitch group can test", v->name);
 }
 
-/* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC>. */
+/* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, CLUSTER]>. */
 static const char *instance(SEmit *e, const Variant *v) {
   const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
   if (v->storage == STORE_STREAM)
     return arena_printf(e->a, "%s<%s, %d>", kernel_name(e->a, e->k, e->g, 0), index, v->vec);
+  if (e->cluster)
+    return arena_printf(e->a, "%s<%s, %d, %d, %s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec,
+                        v->storage == STORE_CLUSTER ? "true" : "false");
   return arena_printf(e->a, "%s<%s, %d, %d>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec);
 }
 

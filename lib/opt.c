@@ -40,8 +40,10 @@
  * exponents (x ** 2.5; x ** -0.5, as rsqrt is not correctly rounded),
  * division by a non-power of two (x / 3.0: 1/3 is inexact).  16-bit values
  * never reach a binary op (ir.h: computed in f32), so the rules hold for
- * their f32 arithmetic.  nvcc may contract a product made here with an add
- * into an fma, as it does with one the user wrote: one rounding fewer. */
+ * their f32 arithmetic.  Products made here are rounded like any other
+ * (tecc::mul is never contracted), except where a fused row sums them:
+ * there a product accumulates with one fma (emit_stitch.c), as one the
+ * user wrote does: one rounding fewer. */
 #include "opt.h"
 #include "fold.h"
 

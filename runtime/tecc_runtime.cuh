@@ -122,7 +122,7 @@ template <typename T> __device__ __forceinline__ T softplus(T x) {
   return (x > T(0) ? x : T(0)) + log1p(exp(-fabs(x)));
 }
 
-/* @piece add sub mul */
+/* @piece add sub mul fma */
 /* ---- integer arithmetic: wrapping, Python // and %, exact ** ---------- */
 
 #define TECC_WRAP(name, op)                                                 \
@@ -143,6 +143,11 @@ TECC_WRAP(add, +)
 TECC_WRAP(sub, -)
 TECC_WRAP(mul, *)
 #undef TECC_WRAP
+/* The one place generated code rounds a*b + c once: a fused row's float
+ * sum of a product accumulates with it (lib/emit_stitch.c), written out
+ * so every loop shape and variant gets the same instruction. */
+__device__ __forceinline__ float fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ double fma(double a, double b, double c) { return __fma_rn(a, b, c); }
 
 /* @piece neg abs */
 __device__ __forceinline__ int32_t neg(int32_t a) { return (int32_t)(0u - (uint32_t)a); }

@@ -9,7 +9,10 @@
 # that waits for the first; a variance shares its mean's pass in the
 # stream kernel (one read of the row: blocks of 512 when the rows fill
 # two an SM, rows held in registers to 512 threads), where a layernorm,
-# which reads its rows again for y, keeps 1024.
+# which reads its rows again for y, keeps 1024; a fused float sum of a
+# product accumulates with one fma (a max of one, an integer sum and a
+# sum of a non-product do not); the register kernel's cluster arithmetic
+# is in its CLUSTER instance only.
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -30,6 +33,9 @@ kernel fullsum_bf16(x: bf16[M, N]) -> (y: bf16) { y = sum(x) }
 kernel rowstats_f32(x: f32[M, N]) -> (m: f32[M], v: f32[M]) { m = mean(x, -1); v = var(x, -1) }
 kernel layernorm_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = (x - mean(x, -1)) * rsqrt(var(x, -1) + 1e-5) }
 kernel var_f32(x: f32[M, N]) -> (v: f32[M]) { v = var(x, -1) }
+kernel nofma(x: f32[M, N], i: i32[M, N]) -> (a: f32[M], b: f32[M], c: i32[M], y: f32[M, N]) {
+  a = max(x * x, -1); b = sum(x + 1.0, -1); c = sum(i * i, -1); y = x - a - b
+}
 TE
 "$TECC" -O2 --emit=plan "$work/s.te" -o "$work/s.plan" || { echo "Bail out! tecc --emit=plan failed"; exit 1; }
 "$TECC" -O2 "$work/s.te" -o "$work/s.cu" || { echo "Bail out! tecc failed"; exit 1; }
@@ -42,7 +48,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 26
+plan 33
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -70,4 +76,11 @@ ok "layernorm f32 stream: 1024 threads a row" has layernorm_f32 'variant stream 
 is "$(kernel_text tecc_var_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 0 "var f32 stream: no sum for a mean that only centres the moments"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 1 "rowstats f32 stream: the mean, an output, keeps its sum"
 ok "layernorm f32: the whole budget to 32768" has layernorm_f32 'variant long (when R <= 32768 '
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_acc[0-9]* = tecc::fma(v[0-9]*, v[0-9]*, t_acc[0-9]*);')" 1 "rowstats f32 registers: the squares accumulate with one fma"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_cq[0-9]* = tecc::fma(t_dv[0-9]*, t_dv[0-9]*, t_cq[0-9]*);')" 1 "rowstats f32 stream: the chunk's squared deviations with one fma"
+is "$(kernel_text tecc_nofma_g0_reg | grep -c 'tecc::fma(')" 0 "no fma for a max, an integer sum or a sum of a sum"
+is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, false><<<' "$work/s.cu")" 3 "rowstats f32: three launches of the instance without cluster arithmetic"
+ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::launch_cluster(tecc_rowstats_f32_g0_reg<int32_t, 8, 4, true>,' "$work/s.cu"
+ok "the cluster rank and size only in the CLUSTER instance" grep -q 'const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;' "$work/s.cu"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'if (CLUSTER) t_acc[0-9]* = tecc::cluster_allreduce(')" 2 "rowstats f32: the cluster all-reduce of both levels under CLUSTER"
 done_testing
