@@ -777,23 +777,12 @@ static void close_step_elements(Out *o) {
 }
 
 /* Whether a group launched after this one reads `v` from memory. */
-static int read_later(const GEmit *e, const Value *v) {
-  int later = 0;
-  for (int i = 0; i < e->kp->groups.len; i++) {
-    const Group *g = e->kp->groups.items[i];
-    if (later && vec_contains(&g->reads, v))
-      return 1;
-    later |= g == e->g;
-  }
-  return 0;
-}
-
 /* Pack `index` of r: a reduction reads each element of its packed
  * tensors once, so one that no later group reads again is streamed past
  * L2 (tecc::load_stream). */
 static const char *step_pack_load(GEmit *e, const PackRef *r, const char *index) {
   const char *pack = arena_printf(e->a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)", r->ctype, r->param);
-  if (read_later(e, r->value))
+  if (read_by_later_group(e->kp, e->g, r->value))
     return arena_printf(e->a, "%s[%s]", pack, index);
   return arena_printf(e->a, strchr(index, ' ') ? "tecc::load_stream(%s + (%s))" : "tecc::load_stream(%s + %s)", pack,
                       index);

@@ -12,7 +12,8 @@
 # which reads its rows again for y, keeps 1024; a fused float sum of a
 # product accumulates with one fma (a max of one, an integer sum and a
 # sum of a non-product do not); the register kernel's cluster arithmetic
-# is in its CLUSTER instance only.
+# is in its CLUSTER instance only; a register kernel that writes only row
+# values streams its loads past L2, one that writes along the row does not.
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -48,7 +49,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 33
+plan 36
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -83,4 +84,7 @@ is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, false><<<' "$work/s.c
 ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::launch_cluster(tecc_rowstats_f32_g0_reg<int32_t, 8, 4, true>,' "$work/s.cu"
 ok "the cluster rank and size only in the CLUSTER instance" grep -q 'const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;' "$work/s.cu"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'if (CLUSTER) t_acc[0-9]* = tecc::cluster_allreduce(')" 2 "rowstats f32: the cluster all-reduce of both levels under CLUSTER"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "rowstats f32 registers: row values only, loads streamed past L2"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::load_stream(')" 0 "rowstats f32 stream: plain loads"
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::load_stream(')" 0 "softmax f32 registers (writes y along the row): plain loads"
 done_testing
