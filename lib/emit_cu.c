@@ -776,7 +776,6 @@ static void close_step_elements(Out *o) {
   close_block(o, "");
 }
 
-/* Whether a group launched after this one reads `v` from memory. */
 /* Pack `index` of r: a reduction reads each element of its packed
  * tensors once, so one that no later group reads again is streamed past
  * L2 (tecc::load_stream). */
@@ -940,11 +939,16 @@ static void emit_column_steps(GEmit *e, Out *o, const Out *dkept, const Out *dre
   close_block(o, "");
 }
 
+/* Columns of a thread combined across threadIdx.y at once (one pair of
+ * barriers, independent folds; tecc::column_reduce); the shared memory
+ * of a column kernel holds this many values per thread. */
+enum { COLUMN_GROUP = 4 };
+
 /* The column sums of the block's rows, combined across threadIdx.y in a
  * fixed order: the partial of split blockIdx.y, or the result. */
 static void emit_column_results(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
-  emit(o, "#pragma unroll");
-  emit(o, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = tecc::column_reduce(t_acc[t_k], %s, t_smem);", ri->op);
+  emit(o, "constexpr int t_cg = VEC < %d ? VEC : %d; /* columns combined at once */", COLUMN_GROUP, COLUMN_GROUP);
+  emit(o, "for (int t_g = 0; t_g < VEC; t_g += t_cg) tecc::column_reduce<t_cg>(t_acc + t_g, %s, t_smem);", ri->op);
   open_block(o, "if (t_q < t_nq && threadIdx.y == 0)");
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
@@ -980,7 +984,7 @@ static void emit_column_kernel(GEmit *e, Out *o) {
   emit(o, "/* Thread (x, y) adds rows y, y + blockDim.y, ... of chunk blockIdx.y for the VEC");
   emit(o, " * columns of pack t_q; with several chunks the partials go to t_part for %s_final. */", e->kname);
   emit(o, "constexpr int ITEMS = %d;", v->items);
-  emit_chunk_extent(e, o, r, &ri, v->threads_x * v->threads_y);
+  emit_chunk_extent(e, o, r, &ri, v->threads_x * v->threads_y * COLUMN_GROUP);
   emit(o, "const IndexT t_nq = t_outer / VEC;");
   open_block(o, "for (IndexT t_qb = (IndexT)blockIdx.x * blockDim.x; t_qb < t_nq; t_qb += (IndexT)gridDim.x * blockDim.x)");
   emit(o, "const IndexT t_q = t_qb + threadIdx.x;");

@@ -411,17 +411,25 @@ __device__ __forceinline__ T row_allreduce(T v, Op op, T *smem) {
   return r;
 }
 
-/* Combines the partials of threadIdx.y = 0..blockDim.y-1 for each
- * threadIdx.x, in order; the result is valid in threadIdx.y == 0.
- * smem holds blockDim.x * blockDim.y values; every thread must call it. */
-template <typename T, typename Op>
-__device__ __forceinline__ T column_reduce(T v, Op op, T *smem) {
-  __syncthreads();
-  smem[threadIdx.y * blockDim.x + threadIdx.x] = v;
+/* Combines, for each threadIdx.x, the N partials v[0..N-1] of threadIdx.y
+ * = 0..blockDim.y-1, each in the order of y; the results are valid in
+ * threadIdx.y == 0.  Only that row of threads folds, so the N columns
+ * share one pair of barriers and fold as N independent chains: a column
+ * at a time left them waiting on shared memory for each add (colsum on an
+ * H100: +0.5 to +2.7 points of copy with N = 4; bench/NOTES.md).  smem
+ * holds N * blockDim.x * blockDim.y values; every thread must call it. */
+template <int N, typename T, typename Op>
+__device__ __forceinline__ void column_reduce(T *v, Op op, T *smem) {
+  const unsigned threads = blockDim.x * blockDim.y, me = threadIdx.y * blockDim.x + threadIdx.x;
+  __syncthreads(); /* the previous call's readers are done */
+#pragma unroll
+  for (int k = 0; k < N; k++) smem[k * threads + me] = v[k];
   __syncthreads();
   if (threadIdx.y == 0)
-    for (unsigned y = 1; y < blockDim.y; y++) v = op(v, smem[y * blockDim.x + threadIdx.x]);
-  return v;
+    for (unsigned y = 1; y < blockDim.y; y++) {
+#pragma unroll
+      for (int k = 0; k < N; k++) v[k] = op(v[k], smem[k * threads + y * blockDim.x + threadIdx.x]);
+    }
 }
 
 /* @piece FastDiv */

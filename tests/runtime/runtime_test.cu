@@ -132,21 +132,23 @@ __global__ void argnan_kernel(int64_t *out) {
 }
 
 __global__ void column_kernel(float *out) {
-  __shared__ float smem[1024];
-  float v = tecc::column_reduce((float)(threadIdx.y + 1), tecc::Sum(), smem);
-  if (threadIdx.y == 0) out[threadIdx.x] = v;
+  __shared__ float smem[3 * 256];
+  float v[3] = {(float)(threadIdx.y + 1), (float)threadIdx.x, (float)(threadIdx.y * threadIdx.y)};
+  tecc::column_reduce<3>(v, tecc::Sum(), smem);
+  if (threadIdx.y == 0)
+    for (int k = 0; k < 3; k++) out[3 * threadIdx.x + k] = v[k];
 }
 
 static void test_args_and_columns(void) {
   int64_t *o; float *c;
-  cudaMallocManaged(&o, 16); cudaMallocManaged(&c, 32 * 4);
+  cudaMallocManaged(&o, 16); cudaMallocManaged(&c, 3 * 32 * 4);
   argnan_kernel<<<1, 32>>>(o);
   column_kernel<<<1, dim3(32, 8)>>>(c);
   bool ran = cudaDeviceSynchronize() == cudaSuccess;
   ok(ran && o[0] == 7 && o[1] == 7, "argmax/argmin: the first NaN wins");
   bool good = ran;
-  for (int i = 0; i < 32; i++) good &= c[i] == 36.0f;
-  ok(good, "column_reduce over blockDim.y = 8");
+  for (int i = 0; i < 32; i++) good &= c[3 * i] == 36.0f && c[3 * i + 1] == 8.0f * i && c[3 * i + 2] == 140.0f;
+  ok(good, "column_reduce of 3 columns over blockDim.y = 8");
   cudaFree(o); cudaFree(c);
 }
 
