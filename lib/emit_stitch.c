@@ -1027,10 +1027,8 @@ static const char *instance(SEmit *e, const Variant *v) {
   const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
   if (v->storage == STORE_STREAM)
     return arena_printf(e->a, "%s<%s, %d>", kernel_name(e->a, e->k, e->g, 0), index, v->vec);
-  if (e->cluster)
-    return arena_printf(e->a, "%s<%s, %d, %d, %s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec,
-                        v->storage == STORE_CLUSTER ? "true" : "false");
-  return arena_printf(e->a, "%s<%s, %d, %d>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec);
+  const char *cluster = !e->cluster ? "" : v->storage == STORE_CLUSTER ? ", true" : ", false";
+  return arena_printf(e->a, "%s<%s, %d, %d%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec, cluster);
 }
 
 /* t_tx x t_ty threads and t_grid blocks, by the variant's fit rule. */
