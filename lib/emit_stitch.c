@@ -660,6 +660,128 @@ static void moment_pass(SEmit *e, Out *o, int level) {
   emit_fragment(o, mo.tail);
 }
 
+/* ---- online max-and-sum (stream kernel) ----------------------------------- */
+
+/* softmax's sum(exp(v - max(v))) reads the max of the level before, so the
+ * stream kernel would read the row once more for it (softmax f32 1024 x
+ * 65536 on an H100: three reads, 0.84x torch.compile; bench/NOTES.md).
+ * Instead the max's pass also sums exp(v - shift) chunk by chunk about
+ * the thread's max so far (Milakov and Gimelshein's online normalizer):
+ * after a chunk's max, the sum so far is rescaled by exp(old shift - new
+ * shift) (tecc::rescale_exp), then the chunk's terms are added, one exp
+ * each as in two passes.  After the pass each thread's sum is rescaled
+ * to the row's shift, then summed across the row in the usual order:
+ * deterministic, and within a few ulp of two passes (stitch.h:
+ * stitch_online_max()). */
+static int online_level(const SEmit *e, int level) {
+  return !e->reg && stitch_online_level(e->g, level);
+}
+
+/* The shift s of an online sum with its max m read as `at`. */
+static const char *shift_at(SEmit *e, Value *s, const Value *m, const char *at) {
+  while (s->op == IR_BROADCAST)
+    s = s->args[0];
+  if (s == m)
+    return at;
+  if (s->op == IR_CONST)
+    return cu_const_literal(e->a, s);
+  const char *args[3] = {0};
+  for (int i = 0; i < s->nargs; i++)
+    args[i] = shift_at(e, s->args[i], m, at);
+  return cu_op_expr(e->a, s, args);
+}
+
+/* The fragments of an online pass: `save` before a chunk's first loop,
+ * `rescale` between its loops, `two` the second loop's elements; `head`
+ * and `tail` around the pass. */
+typedef struct OnlineOuts {
+  Out *save, *rescale, *two, *head, *tail;
+} OnlineOuts;
+
+/* The online sum r = sum(exp(v - s)) of max m: accumulator t_os<r>. */
+static void online_sum_of_one(SEmit *e, Value *r, Value *m, const int *map, OnlineOuts *oo) {
+  Value *ex = r->args[0], *d = ex->args[0];
+  Red x = red_of(e->a, r);
+  const char *t = cu_compute_ctype(m->dtype);
+  const int id = r->id;
+  emit(oo->head, "%s t_os%d = %s; /* sum of exp about this thread's shift so far */", x.type, id, x.identity);
+  emit(oo->save, "const %s t_pm%d = t_acc%d; /* the thread's max before this chunk */", t, id, m->id);
+  emit(oo->rescale, "const %s t_sh%d = %s;", t, id, shift_at(e, d->args[1], m, arena_printf(e->a, "t_acc%d", m->id)));
+  emit(oo->rescale, "t_os%d = tecc::rescale_exp(t_os%d, %s, t_sh%d);", id, id,
+       shift_at(e, d->args[1], m, arena_printf(e->a, "t_pm%d", id)), id);
+  const char *dargs[] = {sval(e, d->args[0], map), arena_printf(e->a, "t_sh%d", id)};
+  const char *eargs[] = {cu_op_expr(e->a, d, dargs)};
+  const char *term = cu_convert(e->a, cu_op_expr(e->a, ex, eargs), ex->dtype, x.dt);
+  emit(oo->two, "t_os%d = %s(t_os%d, %s);", id, x.op, id, term);
+}
+
+/* After the pass: each thread's sum about its own max, rescaled to the
+ * row's shift, then summed across the row. */
+static void online_sum_tail(SEmit *e, Value *r, Value *m, Out *before, Out *after) {
+  Red x = red_of(e->a, r);
+  Value *s = r->args[0]->args[0]->args[1];
+  const int id = r->id;
+  emit(before, "const %s t_tm%d = t_acc%d; /* the thread's own max */", cu_compute_ctype(m->dtype), id, m->id);
+  emit(after, "t_os%d = tecc::rescale_exp(t_os%d, %s, %s);", id, id,
+       shift_at(e, s, m, arena_printf(e->a, "t_tm%d", id)), shift_at(e, s, m, e->red_name[m->id]));
+  emit(after, "t_os%d = %s(t_os%d, %s, (%s *)t_smem);", id, allreduce(e), id, x.op, x.type);
+  const char *name = kernel_name_for(e, base_name(e, r));
+  emit(after, "const %s %s = %s;", cu_compute_ctype(r->dtype), name,
+       cu_convert(e->a, arena_printf(e->a, "t_os%d", id), x.dt, r->dtype));
+  e->red_name[r->id] = name;
+}
+
+/* Levels `level` and `level` + 1 (its online sums) in one pass. */
+static void online_pass(SEmit *e, Out *o, int level) {
+  int map[TECC_MAX_RANK];
+  identity_map(map, e->g->domain.rank);
+  start_pass(e);
+  OnlineOuts oo;
+  Out **outs[] = {&oo.save, &oo.rescale, &oo.two, &oo.head, &oo.tail};
+  for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
+    *outs[i] = new_out(e->a);
+  Out *level_tail = new_out(e->a);
+  emit(oo.head, "/* levels %d and %d in one read: level %d's sums of exp, rescaled as the max grows */", level,
+       level + 1, level + 1);
+  for (int i = 0; i < e->st->reduces.len; i++) {
+    Value *r = e->st->reduces.items[i];
+    if (e->st->level[r->id] == level)
+      reduce_one(e, r, map, oo.head, level_tail);
+  }
+  Out *one = e->body;
+  /* loop 2: the element values anew, in their own scope */
+  forget_element_names(e);
+  e->memo.len = 0;
+  e->body = oo.two;
+  PtrVec sums = {0};
+  for (int i = 0; i < e->st->reduces.len; i++) {
+    Value *r = e->st->reduces.items[i];
+    if (e->st->level[r->id] == level + 1) {
+      vec_push(e->a, &sums, r);
+      online_sum_of_one(e, r, stitch_online_max(e->g, r, level + 1), map, &oo);
+    }
+  }
+  Out *after = new_out(e->a);
+  for (int i = 0; i < sums.len; i++) {
+    Value *r = sums.items[i];
+    online_sum_tail(e, r, stitch_online_max(e->g, r, level + 1), oo.tail, after);
+  }
+  emit_fragment(o, e->pre);
+  emit_fragment(o, oo.head);
+  open_block(o, "if (t_live)");
+  open_block(o, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * (VEC * ITEMS))", lanes(e));
+  load_cached(e, o, e->pass);
+  emit_fragment(o, oo.save);
+  chunk_loop(e, o, one);
+  emit_fragment(o, oo.rescale);
+  chunk_loop(e, o, oo.two);
+  close_block(o, "");
+  close_block(o, "");
+  emit_fragment(o, oo.tail);
+  emit_fragment(o, level_tail);
+  emit_fragment(o, after);
+}
+
 /* Stores `expr` in every buffer `v` lives in, at `off`. */
 static void emit_stores(SEmit *e, Out *o, Value *v, const char *expr, const char *off) {
   const char *stored = cu_store_conv(e->a, v->dtype, expr);
@@ -886,6 +1008,8 @@ static void row_body(SEmit *e, Out *o) {
   for (int l = 1; l <= e->st->nlevels; l++) {
     if (moments_level(e, l + 1))
       moment_pass(e, passes, l++);
+    else if (online_level(e, l + 1))
+      online_pass(e, passes, l++);
     else
       reduction_pass(e, passes, l);
   }

@@ -612,13 +612,78 @@ int stitch_moments_level(const Group *g, int level) {
   return n > 0;
 }
 
-/* A pass per level (a level of second moments shares the one before),
- * and one for the outputs that vary along the row. */
+/* ---- online max-and-sum -------------------------------------------------- */
+
+/* `s`, read through broadcasts and casts, computes from `m` and literals
+ * only (and mentions m). */
+static int shift_of(const Value *s, const Value *m, int *found) {
+  while (s->op == IR_BROADCAST)
+    s = s->args[0];
+  if (s == m)
+    return *found = 1;
+  if (s->op == IR_CONST)
+    return 1;
+  if (s->op != IR_UNARY && s->op != IR_BINARY && s->op != IR_SELECT && s->op != IR_CAST)
+    return 0;
+  for (int i = 0; i < s->nargs; i++)
+    if (!shift_of(s->args[i], m, found))
+      return 0;
+  return 1;
+}
+
+static int is_float(DType t) {
+  return t == DT_F32 || t == DT_F64;
+}
+
+Value *stitch_online_max(const Group *g, const Value *r, int level) {
+  if (r->op != IR_REDUCE || r->rop != RED_SUM || !is_float(r->dtype))
+    return NULL;
+  const Value *ex = r->args[0];
+  if (ex->op != IR_UNARY || ex->uop != UN_EXP)
+    return NULL;
+  const Value *d = ex->args[0];
+  if (d->op != IR_BINARY || d->bop != BIN_SUB || !is_float(d->dtype))
+    return NULL;
+  const Stitch *st = g->stitch;
+  for (int i = 0; i < st->reduces.len; i++) {
+    Value *m = st->reduces.items[i];
+    int found = 0;
+    if (m->rop == RED_MAX && st->level[m->id] == level - 1 && m->args[0] == d->args[0] &&
+        m->dtype == d->dtype && m->shape.rank == d->shape.rank && shift_of(d->args[1], m, &found) && found)
+      return m;
+  }
+  return NULL;
+}
+
+int stitch_online_level(const Group *g, int level) {
+  const Stitch *st = g->stitch;
+  if (level < 2 || level > st->nlevels)
+    return 0;
+  int n = 0;
+  for (int i = 0; i < st->reduces.len; i++) {
+    const Value *r = st->reduces.items[i];
+    if (st->level[r->id] != level)
+      continue;
+    if (!stitch_online_max(g, r, level))
+      return 0;
+    n++;
+  }
+  return n > 0;
+}
+
+/* A level of second moments or of online sums shares the pass of the
+ * level before. */
+int stitch_shares_pass(const Group *g, int level) {
+  return stitch_moments_level(g, level) || stitch_online_level(g, level);
+}
+
+/* A pass per level (a level of second moments or online sums shares the
+ * one before), and one for the outputs that vary along the row. */
 int stitch_stream_reads(const Group *g) {
   const Stitch *st = g->stitch;
   int passes = 0, map[TECC_MAX_RANK];
   for (int l = 1; l <= st->nlevels; l++, passes++)
-    if (stitch_moments_level(g, l + 1))
+    if (stitch_shares_pass(g, l + 1))
       l++;
   for (int i = 0; i < g->domain.rank; i++)
     map[i] = i;

@@ -47,6 +47,18 @@ void stitch_order_groups(Arena *a, KernelPlan *kp);
 Value *stitch_moment_mean(const Group *g, const Value *r, int level);
 int stitch_moments_level(const Group *g, int level);
 int stitch_stream_reads(const Group *g);
+/* softmax's sum(exp(v - max(v))) is a level that reads the max of the
+ * level before; the stream kernel sums it in the max's pass, about the
+ * max so far, rescaled as it grows (emit_stitch.c: the online
+ * normalizer).  stitch_online_max() gives the max m when `r`, a reduction
+ * of g at `level`, is a float sum of exp(v - s) with m the group's max of
+ * v at level - 1 and s computed from m and literals only (m itself, or
+ * logsumexp's where(isinf(m), 0, m)); else NULL.  stitch_online_level():
+ * every reduction at `level` is such a sum.  stitch_shares_pass(): a
+ * level of second moments or of online sums. */
+Value *stitch_online_max(const Group *g, const Value *r, int level);
+int stitch_online_level(const Group *g, int level);
+int stitch_shares_pass(const Group *g, int level);
 /* The mean m of g serves only as the centre of the second moments of the
  * level after it (var(x) alone: no output, not stored, read only by the
  * moments' deviations), so a pass that folds those moments needs no sum

@@ -24,6 +24,17 @@ __device__ __forceinline__ T column_allreduce(T v, Op op, T *smem) {
   return r;
 }
 
+/* @piece rescale_exp @needs exp */
+/* A sum of exp(v - a) as the sum of exp(v - b): the online normalizer's
+ * step when a row's shift (its max so far) grows from a to b
+ * (lib/emit_stitch.c, the stream kernel).  An empty sum stays 0 (a may
+ * be -inf, or logsumexp's 0 for an all -inf part, with exp(a - b) not
+ * finite), and so does an unchanged shift (also when a and b are both
+ * infinite, where a - b is NaN). */
+template <typename T> __device__ __forceinline__ T rescale_exp(T sum, T a, T b) {
+  return sum == (T)0 || a == b ? sum : sum * exp(a - b);
+}
+
 /* @piece Moments moments chunk_mean MergeMoments row_allreduce_moments @needs add sub mul shfl_xor warp_allreduce */
 /* The count, mean and sum of squared deviations (m2) of some elements:
  * var(x) in one read of the row (lib/emit_stitch.c, the stream kernel).

@@ -13,7 +13,10 @@
 # product accumulates with one fma (a max of one, an integer sum and a
 # sum of a non-product do not); the register kernel's cluster arithmetic
 # is in its CLUSTER instance only; a register kernel that writes only row
-# values streams its loads past L2, one that writes along the row does not.
+# values streams its loads past L2, one that writes along the row does not;
+# softmax's sum of exp shares its max's pass in the stream kernel (online,
+# rescaled as the max grows): softmax reads a row twice, logsumexp and
+# cross-entropy once, a column softmax's stream twice.
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -34,6 +37,9 @@ kernel fullsum_bf16(x: bf16[M, N]) -> (y: bf16) { y = sum(x) }
 kernel rowstats_f32(x: f32[M, N]) -> (m: f32[M], v: f32[M]) { m = mean(x, -1); v = var(x, -1) }
 kernel layernorm_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = (x - mean(x, -1)) * rsqrt(var(x, -1) + 1e-5) }
 kernel var_f32(x: f32[M, N]) -> (v: f32[M]) { v = var(x, -1) }
+kernel logsumexp_f32(x: f32[M, N]) -> (y: f32[M]) { y = logsumexp(x, -1) }
+kernel xent_f32(l: f32[M, N], t: f32[M, N]) -> (y: f32[M]) { y = logsumexp(l, -1) - sum(l * t, -1) }
+kernel softmax_col_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = softmax(x, 0) }
 kernel nofma(x: f32[M, N], i: i32[M, N]) -> (a: f32[M], b: f32[M], c: i32[M], y: f32[M, N]) {
   a = max(x * x, -1); b = sum(x + 1.0, -1); c = sum(i * i, -1); y = x - a - b
 }
@@ -49,7 +55,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 36
+plan 43
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -87,4 +93,11 @@ is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'if (CLUSTER) t_acc[0-9]* =
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "rowstats f32 registers: row values only, loads streamed past L2"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::load_stream(')" 0 "rowstats f32 stream: plain loads"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::load_stream(')" 0 "softmax f32 registers (writes y along the row): plain loads"
+is "$(row_loads tecc_softmax_f32_g0_stream)" 2 "softmax f32 stream: two reads (the max and the sum of exp, then y)"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_os[0-9]* = tecc::rescale_exp(')" 2 "softmax f32 stream: the sum rescaled per chunk and to the row's max"
+is "$(row_loads tecc_logsumexp_f32_g0_stream)" 1 "logsumexp f32 stream: one read"
+ok "logsumexp f32 stream: the shift of an infinite max is 0" sh -c "grep -q 'tecc::rescale_exp(t_os[0-9]*, tecc::isinf(t_pm[0-9]*) ? 0.0f : t_pm[0-9]*, t_sh[0-9]*)' '$work/s.cu'"
+ok "logsumexp f32 stream: 512 threads a row when the rows fill two blocks an SM" has logsumexp_f32 'variant stream .*T = pow2 in \[32, 512 when rows >= 2\*SMs'
+is "$(kernel_text tecc_xent_f32_g0_stream | grep -c 'const tecc::Pack<float, VEC> t_p')" 2 "cross-entropy f32 stream: one read of l and t"
+is "$(kernel_text tecc_softmax_col_f32_g0_stream | grep -c 't_c0\[t_k \* VEC + t_j\] = t_in ?')" 2 "softmax f32 column stream: two reads"
 done_testing
