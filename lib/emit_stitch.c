@@ -42,6 +42,7 @@ typedef struct Cached {
   const char *ptr;   /* the pointer it is loaded from */
   uint32_t passes;   /* stream kernel: the passes that read it */
   int pairs;         /* 16-bit, held two to a 32-bit word */
+  const char *row;   /* per item: a broadcast operand's row offset (NULL: the domain's own rows) */
 } Cached;
 
 typedef struct SEmit {
@@ -243,22 +244,40 @@ static const char *mem_param(SEmit *e, Value *v) {
  * the bf16 rows from 43-83% to 47-93% of copy (softmax bf16 4096x16384
  * 68 -> 89, rmsnorm 73 -> 89, card 16384x4096 70 -> 87; bench/NOTES.md). */
 static const char *cached_elem(const Cached *c, Arena *a) {
+  const char *at = c->row ? "t_j" : "t_e";
   if (!c->pairs)
-    return arena_printf(a, "%s[t_e]", c->name);
-  return arena_printf(a, "tecc::%s_pair(%s, t_e)", c->v->dtype == DT_BF16 ? "bf16" : "f16", c->name);
+    return arena_printf(a, "%s[%s]", c->name, at);
+  return arena_printf(a, "tecc::%s_pair(%s, %s)", c->v->dtype == DT_BF16 ? "bf16" : "f16", c->name, at);
 }
 
-static const char *cached_load(SEmit *e, Value *v, const char *raw) {
+static int same_row(const char *a, const char *b) {
+  return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static int cached_named(const SEmit *e, const char *name) {
+  for (int i = 0; i < e->cached.len; i++)
+    if (strcmp(((const Cached *)e->cached.items[i])->name, name) == 0)
+      return 1;
+  return 0;
+}
+
+/* `row`: NULL for a tensor over the whole domain (held, or loaded a chunk
+ * at a time), else a broadcast operand's row offset (loaded a pack at a
+ * time in the element loop, open_elements()). */
+static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *row) {
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
-    if (c->v == v) {
+    if (c->v == v && same_row(c->row, row)) {
       c->passes |= 1u << (e->pass & 31);
       return cached_elem(c, e->a);
     }
   }
   Cached *c = ARENA_NEW(e->a, Cached);
   c->v = v;
-  c->name = arena_printf(e->a, "t_c%d", v->id); /* t_ names are the generator's own */
+  c->row = row;
+  c->name = arena_printf(e->a, "t_%s%d", row ? "bc" : "c", v->id);
+  if (row && cached_named(e, c->name))
+    c->name = arena_printf(e->a, "%s_%d", c->name, e->cached.len);
   c->raw = raw;
   c->ptr = mem_param(e, v);
   c->passes = 1u << (e->pass & 31);
@@ -267,13 +286,57 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw) {
   return cached_elem(c, e->a);
 }
 
+static int same_dim(Dim a, Dim b) {
+  return a.var == b.var && (a.var >= 0 || a.size == b.size);
+}
+
+/* A tensor that varies along the row and whose last axes are the row's
+ * (the same sizes, in order), as a norm's w [N] or an attention mask
+ * [S, S] under [B, S, S]: a row of it is contiguous, at its row offset
+ * times t_red. */
+static int row_contiguous(const SEmit *e, const Shape *s, const int *map) {
+  int red[TECC_MAX_RANK], n = shape_axes(&e->g->domain, e->st->axes, red), j = s->rank - 1;
+  for (int k = n - 1; k >= 0; k--, j--) {
+    while (j >= 0 && dim_is_one(s, j))
+      j--;
+    if (j < 0 || map[j] != red[k] || !same_dim(s->d[j], e->g->domain.d[red[k]]))
+      return 0;
+  }
+  for (; j >= 0; j--)
+    if (!dim_is_one(s, j) && map[j] >= 0 && is_reduced_axis(e, map[j]))
+      return 0;
+  return n > 0;
+}
+
+/* The row offset of a row-contiguous tensor: its index over its other axes. */
+static const char *row_offset(SEmit *e, const Shape *s, const int *map) {
+  const char *off = NULL;
+  for (int j = 0; j < s->rank; j++) {
+    if (dim_is_one(s, j) || map[j] < 0 || is_reduced_axis(e, map[j]))
+      continue;
+    e->used_kept[map[j]] = 1;
+    const char *idx = arena_printf(e->a, "t_d%d", map[j]);
+    off = off ? arena_printf(e->a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
+  }
+  return off ? off : "0";
+}
+
+/* Element t_r of a row of a row-contiguous tensor at row offset `row`. */
+static const char *at_row(SEmit *e, const char *row, const char *r) {
+  return strcmp(row, "0") == 0 ? r : arena_printf(e->a, "(%s) * t_red + %s", row, r);
+}
+
 static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) {
   const char *p = mem_param(e, v);
   if (v->shape.rank == 0)
     return cu_load_conv(e->a, v->dtype, p);
+  if (e->vec && !row_level && !covers(e, &v->shape, map, 0) && row_contiguous(e, &v->shape, map)) {
+    const char *row = row_offset(e, &v->shape, map);
+    return cached_load(e, v, arena_printf(e->a, "%s[%s]", p, at_row(e, row, "t_r")), row);
+  }
   const char *raw = arena_printf(e->a, "%s[%s]", p, offset_expr(e, &v->shape, map));
   if (covers(e, &v->shape, map, 0) && !row_level)
-    return cached_load(e, v, raw);
+    return cached_load(e, v, raw, NULL);
   const char *mem = cu_load_conv(e->a, v->dtype, raw);
   if (row_level)
     return arena_printf(e->a, "t_live ? %s : (%s)0", mem, cu_compute_ctype(v->dtype));
@@ -436,6 +499,43 @@ static const char *first_of_item(SEmit *e) {
                       lane(e), lanes(e));
 }
 
+/* The packs of this item of the broadcast operands the pass reads (a
+ * norm's w and b, an attention mask): one 16-byte load each, where they
+ * were loaded element by element, and in every pass that reads them (from
+ * L1 or L2 after the first row). */
+static void load_item_packs(SEmit *e, Out *o) {
+  for (int i = 0; i < e->cached.len; i++) {
+    Cached *c = e->cached.items[i];
+    if (!c->row || !((c->passes >> (e->pass & 31)) & 1u))
+      continue;
+    const char *st = cu_storage_ctype(c->v->dtype);
+    if (c->pairs)
+      emit(o, "uint32_t %s[VEC / 2];", c->name);
+    else
+      emit(o, "%s %s[VEC];", cu_compute_ctype(c->v->dtype), c->name);
+    open_block(o, "if (t_packs)");
+    emit(o, "const tecc::Pack<%s, VEC> t_q%d = *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s);", st, i, st,
+         c->ptr, at_row(e, c->row, "t_r0"));
+    emit(o, "#pragma unroll");
+    if (c->pairs)
+      emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[t_j] = tecc::pair_word(t_q%d, t_j);", c->name, i);
+    else
+      emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_j] = %s;", c->name,
+           cu_load_conv(e->a, c->v->dtype, arena_printf(e->a, "t_q%d.v[t_j]", i)));
+    else_block(o);
+    emit(o, "#pragma unroll");
+    open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
+    emit(o, "const IndexT t_r = t_r0 + t_j;");
+    if (c->pairs)
+      emit(o, "tecc::set_pair_half(%s, t_j, t_r < t_red ? %s : (uint16_t)0);", c->name, c->raw);
+    else
+      emit(o, "%s[t_j] = t_r < t_red ? %s : (%s)0;", c->name, cu_load_conv(e->a, c->v->dtype, c->raw),
+           cu_compute_ctype(c->v->dtype));
+    close_block(o, "");
+    close_block(o, "");
+  }
+}
+
 /* Opens the element loop of a pass: thread element t_e = t_k * VEC + t_j
  * is row element t_r = [t_base +] (lane + t_k * lanes) * VEC + t_j. */
 static void open_elements(SEmit *e, Out *o) {
@@ -446,6 +546,7 @@ static void open_elements(SEmit *e, Out *o) {
     emit_fragment(o, e->vdecl);
   /* VEC > 1 only when rows are whole packs: one bound check per pack */
   open_block(o, "if (t_r0 < t_red)");
+  load_item_packs(e, o);
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
   if (out_mentions(e->body, "t_e"))
@@ -868,7 +969,7 @@ static void row_outputs(SEmit *e, Out *o) {
  * the whole row (reg kernel, pass 0 = all), or one chunk of the inputs
  * that pass `pass` reads (stream kernel). */
 static int loaded_in(const Cached *c, int pass) {
-  return pass == 0 || ((c->passes >> (pass & 31)) & 1u);
+  return !c->row && (pass == 0 || ((c->passes >> (pass & 31)) & 1u));
 }
 
 /* Does the group write an output along the row (softmax's y), not only
