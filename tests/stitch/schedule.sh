@@ -16,7 +16,8 @@
 # values streams its loads past L2, one that writes along the row does not;
 # softmax's sum of exp shares its max's pass in the stream kernel (online,
 # rescaled as the max grows): softmax reads a row twice, logsumexp and
-# cross-entropy once, a column softmax's stream twice.
+# cross-entropy once, a column softmax's stream twice; a norm's w and an
+# attention mask broadcast over rows are loaded a pack per item.
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -40,6 +41,8 @@ kernel var_f32(x: f32[M, N]) -> (v: f32[M]) { v = var(x, -1) }
 kernel logsumexp_f32(x: f32[M, N]) -> (y: f32[M]) { y = logsumexp(x, -1) }
 kernel xent_f32(l: f32[M, N], t: f32[M, N]) -> (y: f32[M]) { y = logsumexp(l, -1) - sum(l * t, -1) }
 kernel softmax_col_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = softmax(x, 0) }
+kernel masked_bf16(s: bf16[B, S, D], m: bf16[S, D]) -> (y: bf16[B, S, D]) { y = softmax(s * 0.125 + m, -1) }
+kernel rmsw_bf16(x: bf16[M, N], w: bf16[N]) -> (y: bf16[M, N]) { y = x * rsqrt(mean(x * x, -1) + 1e-6) * w }
 kernel nofma(x: f32[M, N], i: i32[M, N]) -> (a: f32[M], b: f32[M], c: i32[M], y: f32[M, N]) {
   a = max(x * x, -1); b = sum(x + 1.0, -1); c = sum(i * i, -1); y = x - a - b
 }
@@ -55,7 +58,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 43
+plan 46
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -100,4 +103,7 @@ ok "logsumexp f32 stream: the shift of an infinite max is 0" sh -c "grep -q 'tec
 ok "logsumexp f32 stream: 512 threads a row when the rows fill two blocks an SM" has logsumexp_f32 'variant stream .*T = pow2 in \[32, 512 when rows >= 2\*SMs'
 is "$(kernel_text tecc_xent_f32_g0_stream | grep -c 'const tecc::Pack<float, VEC> t_p')" 2 "cross-entropy f32 stream: one read of l and t"
 is "$(kernel_text tecc_softmax_col_f32_g0_stream | grep -c 't_c0\[t_k \* VEC + t_j\] = t_in ?')" 2 "softmax f32 column stream: two reads"
+ok "rmsnorm bf16: w loaded a pack per item" sh -c "grep -q 't_q[0-9]* = \*reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0);' '$work/s.cu'"
+ok "masked softmax bf16: the mask's row at its row offset" sh -c "grep -q 'reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(m + (t_d1) \* t_red + t_r0);' '$work/s.cu'"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'm\[(t_d1) \* N + t_d2\]')" 0 "masked softmax bf16: no element-by-element mask loads"
 done_testing
