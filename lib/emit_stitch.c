@@ -708,6 +708,24 @@ static void chunk_loop(SEmit *e, Out *o, Out *body) {
   close_elements(e, o);
 }
 
+/* A pass of two levels, chunk by chunk: `first`, loop 1 over the chunk's
+ * elements (`one`), `mid`, loop 2 (`two`), then `last` (may be NULL). */
+static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, Out *mid, Out *two, Out *last) {
+  emit_fragment(o, e->pre);
+  emit_fragment(o, head);
+  open_block(o, "if (t_live)");
+  open_block(o, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * (VEC * ITEMS))", lanes(e));
+  load_cached(e, o, e->pass);
+  emit_fragment(o, first);
+  chunk_loop(e, o, one);
+  emit_fragment(o, mid);
+  chunk_loop(e, o, two);
+  if (last)
+    emit_fragment(o, last);
+  close_block(o, "");
+  close_block(o, "");
+}
+
 /* Levels `level` and `level` + 1 (its second moments) in one pass. */
 static void moment_pass(SEmit *e, Out *o, int level) {
   int map[TECC_MAX_RANK];
@@ -746,18 +764,7 @@ static void moment_pass(SEmit *e, Out *o, int level) {
     emit(mo.two, "const %s t_dv%d = tecc::sub(%s, t_cm%d);", t, r->id, elem, r->id);
     emit(mo.two, "t_cq%d = tecc::fma(t_dv%d, t_dv%d, t_cq%d);", r->id, r->id, r->id, r->id);
   }
-  emit_fragment(o, e->pre);
-  emit_fragment(o, mo.head);
-  open_block(o, "if (t_live)");
-  open_block(o, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * (VEC * ITEMS))", lanes(e));
-  load_cached(e, o, e->pass);
-  emit_fragment(o, mo.decl);
-  chunk_loop(e, o, one);
-  emit_fragment(o, mo.mid);
-  chunk_loop(e, o, mo.two);
-  emit_fragment(o, mo.merge);
-  close_block(o, "");
-  close_block(o, "");
+  two_loop_pass(e, o, mo.head, mo.decl, one, mo.mid, mo.two, mo.merge);
   emit_fragment(o, mo.tail);
 }
 
@@ -867,17 +874,7 @@ static void online_pass(SEmit *e, Out *o, int level) {
     Value *r = sums.items[i];
     online_sum_tail(e, r, stitch_online_max(e->g, r, level + 1), oo.tail, after);
   }
-  emit_fragment(o, e->pre);
-  emit_fragment(o, oo.head);
-  open_block(o, "if (t_live)");
-  open_block(o, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * (VEC * ITEMS))", lanes(e));
-  load_cached(e, o, e->pass);
-  emit_fragment(o, oo.save);
-  chunk_loop(e, o, one);
-  emit_fragment(o, oo.rescale);
-  chunk_loop(e, o, oo.two);
-  close_block(o, "");
-  close_block(o, "");
+  two_loop_pass(e, o, oo.head, oo.save, one, oo.rescale, oo.two, NULL);
   emit_fragment(o, oo.tail);
   emit_fragment(o, level_tail);
   emit_fragment(o, after);

@@ -596,7 +596,8 @@ Value *stitch_moment_mean(const Group *g, const Value *r, int level) {
   return m;
 }
 
-int stitch_moments_level(const Group *g, int level) {
+/* Every reduction of g at `level` (there is one) is `kind`. */
+static int level_all(const Group *g, int level, Value *(*kind)(const Group *, const Value *, int)) {
   const Stitch *st = g->stitch;
   if (level < 2 || level > st->nlevels)
     return 0;
@@ -605,11 +606,15 @@ int stitch_moments_level(const Group *g, int level) {
     const Value *r = st->reduces.items[i];
     if (st->level[r->id] != level)
       continue;
-    if (!stitch_moment_mean(g, r, level))
+    if (!kind(g, r, level))
       return 0;
     n++;
   }
   return n > 0;
+}
+
+int stitch_moments_level(const Group *g, int level) {
+  return level_all(g, level, stitch_moment_mean);
 }
 
 /* ---- online max-and-sum -------------------------------------------------- */
@@ -656,19 +661,7 @@ Value *stitch_online_max(const Group *g, const Value *r, int level) {
 }
 
 int stitch_online_level(const Group *g, int level) {
-  const Stitch *st = g->stitch;
-  if (level < 2 || level > st->nlevels)
-    return 0;
-  int n = 0;
-  for (int i = 0; i < st->reduces.len; i++) {
-    const Value *r = st->reduces.items[i];
-    if (st->level[r->id] != level)
-      continue;
-    if (!stitch_online_max(g, r, level))
-      return 0;
-    n++;
-  }
-  return n > 0;
+  return level_all(g, level, stitch_online_max);
 }
 
 /* A level of second moments or of online sums shares the pass of the
