@@ -44,6 +44,7 @@ void else_block(Out *o);
 __attribute__((format(printf, 2, 3))) void else_if_block(Out *o, const char *fmt, ...);
 /* `o`'s text uses the identifier `word`. */
 int out_mentions(const Out *o, const char *word);
+int text_mentions(const char *text, const char *word); /* `word` as a whole identifier */
 /* Text of whole lines, each non-empty one indented at `o`'s level (the
  * embedded runtime, at 0, goes in as it is). */
 void emit_text(Out *o, const char *text);

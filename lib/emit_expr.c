@@ -81,7 +81,10 @@ static int ident_char(char c) {
 }
 
 int out_mentions(const Out *o, const char *word) {
-  const char *text = buf_cstr(o->b);
+  return text_mentions(buf_cstr(o->b), word);
+}
+
+int text_mentions(const char *text, const char *word) {
   size_t n = strlen(word);
   for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
     if ((p == text || !ident_char(p[-1])) && !ident_char(p[n]))

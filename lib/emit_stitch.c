@@ -24,7 +24,12 @@
  *     the rows in flight fit).
  * Schedule row (reduced axes innermost): lanes along threadIdx.x, rows
  * along threadIdx.y; schedule column: lanes along threadIdx.y, rows (the
- * contiguous kept axis) along threadIdx.x.
+ * contiguous kept axis) along threadIdx.x.  Column packs ("cvec", when
+ * stitch_column_packs()): a thread takes VEC neighbouring columns t_o0 +
+ * t_j, so an item (one reduced index t_r) is a 16-byte pack of a row; its
+ * row values are arrays over those columns (`name[t_j]`), computed in
+ * loops over t_j, and its all-reduce folds VEC columns at once
+ * (tecc::column_allreduce_vec).
  *
  * It shares types, expressions and parameters with emit_cu.c through
  * emit_expr.c and emit_common.c (emit.h), and calls nothing of emit_cu.c. */
@@ -54,6 +59,7 @@ typedef struct SEmit {
   const EntryNames *names;
   int reg;            /* the register kernel (else stream) */
   int vec;            /* contiguous rows: VEC-element packs */
+  int cvec;           /* columns: VEC neighbouring columns a thread, moved in packs */
   int pass;           /* the pass being written (stream: which loads) */
   int row;            /* schedule row (else column) */
   PtrVec params;      /* KParam* (index: the value id for values) */
@@ -94,6 +100,43 @@ static const char *kernel_name_for(SEmit *e, const char *want) {
   const char *name = fresh_name(e->a, &e->taken, want);
   vec_push(e->a, &e->kernel_names, (void *)name);
   return name;
+}
+
+/* A row value as read where t_j is the column (cvec: an array over the
+ * thread's columns). */
+static const char *row_ref(const SEmit *e, const char *name) {
+  return e->cvec ? arena_printf(e->a, "%s[t_j]", name) : name;
+}
+
+/* `stmt`, a statement of row scope, for each of the thread's columns
+ * (cvec: a loop over t_j, with t_o where it reads it). */
+static void row_stmt(SEmit *e, Out *o, const char *stmt) {
+  if (!e->cvec) {
+    emit(o, "%s", stmt);
+    return;
+  }
+  emit(o, "#pragma unroll");
+  if (!text_mentions(stmt, "t_o")) {
+    emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s", stmt);
+    return;
+  }
+  open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
+  emit(o, "const IndexT t_o = t_o0 + t_j;");
+  emit(o, "%s", stmt);
+  close_block(o, "");
+}
+
+/* Declares the row value `name` = `init` (const unless `mut`), with an
+ * optional `note` (a comment). */
+static void row_decl(SEmit *e, Out *o, const char *type, const char *name, const char *init, int mut,
+                     const char *note) {
+  const char *comment = note ? arena_printf(e->a, " /* %s */", note) : "";
+  if (!e->cvec) {
+    emit(o, "%s%s %s = %s;%s", mut ? "" : "const ", type, name, init, comment);
+    return;
+  }
+  emit(o, "%s %s[VEC];%s", type, name, comment);
+  row_stmt(e, o, arena_printf(e->a, "%s[t_j] = %s;", name, init));
 }
 
 /* A new pass: the previous pass's element names are free again. */
@@ -187,11 +230,13 @@ static const char *offset_expr(SEmit *e, const Shape *s, const int *map) {
   for (int j = 0; j < s->rank; j++) {
     if (dim_is_one(s, j) || map[j] < 0)
       continue;
+    const char *idx = arena_printf(e->a, "t_d%d", map[j]);
     if (is_reduced_axis(e, map[j]))
       e->used_red[map[j]] = e->used_red_any[map[j]] = 1;
+    else if (e->cvec) /* the one kept axis */
+      idx = "t_o";
     else
       e->used_kept[map[j]] = 1;
-    const char *idx = arena_printf(e->a, "t_d%d", map[j]);
     off = off ? arena_printf(e->a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
   }
   return off ? off : "0";
@@ -281,7 +326,7 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
   c->raw = raw;
   c->ptr = mem_param(e, v);
   c->passes = 1u << (e->pass & 31);
-  c->pairs = e->vec && dtype_is_16bit(v->dtype);
+  c->pairs = (e->vec || (e->cvec && e->reg)) && dtype_is_16bit(v->dtype); /* the stream kernel's columns: VEC 1 */
   vec_push(e->a, &e->cached, c);
   return cached_elem(c, e->a);
 }
@@ -339,7 +384,8 @@ static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) 
     return cached_load(e, v, raw, NULL);
   const char *mem = cu_load_conv(e->a, v->dtype, raw);
   if (row_level)
-    return arena_printf(e->a, "t_live ? %s : (%s)0", mem, cu_compute_ctype(v->dtype));
+    return arena_printf(e->a, "%s ? %s : (%s)0", e->cvec ? "t_o < t_outer" : "t_live", mem,
+                        cu_compute_ctype(v->dtype));
   return mem;
 }
 
@@ -381,9 +427,10 @@ static const char *row_reciprocal(SEmit *e, Value *v, const int *map, const char
       v->args[0]->dtype != v->dtype || v->args[1]->dtype != v->dtype ||
       !varies_along_row(e, v, map) || !row_level_operand(e, v->args[1], map))
     return NULL;
-  const char *rcp = kernel_name_for(e, arena_printf(e->a, "inv_%s", args[1]));
-  emit(e->pre, "const float %s = 1.0f / %s;", rcp, args[1]);
-  return arena_printf(e->a, "tecc::mul(%s, %s)", args[0], rcp);
+  const char *s = args[1], *sub = strchr(s, '[');
+  const char *rcp = kernel_name_for(e, arena_printf(e->a, "inv_%.*s", sub ? (int)(sub - s) : (int)strlen(s), s));
+  row_decl(e, e->pre, "float", rcp, arena_printf(e->a, "1.0f / %s", s), 0, NULL);
+  return arena_printf(e->a, "tecc::mul(%s, %s)", args[0], row_ref(e, rcp));
 }
 
 static const char *compute(SEmit *e, Value *v, const int *map) {
@@ -416,8 +463,11 @@ static const char *named_value(SEmit *e, Value *v, const int *map) {
   const char *expr = mem ? load_expr(e, v, map, row_level) : compute(e, v, map);
   const char *want = base_name(e, v);
   const char *fresh = row_level ? kernel_name_for(e, want) : fresh_name(e->a, &e->taken, want);
-  const char *name = memo_add(e->a, memo, v, map, fresh)->name;
-  emit(row_level ? e->pre : e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
+  const char *name = memo_add(e->a, memo, v, map, row_level ? row_ref(e, fresh) : fresh)->name;
+  if (row_level)
+    row_decl(e, e->pre, cu_compute_ctype(v->dtype), fresh, expr, 0, NULL);
+  else
+    emit(e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
   if (whole && is_kept(e, v)) {
     emit(e->body, "t_m%d[t_e] = %s;", v->id, name);
     emit(e->keep_decls, "%s t_m%d[ITEMS * VEC];", cu_compute_ctype(v->dtype), v->id);
@@ -495,8 +545,14 @@ static const char *lanes(const SEmit *e) {
 /* The first row element of item t_k of this thread (in the chunk t_base
  * of the stream kernel). */
 static const char *first_of_item(SEmit *e) {
-  return arena_printf(e->a, "%s((IndexT)%s + (IndexT)t_k * (IndexT)%s) * VEC", e->reg ? "" : "t_base + ",
-                      lane(e), lanes(e));
+  return arena_printf(e->a, "%s((IndexT)%s + (IndexT)t_k * (IndexT)%s)%s", e->reg ? "" : "t_base + ", lane(e),
+                      lanes(e), e->cvec ? "" : " * VEC");
+}
+
+/* The stream kernel's chunk loop over the row. */
+static void open_chunks(SEmit *e, Out *o) {
+  open_block(o, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * %s)", lanes(e),
+             e->cvec ? "ITEMS" : "(VEC * ITEMS)");
 }
 
 /* The packs of this item of the broadcast operands the pass reads (a
@@ -537,7 +593,8 @@ static void load_item_packs(SEmit *e, Out *o) {
 }
 
 /* Opens the element loop of a pass: thread element t_e = t_k * VEC + t_j
- * is row element t_r = [t_base +] (lane + t_k * lanes) * VEC + t_j. */
+ * is row element t_r = [t_base +] (lane + t_k * lanes) * VEC + t_j
+ * (cvec: t_r = [t_base +] lane + t_k * lanes of column t_o = t_o0 + t_j). */
 static void open_elements(SEmit *e, Out *o) {
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
@@ -552,12 +609,18 @@ static void open_elements(SEmit *e, Out *o) {
   if (out_mentions(e->body, "t_e"))
     emit(o, "const int t_e = t_k * VEC + t_j;");
   if (e->vec || out_mentions(e->body, "t_r") || memchr(e->used_red, 1, sizeof e->used_red))
-    emit(o, "const IndexT t_r = t_r0 + t_j;");
+    emit(o, "const IndexT t_r = t_r0%s;", e->cvec ? "" : " + t_j");
   if (e->vec) /* without packs, the row may end inside the last one */
     emit(o, "if (!t_packs && t_r >= t_red) break;");
+  if (e->cvec) { /* without packs, the columns may end inside the last one (a block, not a break: */
+    emit(o, "const IndexT t_o = t_o0 + t_j;"); /* a break kept an f64 column's registers in local memory) */
+    open_block(o, "if (t_packs || t_o < t_outer)");
+  }
 }
 
 static void close_elements(SEmit *e, Out *o) {
+  if (e->cvec)
+    close_block(o, "");
   close_block(o, "");
   close_block(o, "");
   if (e->vafter)
@@ -585,7 +648,7 @@ static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
     emit_fragment(o, head);
   open_block(o, "if (t_live)");
   if (!e->reg) {
-    open_block(o, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * (VEC * ITEMS))", lanes(e));
+    open_chunks(e, o);
     load_cached(e, o, e->pass);
   }
   open_elements(e, o);
@@ -599,8 +662,14 @@ static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
     emit_fragment(o, tail);
 }
 
-static const char *allreduce(const SEmit *e) {
-  return e->row ? "tecc::row_allreduce" : "tecc::column_allreduce";
+/* acc = the row's fold of every thread's accumulator `acc` (cvec: the
+ * array over the thread's columns, in place). */
+static void emit_allreduce(const SEmit *e, Out *o, const char *acc, const Red *x) {
+  if (e->cvec)
+    emit(o, "tecc::column_allreduce_vec(%s, %s, (%s *)t_smem);", acc, x->op, x->type);
+  else
+    emit(o, "%s = %s(%s, %s, (%s *)t_smem);", acc, e->row ? "tecc::row_allreduce" : "tecc::column_allreduce", acc,
+         x->op, x->type);
 }
 
 /* A float sum (or mean) of a product computed here accumulates with one
@@ -626,23 +695,23 @@ static const char *fused_product_step(SEmit *e, Value *r, const Red *x, const ch
  * the block all-reduce and the row scalar (`tail`). */
 static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail) {
   Red x = red_of(e->a, r);
-  const char *acc = arena_printf(e->a, "t_acc%d", r->id);
-  emit(head, "%s %s = %s;", x.type, acc, x.identity);
+  const char *acc_name = arena_printf(e->a, "t_acc%d", r->id), *acc = row_ref(e, acc_name);
+  row_decl(e, head, x.type, acc_name, x.identity, 1, NULL);
   const char *step = fused_product_step(e, r, &x, acc, map);
   if (!step) {
     const char *arg = sval(e, r->args[0], map);
     step = arena_printf(e->a, "%s(%s, %s)", x.op, acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
   }
   emit(e->body, "%s = %s;", acc, step);
-  emit(tail, "%s = %s(%s, %s, (%s *)t_smem);", acc, allreduce(e), acc, x.op, x.type);
+  emit_allreduce(e, tail, acc_name, &x);
   if (e->cluster)
     emit(tail, "if (CLUSTER) %s = tecc::cluster_allreduce(%s, %s, (%s *)t_slot);", acc, acc, x.op, x.type);
   const char *name = kernel_name_for(e, base_name(e, r));
   const char *val = acc;
   if (r->rop == RED_MEAN)
     val = arena_printf(e->a, "%s / (%s)t_red", acc, x.type);
-  emit(tail, "const %s %s = %s;", cu_compute_ctype(r->dtype), name, cu_convert(e->a, val, x.dt, r->dtype));
-  e->red_name[r->id] = name;
+  row_decl(e, tail, cu_compute_ctype(r->dtype), name, cu_convert(e->a, val, x.dt, r->dtype), 0, NULL);
+  e->red_name[r->id] = row_ref(e, name);
 }
 
 static void reduction_pass(SEmit *e, Out *o, int level) {
@@ -714,7 +783,7 @@ static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, Out
   emit_fragment(o, e->pre);
   emit_fragment(o, head);
   open_block(o, "if (t_live)");
-  open_block(o, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * (VEC * ITEMS))", lanes(e));
+  open_chunks(e, o);
   load_cached(e, o, e->pass);
   emit_fragment(o, first);
   chunk_loop(e, o, one);
@@ -812,15 +881,18 @@ static void online_sum_of_one(SEmit *e, Value *r, Value *m, const int *map, Onli
   Red x = red_of(e->a, r);
   const char *t = cu_compute_ctype(m->dtype);
   const int id = r->id;
-  emit(oo->head, "%s t_os%d = %s; /* sum of exp about this thread's shift so far */", x.type, id, x.identity);
-  emit(oo->save, "const %s t_pm%d = t_acc%d; /* the thread's max before this chunk */", t, id, m->id);
-  emit(oo->rescale, "const %s t_sh%d = %s;", t, id, shift_at(e, d->args[1], m, arena_printf(e->a, "t_acc%d", m->id)));
-  emit(oo->rescale, "t_os%d = tecc::rescale_exp(t_os%d, %s, t_sh%d);", id, id,
-       shift_at(e, d->args[1], m, arena_printf(e->a, "t_pm%d", id)), id);
-  const char *dargs[] = {sval(e, d->args[0], map), arena_printf(e->a, "t_sh%d", id)};
+  const char *os = row_ref(e, arena_printf(e->a, "t_os%d", id)), *sh = row_ref(e, arena_printf(e->a, "t_sh%d", id));
+  const char *acc = row_ref(e, arena_printf(e->a, "t_acc%d", m->id)), *pm = row_ref(e, arena_printf(e->a, "t_pm%d", id));
+  row_decl(e, oo->head, x.type, arena_printf(e->a, "t_os%d", id), x.identity, 1,
+           "sum of exp about this thread's shift so far");
+  row_decl(e, oo->save, t, arena_printf(e->a, "t_pm%d", id), acc, 0, "the thread's max before this chunk");
+  row_decl(e, oo->rescale, t, arena_printf(e->a, "t_sh%d", id), shift_at(e, d->args[1], m, acc), 0, NULL);
+  row_stmt(e, oo->rescale,
+           arena_printf(e->a, "%s = tecc::rescale_exp(%s, %s, %s);", os, os, shift_at(e, d->args[1], m, pm), sh));
+  const char *dargs[] = {sval(e, d->args[0], map), sh};
   const char *eargs[] = {cu_op_expr(e->a, d, dargs)};
   const char *term = cu_convert(e->a, cu_op_expr(e->a, ex, eargs), ex->dtype, x.dt);
-  emit(oo->two, "t_os%d = %s(t_os%d, %s);", id, x.op, id, term);
+  emit(oo->two, "%s = %s(%s, %s);", os, x.op, os, term);
 }
 
 /* After the pass: each thread's sum about its own max, rescaled to the
@@ -829,14 +901,16 @@ static void online_sum_tail(SEmit *e, Value *r, Value *m, Out *before, Out *afte
   Red x = red_of(e->a, r);
   Value *s = r->args[0]->args[0]->args[1];
   const int id = r->id;
-  emit(before, "const %s t_tm%d = t_acc%d; /* the thread's own max */", cu_compute_ctype(m->dtype), id, m->id);
-  emit(after, "t_os%d = tecc::rescale_exp(t_os%d, %s, %s);", id, id,
-       shift_at(e, s, m, arena_printf(e->a, "t_tm%d", id)), shift_at(e, s, m, e->red_name[m->id]));
-  emit(after, "t_os%d = %s(t_os%d, %s, (%s *)t_smem);", id, allreduce(e), id, x.op, x.type);
+  const char *os_name = arena_printf(e->a, "t_os%d", id), *os = row_ref(e, os_name);
+  const char *tm = row_ref(e, arena_printf(e->a, "t_tm%d", id));
+  row_decl(e, before, cu_compute_ctype(m->dtype), arena_printf(e->a, "t_tm%d", id),
+           row_ref(e, arena_printf(e->a, "t_acc%d", m->id)), 0, "the thread's own max");
+  row_stmt(e, after, arena_printf(e->a, "%s = tecc::rescale_exp(%s, %s, %s);", os, os, shift_at(e, s, m, tm),
+                                  shift_at(e, s, m, e->red_name[m->id])));
+  emit_allreduce(e, after, os_name, &x);
   const char *name = kernel_name_for(e, base_name(e, r));
-  emit(after, "const %s %s = %s;", cu_compute_ctype(r->dtype), name,
-       cu_convert(e->a, arena_printf(e->a, "t_os%d", id), x.dt, r->dtype));
-  e->red_name[r->id] = name;
+  row_decl(e, after, cu_compute_ctype(r->dtype), name, cu_convert(e->a, os, x.dt, r->dtype), 0, NULL);
+  e->red_name[r->id] = row_ref(e, name);
 }
 
 /* Levels `level` and `level` + 1 (its online sums) in one pass. */
@@ -891,7 +965,8 @@ static void emit_stores(SEmit *e, Out *o, Value *v, const char *expr, const char
 }
 
 /* A full-domain output of the vec kernel: each thread's VEC consecutive
- * elements go to a staging array, then out as one pack. */
+ * elements (cvec: the item's VEC columns) go to a staging array, then out
+ * as one pack. */
 static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr) {
   const char *ct = cu_storage_ctype(t);
   const char *s = arena_printf(e->a, "t_s_%s", ptr);
@@ -901,9 +976,10 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr) {
   }
   emit(e->vdecl, "tecc::Pack<%s, VEC> %s;", ct, s);
   emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
-  emit(e->vafter, "if (t_r0 < t_red && t_packs) *reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0) = %s;",
-       ct, ptr, s);
-  emit(e->vafter, "else if (t_r0 < t_red) tecc::store_head(%s + t_o * t_red + t_r0, %s, t_red - t_r0);", ptr, s);
+  const char *at = e->cvec ? "t_r0 * t_outer + t_o0" : "t_o * t_red + t_r0", *left = e->cvec ? "t_outer - t_o0" : "t_red - t_r0";
+  emit(e->vafter, "if (t_r0 < t_red && t_packs) *reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s) = %s;", ct, ptr, at,
+       s);
+  emit(e->vafter, "else if (t_r0 < t_red) tecc::store_head(%s + %s, %s, %s);", ptr, at, s, left);
 }
 
 static void stage_stores(SEmit *e, Value *v, const char *expr) {
@@ -931,7 +1007,7 @@ static void output_pass(SEmit *e, Out *o) {
     if (!varies_along_row(e, v, map))
       continue;
     const char *val = store_value(e, v, map), *off = offset_expr(e, &v->shape, map);
-    if (e->vec && off == e->lin)
+    if ((e->vec || e->cvec) && off == e->lin)
       stage_stores(e, v, val);
     else
       emit_stores(e, e->body, v, val, off);
@@ -955,11 +1031,21 @@ static void row_outputs(SEmit *e, Out *o) {
     emit_stores(e, stores, v, sval(e, v, map), offset_expr(e, &v->shape, map));
   }
   emit_fragment(o, e->pre);
-  if (stores->b->len) {
-    open_block(o, "if (t_live && %s == 0)", lane(e));
-    emit_fragment(o, stores);
+  if (!stores->b->len)
+    return;
+  open_block(o, "if (t_live && %s == 0)", lane(e));
+  if (e->cvec) {
+    emit(o, "#pragma unroll");
+    open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
+    emit(o, "const IndexT t_o = t_o0 + t_j;");
+    open_block(o, "if (t_o < t_outer)");
+  }
+  emit_fragment(o, stores);
+  if (e->cvec) {
+    close_block(o, "");
     close_block(o, "");
   }
+  close_block(o, "");
 }
 
 /* Loads the thread's elements of the full-domain inputs into registers:
@@ -997,8 +1083,8 @@ static void load_packs(SEmit *e, Out *o, int pass) {
     if (!loaded_in(c, pass))
       continue;
     const char *ct = cu_storage_ctype(c->v->dtype);
-    const char *at = arena_printf(e->a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + t_o * t_red + t_r0)", ct,
-                                  c->ptr);
+    const char *at = arena_printf(e->a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", ct, c->ptr,
+                                  e->cvec ? "t_r0 * t_outer + t_o0" : "t_o * t_red + t_r0");
     emit(o, "const tecc::Pack<%s, VEC> t_p%d = %s;", ct, i,
          arena_printf(e->a, stream_past_l2(e, c) ? "tecc::load_stream(%s)" : "*%s", at));
     emit(o, "#pragma unroll");
@@ -1015,8 +1101,13 @@ static void load_packs(SEmit *e, Out *o, int pass) {
 static void load_elements(SEmit *e, Out *o, int pass) {
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
-  emit(o, "const IndexT t_r = t_r0 + t_j;");
-  emit(o, "const bool t_in = t_live && t_r < t_red;");
+  if (e->cvec) {
+    emit(o, "const IndexT t_r = t_r0, t_o = t_o0 + t_j;");
+    emit(o, "const bool t_in = t_o < t_outer && t_r < t_red;");
+  } else {
+    emit(o, "const IndexT t_r = t_r0 + t_j;");
+    emit(o, "const bool t_in = t_live && t_r < t_red;");
+  }
   char all[TECC_MAX_RANK];
   memcpy(all, e->used_red_any, sizeof all);
   if (!e->lin) {
@@ -1053,13 +1144,13 @@ static void load_cached(SEmit *e, Out *o, int pass) {
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
-  if (e->vec) {
+  if (e->vec || e->cvec) {
     open_block(o, "if (VEC > 1 && t_packs && t_live && t_r0 < t_red)");
     load_packs(e, o, pass);
     else_block(o);
   }
   load_elements(e, o, pass);
-  if (e->vec)
+  if (e->vec || e->cvec)
     close_block(o, "");
   close_block(o, "");
 }
@@ -1069,6 +1160,13 @@ static int has_storage(const GroupSchedule *s, Storage st) {
     if (s->variants[i].storage == st)
       return 1;
   return 0;
+}
+
+static int most_vec(const GroupSchedule *s) {
+  int most = 1;
+  for (int i = 0; i < s->nvariants; i++)
+    most = s->variants[i].vec > most ? s->variants[i].vec : most;
+  return most;
 }
 
 /* The emitter of the register kernel (`reg`) or the streaming one. */
@@ -1093,6 +1191,7 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->names_mark = nameset_mark(&e->taken);
   e->lin = reduce_linear_index(&g->domain, e->st->axes);
   e->vec = e->row && e->lin && strcmp(e->lin, "t_o * t_red + t_r") == 0;
+  e->cvec = stitch_column_packs(g) && e->lin && strcmp(e->lin, "t_r * t_outer + t_o") == 0 && most_vec(g->schedule) > 1;
   return e;
 }
 
@@ -1141,19 +1240,31 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
               : "rows streamed, re-read by each pass");
   emit(o, "template <typename IndexT, %s>", e->cluster ? "int ITEMS, int VEC, bool CLUSTER" : e->reg ? "int ITEMS, int VEC" : "int VEC");
   open_block(o, "__global__ void __launch_bounds__(%d) %s(%s%s)", e->sched->max_threads, kernel_name(e->a, e->k, e->g, e->reg),
-             param_decls(e->a, e->k, &e->params, 0), e->vec ? ", bool t_packs" : "");
-  emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
+             param_decls(e->a, e->k, &e->params, 0), e->vec || e->cvec ? ", bool t_packs" : "");
+  if (e->cvec) /* tecc::column_allreduce_vec: (blockDim.x * blockDim.y + blockDim.x) * VEC accumulators */
+    emit(o, "__shared__ __align__(16) unsigned char t_smem[(1024 + 32) * VEC * %d];", stitch_acc_bytes(e->g));
+  else
+    emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
   emit(o, "const IndexT t_outer = %s;", outer);
   emit(o, "const IndexT t_red = %s;", red);
   if (!e->reg)
     emit(o, "constexpr int ITEMS = %d; /* packs per thread per chunk */", e->sched->variants[e->sched->nvariants - 1].items);
   const char *item = e->row ? "y" : "x";
-  if (e->cluster)
+  if (e->cluster) {
     open_cluster_rows(o);
-  else
+  } else if (e->cvec) {
+    open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * (blockDim.x * VEC); t_ob < t_outer; "
+                  "t_ob += (IndexT)gridDim.x * (blockDim.x * VEC))");
+  } else {
     open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s)", item, item);
-  emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
-  emit(o, "const bool t_live = t_o < t_outer;");
+  }
+  if (e->cvec) {
+    emit(o, "const IndexT t_o0 = t_ob + (IndexT)threadIdx.x * VEC; /* the thread's first column */");
+    emit(o, "const bool t_live = t_o0 < t_outer;");
+  } else {
+    emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
+    emit(o, "const bool t_live = t_o < t_outer;");
+  }
   emit_fragment(o, body);
   close_block(o, "");
   close_block(o, "");
@@ -1216,7 +1327,7 @@ static int is_staged_output(SEmit *e, int out) {
 static const char *packed_pointers(SEmit *e) {
   Buf b;
   buf_init(&b, e->a);
-  if (!e->vec)
+  if (!e->vec && !e->cvec)
     return "";
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
@@ -1234,7 +1345,10 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
   switch (v->when) {
   case WHEN_ALWAYS: return NULL;
   case WHEN_ROW_AT_MOST: return arena_printf(e->a, "%s && t_len <= %lld", small, (long long)v->limit);
-  case WHEN_ROW_FITS: return arena_printf(e->a, "%s && t_len <= (int64_t)(1024 / t_cols) * %d", small, v->items);
+  case WHEN_ROW_FITS:
+    return arena_printf(e->a, "%s && t_len <= (int64_t)(1024 / tecc::column_width(t_rows, t_len, %d, %d)) * %d", small,
+                        v->vec, v->items, v->items);
+  case WHEN_COLUMN_GROUPS: return arena_printf(e->a, "tecc::column_groups_fill(t_rows, %d)", v->vec);
   case WHEN_CLUSTERS:
     return arena_printf(e->a, "%s && t_len <= %lld && tecc::one_wave_of_clusters(t_rows, t_len, %d) && "
                         "tecc::clusters_ok((const void *)%s)", small, (long long)v->limit,
@@ -1269,18 +1383,19 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
          v->items * v->vec, MIN_ROW_LANES, v->block);
     break;
   case FIT_COLUMNS:
-    emit(o, "const int t_tx = t_cols, t_ty = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024 / t_cols);",
-         v->items);
+    emit(o, "const int t_tx = tecc::column_width(t_rows, t_len, %d, %d);", v->vec,
+         v->storage == STORE_REGISTERS ? v->items : 0);
+    emit(o, "const int t_ty = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024 / t_tx);", v->items);
     break;
   case FIT_CLUSTER:
     emit(o, "const unsigned t_cluster = tecc::cluster_blocks(t_len, %d);", v->threads_x * v->items * v->vec);
     return;
   }
+  const char *rows = e->row ? "t_ty" : v->vec > 1 ? arena_printf(e->a, "t_tx * %d", v->vec) : "t_tx";
   if (v->sm_threads == 0)
-    emit(o, "const unsigned t_grid = tecc::cover_grid(t_rows, %s);", e->row ? "t_ty" : "t_tx");
+    emit(o, "const unsigned t_grid = tecc::cover_grid(t_rows, %s);", rows);
   else
-    emit(o, "const unsigned t_grid = tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));", e->row ? "t_ty" : "t_tx",
-         v->sm_threads);
+    emit(o, "const unsigned t_grid = tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));", rows, v->sm_threads);
 }
 
 static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
@@ -1326,12 +1441,10 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
   /* The same element-to-thread split whatever the alignment (so the same
    * sums, bit for bit): misaligned rows keep VEC and load element by
    * element (t_packs false). */
-  if (e->vec) {
-    emit(o, "const bool t_packs = t_len %% %d == 0%s;", s->variants[0].vec, packed_pointers(e));
+  if (e->vec || e->cvec) {
+    emit(o, "const bool t_packs = %s %% %d == 0%s;", e->cvec ? "t_rows" : "t_len", most_vec(s), packed_pointers(e));
     args = arena_printf(a, "%s, t_packs", args);
   }
-  if (!e->row)
-    emit(o, "const int t_cols = tecc::column_width(t_rows);");
   emit_variants(e, o, args);
   emit_launch_check(o);
   close_block(o, "");

@@ -326,14 +326,14 @@ static void stitch_footprint(Arena *a, const KernelPlan *kp, const Group *g, Foo
   }
   f->keep = reuse;
   f->held_inputs = first.nheld;
-  if (g->sched != SCHED_ROW || !contiguous_rows(g))
+  if (!(g->sched == SCHED_ROW && contiguous_rows(g)) && !stitch_column_packs(g))
     return;
   for (int i = 0; i < n; i++) {
     if (!first.held[i])
       continue;
     DType t = ((Value *)kp->kernel->values.items[i])->dtype;
     widen(&first, t);
-    f->held_pairs += dtype_is_16bit(t); /* packed rows hold 16-bit inputs in pairs (emit_stitch.c) */
+    f->held_pairs += dtype_is_16bit(t); /* packed rows and columns hold 16-bit inputs in pairs (emit_stitch.c) */
   }
   for (int i = 0; i < g->roots.len; i++)
     if (is_staged_output(&first, g->roots.items[i]))

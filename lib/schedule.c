@@ -22,13 +22,15 @@ enum {
   BLOCK_ROW_THREADS = 128,   /* the most threads of a row at ITEMS 4 when a row may hold more */
   REDUCE_BLOCK = 256,        /* threads of a block of a plain reduction */
   STREAM_ITEMS = 4,          /* packs per thread per chunk of a streamed row */
+  STREAM_COLUMN_VEC = 4,     /* columns a thread of a streamed column stitch kernel, at most */
   FULL_ITEMS = 4,            /* full reductions: packs in flight per thread (64 bytes) */
   COLUMN_ITEMS = 4,          /* column reductions: rows in flight per thread */
   COLUMN_TILE = 64,          /* column reductions: columns per block */
   FULL_SM_THREADS = 1024,    /* full reductions: 4 blocks of 256 per SM, <= 64 registers */
   FINAL_THREADS = 512,       /* the block that combines per-block partials */
   ONE_READ_THREADS = 512,    /* rows read once (stream, or held): two blocks an SM */
-  PACK_BYTES = 16
+  PACK_BYTES = 16,
+  STATIC_SHARED_BYTES = 48 * 1024 /* per block, declared in the kernel */
 };
 
 Target target_of(const char *arch) {
@@ -258,26 +260,57 @@ static void one_read_stream(GroupSchedule *s, const Group *g) {
   }
 }
 
-static void column_variant(Arena *a, GroupSchedule *s, const char *name, int items) {
+static void column_variant(Arena *a, GroupSchedule *s, const char *name, int vec, int items) {
   Variant *v = add(a, s, name, WHEN_ROW_FITS, STORE_REGISTERS);
+  v->vec = vec;
   v->items = items;
   v->fit = FIT_COLUMNS;
   v->threads_x = v->threads_y = 0;
   v->index_bits = 32;
 }
 
-/* Columns in registers: about four elements per lane while they fit,
- * then the whole budget; longer columns stream. */
-static void stitch_column(Arena *a, GroupSchedule *s) {
-  int items = s->budget < 4 ? s->budget : 4;
-  column_variant(a, s, "short", items);
-  if (s->budget > items)
-    column_variant(a, s, "reg", s->budget);
-  Variant *v = add(a, s, "stream", WHEN_ALWAYS, STORE_STREAM);
+/* Column packs: a thread takes VEC neighbouring columns, a 16-byte pack
+ * of each row it reads, while the block's all-reduce of VEC values a
+ * thread ((1024 + 32) * VEC accumulators) fits the 48 KB of static
+ * shared memory (f64 and i64 sums: VEC 4). */
+static int column_vec(const Footprint *f, const Group *g) {
+  if (!f->pack_bytes || !stitch_column_packs(g))
+    return 1;
+  int vec = PACK_BYTES / f->pack_bytes;
+  while (vec > 1 && (MAX_THREADS + 32) * vec * stitch_acc_bytes(g) > STATIC_SHARED_BYTES)
+    vec /= 2;
+  return vec;
+}
+
+static void column_stream(Arena *a, GroupSchedule *s, const char *name, When when, int vec) {
+  Variant *v = add(a, s, name, when, STORE_STREAM);
+  v->vec = vec;
   v->items = STREAM_ITEMS;
   v->fit = FIT_COLUMNS;
   v->threads_x = v->threads_y = 0;
   v->index_bits = 64;
+}
+
+/* Columns in registers: about four packs (or elements) per lane while
+ * they fit, then the whole budget; longer columns stream, in packs of up
+ * to 4 columns a thread while those column groups give 3/4 of the SMs a
+ * block, else a column a thread (the most groups: a block of 1024 threads
+ * streams a group, one block an SM).  On an H100, softmax(x, 0) at 16384
+ * x 4096 (128 groups of 4-column packs) ran at 57.8% of copy (f32) and
+ * 46.4% (bf16) with packs against 45.9% and 29.7% without; at 65536 x
+ * 1024 packs gave 27.0% and 13.2% against 50.0% and 31.7%, and splitting
+ * each column over a cluster's blocks only won back 50.1% and 26.6%
+ * (bench/NOTES.md). */
+static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
+  int vec = column_vec(f, g);
+  int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
+  int items = at_most(max_items, 4);
+  column_variant(a, s, "short", vec, items);
+  if (max_items > items)
+    column_variant(a, s, "reg", vec, max_items);
+  if (vec > 1)
+    column_stream(a, s, "stream-packed", WHEN_COLUMN_GROUPS, at_most(vec, STREAM_COLUMN_VEC));
+  column_stream(a, s, "stream", WHEN_ALWAYS, 1);
 }
 
 /* ---- literal sizes: decide what the host would ------------------------- */
@@ -369,7 +402,7 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   case CLASS_ROW: case CLASS_COLUMN: reduction(a, s, &f); break;
   case CLASS_FULL: full_reduction(a, s, &f); break;
   case CLASS_STITCH_ROW: stitch_row(a, s, &f, t); break;
-  case CLASS_STITCH_COLUMN: stitch_column(a, s); break;
+  case CLASS_STITCH_COLUMN: stitch_column(a, s, &f, g); break;
   }
   if (s->cls == CLASS_STITCH_ROW)
     one_read_stream(s, g);
@@ -400,6 +433,8 @@ static const char *condition_text(Arena *a, const Variant *v, int first) {
   case WHEN_LEN_AT_MOST: return arena_printf(a, "when R <= %lld", (long long)v->limit);
   case WHEN_ROW_AT_MOST: return arena_printf(a, "when R <= %lld and 32-bit indices do", (long long)v->limit);
   case WHEN_ROW_FITS: return "when R <= TY*ITEMS and 32-bit indices do";
+  case WHEN_COLUMN_GROUPS:
+    return arena_printf(a, "when ceil(rows/(8*%d)) >= 3/4 of the SMs", v->vec);
   case WHEN_CLUSTERS:
     return arena_printf(a, "when R <= %lld, the rows fit one wave of clusters (rows*C <= SMs), 32-bit indices do "
                            "and the device launches clusters", (long long)v->limit);
@@ -423,8 +458,9 @@ static const char *block_text(Arena *a, const Variant *v) {
     return arena_printf(a, "block 1024, cluster C = pow2 >= R/%d blocks, a row per cluster",
                         MAX_THREADS * v->items * v->vec);
   case FIT_COLUMNS:
-    return arena_printf(a, "block TX x TY, TX = 32, 16 or 8 columns (the most that leaves 2 blocks per SM), "
-                           "TY = pow2 in [32, 1024/TX] >= R/%d", v->items);
+    return arena_printf(a, "block TX x TY, TX = 32, 16 or 8 threads of %d column(s) (the most that leave 2 blocks "
+                           "per SM%s, else 8), TY = pow2 in [32, 1024/TX] >= R/%d", v->vec,
+                        v->storage == STORE_REGISTERS ? " and hold R" : "", v->items);
   }
   unreachable();
 }
@@ -472,7 +508,11 @@ static void stitch_text(Buf *b, const Group *g, const GroupSchedule *s) {
   }
   buf_printf(b, "; %d value(s) held per element, %d element(s) per thread and value\n", s->held, s->budget);
   int vec = s->variants[0].vec;
-  if (vec > 1)
+  if (vec > 1 && s->cls == CLASS_STITCH_COLUMN)
+    buf_printf(b, "    packs: a thread takes VEC = %d neighbouring columns, a 16-byte pack of each row it reads, when "
+                  "the columns are whole packs (rows %% %d == 0) and the pointers aligned, else element by element "
+                  "(the same split: the same sums, bit for bit)\n", vec, vec);
+  else if (vec > 1)
     buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0 "
                   "and the row pointers are aligned, else element by element (the same split: the same sums, bit "
                   "for bit)\n", vec, vec);

@@ -52,6 +52,8 @@ typedef enum When {
   WHEN_LEN_AT_MOST,  /* the reduced length <= limit */
   WHEN_ROW_AT_MOST,  /* the row (reduced) length <= limit, and 32-bit indices do */
   WHEN_ROW_FITS,     /* the fitted block holds the row (len <= threads_y * items), 32-bit indices do */
+  WHEN_COLUMN_GROUPS, /* column stream: its column groups (8 threads of VEC columns) give
+                        3/4 of the SMs a block */
   WHEN_CLUSTERS      /* len <= limit, the rows fit one wave of clusters (rows * C <= SMs),
                         32-bit indices do, and the device launches clusters */
 } When;

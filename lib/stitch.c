@@ -688,6 +688,31 @@ int stitch_stream_reads(const Group *g) {
   return passes;
 }
 
+int stitch_column_packs(const Group *g) {
+  if (g->kind != GROUP_STITCH || g->sched == SCHED_ROW)
+    return 0;
+  int kept = 0;
+  for (int i = 0; i < g->domain.rank; i++) {
+    if (dim_is_one(&g->domain, i))
+      continue;
+    if (!((g->stitch->axes >> i) & 1u))
+      kept++;
+    else if (kept)
+      return 0;
+  }
+  return kept == 1;
+}
+
+int stitch_acc_bytes(const Group *g) {
+  int most = 1;
+  for (int i = 0; i < g->stitch->reduces.len; i++) {
+    const Value *r = g->stitch->reduces.items[i];
+    int n = r->rop == RED_ANY || r->rop == RED_ALL ? 1 : dtype_size(dtype_is_16bit(r->dtype) ? DT_F32 : r->dtype);
+    most = n > most ? n : most;
+  }
+  return most;
+}
+
 /* Does `v` read `u` (through broadcasts; a broadcast itself does not
  * count: its readers do)? */
 static int reads(const Value *v, const Value *u) {

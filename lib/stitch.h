@@ -64,5 +64,12 @@ int stitch_shares_pass(const Group *g, int level);
  * moments' deviations), so a pass that folds those moments needs no sum
  * for it. */
 int stitch_mean_only_centres(const KernelPlan *kp, const Group *g, const Value *m);
+/* Column packs: g is a column stitch group whose one kept axis follows
+ * its reduced axes, so a row of the domain is the kept axis, contiguous,
+ * and VEC neighbouring columns are VEC neighbouring elements (footprint.c,
+ * schedule.c and emit_stitch.c's cvec kernels).  stitch_acc_bytes(): the
+ * widest accumulator of g's reductions (f32 for 16-bit data), in bytes. */
+int stitch_column_packs(const Group *g);
+int stitch_acc_bytes(const Group *g);
 
 #endif

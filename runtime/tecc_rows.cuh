@@ -24,6 +24,33 @@ __device__ __forceinline__ T column_allreduce(T v, Op op, T *smem) {
   return r;
 }
 
+/* @piece column_allreduce_vec */
+/* column_allreduce of VEC columns a thread (its VEC values in v, in
+ * place): every thread writes its values, threads with threadIdx.y < VEC
+ * fold column (threadIdx.x, threadIdx.y) over y in order (the bits of
+ * column_allreduce), then all read their columns' results.  One barrier
+ * pair a call: the next call writes the slots only after its callers
+ * read this one's results, and the results only after its first barrier.
+ * smem holds (blockDim.x * blockDim.y + blockDim.x) * VEC values;
+ * blockDim.y >= VEC; every thread of the block must call it. */
+template <typename T, int VEC, typename Op>
+__device__ __forceinline__ void column_allreduce_vec(T (&v)[VEC], Op op, T *smem) {
+  T *slot = smem + (threadIdx.y * blockDim.x + threadIdx.x) * VEC;
+  T *folded = smem + blockDim.x * blockDim.y * VEC;
+#pragma unroll
+  for (int j = 0; j < VEC; j++) slot[j] = v[j];
+  __syncthreads();
+  if (threadIdx.y < VEC) {
+    const unsigned c = threadIdx.x * VEC + threadIdx.y;
+    T r = smem[c];
+    for (unsigned y = 1; y < blockDim.y; y++) r = op(r, smem[y * blockDim.x * VEC + c]);
+    folded[c] = r;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < VEC; j++) v[j] = folded[threadIdx.x * VEC + j];
+}
+
 /* @piece rescale_exp @needs exp */
 /* A sum of exp(v - a) as the sum of exp(v - b): the online normalizer's
  * step when a row's shift (its max so far) grows from a to b
@@ -111,12 +138,15 @@ inline int one_read_threads(int64_t rows) {
 }
 
 /* @piece column_width @needs ceil_div sm_count */
-/* Contiguous columns per block of a column stitch kernel (lib/schedule.c,
- * FIT_COLUMNS): 32, 16 or 8, the most that leaves 2 blocks per SM. */
-inline int column_width(int64_t rows) {
+/* Threads along the columns of a column stitch block (lib/schedule.c,
+ * FIT_COLUMNS), each `vec` columns wide: 32, 16 or 8, the most that
+ * leave 2 blocks per SM and, for columns held in registers (`items` per
+ * lane, 0 for streamed ones), still hold a column of `len` in the block's
+ * 1024 / tx lanes; else 8 (the most blocks, the longest columns held). */
+inline int column_width(int64_t cols, int64_t len, int vec, int items) {
   const int64_t sms = sm_count();
-  if (ceil_div(rows, 32) >= 2 * sms) return 32;
-  if (ceil_div(rows, 16) >= 2 * sms) return 16;
+  for (int tx = 32; tx > 8; tx /= 2)
+    if ((items == 0 || len <= (int64_t)(1024 / tx) * items) && ceil_div(cols, (int64_t)tx * vec) >= 2 * sms) return tx;
   return 8;
 }
 
@@ -237,6 +267,14 @@ inline void launch_cluster(void (*kernel)(Params...), unsigned grid, dim3 block,
   attr.val.clusterDim.y = 1;
   attr.val.clusterDim.z = 1;
   launch_with(attr, kernel, dim3(grid), block, stream, args...);
+}
+
+/* @piece column_groups_fill @needs ceil_div sm_count */
+/* A column stream in packs of `vec` columns a thread (lib/schedule.c,
+ * WHEN_COLUMN_GROUPS): its groups of 8 threads across give 3/4 of the
+ * SMs a block. */
+inline bool column_groups_fill(int64_t cols, int vec) {
+  return 4 * ceil_div(cols, 8 * (int64_t)vec) >= 3 * (int64_t)sm_count();
 }
 
 /* @end */

@@ -41,6 +41,8 @@
 # Knobs: GPU_ALL_FILES (80), GPU_ALL_KERNELS (25), GPU_ALL_SANITIZE (100),
 # GPU_ALL_SEED (1), GPU_ALL_JOBS (the CPU count), GPU_ALL_ARCH (native),
 # GPU_ALL_RANDOM_FLAGS, GPU_ALL_PARTS (all of them: a subset, by name),
+# GPU_ALL_TREE (the tree part's programs, globs relative to the tarball's
+# top; default all of them),
 # GPU_ALL_WORK (a directory to work and keep the logs in; default a new
 # one under TMPDIR, removed unless something failed).
 set -u
@@ -90,7 +92,7 @@ conform=$src/tests/conform/tecc-conform
 gen=$src/tests/gen/gen
 export TECC="$src/src/tecc" NVCC="$nvcc" top_srcdir="$src" top_builddir="$src"
 export CONFORM_ARCH="$arch"
-tree_programs="examples/*.te tests/programs/*.te tests/stitch/*.te tests/regress/*.te"
+tree_programs=${GPU_ALL_TREE:-"examples/*.te tests/programs/*.te tests/stitch/*.te tests/regress/*.te"}
 
 # Each part writes $work/NAME.out: "pass fail seconds summary...".
 result() { # NAME PASS FAIL T0 SUMMARY

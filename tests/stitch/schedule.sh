@@ -41,6 +41,8 @@ kernel var_f32(x: f32[M, N]) -> (v: f32[M]) { v = var(x, -1) }
 kernel logsumexp_f32(x: f32[M, N]) -> (y: f32[M]) { y = logsumexp(x, -1) }
 kernel xent_f32(l: f32[M, N], t: f32[M, N]) -> (y: f32[M]) { y = logsumexp(l, -1) - sum(l * t, -1) }
 kernel softmax_col_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = softmax(x, 0) }
+kernel softmax_col_bf16(x: bf16[M, N]) -> (y: bf16[M, N]) { y = softmax(x, 0) }
+kernel colshift_f32(x: f32[M, N], b: f32[N]) -> (y: f32[M, N], m: f32[N]) { m = max(x, 0); y = x - m + b }
 kernel masked_bf16(s: bf16[B, S, D], m: bf16[S, D]) -> (y: bf16[B, S, D]) { y = softmax(s * 0.125 + m, -1) }
 kernel rmsw_bf16(x: bf16[M, N], w: bf16[N]) -> (y: bf16[M, N]) { y = x * rsqrt(mean(x * x, -1) + 1e-6) * w }
 kernel nofma(x: f32[M, N], i: i32[M, N]) -> (a: f32[M], b: f32[M], c: i32[M], y: f32[M, N]) {
@@ -106,4 +108,12 @@ is "$(kernel_text tecc_softmax_col_f32_g0_stream | grep -c 't_c0\[t_k \* VEC + t
 ok "rmsnorm bf16: w loaded a pack per item" sh -c "grep -q 't_q[0-9]* = \*reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0);' '$work/s.cu'"
 ok "masked softmax bf16: the mask's row at its row offset" sh -c "grep -q 'reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(m + (t_d1) \* t_red + t_r0);' '$work/s.cu'"
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'm\[(t_d1) \* N + t_d2\]')" 0 "masked softmax bf16: no element-by-element mask loads"
+ok "softmax bf16 columns: packs of 8 columns a thread" has softmax_col_bf16 'packs: a thread takes VEC = 8 neighbouring columns'
+is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(x + t_r0 \* t_outer + t_o0)')" 1 "softmax bf16 columns: a pack of a row's VEC columns per item"
+is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'tecc::column_allreduce_vec(t_acc[0-9]*, ')" 2 "softmax bf16 columns: each level all-reduces VEC columns at once"
+is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'reinterpret_cast<tecc::Pack<uint16_t, VEC> \*>(y + t_r0 \* t_outer + t_o0) = t_s_y')" 1 "softmax bf16 columns: y stored a pack per item"
+ok "softmax bf16 columns: streamed in packs of 4 when the groups fill the SMs" has softmax_col_bf16 'variant stream-packed (when ceil(rows/(8\*4)) >= 3/4 of the SMs): stream, VEC 4'
+ok "softmax bf16 columns: else streamed a column a thread" grep -q 'tecc_softmax_col_bf16_g0_stream<int64_t, 1><<<' "$work/s.cu"
+is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c 'b\[t_o\]')" 1 "a per-column operand: loaded per column of the thread"
+is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c '  m\[t_o\] = ')" 1 "a column output: stored per column of the thread"
 done_testing
