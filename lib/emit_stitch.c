@@ -1241,8 +1241,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   emit(o, "template <typename IndexT, %s>", e->cluster ? "int ITEMS, int VEC, bool CLUSTER" : e->reg ? "int ITEMS, int VEC" : "int VEC");
   open_block(o, "__global__ void __launch_bounds__(%d) %s(%s%s)", e->sched->max_threads, kernel_name(e->a, e->k, e->g, e->reg),
              param_decls(e->a, e->k, &e->params, 0), e->vec || e->cvec ? ", bool t_packs" : "");
-  if (e->cvec) /* tecc::column_allreduce_vec: (blockDim.x * blockDim.y + blockDim.x) * VEC accumulators */
-    emit(o, "__shared__ __align__(16) unsigned char t_smem[(1024 + 32) * VEC * %d];", stitch_acc_bytes(e->g));
+  if (e->cvec) /* tecc::column_allreduce_vec: 32 * VEC results of 8 bytes, 1024 * VEC accumulators */
+    emit(o, "__shared__ __align__(16) unsigned char t_smem[(256 + 1024 * %d) * VEC];", stitch_acc_bytes(e->g));
   else
     emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
   emit(o, "const IndexT t_outer = %s;", outer);

@@ -271,13 +271,13 @@ static void column_variant(Arena *a, GroupSchedule *s, const char *name, int vec
 
 /* Column packs: a thread takes VEC neighbouring columns, a 16-byte pack
  * of each row it reads, while the block's all-reduce of VEC values a
- * thread ((1024 + 32) * VEC accumulators) fits the 48 KB of static
- * shared memory (f64 and i64 sums: VEC 4). */
+ * thread (1024 * VEC accumulators and 32 * VEC results of 8 bytes) fits
+ * the 48 KB of static shared memory (f64 and i64 sums: VEC 4). */
 static int column_vec(const Footprint *f, const Group *g) {
   if (!f->pack_bytes || !stitch_column_packs(g))
     return 1;
   int vec = PACK_BYTES / f->pack_bytes;
-  while (vec > 1 && (MAX_THREADS + 32) * vec * stitch_acc_bytes(g) > STATIC_SHARED_BYTES)
+  while (vec > 1 && (256 + MAX_THREADS * stitch_acc_bytes(g)) * vec > STATIC_SHARED_BYTES)
     vec /= 2;
   return vec;
 }

@@ -29,21 +29,25 @@ __device__ __forceinline__ T column_allreduce(T v, Op op, T *smem) {
  * place): every thread writes its values, threads with threadIdx.y < VEC
  * fold column (threadIdx.x, threadIdx.y) over y in order (the bits of
  * column_allreduce), then all read their columns' results.  One barrier
- * pair a call: the next call writes the slots only after its callers
- * read this one's results, and the results only after its first barrier.
- * smem holds (blockDim.x * blockDim.y + blockDim.x) * VEC values;
+ * pair a call: the next call (of any T) writes the slots, which start
+ * past the results of the widest T, only after the barrier that ends
+ * this call's folds, and the results only after its first barrier, when
+ * every thread has read this call's.  smem holds 32 * VEC * 8 bytes of
+ * results, then blockDim.x * blockDim.y * VEC slots; blockDim.x <= 32,
  * blockDim.y >= VEC; every thread of the block must call it. */
 template <typename T, int VEC, typename Op>
 __device__ __forceinline__ void column_allreduce_vec(T (&v)[VEC], Op op, T *smem) {
-  T *slot = smem + (threadIdx.y * blockDim.x + threadIdx.x) * VEC;
-  T *folded = smem + blockDim.x * blockDim.y * VEC;
+  static_assert(sizeof(T) <= 8, "column_allreduce_vec: results hold 8 bytes a column");
+  T *folded = smem;
+  T *slots = reinterpret_cast<T *>(reinterpret_cast<unsigned char *>(smem) + 32 * VEC * 8);
+  T *slot = slots + (threadIdx.y * blockDim.x + threadIdx.x) * VEC;
 #pragma unroll
   for (int j = 0; j < VEC; j++) slot[j] = v[j];
   __syncthreads();
   if (threadIdx.y < VEC) {
     const unsigned c = threadIdx.x * VEC + threadIdx.y;
-    T r = smem[c];
-    for (unsigned y = 1; y < blockDim.y; y++) r = op(r, smem[y * blockDim.x * VEC + c]);
+    T r = slots[c];
+    for (unsigned y = 1; y < blockDim.y; y++) r = op(r, slots[y * blockDim.x * VEC + c]);
     folded[c] = r;
   }
   __syncthreads();
