@@ -672,6 +672,14 @@ static void emit_allreduce(const SEmit *e, Out *o, const char *acc, const Red *x
          x->op, x->type);
 }
 
+/* The row scalar of reduction `r`: `val`, its all-reduced accumulator
+ * (x's type), in r's type. */
+static void row_scalar(SEmit *e, Out *o, Value *r, const char *val, const Red *x) {
+  const char *name = kernel_name_for(e, base_name(e, r));
+  row_decl(e, o, cu_compute_ctype(r->dtype), name, cu_convert(e->a, val, x->dt, r->dtype), 0, NULL);
+  e->red_name[r->id] = row_ref(e, name);
+}
+
 /* A float sum (or mean) of a product computed here accumulates with one
  * fused multiply-add, acc = fma(a, b, acc): one instruction and one
  * rounding an element instead of two (rowstats' and the norms' squares;
@@ -706,12 +714,7 @@ static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail)
   emit_allreduce(e, tail, acc_name, &x);
   if (e->cluster)
     emit(tail, "if (CLUSTER) %s = tecc::cluster_allreduce(%s, %s, (%s *)t_slot);", acc, acc, x.op, x.type);
-  const char *name = kernel_name_for(e, base_name(e, r));
-  const char *val = acc;
-  if (r->rop == RED_MEAN)
-    val = arena_printf(e->a, "%s / (%s)t_red", acc, x.type);
-  row_decl(e, tail, cu_compute_ctype(r->dtype), name, cu_convert(e->a, val, x.dt, r->dtype), 0, NULL);
-  e->red_name[r->id] = row_ref(e, name);
+  row_scalar(e, tail, r, r->rop == RED_MEAN ? arena_printf(e->a, "%s / (%s)t_red", acc, x.type) : acc, &x);
 }
 
 static void reduction_pass(SEmit *e, Out *o, int level) {
@@ -908,9 +911,7 @@ static void online_sum_tail(SEmit *e, Value *r, Value *m, Out *before, Out *afte
   row_stmt(e, after, arena_printf(e->a, "%s = tecc::rescale_exp(%s, %s, %s);", os, os, shift_at(e, s, m, tm),
                                   shift_at(e, s, m, e->red_name[m->id])));
   emit_allreduce(e, after, os_name, &x);
-  const char *name = kernel_name_for(e, base_name(e, r));
-  row_decl(e, after, cu_compute_ctype(r->dtype), name, cu_convert(e->a, os, x.dt, r->dtype), 0, NULL);
-  e->red_name[r->id] = row_ref(e, name);
+  row_scalar(e, after, r, os, &x);
 }
 
 /* Levels `level` and `level` + 1 (its online sums) in one pass. */
