@@ -555,6 +555,15 @@ static void open_chunks(SEmit *e, Out *o) {
              e->cvec ? "ITEMS" : "(VEC * ITEMS)");
 }
 
+/* Element `at` of c's register array: c's element when `in`, else 0. */
+static void load_one(SEmit *e, Out *o, const Cached *c, const char *at, const char *in) {
+  if (c->pairs)
+    emit(o, "tecc::set_pair_half(%s, %s, %s ? %s : (uint16_t)0);", c->name, at, in, c->raw);
+  else
+    emit(o, "%s[%s] = %s ? %s : (%s)0;", c->name, at, in, cu_load_conv(e->a, c->v->dtype, c->raw),
+         cu_compute_ctype(c->v->dtype));
+}
+
 /* The packs of this item of the broadcast operands the pass reads (a
  * norm's w and b, an attention mask): one 16-byte load each, where they
  * were loaded element by element, and in every pass that reads them (from
@@ -582,11 +591,7 @@ static void load_item_packs(SEmit *e, Out *o) {
     emit(o, "#pragma unroll");
     open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
     emit(o, "const IndexT t_r = t_r0 + t_j;");
-    if (c->pairs)
-      emit(o, "tecc::set_pair_half(%s, t_j, t_r < t_red ? %s : (uint16_t)0);", c->name, c->raw);
-    else
-      emit(o, "%s[t_j] = t_r < t_red ? %s : (%s)0;", c->name, cu_load_conv(e->a, c->v->dtype, c->raw),
-           cu_compute_ctype(c->v->dtype));
+    load_one(e, o, c, "t_j", "t_r < t_red");
     close_block(o, "");
     close_block(o, "");
   }
@@ -1119,11 +1124,7 @@ static void load_elements(SEmit *e, Out *o, int pass) {
     Cached *c = e->cached.items[i];
     if (!loaded_in(c, pass))
       continue;
-    if (c->pairs)
-      emit(o, "tecc::set_pair_half(%s, t_k * VEC + t_j, t_in ? %s : (uint16_t)0);", c->name, c->raw);
-    else
-      emit(o, "%s[t_k * VEC + t_j] = t_in ? %s : (%s)0;", c->name, cu_load_conv(e->a, c->v->dtype, c->raw),
-           cu_compute_ctype(c->v->dtype));
+    load_one(e, o, c, "t_k * VEC + t_j", "t_in");
   }
   close_block(o, "");
 }
@@ -1242,8 +1243,9 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   emit(o, "template <typename IndexT, %s>", e->cluster ? "int ITEMS, int VEC, bool CLUSTER" : e->reg ? "int ITEMS, int VEC" : "int VEC");
   open_block(o, "__global__ void __launch_bounds__(%d) %s(%s%s)", e->sched->max_threads, kernel_name(e->a, e->k, e->g, e->reg),
              param_decls(e->a, e->k, &e->params, 0), e->vec || e->cvec ? ", bool t_packs" : "");
-  if (e->cvec) /* tecc::column_allreduce_vec: 32 * VEC results of 8 bytes, 1024 * VEC accumulators */
-    emit(o, "__shared__ __align__(16) unsigned char t_smem[(256 + 1024 * %d) * VEC];", stitch_acc_bytes(e->g));
+  if (e->cvec)
+    emit(o, "__shared__ __align__(16) unsigned char t_smem[%d * VEC]; /* tecc::column_allreduce_vec */",
+         stitch_column_allreduce_bytes(e->g));
   else
     emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
   emit(o, "const IndexT t_outer = %s;", outer);

@@ -277,7 +277,7 @@ static int column_vec(const Footprint *f, const Group *g) {
   if (!f->pack_bytes || !stitch_column_packs(g))
     return 1;
   int vec = PACK_BYTES / f->pack_bytes;
-  while (vec > 1 && (256 + MAX_THREADS * stitch_acc_bytes(g)) * vec > STATIC_SHARED_BYTES)
+  while (vec > 1 && stitch_column_allreduce_bytes(g) * vec > STATIC_SHARED_BYTES)
     vec /= 2;
   return vec;
 }

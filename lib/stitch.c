@@ -713,6 +713,10 @@ int stitch_acc_bytes(const Group *g) {
   return most;
 }
 
+int stitch_column_allreduce_bytes(const Group *g) {
+  return 32 * 8 + 1024 * stitch_acc_bytes(g);
+}
+
 /* Does `v` read `u` (through broadcasts; a broadcast itself does not
  * count: its readers do)? */
 static int reads(const Value *v, const Value *u) {

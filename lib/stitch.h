@@ -71,5 +71,8 @@ int stitch_mean_only_centres(const KernelPlan *kp, const Group *g, const Value *
  * widest accumulator of g's reductions (f32 for 16-bit data), in bytes. */
 int stitch_column_packs(const Group *g);
 int stitch_acc_bytes(const Group *g);
+/* The shared memory of tecc::column_allreduce_vec per column a thread:
+ * 32 results of 8 bytes and 1024 accumulators (runtime/tecc_rows.cuh). */
+int stitch_column_allreduce_bytes(const Group *g);
 
 #endif
