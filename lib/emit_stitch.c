@@ -60,6 +60,7 @@ typedef struct SEmit {
   int reg;            /* the register kernel (else stream) */
   int vec;            /* contiguous rows: VEC-element packs */
   int cvec;           /* columns: VEC neighbouring columns a thread, moved in packs */
+  int rows;           /* reg kernel of rows: ROWS rows a thread (t_o0 + t_i * blockDim.y) */
   int pass;           /* the pass being written (stream: which loads) */
   int row;            /* schedule row (else column) */
   PtrVec params;      /* KParam* (index: the value id for values) */
@@ -102,28 +103,56 @@ static const char *kernel_name_for(SEmit *e, const char *want) {
   return name;
 }
 
-/* A row value as read where t_j is the column (cvec: an array over the
- * thread's columns). */
-static const char *row_ref(const SEmit *e, const char *name) {
-  return e->cvec ? arena_printf(e->a, "%s[t_j]", name) : name;
+/* A thread of a cvec kernel takes VEC columns t_o = t_o0 + t_j, one of a
+ * rows kernel ROWS rows t_o = t_o0 + t_i * blockDim.y; its row values are
+ * arrays over them, indexed by `thread_index()` (NULL: one row a thread). */
+static const char *thread_index(const SEmit *e) {
+  return e->cvec ? "t_j" : e->rows ? "t_i" : NULL;
 }
 
-/* `stmt`, a statement of row scope, for each of the thread's columns
- * (cvec: a loop over t_j, with t_o where it reads it). */
+/* Opens the loop over the thread's rows (or columns) t_o: `only_live`,
+ * the body runs for those inside the domain. */
+static void open_thread_rows(const SEmit *e, Out *o, int only_live) {
+  emit(o, "#pragma unroll");
+  if (e->cvec) {
+    open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
+    emit(o, "const IndexT t_o = t_o0 + t_j;");
+  } else {
+    open_block(o, "for (int t_i = 0; t_i < ROWS; t_i++)");
+    emit(o, "const IndexT t_o = t_o0 + (IndexT)t_i * blockDim.y;");
+  }
+  if (only_live)
+    open_block(o, "if (t_o < t_outer)");
+}
+
+static void close_thread_rows(Out *o, int only_live) {
+  if (only_live)
+    close_block(o, "");
+  close_block(o, "");
+}
+
+/* A row value as read where thread_index() is the row (or column). */
+static const char *row_ref(const SEmit *e, const char *name) {
+  const char *at = thread_index(e);
+  return at ? arena_printf(e->a, "%s[%s]", name, at) : name;
+}
+
+/* `stmt`, a statement of row scope, for each of the thread's rows or
+ * columns (a loop, with t_o where it reads it). */
 static void row_stmt(SEmit *e, Out *o, const char *stmt) {
-  if (!e->cvec) {
+  const char *at = thread_index(e);
+  if (!at) {
     emit(o, "%s", stmt);
     return;
   }
-  emit(o, "#pragma unroll");
   if (!text_mentions(stmt, "t_o")) {
-    emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s", stmt);
+    emit(o, "#pragma unroll");
+    emit(o, "for (int %s = 0; %s < %s; %s++) %s", at, at, e->cvec ? "VEC" : "ROWS", at, stmt);
     return;
   }
-  open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
-  emit(o, "const IndexT t_o = t_o0 + t_j;");
+  open_thread_rows(e, o, 0);
   emit(o, "%s", stmt);
-  close_block(o, "");
+  close_thread_rows(o, 0);
 }
 
 /* Declares the row value `name` = `init` (const unless `mut`), with an
@@ -131,12 +160,12 @@ static void row_stmt(SEmit *e, Out *o, const char *stmt) {
 static void row_decl(SEmit *e, Out *o, const char *type, const char *name, const char *init, int mut,
                      const char *note) {
   const char *comment = note ? arena_printf(e->a, " /* %s */", note) : "";
-  if (!e->cvec) {
+  if (!thread_index(e)) {
     emit(o, "%s%s %s = %s;%s", mut ? "" : "const ", type, name, init, comment);
     return;
   }
-  emit(o, "%s %s[VEC];%s", type, name, comment);
-  row_stmt(e, o, arena_printf(e->a, "%s[t_j] = %s;", name, init));
+  emit(o, "%s %s[%s];%s", type, name, e->cvec ? "VEC" : "ROWS", comment);
+  row_stmt(e, o, arena_printf(e->a, "%s = %s;", row_ref(e, name), init));
 }
 
 /* A new pass: the previous pass's element names are free again. */
@@ -384,7 +413,7 @@ static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) 
     return cached_load(e, v, raw, NULL);
   const char *mem = cu_load_conv(e->a, v->dtype, raw);
   if (row_level)
-    return arena_printf(e->a, "%s ? %s : (%s)0", e->cvec ? "t_o < t_outer" : "t_live", mem,
+    return arena_printf(e->a, "%s ? %s : (%s)0", thread_index(e) ? "t_o < t_outer" : "t_live", mem,
                         cu_compute_ctype(v->dtype));
   return mem;
 }
@@ -470,7 +499,7 @@ static const char *named_value(SEmit *e, Value *v, const int *map) {
     emit(e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
   if (whole && is_kept(e, v)) {
     emit(e->body, "t_m%d[t_e] = %s;", v->id, name);
-    emit(e->keep_decls, "%s t_m%d[ITEMS * VEC];", cu_compute_ctype(v->dtype), v->id);
+    emit(e->keep_decls, "%s t_m%d[%sITEMS * VEC];", cu_compute_ctype(v->dtype), v->id, e->rows ? "ROWS * " : "");
     e->kept[v->id] = 1;
   }
   return name;
@@ -604,15 +633,20 @@ static void open_elements(SEmit *e, Out *o) {
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
-  if (e->vdecl)
+  if (e->vdecl && !e->rows)
     emit_fragment(o, e->vdecl);
   /* VEC > 1 only when rows are whole packs: one bound check per pack */
   open_block(o, "if (t_r0 < t_red)");
-  load_item_packs(e, o);
+  load_item_packs(e, o); /* rows: once for the thread's rows */
+  if (e->rows) {
+    open_thread_rows(e, o, 1);
+    if (e->vdecl)
+      emit_fragment(o, e->vdecl);
+  }
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
   if (out_mentions(e->body, "t_e"))
-    emit(o, "const int t_e = t_k * VEC + t_j;");
+    emit(o, "const int t_e = %s * VEC + t_j;", e->rows ? "(t_i * ITEMS + t_k)" : "t_k");
   if (e->vec || out_mentions(e->body, "t_r") || memchr(e->used_red, 1, sizeof e->used_red))
     emit(o, "const IndexT t_r = t_r0%s;", e->cvec ? "" : " + t_j");
   if (e->vec) /* without packs, the row may end inside the last one */
@@ -627,8 +661,13 @@ static void close_elements(SEmit *e, Out *o) {
   if (e->cvec)
     close_block(o, "");
   close_block(o, "");
+  if (e->rows) {
+    if (e->vafter)
+      emit_fragment(o, e->vafter);
+    close_thread_rows(o, 1);
+  }
   close_block(o, "");
-  if (e->vafter)
+  if (e->vafter && !e->rows)
     emit_fragment(o, e->vafter);
   close_block(o, "");
 }
@@ -669,12 +708,14 @@ static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
 
 /* acc = the row's fold of every thread's accumulator `acc` (cvec: the
  * array over the thread's columns, in place). */
-static void emit_allreduce(const SEmit *e, Out *o, const char *acc, const Red *x) {
-  if (e->cvec)
+static void emit_allreduce(SEmit *e, Out *o, const char *acc, const Red *x) {
+  if (e->cvec) {
     emit(o, "tecc::column_allreduce_vec(%s, %s, (%s *)t_smem);", acc, x->op, x->type);
-  else
-    emit(o, "%s = %s(%s, %s, (%s *)t_smem);", acc, e->row ? "tecc::row_allreduce" : "tecc::column_allreduce", acc,
-         x->op, x->type);
+    return;
+  }
+  const char *at = row_ref(e, acc);
+  row_stmt(e, o, arena_printf(e->a, "%s = %s(%s, %s, (%s *)t_smem);", at,
+                              e->row ? "tecc::row_allreduce" : "tecc::column_allreduce", at, x->op, x->type));
 }
 
 /* The row scalar of reduction `r`: `val`, its all-reduced accumulator
@@ -717,8 +758,11 @@ static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail)
   }
   emit(e->body, "%s = %s;", acc, step);
   emit_allreduce(e, tail, acc_name, &x);
-  if (e->cluster)
-    emit(tail, "if (CLUSTER) %s = tecc::cluster_allreduce(%s, %s, (%s *)t_slot);", acc, acc, x.op, x.type);
+  if (e->cluster) {
+    open_block(tail, "if (CLUSTER)");
+    row_stmt(e, tail, arena_printf(e->a, "%s = tecc::cluster_allreduce(%s, %s, (%s *)t_slot);", acc, acc, x.op, x.type));
+    close_block(tail, "");
+  }
   row_scalar(e, tail, r, r->rop == RED_MEAN ? arena_printf(e->a, "%s / (%s)t_red", acc, x.type) : acc, &x);
 }
 
@@ -1040,17 +1084,11 @@ static void row_outputs(SEmit *e, Out *o) {
   if (!stores->b->len)
     return;
   open_block(o, "if (t_live && %s == 0)", lane(e));
-  if (e->cvec) {
-    emit(o, "#pragma unroll");
-    open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
-    emit(o, "const IndexT t_o = t_o0 + t_j;");
-    open_block(o, "if (t_o < t_outer)");
-  }
+  if (thread_index(e))
+    open_thread_rows(e, o, 1);
   emit_fragment(o, stores);
-  if (e->cvec) {
-    close_block(o, "");
-    close_block(o, "");
-  }
+  if (thread_index(e))
+    close_thread_rows(o, 1);
   close_block(o, "");
 }
 
@@ -1082,6 +1120,11 @@ static int stream_past_l2(SEmit *e, const Cached *c) {
   return e->reg && !writes_along_row(e) && !read_by_later_group(e->kp, e->g, c->v);
 }
 
+/* The item of the thread's held elements that t_k of row t_i is. */
+static const char *held_item(const SEmit *e) {
+  return e->rows ? "(t_i * ITEMS + t_k)" : "t_k";
+}
+
 /* The host picks VEC > 1 only when rows are whole packs, aligned. */
 static void load_packs(SEmit *e, Out *o, int pass) {
   for (int i = 0; i < e->cached.len; i++) {
@@ -1095,10 +1138,10 @@ static void load_packs(SEmit *e, Out *o, int pass) {
          arena_printf(e->a, stream_past_l2(e, c) ? "tecc::load_stream(%s)" : "*%s", at));
     emit(o, "#pragma unroll");
     if (c->pairs)
-      emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[t_k * VEC / 2 + t_j] = tecc::pair_word(t_p%d, t_j);",
-           c->name, i);
+      emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[%s * VEC / 2 + t_j] = tecc::pair_word(t_p%d, t_j);",
+           c->name, held_item(e), i);
     else
-      emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_k * VEC + t_j] = %s;", c->name,
+      emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[%s * VEC + t_j] = %s;", c->name, held_item(e),
            cu_load_conv(e->a, c->v->dtype, arena_printf(e->a, "t_p%d.v[t_j]", i)));
   }
 }
@@ -1112,7 +1155,7 @@ static void load_elements(SEmit *e, Out *o, int pass) {
     emit(o, "const bool t_in = t_o < t_outer && t_r < t_red;");
   } else {
     emit(o, "const IndexT t_r = t_r0 + t_j;");
-    emit(o, "const bool t_in = t_live && t_r < t_red;");
+    emit(o, "const bool t_in = %s && t_r < t_red;", e->rows ? "t_o < t_outer" : "t_live");
   }
   char all[TECC_MAX_RANK];
   memcpy(all, e->used_red_any, sizeof all);
@@ -1124,7 +1167,7 @@ static void load_elements(SEmit *e, Out *o, int pass) {
     Cached *c = e->cached.items[i];
     if (!loaded_in(c, pass))
       continue;
-    load_one(e, o, c, "t_k * VEC + t_j", "t_in");
+    load_one(e, o, c, arena_printf(e->a, "%s * VEC + t_j", held_item(e)), "t_in");
   }
   close_block(o, "");
 }
@@ -1135,19 +1178,22 @@ static void load_cached(SEmit *e, Out *o, int pass) {
     Cached *c = e->cached.items[i];
     if (!loaded_in(c, pass))
       continue;
+    const char *held = e->rows ? "ROWS * ITEMS * VEC" : "ITEMS * VEC";
     if (c->pairs)
-      emit(o, "uint32_t %s[ITEMS * VEC / 2]; /* two 16-bit elements a word */", c->name);
+      emit(o, "uint32_t %s[%s / 2]; /* two 16-bit elements a word */", c->name, held);
     else
-      emit(o, "%s %s[ITEMS * VEC];", cu_compute_ctype(c->v->dtype), c->name);
+      emit(o, "%s %s[%s];", cu_compute_ctype(c->v->dtype), c->name, held);
     n++;
   }
   if (!n)
     return;
+  if (e->rows)
+    open_thread_rows(e, o, 0);
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
   if (e->vec || e->cvec) {
-    open_block(o, "if (VEC > 1 && t_packs && t_live && t_r0 < t_red)");
+    open_block(o, "if (VEC > 1 && t_packs && %s && t_r0 < t_red)", e->rows ? "t_o < t_outer" : "t_live");
     load_packs(e, o, pass);
     else_block(o);
   }
@@ -1155,6 +1201,8 @@ static void load_cached(SEmit *e, Out *o, int pass) {
   if (e->vec || e->cvec)
     close_block(o, "");
   close_block(o, "");
+  if (e->rows)
+    close_thread_rows(o, 0);
 }
 
 static int has_storage(const GroupSchedule *s, Storage st) {
@@ -1194,6 +1242,7 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->lin = reduce_linear_index(&g->domain, e->st->axes);
   e->vec = e->row && e->lin && strcmp(e->lin, "t_o * t_red + t_r") == 0;
   e->cvec = stitch_column_packs(g) && e->lin && strcmp(e->lin, "t_r * t_outer + t_o") == 0 && most_vec(g->schedule) > 1;
+  e->rows = reg && e->vec && stitch_thread_rows(g);
   return e;
 }
 
@@ -1214,6 +1263,8 @@ static void row_body(SEmit *e, Out *o) {
   }
   output_pass(e, passes);
   row_outputs(e, passes);
+  if (e->rows && memchr(e->used_kept, 1, sizeof e->used_kept))
+    internal_error("stitch: a rows kernel indexes its one kept axis by more than t_o");
   emit_decompose(e, o, "t_o", ~e->st->axes, e->used_kept);
   if (e->reg)
     load_cached(e, o, 0);
@@ -1223,12 +1274,19 @@ static void row_body(SEmit *e, Out *o) {
 
 /* The row loop of the cluster-capable kernel: a row per cluster, its
  * lanes across the cluster's blocks (one row per block). */
-static void open_cluster_rows(Out *o) {
+static void open_cluster_rows(Out *o, const char *rows) {
   emit(o, "__shared__ __align__(16) unsigned char t_slot[16]; /* this block's row result, for the cluster */");
   emit(o, "const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;");
   emit(o, "const unsigned t_lane = t_rank * blockDim.x + threadIdx.x, t_lanes = t_blocks * blockDim.x;");
-  open_block(o, "for (IndexT t_ob = (IndexT)(blockIdx.x / t_blocks) * blockDim.y; t_ob < t_outer; "
-                "t_ob += (IndexT)(gridDim.x / t_blocks) * blockDim.y)");
+  open_block(o, "for (IndexT t_ob = (IndexT)(blockIdx.x / t_blocks) * %s; t_ob < t_outer; "
+                "t_ob += (IndexT)(gridDim.x / t_blocks) * %s)", rows, rows);
+}
+
+/* The template parameters of the kernel. */
+static const char *template_params(const SEmit *e) {
+  if (!e->reg)
+    return "int VEC";
+  return arena_printf(e->a, "int ITEMS, int VEC%s%s", e->rows ? ", int ROWS" : "", e->cluster ? ", bool CLUSTER" : "");
 }
 
 static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
@@ -1240,7 +1298,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
        e->reg ? (e->cluster ? "rows held in registers, across a cluster's blocks on sm_90"
                             : "rows held in registers")
               : "rows streamed, re-read by each pass");
-  emit(o, "template <typename IndexT, %s>", e->cluster ? "int ITEMS, int VEC, bool CLUSTER" : e->reg ? "int ITEMS, int VEC" : "int VEC");
+  emit(o, "template <typename IndexT, %s>", template_params(e));
   open_block(o, "__global__ void __launch_bounds__(%d) %s(%s%s)", e->sched->max_threads, kernel_name(e->a, e->k, e->g, e->reg),
              param_decls(e->a, e->k, &e->params, 0), e->vec || e->cvec ? ", bool t_packs" : "");
   if (e->cvec)
@@ -1253,8 +1311,12 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   if (!e->reg)
     emit(o, "constexpr int ITEMS = %d; /* packs per thread per chunk */", e->sched->variants[e->sched->nvariants - 1].items);
   const char *item = e->row ? "y" : "x";
+  const char *block_rows = e->rows ? "(blockDim.y * ROWS)" : "blockDim.y";
   if (e->cluster) {
-    open_cluster_rows(o);
+    open_cluster_rows(o, block_rows);
+  } else if (e->rows) {
+    open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * %s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * %s)",
+               block_rows, block_rows);
   } else if (e->cvec) {
     open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * (blockDim.x * VEC); t_ob < t_outer; "
                   "t_ob += (IndexT)gridDim.x * (blockDim.x * VEC))");
@@ -1263,6 +1325,9 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   }
   if (e->cvec) {
     emit(o, "const IndexT t_o0 = t_ob + (IndexT)threadIdx.x * VEC; /* the thread's first column */");
+    emit(o, "const bool t_live = t_o0 < t_outer;");
+  } else if (e->rows) {
+    emit(o, "const IndexT t_o0 = t_ob + threadIdx.y; /* the thread's first row */");
     emit(o, "const bool t_live = t_o0 < t_outer;");
   } else {
     emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
@@ -1367,7 +1432,11 @@ static const char *instance(SEmit *e, const Variant *v) {
   if (v->storage == STORE_STREAM)
     return arena_printf(e->a, "%s<%s, %d>", kernel_name(e->a, e->k, e->g, 0), index, v->vec);
   const char *cluster = !e->cluster ? "" : v->storage == STORE_CLUSTER ? ", true" : ", false";
-  return arena_printf(e->a, "%s<%s, %d, %d%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec, cluster);
+  const char *rows = e->rows ? arena_printf(e->a, ", %d", v->rows) : "";
+  if (v->rows > 1 && !e->rows)
+    internal_error("stitch: variant %s holds %d rows a thread in a kernel of one", v->name, v->rows);
+  return arena_printf(e->a, "%s<%s, %d, %d%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec, rows,
+                      cluster);
 }
 
 /* t_tx x t_ty threads and t_grid blocks, by the variant's fit rule. */
@@ -1394,7 +1463,8 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
     emit(o, "const unsigned t_cluster = tecc::cluster_blocks(t_len, %d);", v->threads_x * v->items * v->vec);
     return;
   }
-  const char *rows = e->row ? "t_ty" : v->vec > 1 ? arena_printf(e->a, "t_tx * %d", v->vec) : "t_tx";
+  const char *rows = e->row ? (v->rows > 1 ? arena_printf(e->a, "t_ty * %d", v->rows) : "t_ty")
+                   : v->vec > 1 ? arena_printf(e->a, "t_tx * %d", v->vec) : "t_tx";
   if (v->sm_threads == 0)
     emit(o, "const unsigned t_grid = tecc::cover_grid(t_rows, %s);", rows);
   else

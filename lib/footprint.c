@@ -29,6 +29,7 @@ typedef struct Walk {
   const char *reuse;     /* by value id: keep it (NULL: keep nothing) */
   char *kept;            /* by value id: kept by an earlier pass */
   char *kept_read;       /* by value id: a later pass read it back */
+  int row_operands;      /* stitch: memory values broadcast along the rows were read */
 } Walk;
 
 int worth_keeping(const Value *v) {
@@ -226,6 +227,8 @@ static void stitch_visit(Walk *w, const Value *v, const int *given) {
     stitch_compute(w, v, map, row_level);
   else if (v->shape.rank > 0 && !row_level && covers(w, &v->shape, map, 0))
     hold(w, v);
+  else if (v->shape.rank > 0 && !row_level)
+    w->row_operands = 1;
 }
 
 /* An output of a rounding cast to f16/bf16 of an f32 value stores the f32
@@ -326,6 +329,7 @@ static void stitch_footprint(Arena *a, const KernelPlan *kp, const Group *g, Foo
   }
   f->keep = reuse;
   f->held_inputs = first.nheld;
+  f->row_operands = first.row_operands;
   if (!(g->sched == SCHED_ROW && contiguous_rows(g)) && !stitch_column_packs(g))
     return;
   for (int i = 0; i < n; i++) {

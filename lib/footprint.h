@@ -26,6 +26,8 @@ typedef struct Footprint {
   int slow_math;    /* loop: software math functions (erf, sin, ...) computed per element */
   int kept;         /* stitch: math results kept per element for later passes */
   const char *keep; /* stitch: by value id, 1 for the values kept (or NULL) */
+  int row_operands; /* stitch: memory values read along the row but not over the whole domain
+                       (a norm's w and b, a mask broadcast over a batch) */
 } Footprint;
 
 Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g);

@@ -19,6 +19,7 @@ enum {
   MAX_THREADS = 1024,        /* per block */
   HELD_REGISTERS = 32,       /* per thread for held row elements */
   SHORT_ROW_BLOCK = 128,     /* threads of a block of several short rows */
+  WARP_ROWS = 2,             /* short rows a thread holds at once, within the budget */
   BLOCK_ROW_THREADS = 128,   /* the most threads of a row at ITEMS 4 when a row may hold more */
   REDUCE_BLOCK = 256,        /* threads of a block of a plain reduction */
   STREAM_ITEMS = 4,          /* packs per thread per chunk of a streamed row */
@@ -103,7 +104,7 @@ static Variant *add(Arena *a, GroupSchedule *s, const char *name, When when, Sto
   v->name = name;
   v->when = when;
   v->storage = st;
-  v->vec = v->items = v->threads_y = v->cluster = v->split = 1;
+  v->vec = v->items = v->rows = v->threads_y = v->cluster = v->split = 1;
   v->sm_threads = SM_THREADS;
   return v;
 }
@@ -207,13 +208,15 @@ static int at_most(int x, int most) {
  * 4096 x 11008 and 4.2 for rowstats at 16384 x 4096, and lost 0.5-0.9
  * for card and logsumexp (2.5-3.3 at 1024 x 65536), which stay 1.2-1.7x
  * torch.compile (bench/NOTES.md, issue 11). */
-static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Target *t) {
+static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Target *t, const Group *g) {
   int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
   int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
   int items = at_most(max_items, 4);
-  Variant *v = row_variant(a, s, "warp", vec, items, 0);
+  int rows = stitch_thread_rows(g) && f->row_operands && items >= WARP_ROWS ? WARP_ROWS : 1;
+  Variant *v = row_variant(a, s, "warp", vec, items / rows, 0);
+  v->rows = rows;
   v->fit = FIT_SHORT_ROWS;
-  v->limit = 32 * (int64_t)items * vec;
+  v->limit = 32 * (int64_t)(items / rows) * vec;
   v = row_variant(a, s, "block", vec, items, 0);
   if (max_items > items) {
     v->limit = (int64_t)BLOCK_ROW_THREADS * items * vec;
@@ -401,7 +404,7 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   case CLASS_ELEMENTWISE: elementwise(a, s, &f); break;
   case CLASS_ROW: case CLASS_COLUMN: reduction(a, s, &f); break;
   case CLASS_FULL: full_reduction(a, s, &f); break;
-  case CLASS_STITCH_ROW: stitch_row(a, s, &f, t); break;
+  case CLASS_STITCH_ROW: stitch_row(a, s, &f, t, g); break;
   case CLASS_STITCH_COLUMN: stitch_column(a, s, &f, g); break;
   }
   if (s->cls == CLASS_STITCH_ROW)
@@ -472,6 +475,9 @@ static const char *grid_text(Arena *a, const Variant *v) {
     return v->items > 1 ? arena_printf(a, "grid = ceil(n/(%d*VEC*%d)), %d packs per thread", v->threads_x * v->threads_y,
                                        v->items, v->items)
                         : arena_printf(a, "grid = ceil(n/(%d*VEC)), a pack per thread", v->threads_x * v->threads_y);
+  if (v->sm_threads == 0 && v->rows > 1)
+    return arena_printf(a, "grid = ceil(rows/(TY*%d)), a block per TY*%d rows, %d rows a thread", v->rows, v->rows,
+                        v->rows);
   if (v->sm_threads == 0)
     return v->threads_y > 1 || v->fit != FIT_NONE ? "grid = ceil(rows/TY), a block per TY rows" : "grid = rows";
   if (v->fit == FIT_NONE)
@@ -484,6 +490,8 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
              v->vec);
   if (v->storage == STORE_REGISTERS || v->storage == STORE_CLUSTER || v->storage == STORE_STREAM)
     buf_printf(b, ", ITEMS %d", v->items);
+  if (v->rows > 1)
+    buf_printf(b, ", ROWS %d", v->rows);
   buf_printf(b, ", %s, %s", block_text(a, v), grid_text(a, v));
   if (v->split == SPLIT_PER_BLOCK)
     buf_printf(b, ", packs loaded whole when every packed tensor is aligned, else element by element (the same "

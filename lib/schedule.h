@@ -83,6 +83,7 @@ typedef struct Variant {
   FitRule fit;
   int vec;             /* elements per 16-byte pack (1: one at a time) */
   int items;           /* packs each thread holds (registers) or takes per chunk (stream) */
+  int rows;            /* rows a thread holds at once (stitch_thread_rows(); 1: one) */
   int threads_x, threads_y; /* 0: fitted (fit) */
   int block;           /* FIT_ROW: the threads of a block of short rows */
   int cluster;         /* blocks per cluster (1: none; 0: fitted) */

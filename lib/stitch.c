@@ -688,19 +688,32 @@ int stitch_stream_reads(const Group *g) {
   return passes;
 }
 
-int stitch_column_packs(const Group *g) {
-  if (g->kind != GROUP_STITCH || g->sched == SCHED_ROW)
-    return 0;
-  int kept = 0;
+/* g's domain has one kept axis (literal 1s aside), after its reduced
+ * axes (`kept_last`) or before them. */
+static int one_kept_axis(const Group *g, int kept_last) {
+  int kept = 0, reduced = 0;
   for (int i = 0; i < g->domain.rank; i++) {
     if (dim_is_one(&g->domain, i))
       continue;
-    if (!((g->stitch->axes >> i) & 1u))
+    if ((g->stitch->axes >> i) & 1u) {
+      if (kept && kept_last)
+        return 0;
+      reduced++;
+    } else {
+      if (reduced && !kept_last)
+        return 0;
       kept++;
-    else if (kept)
-      return 0;
+    }
   }
   return kept == 1;
+}
+
+int stitch_column_packs(const Group *g) {
+  return g->kind == GROUP_STITCH && g->sched != SCHED_ROW && one_kept_axis(g, 1);
+}
+
+int stitch_thread_rows(const Group *g) {
+  return g->kind == GROUP_STITCH && g->sched == SCHED_ROW && one_kept_axis(g, 0);
 }
 
 int stitch_acc_bytes(const Group *g) {

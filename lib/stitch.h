@@ -70,6 +70,12 @@ int stitch_mean_only_centres(const KernelPlan *kp, const Group *g, const Value *
  * schedule.c and emit_stitch.c's cvec kernels).  stitch_acc_bytes(): the
  * widest accumulator of g's reductions (f32 for 16-bit data), in bytes. */
 int stitch_column_packs(const Group *g);
+/* Rows a thread: g is a row stitch group whose one kept axis comes before
+ * its reduced axes, so each row is a contiguous run of the domain and a
+ * thread may hold ROWS of them at once, sharing the packs of operands
+ * broadcast along the rows (a norm's w and b; schedule.c's warp variant,
+ * emit_stitch.c's `rows` kernels). */
+int stitch_thread_rows(const Group *g);
 int stitch_acc_bytes(const Group *g);
 /* The shared memory of tecc::column_allreduce_vec per column a thread:
  * 32 results of 8 bytes and 1024 accumulators (runtime/tecc_rows.cuh). */

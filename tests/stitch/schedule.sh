@@ -60,7 +60,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 54
+plan 60
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -88,13 +88,13 @@ ok "layernorm f32 stream: 1024 threads a row" has layernorm_f32 'variant stream 
 is "$(kernel_text tecc_var_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 0 "var f32 stream: no sum for a mean that only centres the moments"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 1 "rowstats f32 stream: the mean, an output, keeps its sum"
 ok "layernorm f32: the whole budget to 32768" has layernorm_f32 'variant long (when R <= 32768 '
-is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_acc[0-9]* = tecc::fma(v[0-9]*, v[0-9]*, t_acc[0-9]*);')" 1 "rowstats f32 registers: the squares accumulate with one fma"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_acc[0-9]*\[t_i\] = tecc::fma(v[0-9]*, v[0-9]*, t_acc[0-9]*\[t_i\]);')" 1 "rowstats f32 registers: the squares accumulate with one fma"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_cq[0-9]* = tecc::fma(t_dv[0-9]*, t_dv[0-9]*, t_cq[0-9]*);')" 1 "rowstats f32 stream: the chunk's squared deviations with one fma"
 is "$(kernel_text tecc_nofma_g0_reg | grep -c 'tecc::fma(')" 0 "no fma for a max, an integer sum or a sum of a sum"
-is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, false><<<' "$work/s.cu")" 3 "rowstats f32: three launches of the instance without cluster arithmetic"
-ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::launch_cluster(tecc_rowstats_f32_g0_reg<int32_t, 8, 4, true>,' "$work/s.cu"
+is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, 1, false><<<' "$work/s.cu")" 3 "rowstats f32: three launches of the instance without cluster arithmetic"
+ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::launch_cluster(tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, true>,' "$work/s.cu"
 ok "the cluster rank and size only in the CLUSTER instance" grep -q 'const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;' "$work/s.cu"
-is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'if (CLUSTER) t_acc[0-9]* = tecc::cluster_allreduce(')" 2 "rowstats f32: the cluster all-reduce of both levels under CLUSTER"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -A2 'if (CLUSTER) {' | grep -c 't_acc[0-9]*\[t_i\] = tecc::cluster_allreduce(')" 2 "rowstats f32: the cluster all-reduce of both levels under CLUSTER"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "rowstats f32 registers: row values only, loads streamed past L2"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::load_stream(')" 0 "rowstats f32 stream: plain loads"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::load_stream(')" 0 "softmax f32 registers (writes y along the row): plain loads"
@@ -116,4 +116,12 @@ ok "softmax bf16 columns: streamed in packs of 4 when the groups fill the SMs" h
 ok "softmax bf16 columns: else streamed a column a thread" grep -q 'tecc_softmax_col_bf16_g0_stream<int64_t, 1><<<' "$work/s.cu"
 is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c 'b\[t_o\]')" 1 "a per-column operand: loaded per column of the thread"
 is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c '  m\[t_o\] = ')" 1 "a column output: stored per column of the thread"
+# Rows a thread: short rows that read w share each pack of it between two
+# rows (rmsw); rows without such an operand keep one a thread (softmax).
+ok "rmsw bf16: the warp variant holds 2 rows a thread at ITEMS 2" has rmsw_bf16 'variant warp (when R <= 512 .* ITEMS 2, ROWS 2,'
+is "$(of softmax_bf16 | grep -c 'ROWS')" 0 "softmax bf16: one row a thread (no operand along the rows)"
+ok "rmsw bf16: the warp launch takes ROWS 2 and covers TY*2 rows a block" sh -c "grep -q 'tecc::cover_grid(t_rows, t_ty \* 2);' '$work/s.cu' && grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, false><<<' '$work/s.cu'"
+ok "rmsw bf16: the block variant keeps ROWS 1" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 4, 8, 1, false><<<' "$work/s.cu"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -A12 'reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0)' | grep -c 'for (int t_i = 0; t_i < ROWS; t_i++)')" 1 "rmsw bf16: w's pack loaded once, then the thread's rows"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'const IndexT t_o = t_o0 + (IndexT)t_i \* blockDim.y;')" 3 "rmsw bf16: rows t_o0 + t_i * blockDim.y (the load, the sum, y)"
 done_testing
