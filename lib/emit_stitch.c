@@ -1205,6 +1205,25 @@ static void load_cached(SEmit *e, Out *o, int pass) {
     close_thread_rows(o, 0);
 }
 
+/* t_packs, rows or columns moved as whole packs, aligned, is a template
+ * parameter PACKS for rows: that instance has no per-element row-end
+ * checks (on an H100 the norms gained 0.6 to 4.7 points of copy,
+ * bench/NOTES.md).  Columns keep it an argument (a PACKS instance lost
+ * softmax(x, 0) 2.7 and 10.6 points at 16384 x 4096), and so do rows that
+ * read an operand at a row offset of their own (an attention mask [S, D]
+ * under [B, S, D]: the leaner instance ran more rows at once and lost the
+ * f32 masked softmax 6.5 points, the mask shared by all batches). */
+static int takes_packs(const SEmit *e) {
+  if (!e->vec)
+    return 0;
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (c->row && strcmp(c->row, "0") != 0)
+      return 0;
+  }
+  return 1;
+}
+
 static int has_storage(const GroupSchedule *s, Storage st) {
   for (int i = 0; i < s->nvariants; i++)
     if (s->variants[i].storage == st)
@@ -1284,9 +1303,11 @@ static void open_cluster_rows(Out *o, const char *rows) {
 
 /* The template parameters of the kernel. */
 static const char *template_params(const SEmit *e) {
+  const char *packs = takes_packs(e) ? ", bool PACKS" : "";
   if (!e->reg)
-    return "int VEC";
-  return arena_printf(e->a, "int ITEMS, int VEC%s%s", e->rows ? ", int ROWS" : "", e->cluster ? ", bool CLUSTER" : "");
+    return arena_printf(e->a, "int VEC%s", packs);
+  return arena_printf(e->a, "int ITEMS, int VEC%s%s%s", e->rows ? ", int ROWS" : "", packs,
+                      e->cluster ? ", bool CLUSTER" : "");
 }
 
 static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
@@ -1300,7 +1321,9 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
               : "rows streamed, re-read by each pass");
   emit(o, "template <typename IndexT, %s>", template_params(e));
   open_block(o, "__global__ void __launch_bounds__(%d) %s(%s%s)", e->sched->max_threads, kernel_name(e->a, e->k, e->g, e->reg),
-             param_decls(e->a, e->k, &e->params, 0), e->vec || e->cvec ? ", bool t_packs" : "");
+             param_decls(e->a, e->k, &e->params, 0), (e->vec || e->cvec) && !takes_packs(e) ? ", bool t_packs" : "");
+  if (takes_packs(e))
+    emit(o, "constexpr bool t_packs = PACKS; /* whole packs, aligned: no row-end checks per element */");
   if (e->cvec)
     emit(o, "__shared__ __align__(16) unsigned char t_smem[%d * VEC]; /* tecc::column_allreduce_vec */",
          stitch_column_allreduce_bytes(e->g));
@@ -1426,17 +1449,19 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
   internal_error("stitch: variant %s has no condition a stitch group can test", v->name);
 }
 
-/* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, CLUSTER]>. */
-static const char *instance(SEmit *e, const Variant *v) {
+/* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, ROWS][,
+ * PACKS][, CLUSTER]>, with `packs` (true/false) where it takes PACKS. */
+static const char *instance(SEmit *e, const Variant *v, int packs) {
   const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
+  const char *pk = takes_packs(e) ? (packs ? ", true" : ", false") : "";
   if (v->storage == STORE_STREAM)
-    return arena_printf(e->a, "%s<%s, %d>", kernel_name(e->a, e->k, e->g, 0), index, v->vec);
+    return arena_printf(e->a, "%s<%s, %d%s>", kernel_name(e->a, e->k, e->g, 0), index, v->vec, pk);
   const char *cluster = !e->cluster ? "" : v->storage == STORE_CLUSTER ? ", true" : ", false";
   const char *rows = e->rows ? arena_printf(e->a, ", %d", v->rows) : "";
   if (v->rows > 1 && !e->rows)
     internal_error("stitch: variant %s holds %d rows a thread in a kernel of one", v->name, v->rows);
-  return arena_printf(e->a, "%s<%s, %d, %d%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec, rows,
-                      cluster);
+  return arena_printf(e->a, "%s<%s, %d, %d%s%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec, rows,
+                      pk, cluster);
 }
 
 /* t_tx x t_ty threads and t_grid blocks, by the variant's fit rule. */
@@ -1471,14 +1496,33 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
     emit(o, "const unsigned t_grid = tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));", rows, v->sm_threads);
 }
 
-static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
-  emit(o, "/* %s: %s, VEC %d, ITEMS %d */", v->name, storage_name(v->storage), v->vec, v->items);
-  emit_block(e, o, v);
+/* The launch of one instance of the variant. */
+static void emit_instance_launch(SEmit *e, Out *o, const Variant *v, const char *args, int packs) {
   if (v->fit == FIT_CLUSTER)
     emit(o, "tecc::launch_cluster(%s, tecc::cluster_grid(t_rows, t_cluster), dim3(%d), t_cluster, stream, %s);",
-         instance(e, v), v->threads_x, args);
+         instance(e, v, packs), v->threads_x, args);
   else
-    emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", instance(e, v), args);
+    emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", instance(e, v, packs), args);
+}
+
+/* Rows moved in packs take the PACKS instance, with no per-element
+ * row-end checks; others the one that loads element by element. */
+static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
+  emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
+       v->rows > 1 ? arena_printf(e->a, ", ROWS %d", v->rows) : "");
+  emit_block(e, o, v);
+  if (!takes_packs(e)) {
+    emit_instance_launch(e, o, v, args, 0);
+    return;
+  }
+  emit(o, "if (t_packs)");
+  o->indent++;
+  emit_instance_launch(e, o, v, args, 1);
+  o->indent--;
+  emit(o, "else");
+  o->indent++;
+  emit_instance_launch(e, o, v, args, 0);
+  o->indent--;
 }
 
 /* The variants in order: the first whose condition holds is launched. */
@@ -1486,7 +1530,7 @@ static void emit_variants(SEmit *e, Out *o, const char *args) {
   const GroupSchedule *s = e->sched;
   for (int i = 0; i < s->nvariants; i++) {
     const Variant *v = &s->variants[i];
-    const char *cond = variant_condition(e, v, instance(e, v));
+    const char *cond = variant_condition(e, v, instance(e, v, 1));
     if (i == 0 && cond)
       open_block(o, "if (%s)", cond);
     else if (i == 0)
@@ -1514,10 +1558,10 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
   /* The same element-to-thread split whatever the alignment (so the same
    * sums, bit for bit): misaligned rows keep VEC and load element by
    * element (t_packs false). */
-  if (e->vec || e->cvec) {
+  if (e->vec || e->cvec)
     emit(o, "const bool t_packs = %s %% %d == 0%s;", e->cvec ? "t_rows" : "t_len", most_vec(s), packed_pointers(e));
+  if ((e->vec || e->cvec) && !takes_packs(e))
     args = arena_printf(a, "%s, t_packs", args);
-  }
   emit_variants(e, o, args);
   emit_launch_check(o);
   close_block(o, "");
