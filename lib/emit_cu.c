@@ -1251,6 +1251,12 @@ static void emit_group_launch(KEmit *ke, Out *o, GEmit *ge) {
   close_block(o, "");
 }
 
+/* Groups that leave partial results in the workspace: split reductions
+ * and column splits (t_part<id>). */
+static int has_partials(const Group *g) {
+  return g->kind == GROUP_REDUCE || emit_stitch_partials(g);
+}
+
 /* The entry point's parameters (without the stream), for the launcher. */
 static void put_host_params(KEmit *ke, Buf *b) {
   put_entry_params(b, ke->k, ke->names);
@@ -1259,7 +1265,7 @@ static void put_host_params(KEmit *ke, Buf *b) {
     buf_printf(b, "%s *%s, ", cu_storage_ctype(v->dtype), slot_name(ke->a, i));
   }
   for (int i = 0; i < ke->kp->groups.len; i++)
-    if (((Group *)ke->kp->groups.items[i])->kind == GROUP_REDUCE)
+    if (has_partials(ke->kp->groups.items[i]))
       buf_printf(b, "void *t_part%d, ", i);
 }
 
@@ -1274,7 +1280,7 @@ static void put_host_args(KEmit *ke, Buf *b) {
   for (int i = 0; i < ke->kp->workspace.len; i++)
     buf_printf(b, "%s, ", slot_name(ke->a, i));
   for (int i = 0; i < ke->kp->groups.len; i++)
-    if (((Group *)ke->kp->groups.items[i])->kind == GROUP_REDUCE)
+    if (has_partials(ke->kp->groups.items[i]))
       buf_printf(b, "t_part%d, ", i);
 }
 
@@ -1535,10 +1541,14 @@ static const char *index_condition(KEmit *ke) {
     add_index_term(ke, &b, &terms, ke->names->sizes[i]);
   return terms.len ? buf_cstr(&b) : NULL;
 }
-/* Split reductions keep splits * outer partials in the workspace. */
-static void emit_partial_space(KEmit *ke, Out *o) {
+/* Split reductions keep splits * outer partials in the workspace, a
+ * column split (emit_stitch.c) its chunks' partial results; `small`: 32-bit
+ * indices do. */
+static void emit_partial_space(KEmit *ke, Out *o, const char *small) {
   for (int i = 0; i < ke->kp->groups.len; i++) {
     Group *g = ke->kp->groups.items[i];
+    if (emit_stitch_partials(g))
+      emit_stitch_partial_space(o, ke->a, ke->k, ke->kp, g, ke->names, small);
     if (g->kind != GROUP_REDUCE)
       continue;
     RedInfo ri = red_info(ke->a, g->reduce);
@@ -1579,12 +1589,12 @@ static int needs_workspace(const KEmit *ke) {
     if (ke->snap[j])
       return 1;
   for (int i = 0; i < ke->kp->groups.len; i++)
-    if (((Group *)ke->kp->groups.items[i])->kind == GROUP_REDUCE)
+    if (has_partials(ke->kp->groups.items[i]))
       return 1;
   return 0;
 }
 
-static void emit_workspace(KEmit *ke, Out *o) {
+static void emit_workspace(KEmit *ke, Out *o, const char *small) {
   KernelPlan *kp = ke->kp;
   emit(o, "int64_t t_ws_bytes = 0;");
   for (int i = 0; i < kp->workspace.len; i++) {
@@ -1603,7 +1613,7 @@ static void emit_workspace(KEmit *ke, Out *o) {
     emit(o, "t_ws_bytes += (t_bytes_ws%d + 255) / 256 * 256;", i);
   }
   emit_snapshot_space(ke, o);
-  emit_partial_space(ke, o);
+  emit_partial_space(ke, o, small);
 }
 
 /* Argument checks: nothing is enqueued unless they pass. */
@@ -1645,7 +1655,7 @@ static void emit_workspace_alloc(KEmit *ke, Out *o) {
     emit(o, "%s *%s = t_ws ? (%s *)(t_ws + t_off%d) : NULL;", t, slot_name(ke->a, i), t, i);
   }
   for (int i = 0; i < kp->groups.len; i++)
-    if (((Group *)kp->groups.items[i])->kind == GROUP_REDUCE)
+    if (has_partials(kp->groups.items[i]))
       emit(o, "void *t_part%d = t_part_off%d >= 0 ? (void *)(t_ws + t_part_off%d) : NULL;", i, i, i);
 }
 
@@ -1696,8 +1706,6 @@ static void emit_entry(KEmit *ke, Out *o) {
   emit_argument_checks(ke, o);
   emit_pending_check(o);
   const int ws = needs_workspace(ke);
-  if (ws)
-    emit_workspace(ke, o);
   const char *big = index_condition(ke);
   if (big && strcmp(big, "true") != 0) {
     emit(o, "/* 64-bit indexing only when some count needs it. */");
@@ -1707,6 +1715,8 @@ static void emit_entry(KEmit *ke, Out *o) {
     emit(o, "if (t_big) return TECC_ERROR_INVALID_VALUE; /* built without 64-bit indices */");
     emit(o, "#endif");
   }
+  if (ws)
+    emit_workspace(ke, o, !big ? "true" : strcmp(big, "true") == 0 ? "false" : "!t_big");
   if (ws) {
     emit_workspace_alloc(ke, o);
     emit_snapshots(ke, o);

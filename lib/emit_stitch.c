@@ -61,6 +61,7 @@ typedef struct SEmit {
   int vec;            /* contiguous rows: VEC-element packs */
   int cvec;           /* columns: VEC neighbouring columns a thread, moved in packs */
   int rows;           /* reg kernel of rows: ROWS rows a thread (t_o0 + t_i * blockDim.y) */
+  int split;          /* the group has a column split variant (its stream kernel takes PHASE) */
   int pass;           /* the pass being written (stream: which loads) */
   int row;            /* schedule row (else column) */
   PtrVec params;      /* KParam* (index: the value id for values) */
@@ -108,6 +109,24 @@ static const char *kernel_name_for(SEmit *e, const char *want) {
  * arrays over them, indexed by `thread_index()` (NULL: one row a thread). */
 static const char *thread_index(const SEmit *e) {
   return e->cvec ? "t_j" : e->rows ? "t_i" : NULL;
+}
+
+/* The stream kernel of a group with a column split: PHASE 0 reads all
+ * rows, 1 a chunk of them for its partial results, 2 folds the chunks'
+ * partials and writes the chunk (split_phases()). */
+static int split_kernel(const SEmit *e) {
+  return e->split && !e->reg;
+}
+
+/* The condition a pass reads its rows under: in a split kernel PHASE 2
+ * takes the reductions' results from the partials, not from a read. */
+static const char *live_guard(const SEmit *e) {
+  return split_kernel(e) && e->pass == 1 ? "if (t_live && PHASE != 2)" : "if (t_live)";
+}
+
+/* The end of the thread's rows: of the chunk in a split kernel. */
+static const char *row_end(const SEmit *e) {
+  return split_kernel(e) ? "t_hi" : "t_red";
 }
 
 /* Opens the loop over the thread's rows (or columns) t_o: `only_live`,
@@ -580,8 +599,8 @@ static const char *first_of_item(SEmit *e) {
 
 /* The stream kernel's chunk loop over the row. */
 static void open_chunks(SEmit *e, Out *o) {
-  open_block(o, "for (IndexT t_base = 0; t_base < t_red; t_base += (IndexT)%s * %s)", lanes(e),
-             e->cvec ? "ITEMS" : "(VEC * ITEMS)");
+  open_block(o, "for (IndexT t_base = %s; t_base < %s; t_base += (IndexT)%s * %s)", split_kernel(e) ? "t_lo" : "0",
+             row_end(e), lanes(e), e->cvec ? "ITEMS" : "(VEC * ITEMS)");
 }
 
 /* Element `at` of c's register array: c's element when `in`, else 0. */
@@ -636,7 +655,7 @@ static void open_elements(SEmit *e, Out *o) {
   if (e->vdecl && !e->rows)
     emit_fragment(o, e->vdecl);
   /* VEC > 1 only when rows are whole packs: one bound check per pack */
-  open_block(o, "if (t_r0 < t_red)");
+  open_block(o, "if (t_r0 < %s)", row_end(e));
   load_item_packs(e, o); /* rows: once for the thread's rows */
   if (e->rows) {
     open_thread_rows(e, o, 1);
@@ -683,6 +702,7 @@ static void start_pass(SEmit *e) {
 }
 
 static void load_cached(SEmit *e, Out *o, int pass);
+static void feed_partials(SEmit *e, Out *o);
 
 /* Writes the pass: its row-scope values, `head`, the element loop (in
  * t_live rows; stream kernel: in chunks), then `tail` (either may be NULL). */
@@ -690,7 +710,7 @@ static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
   emit_fragment(o, e->pre);
   if (head)
     emit_fragment(o, head);
-  open_block(o, "if (t_live)");
+  open_block(o, "%s", live_guard(e));
   if (!e->reg) {
     open_chunks(e, o);
     load_cached(e, o, e->pass);
@@ -702,6 +722,8 @@ static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
   if (!e->reg)
     close_block(o, "");
   close_block(o, "");
+  if (split_kernel(e) && e->pass == 1)
+    feed_partials(e, o);
   if (tail)
     emit_fragment(o, tail);
 }
@@ -834,7 +856,7 @@ static void chunk_loop(SEmit *e, Out *o, Out *body) {
 static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, Out *mid, Out *two, Out *last) {
   emit_fragment(o, e->pre);
   emit_fragment(o, head);
-  open_block(o, "if (t_live)");
+  open_block(o, "%s", live_guard(e));
   open_chunks(e, o);
   load_cached(e, o, e->pass);
   emit_fragment(o, first);
@@ -845,6 +867,8 @@ static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, Out
     emit_fragment(o, last);
   close_block(o, "");
   close_block(o, "");
+  if (split_kernel(e) && e->pass == 1)
+    feed_partials(e, o);
 }
 
 /* Levels `level` and `level` + 1 (its second moments) in one pass. */
@@ -1027,9 +1051,9 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr) {
   emit(e->vdecl, "tecc::Pack<%s, VEC> %s;", ct, s);
   emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
   const char *at = e->cvec ? "t_r0 * t_outer + t_o0" : "t_o * t_red + t_r0", *left = e->cvec ? "t_outer - t_o0" : "t_red - t_r0";
-  emit(e->vafter, "if (t_r0 < t_red && t_packs) *reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s) = %s;", ct, ptr, at,
-       s);
-  emit(e->vafter, "else if (t_r0 < t_red) tecc::store_head(%s + %s, %s, %s);", ptr, at, s, left);
+  emit(e->vafter, "if (t_r0 < %s && t_packs) *reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s) = %s;", row_end(e), ct,
+       ptr, at, s);
+  emit(e->vafter, "else if (t_r0 < %s) tecc::store_head(%s + %s, %s, %s);", row_end(e), ptr, at, s, left);
 }
 
 static void stage_stores(SEmit *e, Value *v, const char *expr) {
@@ -1083,7 +1107,7 @@ static void row_outputs(SEmit *e, Out *o) {
   emit_fragment(o, e->pre);
   if (!stores->b->len)
     return;
-  open_block(o, "if (t_live && %s == 0)", lane(e));
+  open_block(o, "if (t_live && %s == 0%s)", lane(e), split_kernel(e) ? " && blockIdx.y == 0" : "");
   if (thread_index(e))
     open_thread_rows(e, o, 1);
   emit_fragment(o, stores);
@@ -1152,7 +1176,7 @@ static void load_elements(SEmit *e, Out *o, int pass) {
   open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
   if (e->cvec) {
     emit(o, "const IndexT t_r = t_r0, t_o = t_o0 + t_j;");
-    emit(o, "const bool t_in = t_o < t_outer && t_r < t_red;");
+    emit(o, "const bool t_in = t_o < t_outer && t_r < %s;", row_end(e));
   } else {
     emit(o, "const IndexT t_r = t_r0 + t_j;");
     emit(o, "const bool t_in = %s && t_r < t_red;", e->rows ? "t_o < t_outer" : "t_live");
@@ -1193,7 +1217,7 @@ static void load_cached(SEmit *e, Out *o, int pass) {
   open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
   if (e->vec || e->cvec) {
-    open_block(o, "if (VEC > 1 && t_packs && %s && t_r0 < t_red)", e->rows ? "t_o < t_outer" : "t_live");
+    open_block(o, "if (VEC > 1 && t_packs && %s && t_r0 < %s)", e->rows ? "t_o < t_outer" : "t_live", row_end(e));
     load_packs(e, o, pass);
     else_block(o);
   }
@@ -1231,6 +1255,13 @@ static int has_storage(const GroupSchedule *s, Storage st) {
   return 0;
 }
 
+static int has_fit(const GroupSchedule *s, FitRule fit) {
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].fit == fit)
+      return 1;
+  return 0;
+}
+
 static int most_vec(const GroupSchedule *s) {
   int most = 1;
   for (int i = 0; i < s->nvariants; i++)
@@ -1262,11 +1293,80 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->vec = e->row && e->lin && strcmp(e->lin, "t_o * t_red + t_r") == 0;
   e->cvec = stitch_column_packs(g) && e->lin && strcmp(e->lin, "t_r * t_outer + t_o") == 0 && most_vec(g->schedule) > 1;
   e->rows = reg && e->vec && stitch_thread_rows(g);
+  e->split = e->cvec && has_fit(g->schedule, FIT_COLUMN_SPLIT);
   return e;
 }
 
 static const char *kernel_name(Arena *a, const Kernel *k, const Group *g, int reg) {
   return arena_printf(a, "tecc_%s_g%d_%s", k->name, g->id, reg ? "reg" : "stream");
+}
+
+/* ---- the column split (stream kernel, PHASE 1 and 2) -------------------- */
+
+/* The partials' type: the accumulators' (one type, stitch_column_split()). */
+static const char *split_acc_type(const SEmit *e) {
+  return red_of(e->a, e->st->reduces.items[0]).type;
+}
+
+/* Partial p of chunk `chunk` for column t_o (stitch_column_split()). */
+static const char *partial_at(SEmit *e, const char *chunk, int p) {
+  return arena_printf(e->a, "t_part[(%s * %d + %d) * t_outer + t_o]", chunk, e->st->reduces.len, p);
+}
+
+/* The accumulator of reduction r after its all-reduce: an online sum's
+ * is about its max's value. */
+static const char *acc_after_allreduce(SEmit *e, const Value *r) {
+  int online = e->st->nlevels == 2 && e->st->level[r->id] == 2;
+  return arena_printf(e->a, "t_%s%d[t_j]", online ? "os" : "acc", r->id);
+}
+
+static void write_partials(SEmit *e, Out *o) {
+  emit(o, "/* split: this chunk's partial results, for the fold */");
+  open_block(o, "if (PHASE == 1)");
+  open_block(o, "if (threadIdx.y == 0 && t_live)");
+  open_thread_rows(e, o, 1);
+  for (int p = 0; p < e->st->reduces.len; p++)
+    emit(o, "%s = %s;", partial_at(e, "(IndexT)blockIdx.y", p), acc_after_allreduce(e, e->st->reduces.items[p]));
+  close_thread_rows(o, 1);
+  close_block(o, "");
+  emit(o, "continue;");
+  close_block(o, "");
+}
+
+/* The accumulators of a split's PHASE 2 from the chunks' partials: thread
+ * y folds chunks y, y + TY, ... (plain reductions, then the online sums
+ * rescaled from each chunk's max to the thread's), and the pass's own
+ * all-reduce folds the threads, in the same fixed order every call. */
+static void feed_partials(SEmit *e, Out *o) {
+  emit(o, "/* split: the chunks' partial results, a share of the chunks a thread */");
+  open_block(o, "if (t_live && PHASE == 2)");
+  for (int online = 0; online <= 1; online++) {
+    Out *body = new_out(e->a);
+    for (int p = 0; p < e->st->reduces.len; p++) {
+      Value *r = e->st->reduces.items[p];
+      if ((e->st->nlevels == 2 && e->st->level[r->id] == 2) != online)
+        continue;
+      Red x = red_of(e->a, r);
+      const char *acc = acc_after_allreduce(e, r), *part = partial_at(e, "(IndexT)t_c", p);
+      if (online) {
+        Value *m = stitch_online_max(e->g, r, 2), *sh = r->args[0]->args[0]->args[1];
+        int pm = 0;
+        while (e->st->reduces.items[pm] != m)
+          pm++;
+        part = arena_printf(e->a, "tecc::rescale_exp(%s, %s, %s)", part, shift_at(e, sh, m, partial_at(e, "(IndexT)t_c", pm)),
+                            shift_at(e, sh, m, acc_after_allreduce(e, m)));
+      }
+      emit(body, "%s = %s(%s, %s);", acc, x.op, acc, part);
+    }
+    if (!body->b->len)
+      continue;
+    open_block(o, "for (unsigned t_c = threadIdx.y; t_c < gridDim.y; t_c += blockDim.y)");
+    open_thread_rows(e, o, 1);
+    emit_fragment(o, body);
+    close_thread_rows(o, 1);
+    close_block(o, "");
+  }
+  close_block(o, "");
 }
 
 /* The row loop's body: passes, outputs. */
@@ -1280,6 +1380,8 @@ static void row_body(SEmit *e, Out *o) {
     else
       reduction_pass(e, passes, l);
   }
+  if (split_kernel(e))
+    write_partials(e, passes);
   output_pass(e, passes);
   row_outputs(e, passes);
   if (e->rows && memchr(e->used_kept, 1, sizeof e->used_kept))
@@ -1305,7 +1407,7 @@ static void open_cluster_rows(Out *o, const char *rows) {
 static const char *template_params(const SEmit *e) {
   const char *packs = takes_packs(e) ? ", bool PACKS" : "";
   if (!e->reg)
-    return arena_printf(e->a, "int VEC%s", packs);
+    return arena_printf(e->a, "int VEC%s%s", packs, split_kernel(e) ? ", int PHASE" : "");
   return arena_printf(e->a, "int ITEMS, int VEC%s%s%s", e->rows ? ", int ROWS" : "", packs,
                       e->cluster ? ", bool CLUSTER" : "");
 }
@@ -1320,8 +1422,11 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
                             : "rows held in registers")
               : "rows streamed, re-read by each pass");
   emit(o, "template <typename IndexT, %s>", template_params(e));
+  const char *extra = (e->vec || e->cvec) && !takes_packs(e) ? ", bool t_packs" : "";
+  if (split_kernel(e))
+    extra = arena_printf(e->a, "%s, %s *__restrict__ t_part, IndexT t_chunk", extra, split_acc_type(e));
   open_block(o, "__global__ void __launch_bounds__(%d) %s(%s%s)", e->sched->max_threads, kernel_name(e->a, e->k, e->g, e->reg),
-             param_decls(e->a, e->k, &e->params, 0), (e->vec || e->cvec) && !takes_packs(e) ? ", bool t_packs" : "");
+             param_decls(e->a, e->k, &e->params, 0), extra);
   if (takes_packs(e))
     emit(o, "constexpr bool t_packs = PACKS; /* whole packs, aligned: no row-end checks per element */");
   if (e->cvec)
@@ -1333,6 +1438,11 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   emit(o, "const IndexT t_red = %s;", red);
   if (!e->reg)
     emit(o, "constexpr int ITEMS = %d; /* packs per thread per chunk */", e->sched->variants[e->sched->nvariants - 1].items);
+  if (split_kernel(e)) {
+    emit(o, "/* the block's rows: all of them (PHASE 0), or chunk blockIdx.y of t_chunk rows (1, 2) */");
+    emit(o, "const IndexT t_lo = PHASE ? (IndexT)blockIdx.y * t_chunk : 0;");
+    emit(o, "const IndexT t_hi = PHASE && t_red - t_lo > t_chunk ? t_lo + t_chunk : t_red;");
+  }
   const char *item = e->row ? "y" : "x";
   const char *block_rows = e->rows ? "(blockDim.y * ROWS)" : "blockDim.y";
   if (e->cluster) {
@@ -1376,6 +1486,8 @@ static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, co
   return buf_cstr(&b);
 }
 
+static void emit_chunks_function(SEmit *e, Out *o);
+
 /* The kernels the group's variants launch: the register kernel (also the
  * cluster one), the streaming kernel. */
 void emit_stitch_kernel(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
@@ -1388,6 +1500,10 @@ void emit_stitch_kernel(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
     emit_blank(o);
   if (has_storage(s, STORE_STREAM))
     emit_one_kernel(new_semit(a, k, kp, g, names, 0), o, roots);
+  if (has_fit(s, FIT_COLUMN_SPLIT)) {
+    emit_blank(o);
+    emit_chunks_function(new_semit(a, k, kp, g, names, 0), o);
+  }
 }
 
 /* ---- the launch --------------------------------------------------------------- */
@@ -1430,9 +1546,9 @@ static const char *packed_pointers(SEmit *e) {
   return buf_cstr(&b);
 }
 
-/* The run-time condition of variant `v` (NULL: none). */
-static const char *variant_condition(SEmit *e, const Variant *v, const char *kernel) {
-  const char *small = "sizeof(IndexT) == 4"; /* 32-bit indices do */
+/* The run-time condition of variant `v` (NULL: none); `small`: 32-bit
+ * indices do. */
+static const char *variant_condition(SEmit *e, const Variant *v, const char *kernel, const char *small) {
   switch (v->when) {
   case WHEN_ALWAYS: return NULL;
   case WHEN_ROW_AT_MOST: return arena_printf(e->a, "%s && t_len <= %lld", small, (long long)v->limit);
@@ -1440,6 +1556,7 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
     return arena_printf(e->a, "%s && t_len <= (int64_t)(1024 / tecc::column_width(t_rows, t_len, %d, %d)) * %d", small,
                         v->vec, v->items, v->items);
   case WHEN_COLUMN_GROUPS: return arena_printf(e->a, "tecc::column_groups_fill(t_rows, %d)", v->vec);
+  case WHEN_COLUMN_SPLIT: return "t_chunks > 1";
   case WHEN_CLUSTERS:
     return arena_printf(e->a, "%s && t_len <= %lld && tecc::one_wave_of_clusters(t_rows, t_len, %d) && "
                         "tecc::clusters_ok((const void *)%s)", small, (long long)v->limit,
@@ -1450,18 +1567,48 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
 }
 
 /* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, ROWS][,
- * PACKS][, CLUSTER]>, with `packs` (true/false) where it takes PACKS. */
-static const char *instance(SEmit *e, const Variant *v, int packs) {
+ * PACKS][, CLUSTER]> or, streamed, <IndexT, VEC[, PACKS][, PHASE]>, with
+ * `packs` (true/false) where it takes PACKS and `phase` where PHASE. */
+static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
   const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
   const char *pk = takes_packs(e) ? (packs ? ", true" : ", false") : "";
   if (v->storage == STORE_STREAM)
-    return arena_printf(e->a, "%s<%s, %d%s>", kernel_name(e->a, e->k, e->g, 0), index, v->vec, pk);
+    return arena_printf(e->a, "%s<%s, %d%s%s>", kernel_name(e->a, e->k, e->g, 0), index, v->vec, pk,
+                        e->split ? arena_printf(e->a, ", %d", phase) : "");
   const char *cluster = !e->cluster ? "" : v->storage == STORE_CLUSTER ? ", true" : ", false";
   const char *rows = e->rows ? arena_printf(e->a, ", %d", v->rows) : "";
   if (v->rows > 1 && !e->rows)
     internal_error("stitch: variant %s holds %d rows a thread in a kernel of one", v->name, v->rows);
   return arena_printf(e->a, "%s<%s, %d, %d%s%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec, rows,
                       pk, cluster);
+}
+
+/* The threads across the columns of a split block: a warp spans 32 packs
+ * of a row (512 contiguous bytes) where the columns have them. */
+static const char *split_width(SEmit *e, int vec) {
+  return arena_printf(e->a, "tecc::pow2_at_least(tecc::ceil_div(t_rows, %d), 8, 32)", vec);
+}
+
+static const char *chunks_function(SEmit *e) {
+  return arena_printf(e->a, "tecc_%s_g%d_chunks", e->k->name, e->g->id);
+}
+
+/* The host function that says how many chunks the column split cuts the
+ * rows into (1: an earlier variant runs, or no split helps): the launch
+ * and the entry's workspace both ask it, so they agree. */
+static void emit_chunks_function(SEmit *e, Out *o) {
+  emit(o, "/* %s, group %d: the chunks of rows its column split takes, 1 when an earlier variant runs */",
+       e->k->name, e->g->id);
+  open_block(o, "inline int %s(int64_t t_rows, int64_t t_len, bool t_small)", chunks_function(e));
+  for (int i = 0; i < e->sched->nvariants; i++) {
+    const Variant *v = &e->sched->variants[i];
+    if (v->fit == FIT_COLUMN_SPLIT) {
+      emit(o, "return tecc::column_chunks(t_rows, t_len, %d, %s);", v->vec, split_width(e, v->vec));
+      break;
+    }
+    emit(o, "if (%s) return 1;", variant_condition(e, v, NULL, "t_small"));
+  }
+  close_block(o, "");
 }
 
 /* t_tx x t_ty threads and t_grid blocks, by the variant's fit rule. */
@@ -1487,6 +1634,10 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
   case FIT_CLUSTER:
     emit(o, "const unsigned t_cluster = tecc::cluster_blocks(t_len, %d);", v->threads_x * v->items * v->vec);
     return;
+  case FIT_COLUMN_SPLIT:
+    emit(o, "const int t_tx = %s, t_ty = %d / t_tx;", split_width(e, v->vec), v->block);
+    emit(o, "const dim3 t_grid((unsigned)tecc::ceil_div(t_rows, (int64_t)t_tx * %d), (unsigned)t_chunks);", v->vec);
+    return;
   }
   const char *rows = e->row ? (v->rows > 1 ? arena_printf(e->a, "t_ty * %d", v->rows) : "t_ty")
                    : v->vec > 1 ? arena_printf(e->a, "t_tx * %d", v->vec) : "t_tx";
@@ -1496,13 +1647,18 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
     emit(o, "const unsigned t_grid = tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));", rows, v->sm_threads);
 }
 
-/* The launch of one instance of the variant. */
-static void emit_instance_launch(SEmit *e, Out *o, const Variant *v, const char *args, int packs) {
+/* The launch of one instance of the variant; a stream kernel of a group
+ * with a column split also takes the partials and the chunk (none in
+ * PHASE 0). */
+static void emit_instance_launch(SEmit *e, Out *o, const Variant *v, const char *args, int packs, int phase) {
+  if (e->split && v->storage == STORE_STREAM)
+    args = phase ? arena_printf(e->a, "%s, (%s *)t_part%d, (int64_t)t_chunk", args, split_acc_type(e), e->g->id)
+                 : arena_printf(e->a, "%s, (%s *)nullptr, (int64_t)0", args, split_acc_type(e));
   if (v->fit == FIT_CLUSTER)
     emit(o, "tecc::launch_cluster(%s, tecc::cluster_grid(t_rows, t_cluster), dim3(%d), t_cluster, stream, %s);",
-         instance(e, v, packs), v->threads_x, args);
+         instance(e, v, packs, phase), v->threads_x, args);
   else
-    emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", instance(e, v, packs), args);
+    emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", instance(e, v, packs, phase), args);
 }
 
 /* Rows moved in packs take the PACKS instance, with no per-element
@@ -1511,17 +1667,23 @@ static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *
   emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
        v->rows > 1 ? arena_printf(e->a, ", ROWS %d", v->rows) : "");
   emit_block(e, o, v);
+  if (v->fit == FIT_COLUMN_SPLIT) { /* the chunks' partials, then their fold and the writes */
+    emit(o, "const int64_t t_chunk = tecc::ceil_div(t_len, (int64_t)t_chunks);");
+    emit_instance_launch(e, o, v, args, 0, 1);
+    emit_instance_launch(e, o, v, args, 0, 2);
+    return;
+  }
   if (!takes_packs(e)) {
-    emit_instance_launch(e, o, v, args, 0);
+    emit_instance_launch(e, o, v, args, 0, 0);
     return;
   }
   emit(o, "if (t_packs)");
   o->indent++;
-  emit_instance_launch(e, o, v, args, 1);
+  emit_instance_launch(e, o, v, args, 1, 0);
   o->indent--;
   emit(o, "else");
   o->indent++;
-  emit_instance_launch(e, o, v, args, 0);
+  emit_instance_launch(e, o, v, args, 0, 0);
   o->indent--;
 }
 
@@ -1530,7 +1692,7 @@ static void emit_variants(SEmit *e, Out *o, const char *args) {
   const GroupSchedule *s = e->sched;
   for (int i = 0; i < s->nvariants; i++) {
     const Variant *v = &s->variants[i];
-    const char *cond = variant_condition(e, v, instance(e, v, 1));
+    const char *cond = variant_condition(e, v, instance(e, v, 1, 0), "sizeof(IndexT) == 4");
     if (i == 0 && cond)
       open_block(o, "if (%s)", cond);
     else if (i == 0)
@@ -1562,8 +1724,30 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
     emit(o, "const bool t_packs = %s %% %d == 0%s;", e->cvec ? "t_rows" : "t_len", most_vec(s), packed_pointers(e));
   if ((e->vec || e->cvec) && !takes_packs(e))
     args = arena_printf(a, "%s, t_packs", args);
+  if (e->split)
+    emit(o, "const int t_chunks = %s(t_rows, t_len, sizeof(IndexT) == 4);", chunks_function(e));
   emit_variants(e, o, args);
   emit_launch_check(o);
+  close_block(o, "");
+  close_block(o, "");
+}
+
+int emit_stitch_partials(const Group *g) {
+  return g->kind == GROUP_STITCH && has_fit(g->schedule, FIT_COLUMN_SPLIT);
+}
+
+void emit_stitch_partial_space(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names,
+                               const char *small) {
+  SEmit *e = new_semit(a, k, kp, g, names, 0);
+  emit(o, "int64_t t_part_off%d = -1;", g->id);
+  open_scope(o);
+  emit(o, "const int64_t t_rows = %s;", host_count(e, ~g->stitch->axes));
+  emit(o, "const int64_t t_len = %s;", host_count(e, g->stitch->axes));
+  emit(o, "const int t_chunks = t_rows > 0 ? %s(t_rows, t_len, %s) : 1;", chunks_function(e), small);
+  open_block(o, "if (t_chunks > 1)");
+  emit(o, "t_part_off%d = t_ws_bytes;", g->id);
+  emit(o, "t_ws_bytes += ((int64_t)t_chunks * %d * t_rows * (int64_t)sizeof(%s) + 255) / 256 * 256;",
+       g->stitch->reduces.len, split_acc_type(e));
   close_block(o, "");
   close_block(o, "");
 }

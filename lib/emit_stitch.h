@@ -12,5 +12,12 @@ void emit_stitch_kernel(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
 /* The host code that tries the variants (schedule.h) in order and
  * launches the first whose condition holds. */
 void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names);
+/* A column split keeps its chunks' partial results in the workspace
+ * (t_part<id>): emit_stitch_partials() says whether g may, and
+ * emit_stitch_partial_space() adds their bytes to t_ws_bytes at
+ * t_part_off<id> (-1: none this call); `small`: 32-bit indices do. */
+int emit_stitch_partials(const Group *g);
+void emit_stitch_partial_space(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names,
+                               const char *small);
 
 #endif

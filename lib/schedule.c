@@ -24,6 +24,7 @@ enum {
   REDUCE_BLOCK = 256,        /* threads of a block of a plain reduction */
   STREAM_ITEMS = 4,          /* packs per thread per chunk of a streamed row */
   STREAM_COLUMN_VEC = 4,     /* columns a thread of a streamed column stitch kernel, at most */
+  SPLIT_THREADS = 512,       /* a block of a column split (tecc::column_chunks: 4 blocks an SM) */
   FULL_ITEMS = 4,            /* full reductions: packs in flight per thread (64 bytes) */
   COLUMN_ITEMS = 4,          /* column reductions: rows in flight per thread */
   COLUMN_TILE = 64,          /* column reductions: columns per block */
@@ -313,6 +314,13 @@ static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const 
     column_variant(a, s, "reg", vec, max_items);
   if (vec > 1)
     column_stream(a, s, "stream-packed", WHEN_COLUMN_GROUPS, at_most(vec, STREAM_COLUMN_VEC));
+  if (vec > 1 && stitch_column_split(g)) {
+    column_stream(a, s, "split", WHEN_COLUMN_SPLIT, at_most(vec, STREAM_COLUMN_VEC));
+    Variant *v = &s->variants[s->nvariants - 1];
+    v->fit = FIT_COLUMN_SPLIT;
+    v->block = SPLIT_THREADS;
+    v->split = 0;
+  }
   column_stream(a, s, "stream", WHEN_ALWAYS, 1);
 }
 
@@ -438,6 +446,8 @@ static const char *condition_text(Arena *a, const Variant *v, int first) {
   case WHEN_ROW_FITS: return "when R <= TY*ITEMS and 32-bit indices do";
   case WHEN_COLUMN_GROUPS:
     return arena_printf(a, "when ceil(rows/(8*%d)) >= 3/4 of the SMs", v->vec);
+  case WHEN_COLUMN_SPLIT:
+    return "when its groups of columns leave SMs idle and R holds two chunks of 512 or more";
   case WHEN_CLUSTERS:
     return arena_printf(a, "when R <= %lld, the rows fit one wave of clusters (rows*C <= SMs), 32-bit indices do "
                            "and the device launches clusters", (long long)v->limit);
@@ -460,6 +470,9 @@ static const char *block_text(Arena *a, const Variant *v) {
   case FIT_CLUSTER:
     return arena_printf(a, "block 1024, cluster C = pow2 >= R/%d blocks, a row per cluster",
                         MAX_THREADS * v->items * v->vec);
+  case FIT_COLUMN_SPLIT:
+    return arena_printf(a, "block TX x %d/TX, TX = pow2 in [8, 32] >= rows/%d, a block per group of TX*%d "
+                           "columns and chunk of R", v->block, v->vec, v->vec);
   case FIT_COLUMNS:
     return arena_printf(a, "block TX x TY, TX = 32, 16 or 8 threads of %d column(s) (the most that leave 2 blocks "
                            "per SM%s, else 8), TY = pow2 in [32, 1024/TX] >= R/%d", v->vec,
@@ -471,6 +484,9 @@ static const char *block_text(Arena *a, const Variant *v) {
 static const char *grid_text(Arena *a, const Variant *v) {
   if (v->fit == FIT_CLUSTER)
     return "grid <= SMs/C clusters";
+  if (v->fit == FIT_COLUMN_SPLIT)
+    return "grid = groups x C, C = min(ceil(4*SMs/groups), R/512, 1024) chunks of R, each chunk's partial results "
+           "into the workspace, then a second kernel folds them in chunk order and writes its chunk";
   if (v->storage == STORE_NONE) /* elementwise: emit_cu.c, emit_loop_variant */
     return v->items > 1 ? arena_printf(a, "grid = ceil(n/(%d*VEC*%d)), %d packs per thread", v->threads_x * v->threads_y,
                                        v->items, v->items)
@@ -497,7 +513,7 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
     buf_printf(b, ", packs loaded whole when every packed tensor is aligned, else element by element (the same "
                   "sums, bit for bit), a partial per block combined in block order by one block of %d",
                FINAL_THREADS);
-  if (v->split == 0)
+  if (v->split == 0 && v->fit != FIT_COLUMN_SPLIT)
     buf_puts(b, ", split: S = min(ceil(4*SMs/grid), R/(16*lanes), 1024) chunks when the grid is short, "
                 "combined in chunk order");
   if (v->index_bits)

@@ -54,8 +54,10 @@ typedef enum When {
   WHEN_ROW_FITS,     /* the fitted block holds the row (len <= threads_y * items), 32-bit indices do */
   WHEN_COLUMN_GROUPS, /* column stream: its column groups (8 threads of VEC columns) give
                         3/4 of the SMs a block */
-  WHEN_CLUSTERS      /* len <= limit, the rows fit one wave of clusters (rows * C <= SMs),
+  WHEN_CLUSTERS,     /* len <= limit, the rows fit one wave of clusters (rows * C <= SMs),
                         32-bit indices do, and the device launches clusters */
+  WHEN_COLUMN_SPLIT  /* column stream: its groups of columns alone leave SMs idle, so the
+                        rows are cut into chunks (tecc::column_chunks() > 1) */
 } When;
 
 typedef enum FitRule {
@@ -65,8 +67,10 @@ typedef enum FitRule {
   FIT_SHORT_ROWS, /* threads_x = the power of two in [4, 32] >= len / (items * vec):
                     several rows per warp; threads_y = block / threads_x rows */
   FIT_CLUSTER,   /* cluster = the power of two >= len / (1024 * items * vec), threads_x = 1024 */
-  FIT_COLUMNS    /* threads_x = 32, 16 or 8 columns (the most that leaves 2 blocks per SM);
+  FIT_COLUMNS,   /* threads_x = 32, 16 or 8 columns (the most that leaves 2 blocks per SM);
                     threads_y = the power of two in [32, 1024 / threads_x] >= len / items */
+  FIT_COLUMN_SPLIT /* threads_x = the power of two in [8, 32] >= cols / vec, threads_y = 1024 /
+                      threads_x; grid = groups x chunks (tecc::column_chunks) */
 } FitRule;
 
 enum { SPLIT_PER_BLOCK = -1 };

@@ -712,6 +712,24 @@ int stitch_column_packs(const Group *g) {
   return g->kind == GROUP_STITCH && g->sched != SCHED_ROW && one_kept_axis(g, 1);
 }
 
+int stitch_column_split(const Group *g) {
+  if (!stitch_column_packs(g))
+    return 0;
+  const Stitch *st = g->stitch;
+  if (st->nlevels > 2 || (st->nlevels == 2 && !stitch_online_level(g, 2)))
+    return 0;
+  DType acc = DT_BOOL;
+  for (int i = 0; i < st->reduces.len; i++) {
+    const Value *r = st->reduces.items[i];
+    DType t = dtype_is_16bit(r->dtype) ? DT_F32 : r->dtype;
+    if ((r->rop != RED_SUM && r->rop != RED_MEAN && r->rop != RED_MAX && r->rop != RED_MIN) ||
+        (t != DT_F32 && t != DT_F64) || (i && t != acc))
+      return 0;
+    acc = t;
+  }
+  return st->reduces.len > 0;
+}
+
 int stitch_thread_rows(const Group *g) {
   return g->kind == GROUP_STITCH && g->sched == SCHED_ROW && one_kept_axis(g, 0);
 }

@@ -76,6 +76,13 @@ int stitch_column_packs(const Group *g);
  * broadcast along the rows (a norm's w and b; schedule.c's warp variant,
  * emit_stitch.c's `rows` kernels). */
 int stitch_thread_rows(const Group *g);
+/* Column split: g is a column packs group whose reductions all come from
+ * one read before its outputs (one level, or a max and its online sums)
+ * and fold across chunks of rows (float sums, means, maxima and minima of
+ * one accumulator type): its stream may cut the rows into chunks, a block
+ * per chunk and group of columns, the chunks' partial results folded in
+ * chunk order by a second kernel (schedule.c's "split", emit_stitch.c). */
+int stitch_column_split(const Group *g);
 int stitch_acc_bytes(const Group *g);
 /* The shared memory of tecc::column_allreduce_vec per column a thread:
  * 32 results of 8 bytes and 1024 accumulators (runtime/tecc_rows.cuh). */

@@ -42,7 +42,9 @@
 # GPU_ALL_SEED (1), GPU_ALL_JOBS (the CPU count), GPU_ALL_ARCH (native),
 # GPU_ALL_RANDOM_FLAGS, GPU_ALL_PARTS (all of them: a subset, by name),
 # GPU_ALL_TREE (the tree part's programs, globs relative to the tarball's
-# top; default all of them),
+# top; default all of them), GPU_ALL_SANITIZE_TE (programs of the tree,
+# globs, for the sanitizer instead of random ones) and
+# GPU_ALL_SANITIZE_ELEMENTS (its largest binding, 20000),
 # GPU_ALL_WORK (a directory to work and keep the logs in; default a new
 # one under TMPDIR, removed unless something failed).
 set -u
@@ -145,7 +147,11 @@ part_sanitize() {
       > "$work/sanitize/s$i.te"
   done
   set -- "$work"/sanitize/s*.te
-  common="--quick --max-elements=20000 --workdir=$work/sanitize.build --nvcc=$nvcc --arch=$arch"
+  if [ -n "${GPU_ALL_SANITIZE_TE:-}" ]; then
+    # shellcheck disable=SC2086
+    set -- $GPU_ALL_SANITIZE_TE
+  fi
+  common="--quick --max-elements=${GPU_ALL_SANITIZE_ELEMENTS:-20000} --workdir=$work/sanitize.build --nvcc=$nvcc --arch=$arch"
   flags="--nvcc-flags=-O2 -lineinfo -DTECC_INDEX64=0"
   # shellcheck disable=SC2086
   if ! "$conform" --build-only --jobs="$jobs" $common "$flags" "$@" > "$work/sanitize.build.log" 2>&1; then

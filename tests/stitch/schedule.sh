@@ -43,6 +43,7 @@ kernel xent_f32(l: f32[M, N], t: f32[M, N]) -> (y: f32[M]) { y = logsumexp(l, -1
 kernel softmax_col_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = softmax(x, 0) }
 kernel softmax_col_bf16(x: bf16[M, N]) -> (y: bf16[M, N]) { y = softmax(x, 0) }
 kernel colshift_f32(x: f32[M, N], b: f32[N]) -> (y: f32[M, N], m: f32[N]) { m = max(x, 0); y = x - m + b }
+kernel layernorm_col_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = (x - mean(x, 0)) * rsqrt(var(x, 0) + 1e-5) }
 kernel masked_bf16(s: bf16[B, S, D], m: bf16[S, D]) -> (y: bf16[B, S, D]) { y = softmax(s * 0.125 + m, -1) }
 kernel rmsw_bf16(x: bf16[M, N], w: bf16[N]) -> (y: bf16[M, N]) { y = x * rsqrt(mean(x * x, -1) + 1e-6) * w }
 kernel nofma(x: f32[M, N], i: i32[M, N]) -> (a: f32[M], b: f32[M], c: i32[M], y: f32[M, N]) {
@@ -60,7 +61,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 63
+plan 70
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -113,7 +114,7 @@ is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'reinterpret_cast<const
 is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'tecc::column_allreduce_vec(t_acc[0-9]*, ')" 2 "softmax bf16 columns: each level all-reduces VEC columns at once"
 is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'reinterpret_cast<tecc::Pack<uint16_t, VEC> \*>(y + t_r0 \* t_outer + t_o0) = t_s_y')" 1 "softmax bf16 columns: y stored a pack per item"
 ok "softmax bf16 columns: streamed in packs of 4 when the groups fill the SMs" has softmax_col_bf16 'variant stream-packed (when ceil(rows/(8\*4)) >= 3/4 of the SMs): stream, VEC 4'
-ok "softmax bf16 columns: else streamed a column a thread" grep -q 'tecc_softmax_col_bf16_g0_stream<int64_t, 1><<<' "$work/s.cu"
+ok "softmax bf16 columns: else streamed a column a thread" grep -q 'tecc_softmax_col_bf16_g0_stream<int64_t, 1, 0><<<' "$work/s.cu"
 is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c 'b\[t_o\]')" 1 "a per-column operand: loaded per column of the thread"
 is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c '  m\[t_o\] = ')" 1 "a column output: stored per column of the thread"
 # Rows a thread: short rows that read w share each pack of it between two
@@ -130,4 +131,15 @@ is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'const IndexT t_o = t_o0 + (In
 is "$(grep -A4 'const unsigned t_grid = tecc::cover_grid(t_rows, t_ty \* 2);' "$work/s.cu" | grep -c -e '^ *if (t_packs)$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false><<<' -e '^ *else$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, false, false><<<')" 4 "rmsw bf16 warp: the PACKS instance when t_packs, else the element one"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'constexpr bool t_packs = PACKS;')" 1 "rmsw bf16: the row-end checks are compile-time under PACKS"
 ok "masked bf16 (a mask at its own row offset): t_packs stays an argument" grep -q '__global__ void __launch_bounds__([0-9]*) tecc_masked_bf16_g0_reg(.*, bool t_packs) {' "$work/s.cu"
+# Column split: a softmax(x, 0) whose column groups leave SMs idle cuts
+# its rows into chunks: partials of each chunk, then their fold and the
+# writes; a column max kept as an output (colshift) splits too, a
+# layernorm over columns (second moments) does not.
+ok "softmax bf16 columns: split before the column a thread" has softmax_col_bf16 'variant split (when its groups of columns leave SMs idle .*VEC 4, ITEMS 4, block TX x 512/TX'
+is "$(of layernorm_col_f32 | grep -c 'variant split')" 0 "layernorm f32 columns (second moments): no split"
+ok "split: the partials (PHASE 1), then the fold and the writes (PHASE 2), each over groups x chunks" sh -c "grep -A5 '/\* split: stream, VEC 4, ITEMS 4 \*/' '$work/s.cu' | grep -q 'tecc_softmax_col_bf16_g0_stream<int64_t, 4, 1><<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(x, y, (IndexT)M, (IndexT)N, t_packs, (float \*)t_part0, (int64_t)t_chunk);' && grep -A6 '/\* split: stream, VEC 4, ITEMS 4 \*/' '$work/s.cu' | grep -q 'stream<int64_t, 4, 2><<<t_grid'"
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 't_part\[((IndexT)blockIdx.y \* 2 + [01]) \* t_outer + t_o\] = t_\(acc2\|os6\)\[t_j\];')" 2 "split PHASE 1: the chunk's max and its sum of exp about it"
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 't_os6\[t_j\] = tecc::Sum()(t_os6\[t_j\], tecc::rescale_exp(t_part\[((IndexT)t_c \* 2 + 1) \* t_outer + t_o\], t_part\[((IndexT)t_c \* 2 + 0) \* t_outer + t_o\], t_acc2\[t_j\]));')" 1 "split PHASE 2: each chunk's sum rescaled from its max to the thread's"
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'for (unsigned t_c = threadIdx.y; t_c < gridDim.y; t_c += blockDim.y) {')" 2 "split PHASE 2: a share of the chunks a thread, folded by the block's all-reduce"
+ok "split: the entry sizes the partials by the launch's own chunk count" grep -q 't_chunks = t_rows > 0 ? tecc_softmax_col_bf16_g0_chunks(t_rows, t_len, !t_big) : 1;' "$work/s.cu"
 done_testing
