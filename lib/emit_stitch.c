@@ -281,7 +281,7 @@ static const char *offset_expr(SEmit *e, const Shape *s, const int *map) {
     const char *idx = arena_printf(e->a, "t_d%d", map[j]);
     if (is_reduced_axis(e, map[j]))
       e->used_red[map[j]] = e->used_red_any[map[j]] = 1;
-    else if (e->cvec) /* the one kept axis */
+    else if (e->cvec || e->rows) /* the one kept axis */
       idx = "t_o";
     else
       e->used_kept[map[j]] = 1;
@@ -407,8 +407,9 @@ static const char *row_offset(SEmit *e, const Shape *s, const int *map) {
   for (int j = 0; j < s->rank; j++) {
     if (dim_is_one(s, j) || map[j] < 0 || is_reduced_axis(e, map[j]))
       continue;
-    e->used_kept[map[j]] = 1;
-    const char *idx = arena_printf(e->a, "t_d%d", map[j]);
+    const char *idx = e->rows ? "t_o" : arena_printf(e->a, "t_d%d", map[j]); /* rows: the one kept axis */
+    if (!e->rows)
+      e->used_kept[map[j]] = 1;
     off = off ? arena_printf(e->a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
   }
   return off ? off : "0";
