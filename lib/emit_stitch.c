@@ -1585,7 +1585,7 @@ static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
 }
 
 /* The threads across the columns of a split block: a warp spans 32 packs
- * of a row (512 contiguous bytes) where the columns have them. */
+ * of a row (256 or 512 contiguous bytes) where the columns have them. */
 static const char *split_width(SEmit *e, int vec) {
   return arena_printf(e->a, "tecc::pow2_at_least(tecc::ceil_div(t_rows, %d), 8, 32)", vec);
 }
