@@ -1330,7 +1330,6 @@ static void write_partials(SEmit *e, Out *o) {
     emit(o, "%s = %s;", partial_at(e, "(IndexT)blockIdx.y", p), acc_after_allreduce(e, e->st->reduces.items[p]));
   close_thread_rows(o, 1);
   close_block(o, "");
-  emit(o, "continue;");
   close_block(o, "");
 }
 
@@ -1381,10 +1380,15 @@ static void row_body(SEmit *e, Out *o) {
     else
       reduction_pass(e, passes, l);
   }
-  if (split_kernel(e))
+  if (split_kernel(e)) {
     write_partials(e, passes);
+    emit(passes, "/* split: the chunk's outputs, once the chunks' partials are folded (PHASE 0 and 2) */");
+    open_block(passes, "if (PHASE != 1)");
+  }
   output_pass(e, passes);
   row_outputs(e, passes);
+  if (split_kernel(e))
+    close_block(passes, "");
   if (e->rows && memchr(e->used_kept, 1, sizeof e->used_kept))
     internal_error("stitch: a rows kernel indexes its one kept axis by more than t_o");
   emit_decompose(e, o, "t_o", ~e->st->axes, e->used_kept);
