@@ -1715,9 +1715,8 @@ static void emit_entry(KEmit *ke, Out *o) {
     emit(o, "if (t_big) return TECC_ERROR_INVALID_VALUE; /* built without 64-bit indices */");
     emit(o, "#endif");
   }
-  if (ws)
-    emit_workspace(ke, o, !big ? "true" : strcmp(big, "true") == 0 ? "false" : "!t_big");
   if (ws) {
+    emit_workspace(ke, o, !big ? "true" : strcmp(big, "true") == 0 ? "false" : "!t_big");
     emit_workspace_alloc(ke, o);
     emit_snapshots(ke, o);
   }

@@ -129,6 +129,16 @@ static const char *row_end(const SEmit *e) {
   return split_kernel(e) ? "t_hi" : "t_red";
 }
 
+/* Is the thread's row t_o inside the domain (rows kernels: per row t_i)? */
+static const char *row_live(const SEmit *e) {
+  return e->rows ? "t_o < t_outer" : "t_live";
+}
+
+/* The offset of the thread's pack t_r0 (cvec: of its VEC columns at row t_r0). */
+static const char *pack_offset(const SEmit *e) {
+  return e->cvec ? "t_r0 * t_outer + t_o0" : "t_o * t_red + t_r0";
+}
+
 /* Opens the loop over the thread's rows (or columns) t_o: `only_live`,
  * the body runs for those inside the domain. */
 static void open_thread_rows(const SEmit *e, Out *o, int only_live) {
@@ -547,7 +557,7 @@ typedef struct Red {
 
 static Red red_of(Arena *a, const Value *r) {
   Red x = {0};
-  x.dt = r->dtype == DT_F16 || r->dtype == DT_BF16 ? DT_F32 : r->dtype;
+  x.dt = stitch_acc_dtype(r);
   x.type = cu_compute_ctype(x.dt);
   int is_f = x.dt == DT_F32 || x.dt == DT_F64;
   switch (r->rop) {
@@ -931,6 +941,11 @@ static int online_level(const SEmit *e, int level) {
   return !e->reg && stitch_online_level(e->g, level);
 }
 
+/* The shift s of an online sum r = sum(exp(v - s)). */
+static Value *online_shift(const Value *r) {
+  return r->args[0]->args[0]->args[1];
+}
+
 /* The shift s of an online sum with its max m read as `at`. */
 static const char *shift_at(SEmit *e, Value *s, const Value *m, const char *at) {
   while (s->op == IR_BROADCAST)
@@ -963,9 +978,9 @@ static void online_sum_of_one(SEmit *e, Value *r, Value *m, const int *map, Onli
   row_decl(e, oo->head, x.type, arena_printf(e->a, "t_os%d", id), x.identity, 1,
            "sum of exp about this thread's shift so far");
   row_decl(e, oo->save, t, arena_printf(e->a, "t_pm%d", id), acc, 0, "the thread's max before this chunk");
-  row_decl(e, oo->rescale, t, arena_printf(e->a, "t_sh%d", id), shift_at(e, d->args[1], m, acc), 0, NULL);
+  row_decl(e, oo->rescale, t, arena_printf(e->a, "t_sh%d", id), shift_at(e, online_shift(r), m, acc), 0, NULL);
   row_stmt(e, oo->rescale,
-           arena_printf(e->a, "%s = tecc::rescale_exp(%s, %s, %s);", os, os, shift_at(e, d->args[1], m, pm), sh));
+           arena_printf(e->a, "%s = tecc::rescale_exp(%s, %s, %s);", os, os, shift_at(e, online_shift(r), m, pm), sh));
   const char *dargs[] = {sval(e, d->args[0], map), sh};
   const char *eargs[] = {cu_op_expr(e->a, d, dargs)};
   const char *term = cu_convert(e->a, cu_op_expr(e->a, ex, eargs), ex->dtype, x.dt);
@@ -976,7 +991,7 @@ static void online_sum_of_one(SEmit *e, Value *r, Value *m, const int *map, Onli
  * row's shift, then summed across the row. */
 static void online_sum_tail(SEmit *e, Value *r, Value *m, Out *before, Out *after) {
   Red x = red_of(e->a, r);
-  Value *s = r->args[0]->args[0]->args[1];
+  Value *s = online_shift(r);
   const int id = r->id;
   const char *os_name = arena_printf(e->a, "t_os%d", id), *os = row_ref(e, os_name);
   const char *tm = row_ref(e, arena_printf(e->a, "t_tm%d", id));
@@ -1051,7 +1066,7 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr) {
   }
   emit(e->vdecl, "tecc::Pack<%s, VEC> %s;", ct, s);
   emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
-  const char *at = e->cvec ? "t_r0 * t_outer + t_o0" : "t_o * t_red + t_r0", *left = e->cvec ? "t_outer - t_o0" : "t_red - t_r0";
+  const char *at = pack_offset(e), *left = e->cvec ? "t_outer - t_o0" : "t_red - t_r0";
   emit(e->vafter, "if (t_r0 < %s && t_packs) *reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s) = %s;", row_end(e), ct,
        ptr, at, s);
   emit(e->vafter, "else if (t_r0 < %s) tecc::store_head(%s + %s, %s, %s);", row_end(e), ptr, at, s, left);
@@ -1158,7 +1173,7 @@ static void load_packs(SEmit *e, Out *o, int pass) {
       continue;
     const char *ct = cu_storage_ctype(c->v->dtype);
     const char *at = arena_printf(e->a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", ct, c->ptr,
-                                  e->cvec ? "t_r0 * t_outer + t_o0" : "t_o * t_red + t_r0");
+                                  pack_offset(e));
     emit(o, "const tecc::Pack<%s, VEC> t_p%d = %s;", ct, i,
          arena_printf(e->a, stream_past_l2(e, c) ? "tecc::load_stream(%s)" : "*%s", at));
     emit(o, "#pragma unroll");
@@ -1180,7 +1195,7 @@ static void load_elements(SEmit *e, Out *o, int pass) {
     emit(o, "const bool t_in = t_o < t_outer && t_r < %s;", row_end(e));
   } else {
     emit(o, "const IndexT t_r = t_r0 + t_j;");
-    emit(o, "const bool t_in = %s && t_r < t_red;", e->rows ? "t_o < t_outer" : "t_live");
+    emit(o, "const bool t_in = %s && t_r < t_red;", row_live(e));
   }
   char all[TECC_MAX_RANK];
   memcpy(all, e->used_red_any, sizeof all);
@@ -1218,7 +1233,7 @@ static void load_cached(SEmit *e, Out *o, int pass) {
   open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
   if (e->vec || e->cvec) {
-    open_block(o, "if (VEC > 1 && t_packs && %s && t_r0 < %s)", e->rows ? "t_o < t_outer" : "t_live", row_end(e));
+    open_block(o, "if (VEC > 1 && t_packs && %s && t_r0 < %s)", row_live(e), row_end(e));
     load_packs(e, o, pass);
     else_block(o);
   }
@@ -1314,11 +1329,23 @@ static const char *partial_at(SEmit *e, const char *chunk, int p) {
   return arena_printf(e->a, "t_part[(%s * %d + %d) * t_outer + t_o]", chunk, e->st->reduces.len, p);
 }
 
+/* In a split group, level 2 can only be online sums (stitch_column_split()). */
+static int is_online_sum(const SEmit *e, const Value *r) {
+  return e->st->nlevels == 2 && e->st->level[r->id] == 2;
+}
+
+/* The partial of reduction r: its place among the group's reductions. */
+static int partial_index(const SEmit *e, const Value *r) {
+  for (int p = 0; p < e->st->reduces.len; p++)
+    if (e->st->reduces.items[p] == r)
+      return p;
+  internal_error("stitch: %%%d is not a reduction of its split", r->id);
+}
+
 /* The accumulator of reduction r after its all-reduce: an online sum's
  * is about its max's value. */
 static const char *acc_after_allreduce(SEmit *e, const Value *r) {
-  int online = e->st->nlevels == 2 && e->st->level[r->id] == 2;
-  return arena_printf(e->a, "t_%s%d[t_j]", online ? "os" : "acc", r->id);
+  return arena_printf(e->a, "t_%s%d[t_j]", is_online_sum(e, r) ? "os" : "acc", r->id);
 }
 
 static void write_partials(SEmit *e, Out *o) {
@@ -1344,17 +1371,15 @@ static void feed_partials(SEmit *e, Out *o) {
     Out *body = new_out(e->a);
     for (int p = 0; p < e->st->reduces.len; p++) {
       Value *r = e->st->reduces.items[p];
-      if ((e->st->nlevels == 2 && e->st->level[r->id] == 2) != online)
+      if (is_online_sum(e, r) != online)
         continue;
       Red x = red_of(e->a, r);
       const char *acc = acc_after_allreduce(e, r), *part = partial_at(e, "(IndexT)t_c", p);
       if (online) {
-        Value *m = stitch_online_max(e->g, r, 2), *sh = r->args[0]->args[0]->args[1];
-        int pm = 0;
-        while (e->st->reduces.items[pm] != m)
-          pm++;
-        part = arena_printf(e->a, "tecc::rescale_exp(%s, %s, %s)", part, shift_at(e, sh, m, partial_at(e, "(IndexT)t_c", pm)),
-                            shift_at(e, sh, m, acc_after_allreduce(e, m)));
+        Value *m = stitch_online_max(e->g, r, 2);
+        const char *chunk_max = partial_at(e, "(IndexT)t_c", partial_index(e, m));
+        part = arena_printf(e->a, "tecc::rescale_exp(%s, %s, %s)", part, shift_at(e, online_shift(r), m, chunk_max),
+                            shift_at(e, online_shift(r), m, acc_after_allreduce(e, m)));
       }
       emit(body, "%s = %s(%s, %s);", acc, x.op, acc, part);
     }
@@ -1522,6 +1547,12 @@ static const char *host_count(SEmit *e, uint32_t mask) {
     buf_printf(&b, "%s%s%s", j ? " * " : "", d.var >= 0 ? "(int64_t)" : "", host_dim(e->a, e->names, d));
   }
   return n ? buf_cstr(&b) : "INT64_C(1)";
+}
+
+/* The group's rows (columns, for a column group) and their length. */
+static void emit_group_sizes(SEmit *e, Out *o) {
+  emit(o, "const int64_t t_rows = %s;", host_count(e, ~e->st->axes));
+  emit(o, "const int64_t t_len = %s;", host_count(e, e->st->axes));
 }
 
 static int is_staged_output(SEmit *e, int out) {
@@ -1719,8 +1750,7 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
   emit(o, "/* group %d: %s, %d reduction level(s), %d value(s) held per element */", g->id, class_name(s->cls),
        g->stitch->nlevels, s->held);
   open_scope(o);
-  emit(o, "const int64_t t_rows = %s;", host_count(e, ~g->stitch->axes));
-  emit(o, "const int64_t t_len = %s;", host_count(e, g->stitch->axes));
+  emit_group_sizes(e, o);
   open_block(o, "if (t_rows > 0)");
   /* The same element-to-thread split whatever the alignment (so the same
    * sums, bit for bit): misaligned rows keep VEC and load element by
@@ -1746,8 +1776,7 @@ void emit_stitch_partial_space(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Grou
   SEmit *e = new_semit(a, k, kp, g, names, 0);
   emit(o, "int64_t t_part_off%d = -1;", g->id);
   open_scope(o);
-  emit(o, "const int64_t t_rows = %s;", host_count(e, ~g->stitch->axes));
-  emit(o, "const int64_t t_len = %s;", host_count(e, g->stitch->axes));
+  emit_group_sizes(e, o);
   emit(o, "const int t_chunks = t_rows > 0 ? %s(t_rows, t_len, %s) : 1;", chunks_function(e), small);
   open_block(o, "if (t_chunks > 1)");
   emit(o, "t_part_off%d = t_ws_bytes;", g->id);

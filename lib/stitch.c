@@ -712,6 +712,10 @@ int stitch_column_packs(const Group *g) {
   return g->kind == GROUP_STITCH && g->sched != SCHED_ROW && one_kept_axis(g, 1);
 }
 
+DType stitch_acc_dtype(const Value *r) {
+  return dtype_is_16bit(r->dtype) ? DT_F32 : r->dtype;
+}
+
 int stitch_column_split(const Group *g) {
   if (!stitch_column_packs(g))
     return 0;
@@ -721,7 +725,7 @@ int stitch_column_split(const Group *g) {
   DType acc = DT_BOOL;
   for (int i = 0; i < st->reduces.len; i++) {
     const Value *r = st->reduces.items[i];
-    DType t = dtype_is_16bit(r->dtype) ? DT_F32 : r->dtype;
+    DType t = stitch_acc_dtype(r);
     if ((r->rop != RED_SUM && r->rop != RED_MEAN && r->rop != RED_MAX && r->rop != RED_MIN) ||
         (t != DT_F32 && t != DT_F64) || (i && t != acc))
       return 0;
@@ -738,7 +742,7 @@ int stitch_acc_bytes(const Group *g) {
   int most = 1;
   for (int i = 0; i < g->stitch->reduces.len; i++) {
     const Value *r = g->stitch->reduces.items[i];
-    int n = r->rop == RED_ANY || r->rop == RED_ALL ? 1 : dtype_size(dtype_is_16bit(r->dtype) ? DT_F32 : r->dtype);
+    int n = r->rop == RED_ANY || r->rop == RED_ALL ? 1 : dtype_size(stitch_acc_dtype(r));
     most = n > most ? n : most;
   }
   return most;

@@ -84,6 +84,9 @@ int stitch_thread_rows(const Group *g);
  * chunk order by a second kernel (schedule.c's "split", emit_stitch.c). */
 int stitch_column_split(const Group *g);
 int stitch_acc_bytes(const Group *g);
+/* The accumulator type of reduction r: f32 for 16-bit data (abi.md §6),
+ * else r's own. */
+DType stitch_acc_dtype(const Value *r);
 /* The shared memory of tecc::column_allreduce_vec per column a thread:
  * 32 results of 8 bytes and 1024 accumulators (runtime/tecc_rows.cuh). */
 int stitch_column_allreduce_bytes(const Group *g);
