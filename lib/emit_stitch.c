@@ -63,6 +63,7 @@ typedef struct SEmit {
   int rows;           /* reg kernel of rows: ROWS rows a thread (t_o0 + t_i * blockDim.y) */
   int split;          /* the group has a column split variant (its stream kernel takes PHASE) */
   int pass;           /* the pass being written (stream: which loads) */
+  int last_pass;      /* stream kernel: the last pass that reads the row */
   int row;            /* schedule row (else column) */
   PtrVec params;      /* KParam* (index: the value id for values) */
   NameSet taken;      /* names in use */
@@ -1057,7 +1058,7 @@ static void emit_stores(SEmit *e, Out *o, Value *v, const char *expr, const char
 /* A full-domain output of the vec kernel: each thread's VEC consecutive
  * elements (cvec: the item's VEC columns) go to a staging array, then out
  * as one pack. */
-static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr) {
+static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int last) {
   const char *ct = cu_storage_ctype(t);
   const char *s = arena_printf(e->a, "t_s_%s", ptr);
   if (!e->vdecl) {
@@ -1067,17 +1068,35 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr) {
   emit(e->vdecl, "tecc::Pack<%s, VEC> %s;", ct, s);
   emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
   const char *at = pack_offset(e), *left = e->cvec ? "t_outer - t_o0" : "t_red - t_r0";
-  emit(e->vafter, "if (t_r0 < %s && t_packs) *reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s) = %s;", row_end(e), ct,
-       ptr, at, s);
+  const char *dst = arena_printf(e->a, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s)", ct, ptr, at);
+  emit(e->vafter, last ? "if (t_r0 < %s && t_packs) tecc::store_stream(%s, %s);" : "if (t_r0 < %s && t_packs) *%s = %s;",
+       row_end(e), dst, s);
   emit(e->vafter, "else if (t_r0 < %s) tecc::store_head(%s + %s, %s, %s);", row_end(e), ptr, at, s, left);
 }
 
+/* The stream kernel of rows writes its outputs past L2
+ * (tecc::store_stream) and reads each input's packs past it in the last
+ * pass that reads the row (tecc::load_stream): the rows it reads again
+ * then stay in L2.  Rows read twice gained 7 to 19 points of copy on an
+ * H100 at 1024 x 65536 (softmax f32 64.9 -> 84.1, add_rmsnorm bf16 69.2
+ * -> 86.1), where either hint alone gave at most 8.6; the register
+ * kernels, which read each row once, lost 0.5 to 1.5 with either hint,
+ * and the column streams moved -2.1 to +2.8 (bench/NOTES.md). */
+static int streams_past_l2(const SEmit *e, const Value *v) {
+  return !e->reg && e->row && !read_by_later_group(e->kp, e->g, v);
+}
+
+static int stream_last_read(const SEmit *e, const Value *v, int pass) {
+  return pass == e->last_pass && streams_past_l2(e, v);
+}
+
 static void stage_stores(SEmit *e, Value *v, const char *expr) {
+  int last = streams_past_l2(e, v);
   for (int i = 0; i < e->k->noutputs; i++)
     if (e->k->outputs[i].value == v)
-      stage_one(e, param(e, P_OUTPUT, i, NULL), v->dtype, expr);
+      stage_one(e, param(e, P_OUTPUT, i, NULL), v->dtype, expr, last);
   if (e->kp->home[v->id].kind == HOME_WORKSPACE)
-    stage_one(e, param(e, P_WS_WRITE, v->id, v), v->dtype, expr);
+    stage_one(e, param(e, P_WS_WRITE, v->id, v), v->dtype, expr, 0);
 }
 
 /* An output that is a rounding cast to f16/bf16 of an f32 value stores
@@ -1175,7 +1194,7 @@ static void load_packs(SEmit *e, Out *o, int pass) {
     const char *at = arena_printf(e->a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", ct, c->ptr,
                                   pack_offset(e));
     emit(o, "const tecc::Pack<%s, VEC> t_p%d = %s;", ct, i,
-         arena_printf(e->a, stream_past_l2(e, c) ? "tecc::load_stream(%s)" : "*%s", at));
+         arena_printf(e->a, stream_past_l2(e, c) || stream_last_read(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at));
     emit(o, "#pragma unroll");
     if (c->pairs)
       emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[%s * VEC / 2 + t_j] = tecc::pair_word(t_p%d, t_j);",
@@ -1395,8 +1414,18 @@ static void feed_partials(SEmit *e, Out *o) {
 }
 
 /* The row loop's body: passes, outputs. */
+/* The reduction passes over a row: one a level, or two levels in one
+ * read (moments, online sums). */
+static int reduction_passes(const SEmit *e) {
+  int n = 0;
+  for (int l = 1; l <= e->st->nlevels; l += moments_level(e, l + 1) || online_level(e, l + 1) ? 2 : 1)
+    n++;
+  return n;
+}
+
 static void row_body(SEmit *e, Out *o) {
   Out *passes = new_out(e->a);
+  e->last_pass = e->pass + reduction_passes(e) + writes_along_row(e);
   for (int l = 1; l <= e->st->nlevels; l++) {
     if (moments_level(e, l + 1))
       moment_pass(e, passes, l++);

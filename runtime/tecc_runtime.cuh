@@ -497,12 +497,15 @@ __device__ __forceinline__ float f16_pair(const uint32_t *w, int e) {
   return f16_to_f32((uint16_t)(w[e >> 1] >> (16 * (e & 1))));
 }
 
-/* @piece load_stream @needs Pack */
-/* A pack read once in this call and by nothing after it in the call (the
- * input of a full or column reduction): ld.global.cs, evict first, so it
- * does not push out of L2 what will be read again.  torch.compile's Triton
- * reductions mark such loads the same way; on an H100 it gave colsum bf16
- * 76 -> 82% of copy and fullsum bf16 81 -> 85 (bench/NOTES.md). */
+/* @piece load_stream store_stream @needs Pack */
+/* A pack read for the last time in this call (the input of a full or
+ * column reduction, a streamed row's last pass): ld.global.cs, evict
+ * first, so it does not push out of L2 what will be read again.
+ * torch.compile's Triton reductions mark such loads the same way; on an
+ * H100 it gave colsum bf16 76 -> 82% of copy and fullsum bf16 81 -> 85
+ * (bench/NOTES.md).  store_stream writes a pack nothing in the call reads
+ * back (st.global.cs): a streamed row's output, which would otherwise
+ * push out of L2 the rows the kernel is about to read again. */
 template <int Bytes> struct StreamWord;
 template <> struct StreamWord<1> { typedef unsigned char type; };
 template <> struct StreamWord<2> { typedef unsigned short type; };
@@ -515,6 +518,12 @@ template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_stream(c
   Pack<T, N> r;
   memcpy(&r, &w, sizeof r);
   return r;
+}
+template <typename T, int N> __device__ __forceinline__ void store_stream(Pack<T, N> *p, const Pack<T, N> &v) {
+  typedef typename StreamWord<sizeof(Pack<T, N>)>::type Word;
+  Word w;
+  memcpy(&w, &v, sizeof w);
+  __stcs(reinterpret_cast<Word *>(p), w);
 }
 
 /* @piece DeviceCache current_device sm_count grid_size */

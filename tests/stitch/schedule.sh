@@ -13,7 +13,8 @@
 # product accumulates with one fma (a max of one, an integer sum and a
 # sum of a non-product do not); the register kernel's cluster arithmetic
 # is in its CLUSTER instance only; a register kernel that writes only row
-# values streams its loads past L2, one that writes along the row does not;
+# values streams its loads past L2, one that writes along the row does not,
+# and a stream kernel streams its last read of a row and its outputs;
 # softmax's sum of exp shares its max's pass in the stream kernel (online,
 # rescaled as the max grows): softmax reads a row twice, logsumexp and
 # cross-entropy once, a column softmax's stream twice; a norm's w and an
@@ -61,7 +62,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 70
+plan 73
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -97,8 +98,11 @@ ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::
 ok "the cluster rank and size only in the CLUSTER instance" grep -q 'const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;' "$work/s.cu"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -A2 'if (CLUSTER) {' | grep -c 't_acc[0-9]*\[t_i\] = tecc::cluster_allreduce(')" 2 "rowstats f32: the cluster all-reduce of both levels under CLUSTER"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "rowstats f32 registers: row values only, loads streamed past L2"
-is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::load_stream(')" 0 "rowstats f32 stream: plain loads"
-is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::load_stream(')" 0 "softmax f32 registers (writes y along the row): plain loads"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::load_stream(')" 1 "rowstats f32 stream: its one read, the last, streamed past L2"
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::load_stream(\|tecc::store_stream(')" 0 "softmax f32 registers (writes y along the row): plain loads and stores"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_p0 = \*reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "softmax f32 stream: the first read plain (kept in L2 for the second)"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "softmax f32 stream: the last read streamed past L2"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 'tecc::store_stream(reinterpret_cast<tecc::Pack<float, VEC> \*>(y + t_o \* t_red + t_r0), t_s_y);')" 1 "softmax f32 stream: y stored past L2"
 is "$(row_loads tecc_softmax_f32_g0_stream)" 2 "softmax f32 stream: two reads (the max and the sum of exp, then y)"
 is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_os[0-9]* = tecc::rescale_exp(')" 2 "softmax f32 stream: the sum rescaled per chunk and to the row's max"
 is "$(row_loads tecc_logsumexp_f32_g0_stream)" 1 "logsumexp f32 stream: one read"
