@@ -61,6 +61,9 @@ typedef struct SEmit {
   int vec;            /* contiguous rows: VEC-element packs */
   int cvec;           /* columns: VEC neighbouring columns a thread, moved in packs */
   int rows;           /* reg kernel of rows: ROWS rows a thread (t_o0 + t_i * blockDim.y) */
+  int prefetch;       /* rows: an instance of ROWS > 1 loads the next row group ahead (t_n<id>) */
+  int into_next;      /* the loads being written fill t_n<id>, not t_c<id> */
+  Out *prologue;      /* prefetch: before the row loop */
   int split;          /* the group has a column split variant (its stream kernel takes PHASE) */
   int pass;           /* the pass being written (stream: which loads) */
   int last_pass;      /* stream kernel: the last pass that reads the row */
@@ -616,11 +619,11 @@ static void open_chunks(SEmit *e, Out *o) {
 }
 
 /* Element `at` of c's register array: c's element when `in`, else 0. */
-static void load_one(SEmit *e, Out *o, const Cached *c, const char *at, const char *in) {
+static void load_one(SEmit *e, Out *o, const Cached *c, const char *name, const char *at, const char *in) {
   if (c->pairs)
-    emit(o, "tecc::set_pair_half(%s, %s, %s ? %s : (uint16_t)0);", c->name, at, in, c->raw);
+    emit(o, "tecc::set_pair_half(%s, %s, %s ? %s : (uint16_t)0);", name, at, in, c->raw);
   else
-    emit(o, "%s[%s] = %s ? %s : (%s)0;", c->name, at, in, cu_load_conv(e->a, c->v->dtype, c->raw),
+    emit(o, "%s[%s] = %s ? %s : (%s)0;", name, at, in, cu_load_conv(e->a, c->v->dtype, c->raw),
          cu_compute_ctype(c->v->dtype));
 }
 
@@ -651,7 +654,7 @@ static void load_item_packs(SEmit *e, Out *o) {
     emit(o, "#pragma unroll");
     open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
     emit(o, "const IndexT t_r = t_r0 + t_j;");
-    load_one(e, o, c, "t_j", "t_r < t_red");
+    load_one(e, o, c, c->name, "t_j", "t_r < t_red");
     close_block(o, "");
     close_block(o, "");
   }
@@ -1184,6 +1187,11 @@ static const char *held_item(const SEmit *e) {
   return e->rows ? "(t_i * ITEMS + t_k)" : "t_k";
 }
 
+/* The register array a load fills: t_c<id>, or the next rows' t_n<id>. */
+static const char *held_name(const SEmit *e, const Cached *c) {
+  return e->into_next ? arena_printf(e->a, "t_n%s", c->name + strlen("t_c")) : c->name;
+}
+
 /* The host picks VEC > 1 only when rows are whole packs, aligned. */
 static void load_packs(SEmit *e, Out *o, int pass) {
   for (int i = 0; i < e->cached.len; i++) {
@@ -1198,9 +1206,9 @@ static void load_packs(SEmit *e, Out *o, int pass) {
     emit(o, "#pragma unroll");
     if (c->pairs)
       emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[%s * VEC / 2 + t_j] = tecc::pair_word(t_p%d, t_j);",
-           c->name, held_item(e), i);
+           held_name(e, c), held_item(e), i);
     else
-      emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[%s * VEC + t_j] = %s;", c->name, held_item(e),
+      emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[%s * VEC + t_j] = %s;", held_name(e, c), held_item(e),
            cu_load_conv(e->a, c->v->dtype, arena_printf(e->a, "t_p%d.v[t_j]", i)));
   }
 }
@@ -1226,12 +1234,13 @@ static void load_elements(SEmit *e, Out *o, int pass) {
     Cached *c = e->cached.items[i];
     if (!loaded_in(c, pass))
       continue;
-    load_one(e, o, c, arena_printf(e->a, "%s * VEC + t_j", held_item(e)), "t_in");
+    load_one(e, o, c, held_name(e, c), arena_printf(e->a, "%s * VEC + t_j", held_item(e)), "t_in");
   }
   close_block(o, "");
 }
 
-static void load_cached(SEmit *e, Out *o, int pass) {
+/* Declares the register arrays the loads of `pass` fill; their count. */
+static int declare_cached(SEmit *e, Out *o, int pass) {
   int n = 0;
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
@@ -1239,13 +1248,22 @@ static void load_cached(SEmit *e, Out *o, int pass) {
       continue;
     const char *held = e->rows ? "ROWS * ITEMS * VEC" : "ITEMS * VEC";
     if (c->pairs)
-      emit(o, "uint32_t %s[%s / 2]; /* two 16-bit elements a word */", c->name, held);
+      emit(o, "uint32_t %s[%s / 2]; /* two 16-bit elements a word */", held_name(e, c), held);
     else
-      emit(o, "%s %s[%s];", cu_compute_ctype(c->v->dtype), c->name, held);
+      emit(o, "%s %s[%s];", cu_compute_ctype(c->v->dtype), held_name(e, c), held);
     n++;
   }
-  if (!n)
-    return;
+  return n;
+}
+
+static void load_declared(SEmit *e, Out *o, int pass);
+
+static void load_cached(SEmit *e, Out *o, int pass) {
+  if (declare_cached(e, o, pass))
+    load_declared(e, o, pass);
+}
+
+static void load_declared(SEmit *e, Out *o, int pass) {
   if (e->rows)
     open_thread_rows(e, o, 0);
   emit(o, "#pragma unroll");
@@ -1297,6 +1315,13 @@ static int has_fit(const GroupSchedule *s, FitRule fit) {
   return 0;
 }
 
+static int prefetches(const GroupSchedule *s) {
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].prefetch)
+      return 1;
+  return 0;
+}
+
 static int most_vec(const GroupSchedule *s) {
   int most = 1;
   for (int i = 0; i < s->nvariants; i++)
@@ -1328,6 +1353,7 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->vec = e->row && e->lin && strcmp(e->lin, "t_o * t_red + t_r") == 0;
   e->cvec = stitch_column_packs(g) && e->lin && strcmp(e->lin, "t_r * t_outer + t_o") == 0 && most_vec(g->schedule) > 1;
   e->rows = reg && e->vec && stitch_thread_rows(g);
+  e->prefetch = e->rows && prefetches(g->schedule);
   e->split = e->cvec && has_fit(g->schedule, FIT_COLUMN_SPLIT);
   return e;
 }
@@ -1414,6 +1440,57 @@ static void feed_partials(SEmit *e, Out *o) {
 }
 
 /* The row loop's body: passes, outputs. */
+/* The first row group of the block and the step to its next (a
+ * cluster's blocks share theirs). */
+static const char *first_row_group(const SEmit *e, const char *rows) {
+  return arena_printf(e->a, e->cluster ? "(IndexT)(blockIdx.x / t_blocks) * %s" : "(IndexT)blockIdx.x * %s", rows);
+}
+
+static const char *row_group_step(const SEmit *e, const char *rows) {
+  return arena_printf(e->a, e->cluster ? "(IndexT)(gridDim.x / t_blocks) * %s" : "(IndexT)gridDim.x * %s", rows);
+}
+
+/* The reg kernel's loads of the thread's rows.  With prefetch, an instance
+ * of ROWS > 1 (the warp variant, launched a wave of blocks that loop over
+ * the row groups) has the next row group's loads in flight while it
+ * computes this one: t_n<id> is loaded ahead (before the loop, then at the
+ * top of each iteration for the next), and t_c<id> takes it over. */
+static void load_thread_rows(SEmit *e, Out *o) {
+  if (!e->prefetch) {
+    load_cached(e, o, 0);
+    return;
+  }
+  const char *rows = "(blockDim.y * ROWS)";
+  const char *ahead = takes_packs(e) ? "if (ROWS > 1 && t_packs)" : "if (ROWS > 1)"; /* element by element: spilled */
+  e->prologue = new_out(e->a);
+  e->into_next = 1;
+  declare_cached(e, e->prologue, 0);
+  open_block(e->prologue, "%s", ahead);
+  emit(e->prologue, "const IndexT t_o0 = %s + threadIdx.y; /* the block's first row group */", first_row_group(e, rows));
+  load_declared(e, e->prologue, 0);
+  close_block(e->prologue, "");
+  e->into_next = 0;
+  declare_cached(e, o, 0);
+  open_block(o, "%s", ahead);
+  for (int i = 0; i < e->cached.len; i++) {
+    Cached *c = e->cached.items[i];
+    if (!loaded_in(c, 0))
+      continue;
+    emit(o, "#pragma unroll");
+    e->into_next = 1;
+    emit(o, "for (int t_q = 0; t_q < (int)(sizeof %s / sizeof %s[0]); t_q++) %s[t_q] = %s[t_q];", c->name, c->name,
+         c->name, held_name(e, c));
+    e->into_next = 0;
+  }
+  e->into_next = 1;
+  emit(o, "const IndexT t_o0 = t_ob + %s + threadIdx.y; /* the next row group */", row_group_step(e, rows));
+  load_declared(e, o, 0);
+  e->into_next = 0;
+  else_block(o);
+  load_declared(e, o, 0);
+  close_block(o, "");
+}
+
 /* The reduction passes over a row: one a level, or two levels in one
  * read (moments, online sums). */
 static int reduction_passes(const SEmit *e) {
@@ -1447,19 +1524,17 @@ static void row_body(SEmit *e, Out *o) {
     internal_error("stitch: a rows kernel indexes its one kept axis by more than t_o");
   emit_decompose(e, o, "t_o", ~e->st->axes, e->used_kept);
   if (e->reg)
-    load_cached(e, o, 0);
+    load_thread_rows(e, o);
   emit_fragment(o, e->keep_decls);
   emit_fragment(o, passes);
 }
 
-/* The row loop of the cluster-capable kernel: a row per cluster, its
- * lanes across the cluster's blocks (one row per block). */
-static void open_cluster_rows(Out *o, const char *rows) {
+/* The cluster-capable kernel takes a row per cluster, its lanes across
+ * the cluster's blocks (one row per block). */
+static void declare_cluster_lanes(Out *o) {
   emit(o, "__shared__ __align__(16) unsigned char t_slot[16]; /* this block's row result, for the cluster */");
   emit(o, "const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;");
   emit(o, "const unsigned t_lane = t_rank * blockDim.x + threadIdx.x, t_lanes = t_blocks * blockDim.x;");
-  open_block(o, "for (IndexT t_ob = (IndexT)(blockIdx.x / t_blocks) * %s; t_ob < t_outer; "
-                "t_ob += (IndexT)(gridDim.x / t_blocks) * %s)", rows, rows);
 }
 
 /* The template parameters of the kernel. */
@@ -1504,11 +1579,13 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   }
   const char *item = e->row ? "y" : "x";
   const char *block_rows = e->rows ? "(blockDim.y * ROWS)" : "blockDim.y";
-  if (e->cluster) {
-    open_cluster_rows(o, block_rows);
-  } else if (e->rows) {
-    open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * %s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * %s)",
-               block_rows, block_rows);
+  if (e->cluster)
+    declare_cluster_lanes(o);
+  if (e->prologue)
+    emit_fragment(o, e->prologue);
+  if (e->cluster || e->rows) {
+    open_block(o, "for (IndexT t_ob = %s; t_ob < t_outer; t_ob += %s)", first_row_group(e, block_rows),
+               row_group_step(e, block_rows));
   } else if (e->cvec) {
     open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * (blockDim.x * VEC); t_ob < t_outer; "
                   "t_ob += (IndexT)gridDim.x * (blockDim.x * VEC))");

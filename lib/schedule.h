@@ -88,6 +88,8 @@ typedef struct Variant {
   int vec;             /* elements per 16-byte pack (1: one at a time) */
   int items;           /* packs each thread holds (registers) or takes per chunk (stream) */
   int rows;            /* rows a thread holds at once (stitch_thread_rows(); 1: one) */
+  int prefetch;        /* registers, rows > 1: a thread loads its next rows while it computes
+                          these (the grid a wave: sm_threads) */
   int threads_x, threads_y; /* 0: fitted (fit) */
   int block;           /* FIT_ROW: the threads of a block of short rows */
   int cluster;         /* blocks per cluster (1: none; 0: fitted) */

@@ -18,7 +18,8 @@
 # softmax's sum of exp shares its max's pass in the stream kernel (online,
 # rescaled as the max grows): softmax reads a row twice, logsumexp and
 # cross-entropy once, a column softmax's stream twice; a norm's w and an
-# attention mask broadcast over rows are loaded a pack per item.
+# attention mask broadcast over rows are loaded a pack per item; a norm of
+# one held input loads its next rows ahead in the warp variant.
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -47,6 +48,9 @@ kernel colshift_f32(x: f32[M, N], b: f32[N]) -> (y: f32[M, N], m: f32[N]) { m = 
 kernel layernorm_col_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = (x - mean(x, 0)) * rsqrt(var(x, 0) + 1e-5) }
 kernel masked_bf16(s: bf16[B, S, D], m: bf16[S, D]) -> (y: bf16[B, S, D]) { y = softmax(s * 0.125 + m, -1) }
 kernel rmsw_bf16(x: bf16[M, N], w: bf16[N]) -> (y: bf16[M, N]) { y = x * rsqrt(mean(x * x, -1) + 1e-6) * w }
+kernel addrms_bf16(x: bf16[M, N], r: bf16[M, N], w: bf16[N]) -> (y: bf16[M, N]) {
+  y = (x + r) * rsqrt(mean((x + r) * (x + r), -1) + 1e-6) * w
+}
 kernel nofma(x: f32[M, N], i: i32[M, N]) -> (a: f32[M], b: f32[M], c: i32[M], y: f32[M, N]) {
   a = max(x * x, -1); b = sum(x + 1.0, -1); c = sum(i * i, -1); y = x - a - b
 }
@@ -62,7 +66,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 73
+plan 78
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -125,14 +129,19 @@ is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c '  m\[t_o\] = ')" 1 "a colu
 # rows (rmsw); rows without such an operand keep one a thread (softmax).
 ok "rmsw bf16: the warp variant holds 2 rows a thread at ITEMS 2" has rmsw_bf16 'variant warp (when R <= 512 .* ITEMS 2, ROWS 2,'
 is "$(of softmax_bf16 | grep -c 'ROWS')" 0 "softmax bf16: one row a thread (no operand along the rows)"
-ok "rmsw bf16: the warp launch takes ROWS 2 and covers TY*2 rows a block" sh -c "grep -q 'tecc::cover_grid(t_rows, t_ty \* 2);' '$work/s.cu' && grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false><<<' '$work/s.cu'"
+ok "rmsw bf16: the warp launch takes ROWS 2, TY*2 rows a block at a time, a wave of blocks" sh -c "grep -q 'tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' '$work/s.cu' && grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false><<<' '$work/s.cu'"
 ok "rmsw bf16: the block variant keeps ROWS 1" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 4, 8, 1, true, false><<<' "$work/s.cu"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -A12 'reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0)' | grep -c 'for (int t_i = 0; t_i < ROWS; t_i++)')" 1 "rmsw bf16: w's pack loaded once, then the thread's rows"
-is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'const IndexT t_o = t_o0 + (IndexT)t_i \* blockDim.y;')" 3 "rmsw bf16: rows t_o0 + t_i * blockDim.y (the load, the sum, y)"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'const IndexT t_o = t_o0 + (IndexT)t_i \* blockDim.y;')" 5 "rmsw bf16: rows t_o0 + t_i * blockDim.y (the first loads ahead, the next, the loads of ROWS 1, the sum, y)"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c '^ *if (ROWS > 1 && t_packs) {$')" 2 "rmsw bf16: the PACKS instance of ROWS 2 loads its rows ahead (before the loop, then each next group)"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 't_c0\[t_q\] = t_n0\[t_q\];')" 1 "rmsw bf16: the rows loaded ahead become this iteration's"
+ok "rmsw bf16: the plan says the warp variant loads the next rows ahead" has rmsw_bf16 'variant warp .*the next rows loaded while these compute'
+ok "addrms bf16: two held inputs hold 2 rows a thread but load none ahead" sh -c "sed -n '/^kernel addrms_bf16:/,/^kernel /p' '$work/s.plan' | grep 'variant warp' | grep 'ROWS 2' | grep -vq 'next rows'"
+is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 't_n[0-9]')" 0 "addrms bf16: no arrays of the next rows"
 # Packs as a template parameter: rows that are whole packs, aligned, run
 # the PACKS instance (no per-element row-end checks), others the instance
 # that loads element by element.
-is "$(grep -A4 'const unsigned t_grid = tecc::cover_grid(t_rows, t_ty \* 2);' "$work/s.cu" | grep -c -e '^ *if (t_packs)$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false><<<' -e '^ *else$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, false, false><<<')" 4 "rmsw bf16 warp: the PACKS instance when t_packs, else the element one"
+is "$(grep -A4 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' "$work/s.cu" | grep -c -e '^ *if (t_packs)$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false><<<' -e '^ *else$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, false, false><<<')" 4 "rmsw bf16 warp: the PACKS instance when t_packs, else the element one"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'constexpr bool t_packs = PACKS;')" 1 "rmsw bf16: the row-end checks are compile-time under PACKS"
 ok "masked bf16 (a mask at its own row offset): t_packs stays an argument" grep -q '__global__ void __launch_bounds__([0-9]*) tecc_masked_bf16_g0_reg(.*, bool t_packs) {' "$work/s.cu"
 # Column split: a softmax(x, 0) whose column groups leave SMs idle cuts
