@@ -19,7 +19,7 @@
  * Per-program comments tune the inputs:
  *   # conform: range NAME LO HI   inputs NAME (or * for all) drawn in [LO, HI]
  *   # conform: specials NAME      sprinkle NaN, +-inf, +-0 into NAME (or *)
- *   # conform: sizes A=3 B=5      an extra size binding
+ *   # conform: sizes A=3 B=5      an extra size binding (up to 16 a program)
  *   # conform: max-elements N     skip bindings with a tensor larger than N
  *   # conform: define NAME=VALUE  bind a size variable at compile time (-D)
  */
@@ -38,7 +38,7 @@
 #include "pipeline.h"
 #include "interp.h"
 
-enum { MAX_DIRECTIVES = 32, MAX_BINDINGS = 40, MAX_TENSORS = 64, MAX_SHOWN = 4, MAX_LEVELS = 3 };
+enum { MAX_DIRECTIVES = 32, MAX_SIZES = 16, MAX_BINDINGS = 40, MAX_TENSORS = 64, MAX_SHOWN = 4, MAX_LEVELS = 3 };
 
 /* ---- options and per-program settings ---------------------------------- */
 
@@ -81,7 +81,7 @@ typedef struct Program {
   int index;
   Range ranges[MAX_DIRECTIVES];
   int nranges;
-  Binding extra[8];
+  Binding extra[MAX_SIZES];
   int nextra;
   int64_t max_elements;
   tecc_define defines[8]; /* # conform: define NAME=VALUE (tecc -D) */
@@ -161,8 +161,11 @@ static double rng_unit(void) { return (double)(rng_next() >> 11) * 0x1p-53; }
 /* ---- directives ------------------------------------------------------------ */
 
 static void parse_sizes_directive(Program *p, char *rest) {
-  if (p->nextra >= 8)
+  if (p->nextra >= MAX_SIZES) {
+    fprintf(stderr, "tecc-conform: %s: more than %d '# conform: sizes' lines; the rest are not run\n", p->path,
+            MAX_SIZES);
     return;
+  }
   Binding *b = &p->extra[p->nextra++];
   memset(b, 0, sizeof *b);
   char *save = NULL;
