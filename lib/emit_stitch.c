@@ -1077,24 +1077,42 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   emit(e->vafter, "else if (t_r0 < %s) tecc::store_head(%s + %s, %s, %s);", row_end(e), ptr, at, s, left);
 }
 
-/* The stream kernel of rows writes its outputs past L2
- * (tecc::store_stream) and reads each input's packs past it in the last
- * pass that reads the row (tecc::load_stream): the rows it reads again
- * then stay in L2.  Rows read twice gained 7 to 19 points of copy on an
- * H100 at 1024 x 65536 (softmax f32 64.9 -> 84.1, add_rmsnorm bf16 69.2
- * -> 86.1), where either hint alone gave at most 8.6; the register
- * kernels, which read each row once, lost 0.5 to 1.5 with either hint,
- * and the column streams moved -2.1 to +2.8 (bench/NOTES.md). */
-static int streams_past_l2(const SEmit *e, const Value *v) {
+/* Does the group write an output along the row (softmax's y), not only
+ * row values (rowstats' mean and variance)? */
+static int writes_along_row(SEmit *e) {
+  int map[TECC_MAX_RANK];
+  identity_map(map, e->g->domain.rank);
+  for (int i = 0; i < e->g->roots.len; i++)
+    if (varies_along_row(e, e->g->roots.items[i], map))
+      return 1;
+  return 0;
+}
+
+/* Packs moved past L2 (tecc::load_stream, tecc::store_stream: evict
+ * first), where no later group of the call reads them.  The register
+ * kernel reads each element once: where the group writes only row values
+ * its loads go past L2, as a full reduction's do (on an H100 rowstats and
+ * card rows gained up to 3 points of copy, f32 32768x256 70.2 -> 73.2),
+ * while rows that also write a row lost 1 to 2 (softmax, the norms) with
+ * the loads and 0.1 to 0.5 with the stores, so those keep plain ones.
+ * The stream kernel of rows reads each input's packs past L2 in the last
+ * pass that reads the row and writes its outputs past it: the rows it
+ * reads again then stay in L2.  Rows read twice gained 7 to 19 points at
+ * 1024 x 65536 (softmax f32 64.9 -> 84.1, add_rmsnorm bf16 69.2 ->
+ * 86.1), where either hint alone gave at most 8.6; column streams moved
+ * -2.1 to +2.8 and keep plain loads and stores (bench/NOTES.md). */
+static int load_past_l2(SEmit *e, const Value *v, int pass) {
+  if (read_by_later_group(e->kp, e->g, v))
+    return 0;
+  return e->reg ? !writes_along_row(e) : e->row && pass == e->last_pass;
+}
+
+static int store_past_l2(const SEmit *e, const Value *v) {
   return !e->reg && e->row && !read_by_later_group(e->kp, e->g, v);
 }
 
-static int stream_last_read(const SEmit *e, const Value *v, int pass) {
-  return pass == e->last_pass && streams_past_l2(e, v);
-}
-
 static void stage_stores(SEmit *e, Value *v, const char *expr) {
-  int last = streams_past_l2(e, v);
+  int last = store_past_l2(e, v);
   for (int i = 0; i < e->k->noutputs; i++)
     if (e->k->outputs[i].value == v)
       stage_one(e, param(e, P_OUTPUT, i, NULL), v->dtype, expr, last);
@@ -1161,35 +1179,19 @@ static int loaded_in(const Cached *c, int pass) {
   return !c->row && (pass == 0 || ((c->passes >> (pass & 31)) & 1u));
 }
 
-/* Does the group write an output along the row (softmax's y), not only
- * row values (rowstats' mean and variance)? */
-static int writes_along_row(SEmit *e) {
-  int map[TECC_MAX_RANK];
-  identity_map(map, e->g->domain.rank);
-  for (int i = 0; i < e->g->roots.len; i++)
-    if (varies_along_row(e, e->g->roots.items[i], map))
-      return 1;
-  return 0;
-}
-
-/* The register kernel reads each element once.  Where the group writes
- * only row values and no later group reads the tensor, its packs are
- * streamed past L2 (tecc::load_stream, evict first), as a full reduction's
- * are: on an H100 rowstats and card rows gained up to 3 points of copy
- * (f32 32768x256 70.2 -> 73.2), while rows that also write a row lost 1 to
- * 2 (softmax, the norms), so those keep plain loads (bench/NOTES.md). */
-static int stream_past_l2(SEmit *e, const Cached *c) {
-  return e->reg && !writes_along_row(e) && !read_by_later_group(e->kp, e->g, c->v);
-}
-
 /* The item of the thread's held elements that t_k of row t_i is. */
 static const char *held_item(const SEmit *e) {
   return e->rows ? "(t_i * ITEMS + t_k)" : "t_k";
 }
 
+/* The register array of c's next row group (prefetch): t_n<id>. */
+static const char *next_name(const SEmit *e, const Cached *c) {
+  return arena_printf(e->a, "t_n%s", c->name + strlen("t_c"));
+}
+
 /* The register array a load fills: t_c<id>, or the next rows' t_n<id>. */
 static const char *held_name(const SEmit *e, const Cached *c) {
-  return e->into_next ? arena_printf(e->a, "t_n%s", c->name + strlen("t_c")) : c->name;
+  return e->into_next ? next_name(e, c) : c->name;
 }
 
 /* The host picks VEC > 1 only when rows are whole packs, aligned. */
@@ -1202,7 +1204,7 @@ static void load_packs(SEmit *e, Out *o, int pass) {
     const char *at = arena_printf(e->a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", ct, c->ptr,
                                   pack_offset(e));
     emit(o, "const tecc::Pack<%s, VEC> t_p%d = %s;", ct, i,
-         arena_printf(e->a, stream_past_l2(e, c) || stream_last_read(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at));
+         arena_printf(e->a, load_past_l2(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at));
     emit(o, "#pragma unroll");
     if (c->pairs)
       emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[%s * VEC / 2 + t_j] = tecc::pair_word(t_p%d, t_j);",
@@ -1256,13 +1258,7 @@ static int declare_cached(SEmit *e, Out *o, int pass) {
   return n;
 }
 
-static void load_declared(SEmit *e, Out *o, int pass);
-
-static void load_cached(SEmit *e, Out *o, int pass) {
-  if (declare_cached(e, o, pass))
-    load_declared(e, o, pass);
-}
-
+/* The loads of `pass` into the arrays declare_cached() declared. */
 static void load_declared(SEmit *e, Out *o, int pass) {
   if (e->rows)
     open_thread_rows(e, o, 0);
@@ -1280,6 +1276,11 @@ static void load_declared(SEmit *e, Out *o, int pass) {
   close_block(o, "");
   if (e->rows)
     close_thread_rows(o, 0);
+}
+
+static void load_cached(SEmit *e, Out *o, int pass) {
+  if (declare_cached(e, o, pass))
+    load_declared(e, o, pass);
 }
 
 /* t_packs, rows or columns moved as whole packs, aligned, is a template
@@ -1439,7 +1440,6 @@ static void feed_partials(SEmit *e, Out *o) {
   close_block(o, "");
 }
 
-/* The row loop's body: passes, outputs. */
 /* The first row group of the block and the step to its next (a
  * cluster's blocks share theirs). */
 static const char *first_row_group(const SEmit *e, const char *rows) {
@@ -1477,10 +1477,8 @@ static void load_thread_rows(SEmit *e, Out *o) {
     if (!loaded_in(c, 0))
       continue;
     emit(o, "#pragma unroll");
-    e->into_next = 1;
     emit(o, "for (int t_q = 0; t_q < (int)(sizeof %s / sizeof %s[0]); t_q++) %s[t_q] = %s[t_q];", c->name, c->name,
-         c->name, held_name(e, c));
-    e->into_next = 0;
+         c->name, next_name(e, c));
   }
   e->into_next = 1;
   emit(o, "const IndexT t_o0 = t_ob + %s + threadIdx.y; /* the next row group */", row_group_step(e, rows));
@@ -1500,6 +1498,7 @@ static int reduction_passes(const SEmit *e) {
   return n;
 }
 
+/* The row loop's body: passes, outputs. */
 static void row_body(SEmit *e, Out *o) {
   Out *passes = new_out(e->a);
   e->last_pass = e->pass + reduction_passes(e) + writes_along_row(e);
