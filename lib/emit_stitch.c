@@ -62,6 +62,8 @@ typedef struct SEmit {
   int cvec;           /* columns: VEC neighbouring columns a thread, moved in packs */
   int rows;           /* reg kernel of rows: ROWS rows a thread (t_o0 + t_i * blockDim.y) */
   int prefetch;       /* rows: an instance of ROWS > 1 loads the next row group ahead (t_n<id>) */
+  int lanes;          /* reg kernel of rows with a warp variant: the lanes of a row, LANES (0: blockDim.x) */
+  int lanes_now;      /* the LANES of the instance being launched */
   int into_next;      /* the loads being written fill t_n<id>, not t_c<id> */
   Out *prologue;      /* prefetch: before the row loop */
   int split;          /* the group has a column split variant (its stream kernel takes PHASE) */
@@ -751,8 +753,8 @@ static void emit_allreduce(SEmit *e, Out *o, const char *acc, const Red *x) {
     return;
   }
   const char *at = row_ref(e, acc);
-  row_stmt(e, o, arena_printf(e->a, "%s = %s(%s, %s, (%s *)t_smem);", at,
-                              e->row ? "tecc::row_allreduce" : "tecc::column_allreduce", at, x->op, x->type));
+  const char *fn = !e->row ? "tecc::column_allreduce" : e->lanes ? "tecc::lanes_allreduce<LANES>" : "tecc::row_allreduce";
+  row_stmt(e, o, arena_printf(e->a, "%s = %s(%s, %s, (%s *)t_smem);", at, fn, at, x->op, x->type));
 }
 
 /* The row scalar of reduction `r`: `val`, its all-reduced accumulator
@@ -1355,6 +1357,7 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->cvec = stitch_column_packs(g) && e->lin && strcmp(e->lin, "t_r * t_outer + t_o") == 0 && most_vec(g->schedule) > 1;
   e->rows = reg && e->vec && stitch_thread_rows(g);
   e->prefetch = e->rows && prefetches(g->schedule);
+  e->lanes = reg && e->row && !e->cvec && has_fit(g->schedule, FIT_SHORT_ROWS);
   e->split = e->cvec && has_fit(g->schedule, FIT_COLUMN_SPLIT);
   return e;
 }
@@ -1541,8 +1544,8 @@ static const char *template_params(const SEmit *e) {
   const char *packs = takes_packs(e) ? ", bool PACKS" : "";
   if (!e->reg)
     return arena_printf(e->a, "int VEC%s%s", packs, split_kernel(e) ? ", int PHASE" : "");
-  return arena_printf(e->a, "int ITEMS, int VEC%s%s%s", e->rows ? ", int ROWS" : "", packs,
-                      e->cluster ? ", bool CLUSTER" : "");
+  return arena_printf(e->a, "int ITEMS, int VEC%s%s%s%s", e->rows ? ", int ROWS" : "", packs,
+                      e->cluster ? ", bool CLUSTER" : "", e->lanes ? ", int LANES" : "");
 }
 
 static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
@@ -1720,8 +1723,9 @@ static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
   const char *rows = e->rows ? arena_printf(e->a, ", %d", v->rows) : "";
   if (v->rows > 1 && !e->rows)
     internal_error("stitch: variant %s holds %d rows a thread in a kernel of one", v->name, v->rows);
-  return arena_printf(e->a, "%s<%s, %d, %d%s%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec, rows,
-                      pk, cluster);
+  const char *lanes = e->lanes ? arena_printf(e->a, ", %d", e->lanes_now) : "";
+  return arena_printf(e->a, "%s<%s, %d, %d%s%s%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec, rows,
+                      pk, cluster, lanes);
 }
 
 /* The threads across the columns of a split block: a warp spans 32 packs
@@ -1804,16 +1808,8 @@ static void emit_instance_launch(SEmit *e, Out *o, const Variant *v, const char 
 
 /* Rows moved in packs take the PACKS instance, with no per-element
  * row-end checks; others the one that loads element by element. */
-static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
-  emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
-       v->rows > 1 ? arena_printf(e->a, ", ROWS %d", v->rows) : "");
-  emit_block(e, o, v);
-  if (v->fit == FIT_COLUMN_SPLIT) { /* the chunks' partials, then their fold and the writes */
-    emit(o, "const int64_t t_chunk = tecc::ceil_div(t_len, (int64_t)t_chunks);");
-    emit_instance_launch(e, o, v, args, 0, 1);
-    emit_instance_launch(e, o, v, args, 0, 2);
-    return;
-  }
+/* The instance of whole aligned packs when t_packs, else the element one. */
+static void emit_packs_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
   if (!takes_packs(e)) {
     emit_instance_launch(e, o, v, args, 0, 0);
     return;
@@ -1826,6 +1822,33 @@ static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *
   o->indent++;
   emit_instance_launch(e, o, v, args, 0, 0);
   o->indent--;
+}
+
+static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
+  emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
+       v->rows > 1 ? arena_printf(e->a, ", ROWS %d", v->rows) : "");
+  emit_block(e, o, v);
+  if (v->fit == FIT_COLUMN_SPLIT) { /* the chunks' partials, then their fold and the writes */
+    emit(o, "const int64_t t_chunk = tecc::ceil_div(t_len, (int64_t)t_chunks);");
+    emit_instance_launch(e, o, v, args, 0, 1);
+    emit_instance_launch(e, o, v, args, 0, 2);
+    return;
+  }
+  if (!e->lanes || v->fit != FIT_SHORT_ROWS) {
+    emit_packs_launch(e, o, v, args);
+    return;
+  }
+  emit(o, "switch (t_tx) { /* the lanes of a row: LANES */");
+  for (int l = MIN_ROW_LANES; l <= 32; l *= 2) {
+    emit(o, l < 32 ? "case %d:" : "default:", l);
+    o->indent++;
+    e->lanes_now = l;
+    emit_packs_launch(e, o, v, args);
+    emit(o, "break;");
+    o->indent--;
+  }
+  emit(o, "}");
+  e->lanes_now = 0;
 }
 
 /* The variants in order: the first whose condition holds is launched. */

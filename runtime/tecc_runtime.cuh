@@ -367,7 +367,7 @@ template <bool IsMax> struct ArgBest {
 typedef ArgBest<true> ArgMax;
 typedef ArgBest<false> ArgMin;
 
-/* @piece shfl_xor warp_allreduce row_allreduce column_reduce @needs Arg */
+/* @piece shfl_xor warp_allreduce row_allreduce lanes_allreduce column_reduce @needs Arg */
 __device__ __forceinline__ float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ double shfl_xor(double v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ int32_t shfl_xor(int32_t v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
@@ -409,6 +409,16 @@ __device__ __forceinline__ T row_allreduce(T v, Op op, T *smem) {
   T r = row[0];
   for (int w = 1; w < nwarps; w++) r = op(r, row[w]);
   return r;
+}
+
+/* row_allreduce of rows whose lanes are known when the kernel is compiled
+ * (LANES, a power of two up to 32: the warp variant's instances), so its
+ * shuffles need no test of blockDim.x: on an H100 the norms' short rows
+ * gained 1 to 3 points of copy (bench/NOTES.md).  LANES 0: row_allreduce.
+ * The same folds in the same order: the same bits. */
+template <int LANES, typename T, typename Op>
+__device__ __forceinline__ T lanes_allreduce(T v, Op op, T *smem) {
+  return LANES ? warp_allreduce(v, op, LANES) : row_allreduce(v, op, smem);
 }
 
 /* Combines, for each threadIdx.x, the N partials v[0..N-1] of threadIdx.y
