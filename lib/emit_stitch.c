@@ -1808,7 +1808,6 @@ static void emit_instance_launch(SEmit *e, Out *o, const Variant *v, const char 
 
 /* Rows moved in packs take the PACKS instance, with no per-element
  * row-end checks; others the one that loads element by element. */
-/* The instance of whole aligned packs when t_packs, else the element one. */
 static void emit_packs_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
   if (!takes_packs(e)) {
     emit_instance_launch(e, o, v, args, 0, 0);
@@ -1824,6 +1823,8 @@ static void emit_packs_launch(SEmit *e, Out *o, const Variant *v, const char *ar
   o->indent--;
 }
 
+/* One variant's block, grid and launch: the warp variant's instance is
+ * the one of its lanes a row (LANES, t_tx). */
 static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
   emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
        v->rows > 1 ? arena_printf(e->a, ", ROWS %d", v->rows) : "");
