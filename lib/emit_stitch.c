@@ -1318,6 +1318,8 @@ static int has_fit(const GroupSchedule *s, FitRule fit) {
   return 0;
 }
 
+/* A warp variant that loads its next rows ahead (with literal sizes its
+ * block may be fixed: FIT_NONE, not FIT_SHORT_ROWS). */
 static int prefetches(const GroupSchedule *s) {
   for (int i = 0; i < s->nvariants; i++)
     if (s->variants[i].prefetch)
@@ -1492,11 +1494,15 @@ static void load_thread_rows(SEmit *e, Out *o) {
   close_block(o, "");
 }
 
-/* The reduction passes over a row: one a level, or two levels in one
- * read (moments, online sums). */
+/* The levels the reduction pass of level l reads: l, or l and l + 1 in
+ * one read (moments, online sums). */
+static int levels_in_pass(const SEmit *e, int l) {
+  return moments_level(e, l + 1) || online_level(e, l + 1) ? 2 : 1;
+}
+
 static int reduction_passes(const SEmit *e) {
   int n = 0;
-  for (int l = 1; l <= e->st->nlevels; l += moments_level(e, l + 1) || online_level(e, l + 1) ? 2 : 1)
+  for (int l = 1; l <= e->st->nlevels; l += levels_in_pass(e, l))
     n++;
   return n;
 }
@@ -1505,11 +1511,11 @@ static int reduction_passes(const SEmit *e) {
 static void row_body(SEmit *e, Out *o) {
   Out *passes = new_out(e->a);
   e->last_pass = e->pass + reduction_passes(e) + writes_along_row(e);
-  for (int l = 1; l <= e->st->nlevels; l++) {
+  for (int l = 1; l <= e->st->nlevels; l += levels_in_pass(e, l)) {
     if (moments_level(e, l + 1))
-      moment_pass(e, passes, l++);
+      moment_pass(e, passes, l);
     else if (online_level(e, l + 1))
-      online_pass(e, passes, l++);
+      online_pass(e, passes, l);
     else
       reduction_pass(e, passes, l);
   }
