@@ -1707,10 +1707,14 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
                         v->vec, v->items, v->items);
   case WHEN_COLUMN_GROUPS: return arena_printf(e->a, "tecc::column_groups_fill(t_rows, %d)", v->vec);
   case WHEN_COLUMN_SPLIT: return "t_chunks > 1";
-  case WHEN_CLUSTERS:
-    return arena_printf(e->a, "%s && t_len <= %lld && tecc::one_wave_of_clusters(t_rows, t_len, %d) && "
-                        "tecc::clusters_ok((const void *)%s)", small, (long long)v->limit,
-                        v->threads_x * v->items * v->vec, kernel);
+  case WHEN_CLUSTERS: {
+    const char *cond = arena_printf(e->a, "%s && t_len <= %lld && tecc::clusters_ok((const void *)%s)", small,
+                                    (long long)v->limit, kernel);
+    if (v->loops)
+      return cond;
+    return arena_printf(e->a, "%s && t_rows <= tecc::resident_clusters(%s, tecc::cluster_blocks(t_len, %d), %d)", cond,
+                        kernel, v->threads_x * v->items * v->vec, v->threads_x);
+  }
   case WHEN_ALIGNED: case WHEN_LEN_AT_MOST: break;
   }
   internal_error("stitch: variant %s has no condition a stitch group can test", v->name);
@@ -1805,9 +1809,11 @@ static void emit_instance_launch(SEmit *e, Out *o, const Variant *v, const char 
   if (e->split && v->storage == STORE_STREAM)
     args = phase ? arena_printf(e->a, "%s, (%s *)t_part%d, (int64_t)t_chunk", args, split_acc_type(e), e->g->id)
                  : arena_printf(e->a, "%s, (%s *)nullptr, (int64_t)0", args, split_acc_type(e));
-  if (v->fit == FIT_CLUSTER)
-    emit(o, "tecc::launch_cluster(%s, tecc::cluster_grid(t_rows, t_cluster), dim3(%d), t_cluster, stream, %s);",
-         instance(e, v, packs, phase), v->threads_x, args);
+  if (v->fit == FIT_CLUSTER) {
+    const char *kernel = instance(e, v, packs, phase);
+    emit(o, "tecc::launch_cluster(%s, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(%s, t_cluster, %d)), "
+         "dim3(%d), t_cluster, stream, %s);", kernel, kernel, v->threads_x, v->threads_x, args);
+  }
   else
     emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", instance(e, v, packs, phase), args);
 }

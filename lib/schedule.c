@@ -187,6 +187,20 @@ static Variant *row_variant(Arena *a, GroupSchedule *s, const char *name, int ve
   return v;
 }
 
+/* Rows in a cluster cost one read, but a cluster works on one row at a
+ * time, one 1024-thread block an SM, and each level's cluster all-reduce
+ * stalls it.  With more rows than the device holds clusters, they pay
+ * where the stream kernel reads each row twice and the row has one level
+ * (rmsnorm, add_rmsnorm: on an H100 at 1024 x 65536 f32 +9.3 and +21.6
+ * points of copy over the stream, at 128 x 262144 rmsnorm f32 +11.4,
+ * add_rmsnorm bf16 +9.7, the others -1.1 to +1.2); with two levels
+ * (softmax, layernorm) they lost 4 to 12 but layernorm f32 at 1024 x
+ * 65536 (+6.4), and where the stream reads each row once (card,
+ * logsumexp, rowstats) 9 to 50 (bench/NOTES.md, issue 12). */
+static int cluster_loops(const Group *g) {
+  return g->stitch->nlevels == 1 && stitch_stream_reads(g) >= 2;
+}
+
 static int at_most(int x, int most) {
   return x < most ? x : most;
 }
@@ -240,6 +254,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
     v->threads_y = 1;
     v->cluster = 0;
     v->limit = (int64_t)t->max_cluster * MAX_THREADS * max_items * vec;
+    v->loops = cluster_loops(g);
   }
   /* stream: ITEMS within the budget (more spilled: add_rmsnorm bf16); long
    * rows, one block per SM, so the rows in flight stay in L2 */
@@ -457,8 +472,9 @@ static const char *condition_text(Arena *a, const Variant *v, int first) {
   case WHEN_COLUMN_SPLIT:
     return "when its groups of columns leave SMs idle and R holds two chunks of 512 or more";
   case WHEN_CLUSTERS:
-    return arena_printf(a, "when R <= %lld, the rows fit one wave of clusters (rows*C <= SMs), 32-bit indices do "
-                           "and the device launches clusters", (long long)v->limit);
+    return arena_printf(a, "when R <= %lld, %s, 32-bit indices do and the device launches clusters",
+                        (long long)v->limit, v->loops ? "for any number of rows"
+                                                      : "the device holds a cluster for every row at once");
   }
   unreachable();
 }
@@ -491,7 +507,8 @@ static const char *block_text(Arena *a, const Variant *v) {
 
 static const char *grid_text(Arena *a, const Variant *v) {
   if (v->fit == FIT_CLUSTER)
-    return "grid <= SMs/C clusters";
+    return v->loops ? "grid = the clusters the device holds at once, each looping over rows"
+                    : "grid = a cluster per row";
   if (v->fit == FIT_COLUMN_SPLIT)
     return "grid = groups x C, C = min(ceil(4*SMs/groups), R/512, 1024) chunks of R, each chunk's partial results "
            "into the workspace, then a second kernel folds them in chunk order and writes its chunk";

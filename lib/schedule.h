@@ -54,8 +54,8 @@ typedef enum When {
   WHEN_ROW_FITS,     /* the fitted block holds the row (len <= threads_y * items), 32-bit indices do */
   WHEN_COLUMN_GROUPS, /* column stream: its column groups (8 threads of VEC columns) give
                         3/4 of the SMs a block */
-  WHEN_CLUSTERS,     /* len <= limit, the rows fit one wave of clusters (rows * C <= SMs),
-                        32-bit indices do, and the device launches clusters */
+  WHEN_CLUSTERS,     /* len <= limit, 32-bit indices do, the device launches clusters and
+                        (unless the variant loops) holds a cluster for every row at once */
   WHEN_COLUMN_SPLIT  /* column stream: its groups of columns alone leave SMs idle, so the
                         rows are cut into chunks (tecc::column_chunks() > 1) */
 } When;
@@ -100,6 +100,8 @@ typedef struct Variant {
   int index_bits;      /* 32 or 64; 0: either, as the sizes need (2^30 and more: 64) */
   int one_read;        /* stream that reads each row once: rows of 512 threads, two blocks
                           an SM, when the rows fill them (FIT_ROW) */
+  int loops;           /* cluster: taken for any number of rows, the clusters the device
+                          holds at once looping over them (else only when they hold every row) */
 } Variant;
 
 typedef struct GroupSchedule {

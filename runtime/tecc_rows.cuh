@@ -223,7 +223,7 @@ __device__ __forceinline__ T cluster_allreduce(T v, Op op, T *slot) {
 #endif
 }
 
-/* @piece clusters_ok cluster_blocks one_wave_of_clusters cluster_grid launch_cluster @needs built_for_sm90 current_device sm_count pow2_at_least ceil_div launch_with */
+/* @piece clusters_ok cluster_blocks resident_clusters cluster_grid launch_cluster @needs built_for_sm90 current_device pow2_at_least ceil_div launch_with */
 /* The device launches clusters and `kernel` was compiled for sm_90 or
  * newer (its cluster code is there). */
 inline bool clusters_ok(const void *kernel) {
@@ -243,20 +243,38 @@ inline unsigned cluster_blocks(int64_t len, int per_block) {
   return (unsigned)pow2_at_least(ceil_div(len, per_block), 1, 8);
 }
 
-/* Every row gets its cluster at once (rows * blocks <= SMs): a row per
- * cluster then costs one read; with more rows than that, the rows of a
- * cluster run one after the other and streaming wins (measured on an
- * H100: 1024 rows of 65536 f32 at 26% of copy against 53%). */
-inline bool one_wave_of_clusters(int64_t rows, int64_t len, int per_block) {
-  return rows * (int64_t)cluster_blocks(len, per_block) <= sm_count();
+/* The clusters of `cluster` blocks of `threads` that the device holds at
+ * once for `kernel` (cudaOccupancyMaxActiveClusters; 1 when it cannot
+ * say).  A cluster's blocks share one GPC, so this can be fewer than
+ * SMs/cluster: an H100's 132 SMs hold 66 clusters of two 1024-thread
+ * blocks but 30, not 33, of four (bench/NOTES.md, issue 12). */
+template <typename... Params>
+inline int64_t resident_clusters(void (*kernel)(Params...), unsigned cluster, int threads) {
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(cluster);
+  cfg.blockDim = dim3(threads);
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, (const void *)kernel, &cfg) != cudaSuccess || n < 1) {
+    (void)cudaGetLastError();
+    return 1;
+  }
+  return n;
 }
 
-/* Blocks for `rows` rows of `cluster` blocks each: a cluster per row, at
- * most as many clusters as fit the SMs at once (grid-stride over rows). */
-inline unsigned cluster_grid(int64_t rows, unsigned cluster) {
-  int64_t clusters = sm_count() / (int64_t)cluster;
+/* Blocks for `rows` rows of `cluster` blocks each: a cluster per row, as
+ * many clusters as the device holds at once (`resident`), a grid-stride
+ * loop over the rows beyond.  A cluster more than the device holds would
+ * wait for a whole cluster's rows to finish. */
+inline unsigned cluster_grid(int64_t rows, unsigned cluster, int64_t resident) {
+  int64_t clusters = resident < rows ? resident : rows;
   if (clusters < 1) clusters = 1;
-  if (clusters > rows) clusters = rows;
   return (unsigned)(clusters * cluster);
 }
 

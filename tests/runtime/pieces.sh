@@ -14,7 +14,8 @@ for name in FastDiv pow_int gelu sigmoid floordiv float_to_int column_width spli
   ok "softmax.cu: no $name (unused)" sh -c "! grep -q '$name' '$work/softmax.cu'"
 done
 ok "softmax.cu: launch_cluster, which it launches long rows with" has softmax.cu 'inline void launch_cluster('
-ok "softmax.cu: sm_count, which cluster_grid needs" has softmax.cu 'inline int sm_count('
+ok "softmax.cu: resident_clusters, which sizes the cluster grid" has softmax.cu 'inline int64_t resident_clusters('
+ok "softmax.cu: sm_count, which the stream's grid_size needs" has softmax.cu 'inline int sm_count('
 ok "softmax.cu: row_allreduce and shfl_xor beside it" has softmax.cu 'shfl_xor(float v, int m)'
 ok "softmax.cu: the markers are gone" sh -c "! grep -q -e '@piece' -e '@needs' -e '@end' '$work/softmax.cu'"
 

@@ -12,7 +12,9 @@
 # which reads its rows again for y, keeps 1024; a fused float sum of a
 # product accumulates with one fma (a max of one, an integer sum and a
 # sum of a non-product do not); the register kernel's cluster arithmetic
-# is in its CLUSTER instance only; a register kernel that writes only row
+# is in its CLUSTER instance only, and its clusters loop over rows for
+# one level that the stream kernel would read twice (else one each, as
+# many as the device holds at once); a register kernel that writes only row
 # values streams its loads past L2, one that writes along the row does not,
 # and a stream kernel streams its last read of a row and its outputs;
 # softmax's sum of exp shares its max's pass in the stream kernel (online,
@@ -67,7 +69,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 80
+plan 84
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -102,6 +104,10 @@ is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, 1, true, false, [0-9]
 ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::launch_cluster(tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, true, true, 0>,' "$work/s.cu"
 ok "the cluster rank and size only in the CLUSTER instance" grep -q 'const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;' "$work/s.cu"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -A2 'if (CLUSTER) {' | grep -c 't_acc[0-9]*\[t_i\] = tecc::cluster_allreduce(')" 2 "rowstats f32: the cluster all-reduce of both levels under CLUSTER"
+ok "rmsw bf16 (one level, streamed rows read twice): clusters for any number of rows, looping over them" has rmsw_bf16 'variant cluster (when R <= 524288, for any number of rows, .*grid = the clusters the device holds at once, each looping over rows'
+ok "softmax f32 (two levels): clusters only when the device holds one for every row" has softmax_f32 'variant cluster (when R <= 262144, the device holds a cluster for every row at once, .*grid = a cluster per row'
+ok "softmax f32: the cluster condition asks the device how many clusters it holds" grep -q '&& t_rows <= tecc::resident_clusters(tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, true, 0>, tecc::cluster_blocks(t_len, 32768), 1024)) {' "$work/s.cu"
+ok "rmsw bf16: a grid of the clusters the device holds at once" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, true, 0>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, true, 0>, t_cluster, 1024)), dim3(1024)' "$work/s.cu"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "rowstats f32 registers: row values only, loads streamed past L2"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::load_stream(')" 1 "rowstats f32 stream: its one read, the last, streamed past L2"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::load_stream(\|tecc::store_stream(')" 0 "softmax f32 registers (writes y along the row): plain loads and stores"
