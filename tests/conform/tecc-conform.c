@@ -21,6 +21,7 @@
  *   # conform: specials NAME      sprinkle NaN, +-inf, +-0 into NAME (or *)
  *   # conform: sizes A=3 B=5      an extra size binding (up to 16 a program)
  *   # conform: max-elements N     skip bindings with a tensor larger than N
+ *                                 (a skipped `sizes` line is noted in the log)
  *   # conform: define NAME=VALUE  bind a size variable at compile time (-D)
  */
 #define _GNU_SOURCE
@@ -1125,8 +1126,12 @@ static int64_t max_numel(const Kernel *k, const int64_t *sizes) {
   return m;
 }
 
-static int collect_bindings(const Program *p, const Kernel *k, int64_t out[][8]) {
-  int n = 0, nsv = k->nsizevars;
+/* The bindings a kernel runs at: the runner's profiles, then the
+ * program's `# conform: sizes` lines, less those with a tensor over the
+ * element cap.  A `sizes` line skipped that way is said in the log: the
+ * program asked for it. */
+static int collect_bindings(const Program *p, const Kernel *k, int64_t out[][8], FILE *log) {
+  int n = 0, nsv = k->nsizevars, first_extra;
   int64_t limit = p->max_elements ? p->max_elements : opt.max_elements;
   if (opt.quick && limit > 100000)
     limit = 100000;
@@ -1148,6 +1153,7 @@ static int collect_bindings(const Program *p, const Kernel *k, int64_t out[][8])
         for (int s = 0; s < 8; s++)
           out[n][s] = long_row_profiles[i][s % 2];
   }
+  first_extra = n;
   for (int e = 0; e < p->nextra && n < MAX_BINDINGS; e++, n++) {
     for (int s = 0; s < nsv; s++) {
       out[n][s] = 3;
@@ -1156,17 +1162,24 @@ static int collect_bindings(const Program *p, const Kernel *k, int64_t out[][8])
           out[n][s] = p->extra[e].values[b];
     }
   }
-  int kept = 0;
-  for (int i = 0; i < n; i++)
-    if (max_numel(k, out[i]) <= limit && max_numel(k, out[i]) >= 0)
+  int kept = 0, skipped = 0;
+  for (int i = 0; i < n; i++) {
+    int64_t m = max_numel(k, out[i]);
+    if (m <= limit && m >= 0)
       memmove(out[kept++], out[i], sizeof out[i]);
+    else if (i >= first_extra)
+      skipped++;
+  }
+  if (skipped)
+    fprintf(log, "#   note %s:%s: %d of its `sizes` bindings not run, a tensor over the cap of %lld elements\n",
+            p->path, k->name, skipped, (long long)limit);
   return kept;
 }
 
 static void run_kernel(Program *p, int ki, Level *lv, int nlv, FILE *log) {
   const Kernel *k = p->module->kernels[ki];
   int64_t bindings[MAX_BINDINGS + 8][8];
-  int nb = collect_bindings(p, k, bindings);
+  int nb = collect_bindings(p, k, bindings, log);
   for (int l = 0; l < nlv; l++) {
     lv[l].statuses_done = 0;
     lv[l].t.kernels += opt.no_device || lv[l].call;
