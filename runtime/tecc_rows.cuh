@@ -223,7 +223,7 @@ __device__ __forceinline__ T cluster_allreduce(T v, Op op, T *slot) {
 #endif
 }
 
-/* @piece clusters_ok cluster_blocks resident_clusters cluster_grid launch_cluster @needs built_for_sm90 current_device pow2_at_least ceil_div launch_with */
+/* @piece clusters_ok cluster_blocks cluster_dims resident_clusters cluster_grid launch_cluster @needs built_for_sm90 current_device pow2_at_least ceil_div launch_with */
 /* The device launches clusters and `kernel` was compiled for sm_90 or
  * newer (its cluster code is there). */
 inline bool clusters_ok(const void *kernel) {
@@ -243,6 +243,16 @@ inline unsigned cluster_blocks(int64_t len, int per_block) {
   return (unsigned)pow2_at_least(ceil_div(len, per_block), 1, 8);
 }
 
+/* The launch attribute of clusters of `cluster` blocks along x. */
+inline cudaLaunchAttribute cluster_dims(unsigned cluster) {
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  return attr;
+}
+
 /* The clusters of `cluster` blocks of `threads` that the device holds at
  * once for `kernel` (cudaOccupancyMaxActiveClusters; 1 when it cannot
  * say).  A cluster's blocks share one GPC, so this can be fewer than
@@ -250,11 +260,7 @@ inline unsigned cluster_blocks(int64_t len, int per_block) {
  * blocks but 30, not 33, of four (bench/NOTES.md, issue 12). */
 template <typename... Params>
 inline int64_t resident_clusters(void (*kernel)(Params...), unsigned cluster, int threads) {
-  cudaLaunchAttribute attr = {};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = cluster;
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
+  cudaLaunchAttribute attr = cluster_dims(cluster);
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(cluster);
   cfg.blockDim = dim3(threads);
@@ -283,12 +289,7 @@ inline unsigned cluster_grid(int64_t rows, unsigned cluster, int64_t resident) {
 template <typename... Params, typename... Args>
 inline void launch_cluster(void (*kernel)(Params...), unsigned grid, dim3 block, unsigned cluster,
                                   cudaStream_t stream, Args... args) {
-  cudaLaunchAttribute attr = {};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = cluster;
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  launch_with(attr, kernel, dim3(grid), block, stream, args...);
+  launch_with(cluster_dims(cluster), kernel, dim3(grid), block, stream, args...);
 }
 
 /* @piece column_groups_fill @needs ceil_div sm_count */
