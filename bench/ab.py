@@ -17,13 +17,14 @@ ceiling at that size: the % of copy divides by a 1 GiB copy).
 
     python3 bench/ab.py --build DIR --arch sm_90       # here: DIR/*/ -> DIR/*/libab.so
     python3 bench/ab.py --run DIR --cases fullsum:bf16,colsum:f32 \\
-        [--shapes 65536x1024,...] [--no-compile]      # on the GPU
+        [--shapes 65536x1024,4096x11007,...] [--no-compile]  # on the GPU: any M x N
 
 Variants are sorted by name; the first is the reference.  `--make DIR
 --cases ...` writes DIR/base/ (tecc -O2 of the cases) to start from.
 """
 
 import argparse
+import re
 import concurrent.futures
 import glob
 import os
@@ -176,9 +177,12 @@ def run(args):
                                                    ", ".join(v for v, _ in variants)))
     for case, d in parse_cases(args.cases):
         shapes = case.shapes()
-        if args.shapes:
+        if args.shapes:  # the suite's shapes by label; any other M x N of a case without a batch
             want = args.shapes.split(",")
-            shapes = [s for s in shapes if case.shape_label(*s) in want] or []
+            shapes = [s for s in shapes if case.shape_label(*s) in want]
+            if not case.batch:
+                more = [tuple(int(x) for x in w.split("x")) for w in want if re.fullmatch(r"\d+x\d+", w)]
+                shapes += [s for s in more if s not in shapes]
         for m, n in shapes:
             byt = bench.case_bytes(case, d, m, n)
             t = time.time()
@@ -198,7 +202,7 @@ def main(argv):
     ap.add_argument("--build", help="compile DIR/*/*.cu into DIR/*/libab.so")
     ap.add_argument("--run", help="time DIR/*/libab.so")
     ap.add_argument("--cases", default="")
-    ap.add_argument("--shapes", help="comma-separated MxN labels (default: the case's)")
+    ap.add_argument("--shapes", help="comma-separated MxN: the case's shapes by label, or any other (default: the case's)")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--no-compile", action="store_true")
