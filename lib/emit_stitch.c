@@ -40,6 +40,10 @@
 
 #include <string.h>
 
+/* The instances of a kernel that takes PACKS: element by element, in
+ * aligned packs, and in packs of whole row groups of whole rows (WHOLE). */
+enum { PACKS_NONE, PACKS_ALIGNED, PACKS_WHOLE };
+
 typedef struct Cached {
   Value *v;
   const char *name;  /* the register array */
@@ -65,6 +69,7 @@ typedef struct SEmit {
   int lanes;          /* reg kernel of rows with a warp variant: the lanes of a row, LANES (0: blockDim.x) */
   int lanes_now;      /* the LANES of the instance being launched */
   int into_next;      /* the loads being written fill t_n<id>, not t_c<id> */
+  int whole;          /* reg kernel of rows: its guards fold away in the WHOLE instance (t_whole) */
   Out *prologue;      /* prefetch: before the row loop */
   int split;          /* the group has a column split variant (its stream kernel takes PHASE) */
   int pass;           /* the pass being written (stream: which loads) */
@@ -135,9 +140,26 @@ static const char *row_end(const SEmit *e) {
   return split_kernel(e) ? "t_hi" : "t_red";
 }
 
-/* Is the thread's row t_o inside the domain (rows kernels: per row t_i)? */
+/* Is the thread's row t_o inside the domain?  Always in the WHOLE
+ * instance (t_whole: whole row groups of whole rows), but for the loads of
+ * the next row group (the last group's next is past the end). */
+static const char *row_in(const SEmit *e) {
+  return e->whole && !e->into_next ? "t_whole || t_o < t_outer" : "t_o < t_outer";
+}
+
+/* ... per row t_i in a rows kernel, else the thread's one row. */
 static const char *row_live(const SEmit *e) {
-  return e->rows ? "t_o < t_outer" : "t_live";
+  return e->rows ? row_in(e) : "t_live";
+}
+
+/* Is the item at t_r0 inside the row (the chunk of a split kernel)? */
+static const char *item_in(const SEmit *e) {
+  return e->whole ? "t_whole || t_r0 < t_red" : arena_printf(e->a, "t_r0 < %s", row_end(e));
+}
+
+/* A condition as an operand of && or ?: (in parentheses when it is an ||). */
+static const char *operand(const SEmit *e, const char *cond) {
+  return strstr(cond, "||") ? arena_printf(e->a, "(%s)", cond) : cond;
 }
 
 /* The offset of the thread's pack t_r0 (cvec: of its VEC columns at row t_r0). */
@@ -157,7 +179,7 @@ static void open_thread_rows(const SEmit *e, Out *o, int only_live) {
     emit(o, "const IndexT t_o = t_o0 + (IndexT)t_i * blockDim.y;");
   }
   if (only_live)
-    open_block(o, "if (t_o < t_outer)");
+    open_block(o, "if (%s)", row_in(e));
 }
 
 static void close_thread_rows(Out *o, int only_live) {
@@ -449,7 +471,7 @@ static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) 
     return cached_load(e, v, raw, NULL);
   const char *mem = cu_load_conv(e->a, v->dtype, raw);
   if (row_level)
-    return arena_printf(e->a, "%s ? %s : (%s)0", thread_index(e) ? "t_o < t_outer" : "t_live", mem,
+    return arena_printf(e->a, "%s ? %s : (%s)0", thread_index(e) ? operand(e, row_in(e)) : "t_live", mem,
                         cu_compute_ctype(v->dtype));
   return mem;
 }
@@ -672,7 +694,7 @@ static void open_elements(SEmit *e, Out *o) {
   if (e->vdecl && !e->rows)
     emit_fragment(o, e->vdecl);
   /* VEC > 1 only when rows are whole packs: one bound check per pack */
-  open_block(o, "if (t_r0 < %s)", row_end(e));
+  open_block(o, "if (%s)", item_in(e));
   load_item_packs(e, o); /* rows: once for the thread's rows */
   if (e->rows) {
     open_thread_rows(e, o, 1);
@@ -1074,8 +1096,8 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
   const char *at = pack_offset(e), *left = e->cvec ? "t_outer - t_o0" : "t_red - t_r0";
   const char *dst = arena_printf(e->a, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s)", ct, ptr, at);
-  emit(e->vafter, last ? "if (t_r0 < %s && t_packs) tecc::store_stream(%s, %s);" : "if (t_r0 < %s && t_packs) *%s = %s;",
-       row_end(e), dst, s);
+  emit(e->vafter, last ? "if (%s && t_packs) tecc::store_stream(%s, %s);" : "if (%s && t_packs) *%s = %s;", operand(e, item_in(e)),
+       dst, s);
   emit(e->vafter, "else if (t_r0 < %s) tecc::store_head(%s + %s, %s, %s);", row_end(e), ptr, at, s, left);
 }
 
@@ -1226,7 +1248,7 @@ static void load_elements(SEmit *e, Out *o, int pass) {
     emit(o, "const bool t_in = t_o < t_outer && t_r < %s;", row_end(e));
   } else {
     emit(o, "const IndexT t_r = t_r0 + t_j;");
-    emit(o, "const bool t_in = %s && t_r < t_red;", row_live(e));
+    emit(o, "const bool t_in = %s && t_r < t_red;", operand(e, row_live(e)));
   }
   char all[TECC_MAX_RANK];
   memcpy(all, e->used_red_any, sizeof all);
@@ -1268,7 +1290,7 @@ static void load_declared(SEmit *e, Out *o, int pass) {
   open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
   if (e->vec || e->cvec) {
-    open_block(o, "if (VEC > 1 && t_packs && %s && t_r0 < %s)", row_live(e), row_end(e));
+    open_block(o, "if (VEC > 1 && t_packs && %s && %s)", operand(e, row_live(e)), operand(e, item_in(e)));
     load_packs(e, o, pass);
     else_block(o);
   }
@@ -1318,6 +1340,13 @@ static int has_fit(const GroupSchedule *s, FitRule fit) {
   return 0;
 }
 
+static int has_whole(const GroupSchedule *s) {
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].whole)
+      return 1;
+  return 0;
+}
+
 /* A warp variant that loads its next rows ahead (with literal sizes its
  * block may be fixed: FIT_NONE, not FIT_SHORT_ROWS). */
 static int prefetches(const GroupSchedule *s) {
@@ -1360,6 +1389,7 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->rows = reg && e->vec && stitch_thread_rows(g);
   e->prefetch = e->rows && prefetches(g->schedule);
   e->lanes = reg && e->row && !e->cvec && has_fit(g->schedule, FIT_SHORT_ROWS);
+  e->whole = reg && e->vec && has_whole(g->schedule);
   e->split = e->cvec && has_fit(g->schedule, FIT_COLUMN_SPLIT);
   return e;
 }
@@ -1545,9 +1575,15 @@ static void declare_cluster_lanes(Out *o) {
   emit(o, "const unsigned t_lane = t_rank * blockDim.x + threadIdx.x, t_lanes = t_blocks * blockDim.x;");
 }
 
+/* The kernel has an instance for whole row groups of whole rows (WHOLE):
+ * where it takes PACKS. */
+static int whole_instance(const SEmit *e) {
+  return e->whole && takes_packs(e);
+}
+
 /* The template parameters of the kernel. */
 static const char *template_params(const SEmit *e) {
-  const char *packs = takes_packs(e) ? ", bool PACKS" : "";
+  const char *packs = whole_instance(e) ? ", bool PACKS, bool WHOLE" : takes_packs(e) ? ", bool PACKS" : "";
   if (!e->reg)
     return arena_printf(e->a, "int VEC%s%s", packs, split_kernel(e) ? ", int PHASE" : "");
   return arena_printf(e->a, "int ITEMS, int VEC%s%s%s%s", e->rows ? ", int ROWS" : "", packs,
@@ -1571,6 +1607,10 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
              param_decls(e->a, e->k, &e->params, 0), extra);
   if (takes_packs(e))
     emit(o, "constexpr bool t_packs = PACKS; /* whole packs, aligned: no row-end checks per element */");
+  if (whole_instance(e))
+    emit(o, "constexpr bool t_whole = WHOLE; /* whole row groups of whole rows: no row or item guards */");
+  else if (e->whole)
+    emit(o, "constexpr bool t_whole = false; /* no PACKS, no WHOLE instance */");
   if (e->cvec)
     emit(o, "__shared__ __align__(16) unsigned char t_smem[%d * VEC]; /* tecc::column_allreduce_vec */",
          stitch_column_allreduce_bytes(e->g));
@@ -1605,10 +1645,10 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     emit(o, "const bool t_live = t_o0 < t_outer;");
   } else if (e->rows) {
     emit(o, "const IndexT t_o0 = t_ob + threadIdx.y; /* the thread's first row */");
-    emit(o, "const bool t_live = t_o0 < t_outer;");
+    emit(o, "const bool t_live = %st_o0 < t_outer;", e->whole ? "t_whole || " : "");
   } else {
     emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
-    emit(o, "const bool t_live = t_o < t_outer;");
+    emit(o, "const bool t_live = %st_o < t_outer;", e->whole ? "t_whole || " : "");
   }
   emit_fragment(o, body);
   close_block(o, "");
@@ -1721,11 +1761,14 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
 }
 
 /* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, ROWS][,
- * PACKS][, CLUSTER]> or, streamed, <IndexT, VEC[, PACKS][, PHASE]>, with
- * `packs` (true/false) where it takes PACKS and `phase` where PHASE. */
+ * PACKS[, WHOLE]][, CLUSTER]> or, streamed, <IndexT, VEC[, PACKS][,
+ * PHASE]>, with `packs` (PACKS_NONE, PACKS_ALIGNED or PACKS_WHOLE) where
+ * it takes PACKS and `phase` where PHASE. */
 static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
   const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
-  const char *pk = takes_packs(e) ? (packs ? ", true" : ", false") : "";
+  const char *pk = takes_packs(e) ? (packs != PACKS_NONE ? ", true" : ", false") : "";
+  if (v->storage != STORE_STREAM && whole_instance(e))
+    pk = arena_printf(e->a, "%s%s", pk, packs == PACKS_WHOLE ? ", true" : ", false");
   if (v->storage == STORE_STREAM)
     return arena_printf(e->a, "%s<%s, %d%s%s>", kernel_name(e->a, e->k, e->g, 0), index, v->vec, pk,
                         e->split ? arena_printf(e->a, ", %d", phase) : "");
@@ -1819,19 +1862,28 @@ static void emit_instance_launch(SEmit *e, Out *o, const Variant *v, const char 
 }
 
 /* Rows moved in packs take the PACKS instance, with no per-element
- * row-end checks; others the one that loads element by element. */
+ * row-end checks, whole row groups of whole rows the WHOLE one, with no
+ * guards at all; others the one that loads element by element. */
 static void emit_packs_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
   if (!takes_packs(e)) {
-    emit_instance_launch(e, o, v, args, 0, 0);
+    emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
     return;
   }
-  emit(o, "if (t_packs)");
+  if (v->whole && whole_instance(e)) {
+    emit(o, "if (t_whole)");
+    o->indent++;
+    emit_instance_launch(e, o, v, args, PACKS_WHOLE, 0);
+    o->indent--;
+    emit(o, "else if (t_packs)");
+  } else {
+    emit(o, "if (t_packs)");
+  }
   o->indent++;
-  emit_instance_launch(e, o, v, args, 1, 0);
+  emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
   o->indent--;
   emit(o, "else");
   o->indent++;
-  emit_instance_launch(e, o, v, args, 0, 0);
+  emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
   o->indent--;
 }
 
@@ -1841,10 +1893,13 @@ static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *
   emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
        v->rows > 1 ? arena_printf(e->a, ", ROWS %d", v->rows) : "");
   emit_block(e, o, v);
+  if (v->whole && whole_instance(e))
+    emit(o, "const bool t_whole = t_packs && t_len == (int64_t)t_tx * %d && t_rows %% t_ty == 0; /* whole row groups "
+            "of whole rows */", v->items * v->vec);
   if (v->fit == FIT_COLUMN_SPLIT) { /* the chunks' partials, then their fold and the writes */
     emit(o, "const int64_t t_chunk = tecc::ceil_div(t_len, (int64_t)t_chunks);");
-    emit_instance_launch(e, o, v, args, 0, 1);
-    emit_instance_launch(e, o, v, args, 0, 2);
+    emit_instance_launch(e, o, v, args, PACKS_NONE, 1);
+    emit_instance_launch(e, o, v, args, PACKS_NONE, 2);
     return;
   }
   if (!e->lanes || v->fit != FIT_SHORT_ROWS) {
@@ -1869,7 +1924,7 @@ static void emit_variants(SEmit *e, Out *o, const char *args) {
   const GroupSchedule *s = e->sched;
   for (int i = 0; i < s->nvariants; i++) {
     const Variant *v = &s->variants[i];
-    const char *cond = variant_condition(e, v, instance(e, v, 1, 0), "sizeof(IndexT) == 4");
+    const char *cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), "sizeof(IndexT) == 4");
     if (i == 0 && cond)
       open_block(o, "if (%s)", cond);
     else if (i == 0)

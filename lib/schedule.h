@@ -102,6 +102,9 @@ typedef struct Variant {
                           an SM, when the rows fill them (FIT_ROW) */
   int loops;           /* cluster: taken for any number of rows, the clusters the device
                           holds at once looping over them (else only when they hold every row) */
+  int whole;           /* registers, one row a thread: whole row groups of whole rows (R =
+                          T*ITEMS*VEC, rows a multiple of TY) take an instance without row
+                          or item guards (WHOLE) */
 } Variant;
 
 typedef struct GroupSchedule {

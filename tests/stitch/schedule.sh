@@ -22,7 +22,9 @@
 # cross-entropy once, a column softmax's stream twice; a norm's w and an
 # attention mask broadcast over rows are loaded a pack per item; a norm of
 # one held input loads its next rows ahead in the warp variant, whose
-# instances take the lanes of a row as a template parameter (LANES).
+# instances take the lanes of a row as a template parameter (LANES); whole
+# row groups of whole rows run the warp and block variants' instance
+# without row or item guards (WHOLE).
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -69,7 +71,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 84
+plan 94
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -100,14 +102,14 @@ ok "layernorm f32: the whole budget to 32768" has layernorm_f32 'variant long (w
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_acc[0-9]*\[t_i\] = tecc::fma(v[0-9]*, v[0-9]*, t_acc[0-9]*\[t_i\]);')" 1 "rowstats f32 registers: the squares accumulate with one fma"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_cq[0-9]* = tecc::fma(t_dv[0-9]*, t_dv[0-9]*, t_cq[0-9]*);')" 1 "rowstats f32 stream: the chunk's squared deviations with one fma"
 is "$(kernel_text tecc_nofma_g0_reg | grep -c 'tecc::fma(')" 0 "no fma for a max, an integer sum or a sum of a sum"
-is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, 1, true, false, [0-9]*><<<' "$work/s.cu")" 6 "rowstats f32: six launches of instances without cluster arithmetic (the warp variant's four LANES, block, long)"
-ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::launch_cluster(tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, true, true, 0>,' "$work/s.cu"
+is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, 1, true, false, false, [0-9]*><<<' "$work/s.cu")" 6 "rowstats f32: six launches of instances without cluster arithmetic (the warp variant's four LANES, block, long)"
+ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::launch_cluster(tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0>,' "$work/s.cu"
 ok "the cluster rank and size only in the CLUSTER instance" grep -q 'const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;' "$work/s.cu"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -A2 'if (CLUSTER) {' | grep -c 't_acc[0-9]*\[t_i\] = tecc::cluster_allreduce(')" 2 "rowstats f32: the cluster all-reduce of both levels under CLUSTER"
 ok "rmsw bf16 (one level, streamed rows read twice): clusters for any number of rows, looping over them" has rmsw_bf16 'variant cluster (when R <= 524288, for any number of rows, .*grid = the clusters the device holds at once, each looping over rows'
 ok "softmax f32 (two levels): clusters only when the device holds one for every row" has softmax_f32 'variant cluster (when R <= 262144, the device holds a cluster for every row at once, .*grid = a cluster per row'
-ok "softmax f32: the cluster condition asks the device how many clusters it holds" grep -q '&& t_rows <= tecc::resident_clusters(tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, true, 0>, tecc::cluster_blocks(t_len, 32768), 1024)) {' "$work/s.cu"
-ok "rmsw bf16: a grid of the clusters the device holds at once" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, true, 0>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, true, 0>, t_cluster, 1024)), dim3(1024)' "$work/s.cu"
+ok "softmax f32: the cluster condition asks the device how many clusters it holds" grep -q '&& t_rows <= tecc::resident_clusters(tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0>, tecc::cluster_blocks(t_len, 32768), 1024)) {' "$work/s.cu"
+ok "rmsw bf16: a grid of the clusters the device holds at once" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, true, 0>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, true, 0>, t_cluster, 1024)), dim3(1024)' "$work/s.cu"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "rowstats f32 registers: row values only, loads streamed past L2"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::load_stream(')" 1 "rowstats f32 stream: its one read, the last, streamed past L2"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::load_stream(\|tecc::store_stream(')" 0 "softmax f32 registers (writes y along the row): plain loads and stores"
@@ -136,8 +138,8 @@ is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c '  m\[t_o\] = ')" 1 "a colu
 # rows (rmsw); rows without such an operand keep one a thread (softmax).
 ok "rmsw bf16: the warp variant holds 2 rows a thread at ITEMS 2" has rmsw_bf16 'variant warp (when R <= 512 .* ITEMS 2, ROWS 2,'
 is "$(of softmax_bf16 | grep -c 'ROWS')" 0 "softmax bf16: one row a thread (no operand along the rows)"
-ok "rmsw bf16: the warp launch takes ROWS 2, TY*2 rows a block at a time, a wave of blocks" sh -c "grep -q 'tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' '$work/s.cu' && grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, 32><<<' '$work/s.cu'"
-ok "rmsw bf16: the block variant keeps ROWS 1" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 4, 8, 1, true, false, 0><<<' "$work/s.cu"
+ok "rmsw bf16: the warp launch takes ROWS 2, TY*2 rows a block at a time, a wave of blocks" sh -c "grep -q 'tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' '$work/s.cu' && grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 32><<<' '$work/s.cu'"
+ok "rmsw bf16: the block variant keeps ROWS 1" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 4, 8, 1, true, false, false, 0><<<' "$work/s.cu"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -A12 'reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0)' | grep -c 'for (int t_i = 0; t_i < ROWS; t_i++)')" 1 "rmsw bf16: w's pack loaded once, then the thread's rows"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'const IndexT t_o = t_o0 + (IndexT)t_i \* blockDim.y;')" 5 "rmsw bf16: rows t_o0 + t_i * blockDim.y (the first loads ahead, the next, the loads of ROWS 1, the sum, y)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c '^ *if (ROWS > 1 && t_packs) {$')" 2 "rmsw bf16: the PACKS instance of ROWS 2 loads its rows ahead (before the loop, then each next group)"
@@ -148,10 +150,23 @@ is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 't_n[0-9]')" 0 "addrms bf16:
 # Packs as a template parameter: rows that are whole packs, aligned, run
 # the PACKS instance (no per-element row-end checks), others the instance
 # that loads element by element.
-is "$(grep -A5 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' "$work/s.cu" | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, 4><<<' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
-is "$(grep -A30 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' "$work/s.cu" | grep -c -E '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, (4|8|16|32)><<<')" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
+is "$(grep -A5 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' "$work/s.cu" | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 4><<<' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
+is "$(grep -A30 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' "$work/s.cu" | grep -c -E '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, false, (4|8|16|32)><<<')" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 't_acc[0-9]*\[t_i\] = tecc::lanes_allreduce<LANES>(t_acc[0-9]*\[t_i\], tecc::Sum(), (float \*)t_smem);')" 1 "rmsw bf16: the row's sum all-reduced over LANES lanes (unconditional shuffles in the warp variant)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'constexpr bool t_packs = PACKS;')" 1 "rmsw bf16: the row-end checks are compile-time under PACKS"
+# Whole row groups of whole rows: the warp variant of one row a thread
+# and the block variant have an instance without row or item guards
+# (WHOLE); two rows a thread and the long variant do not (they spilled).
+is "$(of softmax_f32 | grep -E 'variant (warp|block) ' | grep -c 'without row or item guards')" 2 "softmax f32: the plan says the warp and block variants run whole row groups without guards"
+is "$(of rmsw_bf16 | grep -c 'without row or item guards')" 1 "rmsw bf16: only the block variant (the warp variant holds 2 rows a thread)"
+is "$(of softmax_f32 | grep 'variant long' | grep -c 'without row or item guards')" 0 "softmax f32: not the long variant"
+ok "softmax f32: whole when R fills the lanes' packs and the rows fill the blocks" grep -q 'const bool t_whole = t_packs && t_len == (int64_t)t_tx \* 16 && t_rows % t_ty == 0; /\* whole row groups of whole rows \*/' "$work/s.cu"
+is "$(grep -A1 '^ *if (t_whole)$' "$work/s.cu" | grep -c -E '^ *tecc_softmax_f32_g0_reg<int32_t, 4, 4, 1, true, true, false, (0|4|8|16|32)><<<')" 5 "softmax f32: the WHOLE instance for the warp variant's four LANES and the block variant"
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'constexpr bool t_whole = WHOLE;')" 1 "softmax f32: its guards compile-time under WHOLE"
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -v 'else if (t_r0 < t_red) tecc::store_head(' | grep -c -e 't_r0 < t_red' -e 't_o < t_outer')" "$(kernel_text tecc_softmax_f32_g0_reg | grep -c -e 't_whole || t_r0 < t_red' -e 't_whole || t_o < t_outer')" "softmax f32: every row and item guard folds under WHOLE (but the partial pack's, which packs never take)"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'if (VEC > 1 && t_packs && t_o < t_outer && (t_whole || t_r0 < t_red)) {')" 2 "rmsw bf16: the next rows' loads keep their row guard (the last group's next is past the end)"
+is "$(of masked_bf16 | grep -c 'without row or item guards')" 0 "masked bf16 (rows over two kept axes): no WHOLE instance"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 't_whole')" 0 "masked bf16: no WHOLE guards"
 ok "masked bf16 (a mask at its own row offset): t_packs stays an argument" grep -q '__global__ void __launch_bounds__([0-9]*) tecc_masked_bf16_g0_reg(.*, bool t_packs) {' "$work/s.cu"
 # Column split: a softmax(x, 0) whose column groups leave SMs idle cuts
 # its rows into chunks: partials of each chunk, then their fold and the
