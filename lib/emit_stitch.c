@@ -82,6 +82,7 @@ typedef struct SEmit {
   PtrVec cached;      /* Cached* */
   /* Fragments of the pass being written (emit.h: emit_fragment()): */
   Out *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
+  int vmask;           /* vdecl has t_sm, the lanes that store (tecc::store_unaligned) */
   Out *pre;            /* row scope, before the pass */
   Out *body;           /* element scope */
   const char *lin;    /* linear domain index of an element, or NULL */
@@ -101,6 +102,14 @@ typedef struct SEmit {
   PtrVec kernel_names;   /* const char*: re-taken at each pass */
   int names_mark;        /* the entry names */
 } SEmit;
+
+/* The widest pack of the group's variants (VEC). */
+static int most_vec(const GroupSchedule *s) {
+  int most = 1;
+  for (int i = 0; i < s->nvariants; i++)
+    most = s->variants[i].vec > most ? s->variants[i].vec : most;
+  return most;
+}
 
 /* ---- names and parameters ------------------------------------------------ */
 
@@ -651,6 +660,16 @@ static void load_one(SEmit *e, Out *o, const Cached *c, const char *name, const 
          cu_compute_ctype(c->v->dtype));
 }
 
+/* The pack t_q<i> of broadcast operand c into its register array. */
+static void item_pack_words(SEmit *e, Out *o, const Cached *c, int i) {
+  emit(o, "#pragma unroll");
+  if (c->pairs)
+    emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[t_j] = tecc::pair_word(t_q%d, t_j);", c->name, i);
+  else
+    emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_j] = %s;", c->name,
+         cu_load_conv(e->a, c->v->dtype, arena_printf(e->a, "t_q%d.v[t_j]", i)));
+}
+
 /* The packs of this item of the broadcast operands the pass reads (a
  * norm's w and b, an attention mask): one 16-byte load each, where they
  * were loaded element by element, and in every pass that reads them (from
@@ -668,12 +687,17 @@ static void load_item_packs(SEmit *e, Out *o) {
     open_block(o, "if (t_packs)");
     emit(o, "const tecc::Pack<%s, VEC> t_q%d = *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s);", st, i, st,
          c->ptr, at_row(e, c->row, "t_r0"));
-    emit(o, "#pragma unroll");
-    if (c->pairs)
-      emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[t_j] = tecc::pair_word(t_q%d, t_j);", c->name, i);
-    else
-      emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_j] = %s;", c->name,
-           cu_load_conv(e->a, c->v->dtype, arena_printf(e->a, "t_q%d.v[t_j]", i)));
+    item_pack_words(e, o, c, i);
+    /* a norm's w or b of 16-bit values in a row that is not whole packs:
+     * aligned loads and a shift (tecc::load_unaligned), inside its t_red */
+    if (most_vec(e->sched) == 8 && dtype_is_16bit(c->v->dtype) && strcmp(c->row, "0") == 0) {
+      else_block(o);
+      emit(o, "const tecc::Pack<%s, VEC> t_q%d = tecc::load_unaligned<VEC>(%s + t_r0, t_red - t_r0, %s, %s + t_red);",
+           st, i, c->ptr, c->ptr, c->ptr);
+      item_pack_words(e, o, c, i);
+      close_block(o, "");
+      continue;
+    }
     else_block(o);
     emit(o, "#pragma unroll");
     open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
@@ -1082,6 +1106,13 @@ static void emit_stores(SEmit *e, Out *o, Value *v, const char *expr, const char
     emit(o, "%s[%s] = %s;", param(e, P_WS_WRITE, v->id, v), off, stored);
 }
 
+/* Rows of 16-bit outputs that are not whole packs store each pack as
+ * aligned 16-byte chunks across the lanes (tecc::store_unaligned), not
+ * element by element: rows in 16-byte packs (VEC 8). */
+static int stores_unaligned(const SEmit *e, DType t) {
+  return e->vec && most_vec(e->sched) == 8 && dtype_is_16bit(t);
+}
+
 /* A full-domain output of the vec kernel: each thread's VEC consecutive
  * elements (cvec: the item's VEC columns) go to a staging array, then out
  * as one pack. */
@@ -1091,6 +1122,7 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   if (!e->vdecl) {
     e->vdecl = new_out(e->a);
     e->vafter = new_out(e->a);
+    e->vmask = 0;
   }
   emit(e->vdecl, "tecc::Pack<%s, VEC> %s;", ct, s);
   emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
@@ -1098,7 +1130,16 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   const char *dst = arena_printf(e->a, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s)", ct, ptr, at);
   emit(e->vafter, last ? "if (%s && t_packs) tecc::store_stream(%s, %s);" : "if (%s && t_packs) *%s = %s;", operand(e, item_in(e)),
        dst, s);
-  emit(e->vafter, "else if (t_r0 < %s) tecc::store_head(%s + %s, %s, %s);", row_end(e), ptr, at, s, left);
+  if (stores_unaligned(e, t)) {
+    if (!e->vmask) {
+      emit(e->vdecl, "const unsigned t_sm = __activemask(); /* the lanes storing this item's packs */");
+      e->vmask = 1;
+    }
+    emit(e->vafter, "else if (t_r0 < %s) tecc::store_unaligned(%s + %s, %s, %s, t_sm, %s);", row_end(e), ptr, at, s,
+         left, e->lanes ? "LANES ? LANES : 32" : "32");
+  } else {
+    emit(e->vafter, "else if (t_r0 < %s) tecc::store_head(%s + %s, %s, %s);", row_end(e), ptr, at, s, left);
+  }
 }
 
 /* Does the group write an output along the row (softmax's y), not only
@@ -1219,16 +1260,49 @@ static const char *held_name(const SEmit *e, const Cached *c) {
 }
 
 /* The host picks VEC > 1 only when rows are whole packs, aligned. */
-static void load_packs(SEmit *e, Out *o, int pass) {
+/* The pack of cached value c at the thread's item: aligned, or (rows of a
+ * length that is not whole packs) 16-bit elements at any 2-byte boundary,
+ * loaded inside the tensor's t_outer * t_red elements. */
+static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned) {
+  const char *ct = cu_storage_ctype(c->v->dtype);
+  if (unaligned)
+    return arena_printf(e->a, "tecc::load_unaligned<VEC>(%s + %s, t_red - t_r0, %s, %s + (int64_t)t_outer * t_red)",
+                        c->ptr, pack_offset(e), c->ptr, c->ptr);
+  const char *at = arena_printf(e->a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", ct, c->ptr,
+                                pack_offset(e));
+  return arena_printf(e->a, load_past_l2(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at);
+}
+
+static int writes_along_row(SEmit *e);
+
+/* Rows of 16-bit values that are not whole packs can load each pack with
+ * two aligned 16-byte loads (tecc::load_unaligned), not element by
+ * element, where every value the pass loads is 16-bit, of the domain's
+ * own rows, in 16-byte packs (VEC 8).  The condition under which they do
+ * (NULL: never): rows the group writes along, always; rows it only reduces
+ * (card, logsumexp, rowstats), in the register instances of ITEMS 8.  On
+ * an H100 (bench/NOTES.md, issue 12) the element-by-element loads of
+ * those spilled (700 to 1000 bytes: 5.7% of copy at 4096 x 11007, 44 with
+ * these), while the block, warp and stream kernels that only reduce lost
+ * 5 to 19 points with them. */
+static const char *loads_unaligned(SEmit *e, int pass) {
+  if (!e->vec || most_vec(e->sched) != 8)
+    return NULL;
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (loaded_in(c, pass) && (!dtype_is_16bit(c->v->dtype) || c->row))
+      return NULL;
+  }
+  return writes_along_row(e) ? "VEC > 1" : e->reg ? "VEC > 1 && ITEMS > 4" : NULL;
+}
+
+static void load_packs(SEmit *e, Out *o, int pass, int unaligned) {
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
     if (!loaded_in(c, pass))
       continue;
     const char *ct = cu_storage_ctype(c->v->dtype);
-    const char *at = arena_printf(e->a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", ct, c->ptr,
-                                  pack_offset(e));
-    emit(o, "const tecc::Pack<%s, VEC> t_p%d = %s;", ct, i,
-         arena_printf(e->a, load_past_l2(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at));
+    emit(o, "const tecc::Pack<%s, VEC> t_p%d = %s;", ct, i, pack_load(e, c, pass, unaligned));
     emit(o, "#pragma unroll");
     if (c->pairs)
       emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[%s * VEC / 2 + t_j] = tecc::pair_word(t_p%d, t_j);",
@@ -1291,7 +1365,12 @@ static void load_declared(SEmit *e, Out *o, int pass) {
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
   if (e->vec || e->cvec) {
     open_block(o, "if (VEC > 1 && t_packs && %s && %s)", operand(e, row_live(e)), operand(e, item_in(e)));
-    load_packs(e, o, pass);
+    load_packs(e, o, pass, 0);
+    const char *unaligned = loads_unaligned(e, pass);
+    if (unaligned) {
+      else_if_block(o, "%s && %s && %s", unaligned, operand(e, row_live(e)), operand(e, item_in(e)));
+      load_packs(e, o, pass, 1);
+    }
     else_block(o);
   }
   load_elements(e, o, pass);
@@ -1354,13 +1433,6 @@ static int prefetches(const GroupSchedule *s) {
     if (s->variants[i].prefetch)
       return 1;
   return 0;
-}
-
-static int most_vec(const GroupSchedule *s) {
-  int most = 1;
-  for (int i = 0; i < s->nvariants; i++)
-    most = s->variants[i].vec > most ? s->variants[i].vec : most;
-  return most;
 }
 
 /* The emitter of the register kernel (`reg`) or the streaming one. */

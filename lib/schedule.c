@@ -582,6 +582,11 @@ static void stitch_text(Buf *b, const Group *g, const GroupSchedule *s) {
     buf_printf(b, "    packs: a thread takes VEC = %d neighbouring columns, a 16-byte pack of each row it reads, when "
                   "the columns are whole packs (rows %% %d == 0) and the pointers aligned, else element by element "
                   "(the same split: the same sums, bit for bit)\n", vec, vec);
+  else if (vec == 8) /* 16-bit rows: emit_stitch.c, loads_unaligned and stores_unaligned */
+    buf_printf(b, "    packs: a thread takes VEC = 8 consecutive elements, moved as one 16-byte pack when R %% 8 == 0 "
+                  "and the row pointers are aligned, else through the aligned 16-byte chunks it spans (loaded two and "
+                  "shifted where the group writes along the row or a thread holds ITEMS 8, stored by the lanes "
+                  "together) or element by element (the same split: the same sums, bit for bit)\n");
   else if (vec > 1)
     buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0 "
                   "and the row pointers are aligned, else element by element (the same split: the same sums, bit "

@@ -507,6 +507,98 @@ __device__ __forceinline__ float f16_pair(const uint32_t *w, int e) {
   return f16_to_f32((uint16_t)(w[e >> 1] >> (16 * (e & 1))));
 }
 
+/* @piece load_unaligned @needs Pack */
+/* The pack of eight 16-bit elements at p, which need not be aligned to
+ * it (rows of a length that is not whole packs start anywhere), with the
+ * elements from the n-th on 0 (past the row's end).  Where the aligned
+ * 16-byte chunks it spans lie inside [lo, hi) (the tensor), two aligned
+ * loads and a funnel shift, else element by element: a thread takes the
+ * same elements as from an aligned pack, so the same sums, bit for bit.
+ * With tecc::store_unaligned it took bf16 rows of 11007 and 50257 on an
+ * H100 from 6-22% of copy (element by element, spilled) to 35-60%
+ * (bench/NOTES.md, issue 12). */
+template <int N, typename IndexT>
+__device__ __forceinline__ Pack<uint16_t, N> load_unaligned(const uint16_t *p, IndexT n, const uint16_t *lo,
+                                                            const uint16_t *hi) {
+  static_assert(N == 8, "a 16-byte pack of 16-bit elements");
+  Pack<uint16_t, N> r;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p), q = a & ~(uintptr_t)15;
+  const unsigned s = (unsigned)(a & 15); /* even: the elements are 2-byte aligned */
+  if (q >= reinterpret_cast<uintptr_t>(lo) && q + (s ? 32 : 16) <= reinterpret_cast<uintptr_t>(hi)) {
+    const uint4 c0 = *reinterpret_cast<const uint4 *>(q);
+    const uint4 c1 = s ? *reinterpret_cast<const uint4 *>(q + 16) : c0;
+    const uint32_t w[8] = {c0.x, c0.y, c0.z, c0.w, c1.x, c1.y, c1.z, c1.w};
+    uint32_t h[6], v[5]; /* the window from byte s & 8, then from s & 12 */
+#pragma unroll
+    for (int i = 0; i < 6; i++) h[i] = s & 8 ? w[i + 2] : w[i];
+#pragma unroll
+    for (int i = 0; i < 5; i++) v[i] = s & 4 ? h[i + 1] : h[i];
+    uint32_t *out = reinterpret_cast<uint32_t *>(r.v);
+#pragma unroll
+    for (int i = 0; i < 4; i++) out[i] = __funnelshift_r(v[i], v[i + 1], (s & 3) * 8);
+    if (n < N) {
+#pragma unroll
+      for (int j = 0; j < N; j++)
+        if (j >= n) r.v[j] = 0;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; j++) r.v[j] = j < n ? p[j] : (uint16_t)0;
+  }
+  return r;
+}
+
+/* @piece store_unaligned @needs Pack store_head */
+/* Stores the first n (> 0) of eight 16-bit elements v at p, which need
+ * not be aligned to them, where the lanes of each `width`-lane segment of
+ * the warp (those in `mask`, every one calling) hold consecutive packs of
+ * a row.  Each lane writes the aligned 16-byte chunk that ends inside its
+ * pack, completed by the tail of the pack before (its lane's, through a
+ * shuffle); element by element, only what no chunk covers: a row's ends
+ * and the packs at a segment's ends. */
+template <int N, typename IndexT>
+__device__ __forceinline__ void store_unaligned(uint16_t *p, const Pack<uint16_t, N> &v, IndexT n, unsigned mask,
+                                                int width) {
+  static_assert(N == 8, "a 16-byte pack of 16-bit elements");
+  const uint32_t *u = reinterpret_cast<const uint32_t *>(v.v);
+  uint32_t w[8]; /* the pack before, then this one */
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    w[i] = __shfl_up_sync(mask, u[i], 1, width);
+    w[i + 4] = u[i];
+  }
+  const unsigned s = (unsigned)(reinterpret_cast<uintptr_t>(p) & 15); /* even */
+  if (s == 0) {
+    if (n >= N)
+      *reinterpret_cast<uint4 *>(p) = *reinterpret_cast<const uint4 *>(v.v);
+    else
+      store_head(p, v, n);
+    return;
+  }
+  const int lane = (int)(threadIdx.x + threadIdx.y * blockDim.x) % width; /* in its segment */
+  const int head = (int)(16 - s) / 2; /* this pack's elements in the chunk that ends in it */
+  if (lane > 0 && n >= head) { /* bytes 16 - s to 32 - s of w */
+    const unsigned o = 16 - s;
+    uint32_t h[6], c[5], out[4];
+#pragma unroll
+    for (int i = 0; i < 6; i++) h[i] = o & 8 ? w[i + 2] : w[i];
+#pragma unroll
+    for (int i = 0; i < 5; i++) c[i] = o & 4 ? h[i + 1] : h[i];
+#pragma unroll
+    for (int i = 0; i < 4; i++) out[i] = __funnelshift_r(c[i], c[i + 1], (o & 3) * 8);
+    *reinterpret_cast<uint4 *>(p - s / 2) = make_uint4(out[0], out[1], out[2], out[3]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; j++)
+      if (j < head && j < n) p[j] = v.v[j];
+  }
+  if (lane == width - 1 || n - N < head) { /* no chunk of the next lane takes the tail */
+#pragma unroll
+    for (int j = 0; j < N; j++)
+      if (j >= head && j < n) p[j] = v.v[j];
+  }
+}
+
 /* @piece load_stream store_stream @needs Pack */
 /* A pack read for the last time in this call (the input of a full or
  * column reduction, a streamed row's last pass): ld.global.cs, evict

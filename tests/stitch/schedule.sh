@@ -53,6 +53,7 @@ kernel colshift_f32(x: f32[M, N], b: f32[N]) -> (y: f32[M, N], m: f32[N]) { m = 
 kernel layernorm_col_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = (x - mean(x, 0)) * rsqrt(var(x, 0) + 1e-5) }
 kernel masked_bf16(s: bf16[B, S, D], m: bf16[S, D]) -> (y: bf16[B, S, D]) { y = softmax(s * 0.125 + m, -1) }
 kernel rmsw_bf16(x: bf16[M, N], w: bf16[N]) -> (y: bf16[M, N]) { y = x * rsqrt(mean(x * x, -1) + 1e-6) * w }
+kernel card_bf16(x: bf16[M, N]) -> (y: bf16[M]) { y = sum(x * x, -1) }
 kernel addrms_bf16(x: bf16[M, N], r: bf16[M, N], w: bf16[N]) -> (y: bf16[M, N]) {
   y = (x + r) * rsqrt(mean((x + r) * (x + r), -1) + 1e-6) * w
 }
@@ -71,7 +72,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 94
+plan 104
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -168,6 +169,20 @@ is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'if (VEC > 1 && t_packs && t_o
 is "$(of masked_bf16 | grep -c 'without row or item guards')" 0 "masked bf16 (rows over two kept axes): no WHOLE instance"
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 't_whole')" 0 "masked bf16: no WHOLE guards"
 ok "masked bf16 (a mask at its own row offset): t_packs stays an argument" grep -q '__global__ void __launch_bounds__([0-9]*) tecc_masked_bf16_g0_reg(.*, bool t_packs) {' "$work/s.cu"
+# 16-bit rows that are not whole packs: loads of two aligned chunks and a
+# shift, where the group writes along the row (in every kernel) or only
+# reduces it (in the register instances of ITEMS 8); stores of aligned
+# chunks across the lanes of a row.
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c '} else if (VEC > 1 && (t_whole || t_o < t_outer) && (t_whole || t_r0 < t_red)) {')" 1 "softmax bf16 registers: rows that are not whole packs take the unaligned loads"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(x + t_o \* t_red + t_r0, t_red - t_r0, x, x + (int64_t)t_outer \* t_red);')" 1 "softmax bf16 registers: a pack at any 2-byte boundary, inside the tensor"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::load_unaligned<VEC>(x + ')" 2 "softmax bf16 stream: both reads"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'else if (t_r0 < t_red) tecc::store_unaligned(y + t_o \* t_red + t_r0, t_s_y, t_red - t_r0, t_sm, LANES ? LANES : 32);')" 1 "softmax bf16 registers: y stored in aligned chunks across a row's lanes (LANES a row, or warps)"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::store_unaligned(.*, t_sm, 32);')" 1 "softmax bf16 stream: y the same, 32 lanes a segment"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'const unsigned t_sm = __activemask();')" 1 "softmax bf16: the lanes that store, taken as the item's block begins"
+is "$(kernel_text tecc_card_bf16_g0_reg | grep -c '} else if (VEC > 1 && ITEMS > 4 && ')" 1 "card bf16 (only reduces): unaligned loads only in the instances of ITEMS 8"
+is "$(kernel_text tecc_card_bf16_g0_stream | grep -c 'load_unaligned')" 0 "card bf16 stream: element by element"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(w + t_r0, t_red - t_r0, w, w + t_red);')" 1 "rmsw bf16: w at any alignment, inside its N"
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'load_unaligned\|store_unaligned')" 0 "softmax f32: element by element (4-byte elements)"
 # Column split: a softmax(x, 0) whose column groups leave SMs idle cuts
 # its rows into chunks: partials of each chunk, then their fold and the
 # writes; a column max kept as an output (colshift) splits too, a
