@@ -1106,11 +1106,16 @@ static void emit_stores(SEmit *e, Out *o, Value *v, const char *expr, const char
     emit(o, "%s[%s] = %s;", param(e, P_WS_WRITE, v->id, v), off, stored);
 }
 
+static int takes_packs(const SEmit *e);
+
 /* Rows of 16-bit outputs that are not whole packs store each pack as
  * aligned 16-byte chunks across the lanes (tecc::store_unaligned), not
- * element by element: rows in 16-byte packs (VEC 8). */
+ * element by element: rows in 16-byte packs (VEC 8), in a kernel with a
+ * PACKS instance (where t_packs is an argument, as for an attention
+ * mask's rows, the aligned path carries that code too: masked softmax
+ * bf16 lost 4.5 points of copy). */
 static int stores_unaligned(const SEmit *e, DType t) {
-  return e->vec && most_vec(e->sched) == 8 && dtype_is_16bit(t);
+  return e->vec && most_vec(e->sched) == 8 && dtype_is_16bit(t) && takes_packs(e);
 }
 
 /* A full-domain output of the vec kernel: each thread's VEC consecutive
@@ -1284,9 +1289,10 @@ static int writes_along_row(SEmit *e);
  * an H100 (bench/NOTES.md, issue 12) the element-by-element loads of
  * those spilled (700 to 1000 bytes: 5.7% of copy at 4096 x 11007, 44 with
  * these), while the block, warp and stream kernels that only reduce lost
- * 5 to 19 points with them. */
+ * 5 to 19 points with them.  Only in a kernel with a PACKS instance, as
+ * stores_unaligned(). */
 static const char *loads_unaligned(SEmit *e, int pass) {
-  if (!e->vec || most_vec(e->sched) != 8)
+  if (!e->vec || most_vec(e->sched) != 8 || !takes_packs(e))
     return NULL;
   for (int i = 0; i < e->cached.len; i++) {
     const Cached *c = e->cached.items[i];
