@@ -72,7 +72,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 104
+plan 105
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -183,6 +183,7 @@ is "$(kernel_text tecc_card_bf16_g0_reg | grep -c '} else if (VEC > 1 && ITEMS >
 is "$(kernel_text tecc_card_bf16_g0_stream | grep -c 'load_unaligned')" 0 "card bf16 stream: element by element"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(w + t_r0, t_red - t_r0, w, w + t_red);')" 1 "rmsw bf16: w at any alignment, inside its N"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'load_unaligned\|store_unaligned')" 0 "softmax f32: element by element (4-byte elements)"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'load_unaligned\|store_unaligned\|t_sm =')" 0 "masked bf16 (t_packs an argument): element by element, the aligned path without their code"
 # Column split: a softmax(x, 0) whose column groups leave SMs idle cuts
 # its rows into chunks: partials of each chunk, then their fold and the
 # writes; a column max kept as an output (colshift) splits too, a
