@@ -660,6 +660,18 @@ static void load_one(SEmit *e, Out *o, const Cached *c, const char *name, const 
          cu_compute_ctype(c->v->dtype));
 }
 
+static int takes_packs(const SEmit *e);
+
+/* Rows of 16-bit values that are not whole packs move through the
+ * aligned 16-byte chunks they span (tecc::load_unaligned,
+ * tecc::store_unaligned), not element by element: rows in 16-byte packs
+ * (VEC 8), in a kernel with a PACKS instance (where t_packs is an
+ * argument, as for an attention mask's rows, the aligned path carries
+ * that code too: masked softmax bf16 lost 4.5 points of copy). */
+static int moves_unaligned(const SEmit *e) {
+  return e->vec && most_vec(e->sched) == 8 && takes_packs(e);
+}
+
 /* The pack t_q<i> of broadcast operand c into its register array. */
 static void item_pack_words(SEmit *e, Out *o, const Cached *c, int i) {
   emit(o, "#pragma unroll");
@@ -690,7 +702,7 @@ static void load_item_packs(SEmit *e, Out *o) {
     item_pack_words(e, o, c, i);
     /* a norm's w or b of 16-bit values in a row that is not whole packs:
      * aligned loads and a shift (tecc::load_unaligned), inside its t_red */
-    if (most_vec(e->sched) == 8 && dtype_is_16bit(c->v->dtype) && strcmp(c->row, "0") == 0) {
+    if (moves_unaligned(e) && dtype_is_16bit(c->v->dtype) && strcmp(c->row, "0") == 0) {
       else_block(o);
       emit(o, "const tecc::Pack<%s, VEC> t_q%d = tecc::load_unaligned<VEC>(%s + t_r0, t_red - t_r0, %s, %s + t_red);",
            st, i, c->ptr, c->ptr, c->ptr);
@@ -1106,16 +1118,9 @@ static void emit_stores(SEmit *e, Out *o, Value *v, const char *expr, const char
     emit(o, "%s[%s] = %s;", param(e, P_WS_WRITE, v->id, v), off, stored);
 }
 
-static int takes_packs(const SEmit *e);
-
-/* Rows of 16-bit outputs that are not whole packs store each pack as
- * aligned 16-byte chunks across the lanes (tecc::store_unaligned), not
- * element by element: rows in 16-byte packs (VEC 8), in a kernel with a
- * PACKS instance (where t_packs is an argument, as for an attention
- * mask's rows, the aligned path carries that code too: masked softmax
- * bf16 lost 4.5 points of copy). */
+/* Its outputs: each pack stored as aligned chunks across the lanes. */
 static int stores_unaligned(const SEmit *e, DType t) {
-  return e->vec && most_vec(e->sched) == 8 && dtype_is_16bit(t) && takes_packs(e);
+  return moves_unaligned(e) && dtype_is_16bit(t);
 }
 
 /* A full-domain output of the vec kernel: each thread's VEC consecutive
@@ -1280,19 +1285,17 @@ static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned)
 
 static int writes_along_row(SEmit *e);
 
-/* Rows of 16-bit values that are not whole packs can load each pack with
- * two aligned 16-byte loads (tecc::load_unaligned), not element by
- * element, where every value the pass loads is 16-bit, of the domain's
- * own rows, in 16-byte packs (VEC 8).  The condition under which they do
+/* Its loads: each pack with two aligned 16-byte loads, where every value
+ * the pass loads is 16-bit, of the domain's own rows.  The condition
+ * under which they do
  * (NULL: never): rows the group writes along, always; rows it only reduces
  * (card, logsumexp, rowstats), in the register instances of ITEMS 8.  On
  * an H100 (bench/NOTES.md, issue 12) the element-by-element loads of
  * those spilled (700 to 1000 bytes: 5.7% of copy at 4096 x 11007, 44 with
  * these), while the block, warp and stream kernels that only reduce lost
- * 5 to 19 points with them.  Only in a kernel with a PACKS instance, as
- * stores_unaligned(). */
+ * 5 to 19 points with them. */
 static const char *loads_unaligned(SEmit *e, int pass) {
-  if (!e->vec || most_vec(e->sched) != 8 || !takes_packs(e))
+  if (!moves_unaligned(e))
     return NULL;
   for (int i = 0; i < e->cached.len; i++) {
     const Cached *c = e->cached.items[i];
