@@ -82,7 +82,6 @@ typedef struct SEmit {
   PtrVec cached;      /* Cached* */
   /* Fragments of the pass being written (emit.h: emit_fragment()): */
   Out *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
-  int vmask;           /* vdecl has t_sm, the lanes that store (tecc::store_unaligned) */
   Out *pre;            /* row scope, before the pass */
   Out *body;           /* element scope */
   const char *lin;    /* linear domain index of an element, or NULL */
@@ -1132,7 +1131,6 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   if (!e->vdecl) {
     e->vdecl = new_out(e->a);
     e->vafter = new_out(e->a);
-    e->vmask = 0;
   }
   emit(e->vdecl, "tecc::Pack<%s, VEC> %s;", ct, s);
   emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
@@ -1141,10 +1139,8 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   emit(e->vafter, last ? "if (%s && t_packs) tecc::store_stream(%s, %s);" : "if (%s && t_packs) *%s = %s;", operand(e, item_in(e)),
        dst, s);
   if (stores_unaligned(e, t)) {
-    if (!e->vmask) {
+    if (!out_mentions(e->vdecl, "t_sm"))
       emit(e->vdecl, "const unsigned t_sm = __activemask(); /* the lanes storing this item's packs */");
-      e->vmask = 1;
-    }
     emit(e->vafter, "else if (t_r0 < %s) tecc::store_unaligned(%s + %s, %s, %s, t_sm, %s);", row_end(e), ptr, at, s,
          left, e->lanes ? "LANES ? LANES : 32" : "32");
   } else {
@@ -1662,6 +1658,11 @@ static int whole_instance(const SEmit *e) {
   return e->whole && takes_packs(e);
 }
 
+/* Variant v launches it when its rows are whole. */
+static int launches_whole(const SEmit *e, const Variant *v) {
+  return v->whole && whole_instance(e);
+}
+
 /* The template parameters of the kernel. */
 static const char *template_params(const SEmit *e) {
   const char *packs = whole_instance(e) ? ", bool PACKS, bool WHOLE" : takes_packs(e) ? ", bool PACKS" : "";
@@ -1950,7 +1951,7 @@ static void emit_packs_launch(SEmit *e, Out *o, const Variant *v, const char *ar
     emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
     return;
   }
-  if (v->whole && whole_instance(e)) {
+  if (launches_whole(e, v)) {
     emit(o, "if (t_whole)");
     o->indent++;
     emit_instance_launch(e, o, v, args, PACKS_WHOLE, 0);
@@ -1974,7 +1975,7 @@ static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *
   emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
        v->rows > 1 ? arena_printf(e->a, ", ROWS %d", v->rows) : "");
   emit_block(e, o, v);
-  if (v->whole && whole_instance(e))
+  if (launches_whole(e, v))
     emit(o, "const bool t_whole = t_packs && t_len == (int64_t)t_tx * %d && t_rows %% t_ty == 0; /* whole row groups "
             "of whole rows */", v->items * v->vec);
   if (v->fit == FIT_COLUMN_SPLIT) { /* the chunks' partials, then their fold and the writes */

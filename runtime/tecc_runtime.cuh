@@ -507,7 +507,21 @@ __device__ __forceinline__ float f16_pair(const uint32_t *w, int e) {
   return f16_to_f32((uint16_t)(w[e >> 1] >> (16 * (e & 1))));
 }
 
-/* @piece load_unaligned @needs Pack */
+/* @piece bytes_at load_unaligned store_unaligned @needs Pack store_head */
+/* The 16 bytes from byte `at` (even, < 16) of the 32 in w[0..7]: the
+ * window from byte at & 8, then from at & 12, then a funnel shift. */
+__device__ __forceinline__ uint4 bytes_at(const uint32_t *w, unsigned at) {
+  uint32_t h[6], c[5], out[4];
+#pragma unroll
+  for (int i = 0; i < 6; i++) h[i] = at & 8 ? w[i + 2] : w[i];
+#pragma unroll
+  for (int i = 0; i < 5; i++) c[i] = at & 4 ? h[i + 1] : h[i];
+#pragma unroll
+  for (int i = 0; i < 4; i++) out[i] = __funnelshift_r(c[i], c[i + 1], (at & 3) * 8);
+  return make_uint4(out[0], out[1], out[2], out[3]);
+}
+
+
 /* The pack of eight 16-bit elements at p, which need not be aligned to
  * it (rows of a length that is not whole packs start anywhere), with the
  * elements from the n-th on 0 (past the row's end).  Where the aligned
@@ -528,14 +542,7 @@ __device__ __forceinline__ Pack<uint16_t, N> load_unaligned(const uint16_t *p, I
     const uint4 c0 = *reinterpret_cast<const uint4 *>(q);
     const uint4 c1 = s ? *reinterpret_cast<const uint4 *>(q + 16) : c0;
     const uint32_t w[8] = {c0.x, c0.y, c0.z, c0.w, c1.x, c1.y, c1.z, c1.w};
-    uint32_t h[6], v[5]; /* the window from byte s & 8, then from s & 12 */
-#pragma unroll
-    for (int i = 0; i < 6; i++) h[i] = s & 8 ? w[i + 2] : w[i];
-#pragma unroll
-    for (int i = 0; i < 5; i++) v[i] = s & 4 ? h[i + 1] : h[i];
-    uint32_t *out = reinterpret_cast<uint32_t *>(r.v);
-#pragma unroll
-    for (int i = 0; i < 4; i++) out[i] = __funnelshift_r(v[i], v[i + 1], (s & 3) * 8);
+    *reinterpret_cast<uint4 *>(r.v) = bytes_at(w, s);
     if (n < N) {
 #pragma unroll
       for (int j = 0; j < N; j++)
@@ -548,7 +555,6 @@ __device__ __forceinline__ Pack<uint16_t, N> load_unaligned(const uint16_t *p, I
   return r;
 }
 
-/* @piece store_unaligned @needs Pack store_head */
 /* Stores the first n (> 0) of eight 16-bit elements v at p, which need
  * not be aligned to them, where the lanes of each `width`-lane segment of
  * the warp (those in `mask`, every one calling) hold consecutive packs of
@@ -577,16 +583,8 @@ __device__ __forceinline__ void store_unaligned(uint16_t *p, const Pack<uint16_t
   }
   const int lane = (int)(threadIdx.x + threadIdx.y * blockDim.x) % width; /* in its segment */
   const int head = (int)(16 - s) / 2; /* this pack's elements in the chunk that ends in it */
-  if (lane > 0 && n >= head) { /* bytes 16 - s to 32 - s of w */
-    const unsigned o = 16 - s;
-    uint32_t h[6], c[5], out[4];
-#pragma unroll
-    for (int i = 0; i < 6; i++) h[i] = o & 8 ? w[i + 2] : w[i];
-#pragma unroll
-    for (int i = 0; i < 5; i++) c[i] = o & 4 ? h[i + 1] : h[i];
-#pragma unroll
-    for (int i = 0; i < 4; i++) out[i] = __funnelshift_r(c[i], c[i + 1], (o & 3) * 8);
-    *reinterpret_cast<uint4 *>(p - s / 2) = make_uint4(out[0], out[1], out[2], out[3]);
+  if (lane > 0 && n >= head) {
+    *reinterpret_cast<uint4 *>(p - s / 2) = bytes_at(w, 16 - s);
   } else {
 #pragma unroll
     for (int j = 0; j < N; j++)
