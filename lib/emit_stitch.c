@@ -644,10 +644,23 @@ static const char *first_of_item(SEmit *e) {
                       lanes(e), e->cvec ? "" : " * VEC");
 }
 
-/* The stream kernel's chunk loop over the row. */
+/* The stream kernel's chunk loop over the row: forward in odd passes,
+ * backward in even ones.  A pass that re-reads the row then starts with
+ * the chunks the pass before read last, which are still in L2 where the
+ * rows in flight are larger than it (128 rows of 1 MiB: the second read
+ * of every other pass went to HBM; bench/NOTES.md). */
 static void open_chunks(SEmit *e, Out *o) {
-  open_block(o, "for (IndexT t_base = %s; t_base < %s; t_base += (IndexT)%s * %s)", split_kernel(e) ? "t_lo" : "0",
-             row_end(e), lanes(e), e->cvec ? "ITEMS" : "(VEC * ITEMS)");
+  const char *hi = row_end(e);
+  emit(o, "const IndexT t_step = (IndexT)%s * %s; /* the elements of a chunk */", lanes(e),
+       e->cvec ? "ITEMS" : "(VEC * ITEMS)");
+  if (e->pass % 2)
+    open_block(o, "for (IndexT t_base = %s; t_base < %s; t_base += t_step)", split_kernel(e) ? "t_lo" : "0", hi);
+  else if (split_kernel(e))
+    open_block(o, "for (IndexT t_base = t_lo + (%s - t_lo - 1) / t_step * t_step; t_base >= t_lo && t_base < %s; "
+               "t_base -= t_step)", hi, hi);
+  else
+    open_block(o, "for (IndexT t_base = (%s - 1) / t_step * t_step; t_base >= 0 && t_base < %s; t_base -= t_step)", hi,
+               hi);
 }
 
 /* Element `at` of c's register array: c's element when `in`, else 0. */
@@ -856,7 +869,7 @@ static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail)
   emit_allreduce(e, tail, acc_name, &x);
   if (e->cluster) {
     open_block(tail, "if (CLUSTER)");
-    row_stmt(e, tail, arena_printf(e->a, "%s = tecc::cluster_allreduce(%s, %s, (%s *)t_slot);", acc, acc, x.op, x.type));
+    row_stmt(e, tail, arena_printf(e->a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x.op));
     close_block(tail, "");
   }
   row_scalar(e, tail, r, r->rop == RED_MEAN ? arena_printf(e->a, "%s / (%s)t_red", acc, x.type) : acc, &x);
@@ -1647,7 +1660,8 @@ static void row_body(SEmit *e, Out *o) {
 /* The cluster-capable kernel takes a row per cluster, its lanes across
  * the cluster's blocks (one row per block). */
 static void declare_cluster_lanes(Out *o) {
-  emit(o, "__shared__ __align__(16) unsigned char t_slot[16]; /* this block's row result, for the cluster */");
+  emit(o, "__shared__ __align__(16) unsigned char t_slot[32]; /* this block's row results, for the cluster, in turn */");
+  emit(o, "unsigned t_par = 0; /* the slot of the next tecc::cluster_allreduce */");
   emit(o, "const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;");
   emit(o, "const unsigned t_lane = t_rank * blockDim.x + threadIdx.x, t_lanes = t_blocks * blockDim.x;");
 }
@@ -1734,6 +1748,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   }
   emit_fragment(o, body);
   close_block(o, "");
+  if (e->cluster)
+    emit(o, "if (CLUSTER) tecc::cluster_drain(); /* the last row's slots may still be read */");
   close_block(o, "");
 }
 

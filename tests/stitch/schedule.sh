@@ -24,7 +24,10 @@
 # one held input loads its next rows ahead in the warp variant, whose
 # instances take the lanes of a row as a template parameter (LANES); whole
 # row groups of whole rows run the warp and block variants' instance
-# without row or item guards (WHOLE).
+# without row or item guards (WHOLE); a cluster all-reduce waits at one
+# barrier, its two slots taken in turn, and the cluster kernel waits for
+# its cluster before it ends; a stream kernel reads a row backward in its
+# second pass (the chunks still in L2 first).
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -72,7 +75,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 105
+plan 111
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -111,6 +114,12 @@ ok "rmsw bf16 (one level, streamed rows read twice): clusters for any number of 
 ok "softmax f32 (two levels): clusters only when the device holds one for every row" has softmax_f32 'variant cluster (when R <= 262144, the device holds a cluster for every row at once, .*grid = a cluster per row'
 ok "softmax f32: the cluster condition asks the device how many clusters it holds" grep -q '&& t_rows <= tecc::resident_clusters(tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0>, tecc::cluster_blocks(t_len, 32768), 1024)) {' "$work/s.cu"
 ok "rmsw bf16: a grid of the clusters the device holds at once" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, true, 0>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, true, 0>, t_cluster, 1024)), dim3(1024)' "$work/s.cu"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::cluster_allreduce(t_acc[0-9]*\[t_i\], tecc::[A-Za-z]*(), t_slot, t_par);')" 2 "rowstats f32: each cluster all-reduce takes the next of the two slots"
+ok "rowstats f32: the CLUSTER instance waits for the cluster before it ends" sh -c "sed -n '/__global__ .* tecc_rowstats_f32_g0_reg(/,/^}/p' '$work/s.cu' | tail -2 | grep -q 'if (CLUSTER) tecc::cluster_drain();'"
+is "$(sed -n '/T cluster_allreduce(T v, Op op, unsigned char (&slots)\[32\], unsigned &parity) {/,/^}/p' "$work/s.cu" | grep -c '__cluster_barrier_wait();')" 1 "the cluster all-reduce waits at one barrier"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 'for (IndexT t_base = (t_red - 1) / t_step \* t_step; t_base >= 0 && t_base < t_red; t_base -= t_step) {')" 1 "softmax f32 stream: the second read walks the row backward"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 'for (IndexT t_base = 0; t_base < t_red; t_base += t_step) {')" 1 "softmax f32 stream: the first read walks it forward"
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 't_base = t_lo + (t_hi - t_lo - 1) / t_step \* t_step; t_base >= t_lo && t_base < t_hi; t_base -= t_step) {')" 1 "softmax col bf16 split stream: its second read backward over its chunk"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "rowstats f32 registers: row values only, loads streamed past L2"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::load_stream(')" 1 "rowstats f32 stream: its one read, the last, streamed past L2"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::load_stream(\|tecc::store_stream(')" 0 "softmax f32 registers (writes y along the row): plain loads and stores"
