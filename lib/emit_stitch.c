@@ -82,6 +82,7 @@ typedef struct SEmit {
   PtrVec cached;      /* Cached* */
   /* Fragments of the pass being written (emit.h: emit_fragment()): */
   Out *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
+  Out *vmask;          /* vec: the lanes that store an item's packs unaligned (t_sm) */
   Out *pre;            /* row scope, before the pass */
   Out *body;           /* element scope */
   const char *lin;    /* linear domain index of an element, or NULL */
@@ -739,6 +740,8 @@ static void open_elements(SEmit *e, Out *o) {
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
+  if (e->vmask)
+    emit_fragment(o, e->vmask);
   if (e->vdecl && !e->rows)
     emit_fragment(o, e->vdecl);
   /* VEC > 1 only when rows are whole packs: one bound check per pack */
@@ -784,7 +787,7 @@ static void start_pass(SEmit *e) {
   e->body = new_out(e->a);
   e->memo.len = 0;
   e->pass++;
-  e->vdecl = e->vafter = NULL;
+  e->vdecl = e->vafter = e->vmask = NULL;
   memset(e->used_red, 0, sizeof e->used_red);
 }
 
@@ -1135,6 +1138,28 @@ static int stores_unaligned(const SEmit *e, DType t) {
   return moves_unaligned(e) && dtype_is_16bit(t);
 }
 
+/* The lanes that store this item's packs through tecc::store_unaligned
+ * (its shuffles' mask): a ballot among the warp's lanes in a live row
+ * (t_lm), taken before the item's guards, where all of them run it
+ * (not in the PACKS instance, which stores aligned packs).
+ * __activemask() there gave a subset where the lanes had not reconverged
+ * after a partial chunk, and the packs of lanes left out were never
+ * written (the stream kernel's backward second read; bench/NOTES.md). */
+static void declare_store_mask(SEmit *e) {
+  e->vmask = new_out(e->a);
+  if (!e->rows) {
+    emit(e->vmask, "const unsigned t_sm = t_packs ? 0u : __ballot_sync(t_lm, t_r0 < %s); /* the lanes storing this item's packs */",
+         row_end(e));
+    return;
+  }
+  emit(e->vmask, "unsigned t_sm[ROWS]; /* the lanes storing this item's packs, each row */");
+  emit(e->vmask, "#pragma unroll");
+  open_block(e->vmask, "for (int t_i = 0; t_i < ROWS; t_i++)");
+  emit(e->vmask, "const IndexT t_o = t_o0 + (IndexT)t_i * blockDim.y;");
+  emit(e->vmask, "t_sm[t_i] = t_packs ? 0u : __ballot_sync(t_lm, (%s) && t_r0 < %s);", row_in(e), row_end(e));
+  close_block(e->vmask, "");
+}
+
 /* A full-domain output of the vec kernel: each thread's VEC consecutive
  * elements (cvec: the item's VEC columns) go to a staging array, then out
  * as one pack. */
@@ -1152,10 +1177,10 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   emit(e->vafter, last ? "if (%s && t_packs) tecc::store_stream(%s, %s);" : "if (%s && t_packs) *%s = %s;", operand(e, item_in(e)),
        dst, s);
   if (stores_unaligned(e, t)) {
-    if (!out_mentions(e->vdecl, "t_sm"))
-      emit(e->vdecl, "const unsigned t_sm = __activemask(); /* the lanes storing this item's packs */");
-    emit(e->vafter, "else if (t_r0 < %s) tecc::store_unaligned(%s + %s, %s, %s, t_sm, %s);", row_end(e), ptr, at, s,
-         left, e->lanes ? "LANES ? LANES : 32" : "32");
+    if (!e->vmask)
+      declare_store_mask(e);
+    emit(e->vafter, "else if (t_r0 < %s) tecc::store_unaligned(%s + %s, %s, %s, %s, %s);", row_end(e), ptr, at, s,
+         left, e->rows ? "t_sm[t_i]" : "t_sm", e->lanes ? "LANES ? LANES : 32" : "32");
   } else {
     emit(e->vafter, "else if (t_r0 < %s) tecc::store_head(%s + %s, %s, %s);", row_end(e), ptr, at, s, left);
   }
@@ -1746,6 +1771,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
     emit(o, "const bool t_live = %st_o < t_outer;", e->whole ? "t_whole || " : "");
   }
+  if (out_mentions(body, "t_lm"))
+    emit(o, "const unsigned t_lm = t_packs ? 0u : __ballot_sync(0xffffffffu, t_live); /* the warp's lanes in a live row */");
   emit_fragment(o, body);
   close_block(o, "");
   if (e->cluster)

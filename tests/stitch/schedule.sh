@@ -75,7 +75,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 111
+plan 114
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -151,7 +151,7 @@ is "$(of softmax_bf16 | grep -c 'ROWS')" 0 "softmax bf16: one row a thread (no o
 ok "rmsw bf16: the warp launch takes ROWS 2, TY*2 rows a block at a time, a wave of blocks" sh -c "grep -q 'tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' '$work/s.cu' && grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 32><<<' '$work/s.cu'"
 ok "rmsw bf16: the block variant keeps ROWS 1" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 4, 8, 1, true, false, false, 0><<<' "$work/s.cu"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -A12 'reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0)' | grep -c 'for (int t_i = 0; t_i < ROWS; t_i++)')" 1 "rmsw bf16: w's pack loaded once, then the thread's rows"
-is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'const IndexT t_o = t_o0 + (IndexT)t_i \* blockDim.y;')" 5 "rmsw bf16: rows t_o0 + t_i * blockDim.y (the first loads ahead, the next, the loads of ROWS 1, the sum, y)"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'const IndexT t_o = t_o0 + (IndexT)t_i \* blockDim.y;')" 6 "rmsw bf16: rows t_o0 + t_i * blockDim.y (the first loads ahead, the next, the loads of ROWS 1, the sum, y's store mask, y)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c '^ *if (ROWS > 1 && t_packs) {$')" 2 "rmsw bf16: the PACKS instance of ROWS 2 loads its rows ahead (before the loop, then each next group)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 't_c0\[t_q\] = t_n0\[t_q\];')" 1 "rmsw bf16: the rows loaded ahead become this iteration's"
 ok "rmsw bf16: the plan says the warp variant loads the next rows ahead" has rmsw_bf16 'variant warp .*the next rows loaded while these compute'
@@ -185,9 +185,12 @@ ok "masked bf16 (a mask at its own row offset): t_packs stays an argument" grep 
 is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c '} else if (VEC > 1 && (t_whole || t_o < t_outer) && (t_whole || t_r0 < t_red)) {')" 1 "softmax bf16 registers: rows that are not whole packs take the unaligned loads"
 is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(x + t_o \* t_red + t_r0, t_red - t_r0, x, x + (int64_t)t_outer \* t_red);')" 1 "softmax bf16 registers: a pack at any 2-byte boundary, inside the tensor"
 is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::load_unaligned<VEC>(x + ')" 2 "softmax bf16 stream: both reads"
-is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'else if (t_r0 < t_red) tecc::store_unaligned(y + t_o \* t_red + t_r0, t_s_y, t_red - t_r0, t_sm, LANES ? LANES : 32);')" 1 "softmax bf16 registers: y stored in aligned chunks across a row's lanes (LANES a row, or warps)"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'else if (t_r0 < t_red) tecc::store_unaligned(y + t_o \* t_red + t_r0, t_s_y, t_red - t_r0, t_sm\[t_i\], LANES ? LANES : 32);')" 1 "softmax bf16 registers: y stored in aligned chunks across a row's lanes (LANES a row, or warps)"
 is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::store_unaligned(.*, t_sm, 32);')" 1 "softmax bf16 stream: y the same, 32 lanes a segment"
-is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'const unsigned t_sm = __activemask();')" 1 "softmax bf16: the lanes that store, taken as the item's block begins"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 't_sm\[t_i\] = t_packs ? 0u : __ballot_sync(t_lm, (t_whole || t_o < t_outer) && t_r0 < t_red);')" 1 "softmax bf16 registers: the lanes that store each row's item, a ballot before its guards"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'const unsigned t_sm = t_packs ? 0u : __ballot_sync(t_lm, t_r0 < t_red);')" 1 "softmax bf16 stream: the lanes that store the item, a ballot before its guard"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'const unsigned t_lm = t_packs ? 0u : __ballot_sync(0xffffffffu, t_live);')" 1 "softmax bf16 stream: the warp's live lanes, once a row group"
+is "$(grep -c '__activemask' "$work/s.cu")" 0 "no mask of whichever lanes happen to run together"
 is "$(kernel_text tecc_card_bf16_g0_reg | grep -c '} else if (VEC > 1 && ITEMS > 4 && ')" 1 "card bf16 (only reduces): unaligned loads only in the instances of ITEMS 8"
 is "$(kernel_text tecc_card_bf16_g0_stream | grep -c 'load_unaligned')" 0 "card bf16 stream: element by element"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(w + t_r0, t_red - t_r0, w, w + t_red);')" 1 "rmsw bf16: w at any alignment, inside its N"
