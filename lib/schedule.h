@@ -100,8 +100,6 @@ typedef struct Variant {
   int index_bits;      /* 32 or 64; 0: either, as the sizes need (2^30 and more: 64) */
   int one_read;        /* stream that reads each row once: rows of 512 threads, two blocks
                           an SM, when the rows fill them (FIT_ROW) */
-  int packed_items;    /* stream that reads each row again: ITEMS of its instance of aligned
-                          packs and 32-bit indices (0: items) */
   int loops;           /* cluster: taken for any number of rows, the clusters the device
                           holds at once looping over them (else only when they hold every row) */
   int whole;           /* registers, one row a thread: whole row groups of whole rows (R =
