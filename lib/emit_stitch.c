@@ -1682,6 +1682,17 @@ static void row_body(SEmit *e, Out *o) {
   emit_fragment(o, passes);
 }
 
+/* The stream kernel's packs per thread per chunk: more in its instances
+ * of 32-bit indices where the schedule says (Variant.wide_items). */
+static void declare_stream_items(SEmit *e, Out *o) {
+  const Variant *v = &e->sched->variants[e->sched->nvariants - 1];
+  if (v->wide_items)
+    emit(o, "constexpr int ITEMS = sizeof(IndexT) == 4 ? %d : %d; /* packs per thread per chunk */", v->wide_items,
+         v->items);
+  else
+    emit(o, "constexpr int ITEMS = %d; /* packs per thread per chunk */", v->items);
+}
+
 /* The cluster-capable kernel takes a row per cluster, its lanes across
  * the cluster's blocks (one row per block). */
 static void declare_cluster_lanes(Out *o) {
@@ -1740,7 +1751,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   emit(o, "const IndexT t_outer = %s;", outer);
   emit(o, "const IndexT t_red = %s;", red);
   if (!e->reg)
-    emit(o, "constexpr int ITEMS = %d; /* packs per thread per chunk */", e->sched->variants[e->sched->nvariants - 1].items);
+    declare_stream_items(e, o);
   if (split_kernel(e)) {
     emit(o, "/* the block's rows: all of them (PHASE 0), or chunk blockIdx.y of t_chunk rows (1, 2) */");
     emit(o, "const IndexT t_lo = PHASE ? (IndexT)blockIdx.y * t_chunk : 0;");

@@ -218,6 +218,21 @@ static int takes_whole(const Group *g, int rows, int vec) {
   return rows == 1 && vec > 1 && stitch_thread_rows(g);
 }
 
+/* A stream kernel of 4-byte elements that reads each row again
+ * (softmax, layernorm f32: the rows in flight in L2 for the second read)
+ * takes twice the packs a chunk where 32-bit indices do: on an H100
+ * layernorm f32 1024 x 65536 gained 7 to 9.5 points of copy, softmax f32
+ * 0.5 to 1.7.  Both instances of 32-bit indices, the aligned one and the
+ * other, so that a thread folds the same elements whatever the pointers'
+ * alignment (8 packs in one of them only made outputs differ).  16-bit
+ * rows (+0.1 to +1.1) spilled 264-444 bytes at 8, 64-bit indices 150-950,
+ * and rows read once lost 1-5 points (card, logsumexp and rowstats bf16
+ * 128 x 262144; bench/NOTES.md): they keep STREAM_ITEMS. */
+static int reread_items(const Group *g, int max_items, int items, int vec) {
+  int more = at_most(max_items, 2 * STREAM_ITEMS);
+  return stitch_stream_reads(g) >= 2 && vec == PACK_BYTES / 4 && more > items ? more : 0;
+}
+
 /* Rows in registers: several rows per warp (4 to 32 lanes a row) while a
  * warp holds them, then a block per row at about four packs per thread
  * (at most 128 threads when a thread may hold more), then (long rows) the
@@ -277,6 +292,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v->when = WHEN_ALWAYS;
   v->storage = STORE_STREAM;
   v->index_bits = 0; /* 64-bit only when the sizes need it: 64-bit index math cost bf16 rows 20% */
+  v->wide_items = reread_items(g, max_items, v->items, vec);
 }
 
 /* A stream kernel that reads each row once (rowstats: its variance
@@ -549,6 +565,8 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
              v->vec);
   if (v->storage == STORE_REGISTERS || v->storage == STORE_CLUSTER || v->storage == STORE_STREAM)
     buf_printf(b, ", ITEMS %d", v->items);
+  if (v->wide_items)
+    buf_printf(b, " (%d where 32-bit indices do)", v->wide_items);
   if (v->rows > 1)
     buf_printf(b, ", ROWS %d", v->rows);
   buf_printf(b, ", %s, %s", block_text(a, v), grid_text(a, v));

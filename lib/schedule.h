@@ -100,6 +100,8 @@ typedef struct Variant {
   int index_bits;      /* 32 or 64; 0: either, as the sizes need (2^30 and more: 64) */
   int one_read;        /* stream that reads each row once: rows of 512 threads, two blocks
                           an SM, when the rows fill them (FIT_ROW) */
+  int wide_items;      /* stream that reads each row again: ITEMS of its instances of
+                          32-bit indices (0: items) */
   int loops;           /* cluster: taken for any number of rows, the clusters the device
                           holds at once looping over them (else only when they hold every row) */
   int whole;           /* registers, one row a thread: whole row groups of whole rows (R =

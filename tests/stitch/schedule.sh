@@ -27,7 +27,8 @@
 # without row or item guards (WHOLE); a cluster all-reduce waits at one
 # barrier, its two slots taken in turn, and the cluster kernel waits for
 # its cluster before it ends; a stream kernel reads a row backward in its
-# second pass (the chunks still in L2 first).
+# second pass (the chunks still in L2 first), and one of 4-byte elements
+# that reads a row twice takes twice the packs a chunk with 32-bit indices.
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -75,7 +76,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 114
+plan 118
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -126,6 +127,10 @@ is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::load_stream(\|tecc::s
 is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_p0 = \*reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "softmax f32 stream: the first read plain (kept in L2 for the second)"
 is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "softmax f32 stream: the last read streamed past L2"
 is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 'tecc::store_stream(reinterpret_cast<tecc::Pack<float, VEC> \*>(y + t_o \* t_red + t_r0), t_s_y);')" 1 "softmax f32 stream: y stored past L2"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 'constexpr int ITEMS = sizeof(IndexT) == 4 ? 8 : 4;')" 1 "softmax f32 stream (reads a row twice): 8 packs a chunk with 32-bit indices, aligned or not, 4 with 64-bit"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'constexpr int ITEMS = 4;')" 1 "softmax bf16 stream: 4 packs a chunk (8 spilled)"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'constexpr int ITEMS = 4;')" 1 "rowstats f32 stream (reads a row once): 4 packs a chunk"
+ok "softmax f32: the plan says the stream's two ITEMS" has softmax_f32 'variant stream (otherwise): stream, VEC 4, ITEMS 4 (8 where 32-bit indices do)'
 is "$(row_loads tecc_softmax_f32_g0_stream)" 2 "softmax f32 stream: two reads (the max and the sum of exp, then y)"
 is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_os[0-9]* = tecc::rescale_exp(')" 2 "softmax f32 stream: the sum rescaled per chunk and to the row's max"
 is "$(row_loads tecc_logsumexp_f32_g0_stream)" 1 "logsumexp f32 stream: one read"
