@@ -1750,6 +1750,10 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
   emit(o, "const IndexT t_outer = %s;", outer);
   emit(o, "const IndexT t_red = %s;", red);
+  if (e->sched->batch) /* schedule.c, batch_axes() */
+    emit(o, "const IndexT t_batch = (int64_t)(%s) * t_red * %lld > %lld ? %s : 1; /* the rows visited batch-fastest, or in order */",
+         count_expr(e, ~e->st->axes & ~e->sched->batch), (long long)e->sched->batch_bytes,
+         (long long)e->sched->batch_limit, count_expr(e, e->sched->batch));
   if (!e->reg)
     declare_stream_items(e, o);
   if (split_kernel(e)) {
@@ -1778,6 +1782,9 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   } else if (e->rows) {
     emit(o, "const IndexT t_o0 = t_ob + threadIdx.y; /* the thread's first row */");
     emit(o, "const bool t_live = %st_o0 < t_outer;", e->whole ? "t_whole || " : "");
+  } else if (e->sched->batch) {
+    emit(o, "const IndexT t_o = tecc::batch_fastest<IndexT>(t_ob + threadIdx.%s, t_outer, t_batch);", item);
+    emit(o, "const bool t_live = %st_o < t_outer;", e->whole ? "t_whole || " : "");
   } else {
     emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
     emit(o, "const bool t_live = %st_o < t_outer;", e->whole ? "t_whole || " : "");

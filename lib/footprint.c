@@ -30,6 +30,9 @@ typedef struct Walk {
   char *kept;            /* by value id: kept by an earlier pass */
   char *kept_read;       /* by value id: a later pass read it back */
   int row_operands;      /* stitch: memory values broadcast along the rows were read */
+  uint32_t row_operand_axes; /* stitch: the kept domain axes those index */
+  char *along;           /* stitch: by value id, such a value of rows of its own was counted */
+  int along_bytes;       /* stitch: the bytes of an element of each of those */
 } Walk;
 
 int worth_keeping(const Value *v) {
@@ -208,6 +211,22 @@ static void stitch_compute(Walk *w, const Value *v, const int *map, int row_leve
     w->kept[v->id] = 1;
 }
 
+/* A memory value read along the row but not over the whole domain (a
+ * norm's w, an attention mask broadcast over a batch): the kept axes it
+ * is indexed by. */
+static void read_along_row(Walk *w, const Value *v, const int *map) {
+  uint32_t kept = 0;
+  for (int j = 0; j < v->shape.rank; j++)
+    if (map[j] >= 0 && !((w->axes >> map[j]) & 1u))
+      kept |= 1u << map[j];
+  w->row_operands = 1;
+  w->row_operand_axes |= kept;
+  if (kept && !w->along[v->id]) { /* one row for every row (w): the same bytes again, from cache */
+    w->along[v->id] = 1;
+    w->along_bytes += dtype_size(v->dtype);
+  }
+}
+
 static void stitch_visit(Walk *w, const Value *v, const int *given) {
   int map[TECC_MAX_RANK];
   for (int j = 0; j < v->shape.rank; j++) /* literal-1 axes have index 0 at any map */
@@ -228,7 +247,7 @@ static void stitch_visit(Walk *w, const Value *v, const int *given) {
   else if (v->shape.rank > 0 && !row_level && covers(w, &v->shape, map, 0))
     hold(w, v);
   else if (v->shape.rank > 0 && !row_level)
-    w->row_operands = 1;
+    read_along_row(w, v, map);
 }
 
 /* An output of a rounding cast to f16/bf16 of an f32 value stores the f32
@@ -282,6 +301,7 @@ static Walk stitch_walk(Arena *a, const KernelPlan *kp, const Group *g, const ch
   w.computed_in = ARENA_ARRAY(a, uint32_t, n);
   w.kept = ARENA_ARRAY(a, char, n);
   w.kept_read = ARENA_ARRAY(a, char, n);
+  w.along = ARENA_ARRAY(a, char, n);
   w.reuse = reuse;
   stitch_passes(&w);
   return w;
@@ -330,6 +350,14 @@ static void stitch_footprint(Arena *a, const KernelPlan *kp, const Group *g, Foo
   f->keep = reuse;
   f->held_inputs = first.nheld;
   f->row_operands = first.row_operands;
+  f->row_operand_axes = first.row_operand_axes;
+  f->elem_bytes = first.along_bytes;
+  for (int i = 0; i < n; i++)
+    if (first.held[i])
+      f->elem_bytes += dtype_size(((Value *)kp->kernel->values.items[i])->dtype);
+  for (int i = 0; i < g->roots.len; i++)
+    if (is_staged_output(&first, g->roots.items[i]))
+      f->elem_bytes += dtype_size(((Value *)g->roots.items[i])->dtype);
   if (!(g->sched == SCHED_ROW && contiguous_rows(g)) && !stitch_column_packs(g))
     return;
   for (int i = 0; i < n; i++) {

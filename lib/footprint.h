@@ -28,6 +28,11 @@ typedef struct Footprint {
   const char *keep; /* stitch: by value id, 1 for the values kept (or NULL) */
   int row_operands; /* stitch: memory values read along the row but not over the whole domain
                        (a norm's w and b, a mask broadcast over a batch) */
+  uint32_t row_operand_axes; /* stitch: the kept domain axes those are indexed by (a mask [S, S]
+                       under [B, S, S]: the S of the rows) */
+  int elem_bytes;   /* stitch: the bytes it reads and writes an element of its domain: the
+                       inputs it holds, those operands with rows of their own (a mask, not w)
+                       and the outputs along the row */
 } Footprint;
 
 Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g);

@@ -36,10 +36,11 @@ enum {
 };
 
 Target target_of(const char *arch) {
-  Target t = {arch ? arch : "sm_90", 90, 8};
+  Target t = {arch ? arch : "sm_90", 90, 8, 0};
   if (arch && strncmp(arch, "sm_", 3) == 0)
     t.sm = atoi(arch + 3);
   t.max_cluster = t.sm >= 90 ? 8 : 1; /* 8: the portable cluster size */
+  t.l2_bytes = (int64_t)(t.sm >= 90 ? 50 : t.sm == 80 ? 40 : 6) << 20; /* others: the smallest of recent parts */
   return t;
 }
 
@@ -455,6 +456,45 @@ static int max_threads(const GroupSchedule *s) {
   return most;
 }
 
+/* The kept axes of a stitch row group's domain. */
+static uint32_t kept_axes(const Group *g) {
+  uint32_t kept = 0;
+  for (int i = 0; i < g->domain.rank; i++)
+    if (!dim_is_one(&g->domain, i) && !((g->stitch->axes >> i) & 1u))
+      kept |= 1u << i;
+  return kept;
+}
+
+/* Where the operands read along the row (footprint.h) are indexed by the
+ * last kept axes Q only, and not by the ones before them, P (an attention
+ * mask [S, S] under scores [B, S, S]: P = B), the rows may be visited
+ * batch-fastest (tecc::batch_fastest: in tiles of 64 rows of Q, each for
+ * every batch in turn), so that the P rows that read one row of the
+ * operand are in flight together and it comes from HBM once, not once a
+ * batch.  The sizes decide, at run time: in domain order two batches'
+ * reads of one row of it are Q rows apart, Q*R*elem_bytes of traffic, and
+ * past half the L2 the operand no longer stays there.  On an H100
+ * softmax(s * 0.125 + m, -1) at 32 x 2048 x 2048 (bench/NOTES.md, ab70 to
+ * ab72): f32, 48 MB apart, 71.8% of copy in domain order, 90.2 batch by
+ * batch, 92.5 in tiles of 64 rows (fewer batches at once, 4 or 8: 85.4,
+ * 89.5); bf16, 24 MB apart, 82.5 in domain order and 63-68 in any of
+ * those orders (78.9 in domain order with the order's divisions).
+ * Returns P, or 0 where the order cannot matter. */
+static uint32_t batch_axes(const Group *g, const Footprint *f) {
+  uint32_t kept = kept_axes(g), used = f->row_operand_axes;
+  if (!used || used == kept)
+    return 0;
+  for (int i = 0, seen = 0; i < g->domain.rank; i++) {
+    if (!((kept >> i) & 1u))
+      continue;
+    if ((used >> i) & 1u)
+      seen = 1;
+    else if (seen)
+      return 0; /* an axis of P after one of Q: no two blocks of rows */
+  }
+  return kept & ~used;
+}
+
 static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group *g, const Target *t) {
   GroupSchedule *s = ARENA_NEW(a, GroupSchedule);
   Footprint f = group_footprint(a, kp, g);
@@ -469,8 +509,12 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   case CLASS_STITCH_ROW: stitch_row(a, s, &f, t, g); break;
   case CLASS_STITCH_COLUMN: stitch_column(a, s, &f, g); break;
   }
-  if (s->cls == CLASS_STITCH_ROW)
+  if (s->cls == CLASS_STITCH_ROW) {
     one_read_stream(s, g);
+    s->batch = batch_axes(g, &f);
+    s->batch_bytes = f.elem_bytes;
+    s->batch_limit = t->l2_bytes / 2;
+  }
   if (g->kind == GROUP_STITCH)
     decide(s, reduced_length(g), small_domain(g));
   s->max_threads = max_threads(s);
@@ -622,6 +666,12 @@ static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   else
     buf_printf(b, "    rows = %s, row length R = %s\n", dims_text(a, k, &g->domain, ~axes),
                dims_text(a, k, &g->domain, axes));
+  if (s->batch)
+    buf_printf(b, "    row order: the batch %s fastest, in tiles of 64 rows of %s, when %s*R*%lld bytes (what moves "
+                  "between two batches' reads of one row of an operand broadcast over the batch, in domain order) "
+                  "exceed %lld (half the L2); else in domain order\n",
+               dims_text(a, k, &g->domain, s->batch), dims_text(a, k, &g->domain, ~axes & ~s->batch),
+               dims_text(a, k, &g->domain, ~axes & ~s->batch), (long long)s->batch_bytes, (long long)s->batch_limit);
   if (g->kind == GROUP_REDUCE)
     buf_printf(b, "    reduces: %%%d %s\n", g->reduce->id, reduce_name(g->reduce->rop));
   if (g->kind == GROUP_STITCH)

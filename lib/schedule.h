@@ -26,6 +26,7 @@ typedef struct Target {
   const char *arch; /* "sm_90" */
   int sm;           /* 90 */
   int max_cluster;  /* blocks per cluster with distributed shared memory; 1: none */
+  int64_t l2_bytes; /* the L2 cache: 50 MiB on an H100 or H200 */
 } Target;
 
 typedef enum SchedClass {
@@ -118,6 +119,11 @@ typedef struct GroupSchedule {
   int held;           /* stitch: full-domain values held per element */
   int budget;         /* stitch: elements a thread may hold per value */
   const char *keep;   /* stitch: by value id, the values kept across passes */
+  uint32_t batch;     /* stitch rows: the kept axes P visited fastest when the sizes ask
+                         (batch_axes()); 0: the rows in domain order */
+  int64_t batch_bytes; /* ... when Q*R*batch_bytes, what moves between two batches' reads of
+                         one row of the broadcast operand in domain order, exceeds batch_limit */
+  int64_t batch_limit; /* half the target's L2 */
 } GroupSchedule;
 
 /* Fills g->schedule for every group of every kernel. */

@@ -66,6 +66,26 @@ template <typename T> __device__ __forceinline__ T rescale_exp(T sum, T a, T b) 
   return sum == (T)0 || a == b ? sum : sum * exp(a - b);
 }
 
+/* @piece batch_fastest */
+/* The row a thread takes v-th when the rows, row-major [P, Q] (P the
+ * batch), are visited batch-fastest: in tiles of 64 rows of Q, each tile
+ * for every batch in turn ([Q/64, P, 64]; the last tile may be shorter),
+ * so that the P rows that read one row of an operand broadcast over the
+ * batch (an attention mask [S, S] under scores [B, S, S]) are in flight
+ * together and it comes from HBM once (lib/schedule.c, batch_axes()).
+ * 64 rows of a batch side by side measured 2.3 points of copy above one.
+ * A batch of 1 (the domain order), and past the rows (v >= rows): v
+ * itself, so that the guards `t_o < t_outer` stay what they were. */
+template <typename I> __device__ __forceinline__ I batch_fastest(I v, I rows, I batch) {
+  constexpr int TILE = 64;
+  if (batch == 1 || v >= rows)
+    return v;
+  const I q = rows / batch, span = (I)TILE * batch;
+  const I first = v / span * (I)TILE, in = v % span;
+  const I t = q - first < (I)TILE ? q - first : (I)TILE;
+  return in / t * q + first + in % t;
+}
+
 /* @piece Moments moments chunk_mean MergeMoments row_allreduce_moments @needs add sub mul shfl_xor warp_allreduce */
 /* The count, mean and sum of squared deviations (m2) of some elements:
  * var(x) in one read of the row (lib/emit_stitch.c, the stream kernel).

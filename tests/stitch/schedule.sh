@@ -56,6 +56,8 @@ kernel softmax_col_bf16(x: bf16[M, N]) -> (y: bf16[M, N]) { y = softmax(x, 0) }
 kernel colshift_f32(x: f32[M, N], b: f32[N]) -> (y: f32[M, N], m: f32[N]) { m = max(x, 0); y = x - m + b }
 kernel layernorm_col_f32(x: f32[M, N]) -> (y: f32[M, N]) { y = (x - mean(x, 0)) * rsqrt(var(x, 0) + 1e-5) }
 kernel masked_bf16(s: bf16[B, S, D], m: bf16[S, D]) -> (y: bf16[B, S, D]) { y = softmax(s * 0.125 + m, -1) }
+kernel mask_and_row_f32(s: f32[B, S, D], m: f32[S, D], r: f32[B, 1, D]) -> (y: f32[B, S, D]) { y = softmax(s + m + r, -1) }
+kernel batch_row_f32(s: f32[B, S, D], r: f32[B, 1, D]) -> (y: f32[B, S, D]) { y = softmax(s + r, -1) }
 kernel rmsw_bf16(x: bf16[M, N], w: bf16[N]) -> (y: bf16[M, N]) { y = x * rsqrt(mean(x * x, -1) + 1e-6) * w }
 kernel card_bf16(x: bf16[M, N]) -> (y: bf16[M]) { y = sum(x * x, -1) }
 kernel addrms_bf16(x: bf16[M, N], r: bf16[M, N], w: bf16[N]) -> (y: bf16[M, N]) {
@@ -76,7 +78,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 118
+plan 127
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -201,6 +203,16 @@ is "$(kernel_text tecc_card_bf16_g0_stream | grep -c 'load_unaligned')" 0 "card 
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(w + t_r0, t_red - t_r0, w, w + t_red);')" 1 "rmsw bf16: w at any alignment, inside its N"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'load_unaligned\|store_unaligned')" 0 "softmax f32: element by element (4-byte elements)"
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'load_unaligned\|store_unaligned\|t_sm =')" 0 "masked bf16 (t_packs an argument): element by element, the aligned path without their code"
+# Rows batch-fastest (schedule.c, batch_axes()).
+ok "masked bf16: rows visited batch-fastest where the sizes ask" has masked_bf16 'row order: the batch B fastest, in tiles of 64 rows of S, when S\*R\*6 bytes .* exceed 26214400 (half the L2); else in domain order'
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'const IndexT t_o = tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch);')" 1 "masked bf16 registers: the row of the visit"
+is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 'const IndexT t_o = tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch);')" 1 "masked bf16 stream: the row of the visit"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'const IndexT t_batch = (int64_t)(S) \* t_red \* 6 > 26214400 ? B : 1;')" 1 "masked bf16: the batch B past half the L2 (s, m and y: 6 bytes an element), else 1"
+is "$(kernel_text tecc_mask_and_row_f32_g0_reg | grep -c 'batch_fastest')" 0 "a mask and a row of the batch: no visit order"
+is "$(of mask_and_row_f32 | grep -c 'row order')" 0 "a mask [S, D] and a row [B, 1, D] (both kept axes): rows in order"
+is "$(of batch_row_f32 | grep -c 'row order')" 0 "a row [B, 1, D] only (the first kept axis): rows in order"
+is "$(of rmsw_bf16 | grep -c 'row order')" 0 "rmsnorm's w (no kept axis): rows in order"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'batch_fastest')" 0 "rmsnorm bf16: no visit order"
 # Column split: a softmax(x, 0) whose column groups leave SMs idle cuts
 # its rows into chunks: partials of each chunk, then their fold and the
 # writes; a column max kept as an output (colshift) splits too, a
