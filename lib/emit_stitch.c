@@ -68,6 +68,7 @@ typedef struct SEmit {
   int prefetch;       /* rows: an instance of ROWS > 1 loads the next row group ahead (t_n<id>) */
   int lanes;          /* reg kernel of rows with a warp variant: the lanes of a row, LANES (0: blockDim.x) */
   int lanes_now;      /* the LANES of the instance being launched */
+  int batch_now;      /* the launch being written: the BATCH instance (rows batch-fastest) */
   int into_next;      /* the loads being written fill t_n<id>, not t_c<id> */
   int whole;          /* reg kernel of rows: its guards fold away in the WHOLE instance (t_whole) */
   Out *prologue;      /* prefetch: before the row loop */
@@ -1716,10 +1717,11 @@ static int launches_whole(const SEmit *e, const Variant *v) {
 /* The template parameters of the kernel. */
 static const char *template_params(const SEmit *e) {
   const char *packs = whole_instance(e) ? ", bool PACKS, bool WHOLE" : takes_packs(e) ? ", bool PACKS" : "";
+  const char *batch = e->sched->batch ? ", bool BATCH" : "";
   if (!e->reg)
-    return arena_printf(e->a, "int VEC%s%s", packs, split_kernel(e) ? ", int PHASE" : "");
-  return arena_printf(e->a, "int ITEMS, int VEC%s%s%s%s", e->rows ? ", int ROWS" : "", packs,
-                      e->cluster ? ", bool CLUSTER" : "", e->lanes ? ", int LANES" : "");
+    return arena_printf(e->a, "int VEC%s%s%s", packs, split_kernel(e) ? ", int PHASE" : "", batch);
+  return arena_printf(e->a, "int ITEMS, int VEC%s%s%s%s%s", e->rows ? ", int ROWS" : "", packs,
+                      e->cluster ? ", bool CLUSTER" : "", e->lanes ? ", int LANES" : "", batch);
 }
 
 static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
@@ -1751,9 +1753,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   emit(o, "const IndexT t_outer = %s;", outer);
   emit(o, "const IndexT t_red = %s;", red);
   if (e->sched->batch) /* schedule.c, batch_axes() */
-    emit(o, "const IndexT t_batch = (int64_t)(%s) * t_red * %lld > %lld ? %s : 1; /* the rows visited batch-fastest, or in order */",
-         count_expr(e, ~e->st->axes & ~e->sched->batch), (long long)e->sched->batch_bytes,
-         (long long)e->sched->batch_limit, count_expr(e, e->sched->batch));
+    emit(o, "const IndexT t_batch = %s; /* BATCH: the rows visited batch-fastest */", count_expr(e, e->sched->batch));
   if (!e->reg)
     declare_stream_items(e, o);
   if (split_kernel(e)) {
@@ -1783,7 +1783,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     emit(o, "const IndexT t_o0 = t_ob + threadIdx.y; /* the thread's first row */");
     emit(o, "const bool t_live = %st_o0 < t_outer;", e->whole ? "t_whole || " : "");
   } else if (e->sched->batch) {
-    emit(o, "const IndexT t_o = tecc::batch_fastest<IndexT>(t_ob + threadIdx.%s, t_outer, t_batch);", item);
+    emit(o, "const IndexT t_o = BATCH ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.%s, t_outer, t_batch) : t_ob + threadIdx.%s;",
+         item, item);
     emit(o, "const bool t_live = %st_o < t_outer;", e->whole ? "t_whole || " : "");
   } else {
     emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
@@ -1912,16 +1913,17 @@ static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
   const char *pk = takes_packs(e) ? (packs != PACKS_NONE ? ", true" : ", false") : "";
   if (v->storage != STORE_STREAM && whole_instance(e))
     pk = arena_printf(e->a, "%s%s", pk, packs == PACKS_WHOLE ? ", true" : ", false");
+  const char *batch = !e->sched->batch ? "" : e->batch_now ? ", true" : ", false";
   if (v->storage == STORE_STREAM)
-    return arena_printf(e->a, "%s<%s, %d%s%s>", kernel_name(e->a, e->k, e->g, 0), index, v->vec, pk,
-                        e->split ? arena_printf(e->a, ", %d", phase) : "");
+    return arena_printf(e->a, "%s<%s, %d%s%s%s>", kernel_name(e->a, e->k, e->g, 0), index, v->vec, pk,
+                        e->split ? arena_printf(e->a, ", %d", phase) : "", batch);
   const char *cluster = !e->cluster ? "" : v->storage == STORE_CLUSTER ? ", true" : ", false";
   const char *rows = e->rows ? arena_printf(e->a, ", %d", v->rows) : "";
   if (v->rows > 1 && !e->rows)
     internal_error("stitch: variant %s holds %d rows a thread in a kernel of one", v->name, v->rows);
   const char *lanes = e->lanes ? arena_printf(e->a, ", %d", e->lanes_now) : "";
-  return arena_printf(e->a, "%s<%s, %d, %d%s%s%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec, rows,
-                      pk, cluster, lanes);
+  return arena_printf(e->a, "%s<%s, %d, %d%s%s%s%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec,
+                      rows, pk, cluster, lanes, batch);
 }
 
 /* The threads across the columns of a split block: a warp spans 32 packs
@@ -2030,8 +2032,11 @@ static void emit_packs_launch(SEmit *e, Out *o, const Variant *v, const char *ar
   o->indent--;
 }
 
-/* One variant's block, grid and launch: the warp variant's instance is
- * the one of its lanes a row (LANES, t_tx). */
+static void emit_lanes_launch(SEmit *e, Out *o, const Variant *v, const char *args);
+
+/* One variant's block, grid and launch: the BATCH instance where the rows
+ * are visited batch-fastest (t_batch), and in the warp variant the
+ * instance of its lanes a row (LANES, t_tx). */
 static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
   emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
        v->rows > 1 ? arena_printf(e->a, ", ROWS %d", v->rows) : "");
@@ -2045,6 +2050,21 @@ static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *
     emit_instance_launch(e, o, v, args, PACKS_NONE, 2);
     return;
   }
+  if (!e->sched->batch) {
+    emit_lanes_launch(e, o, v, args);
+    return;
+  }
+  open_block(o, "if (t_batched)");
+  e->batch_now = 1;
+  emit_lanes_launch(e, o, v, args);
+  e->batch_now = 0;
+  else_block(o);
+  emit_lanes_launch(e, o, v, args);
+  close_block(o, "");
+}
+
+/* The instance of the lanes of a row (LANES, t_tx) in the warp variant. */
+static void emit_lanes_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
   if (!e->lanes || v->fit != FIT_SHORT_ROWS) {
     emit_packs_launch(e, o, v, args);
     return;
@@ -2098,6 +2118,10 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
     emit(o, "const bool t_packs = %s %% %d == 0%s;", e->cvec ? "t_rows" : "t_len", most_vec(s), packed_pointers(e));
   if ((e->vec || e->cvec) && !takes_packs(e))
     args = arena_printf(a, "%s, t_packs", args);
+  if (s->batch) /* schedule.c, batch_axes() */
+    emit(o, "const bool t_batched = %s > 1 && %s * t_len * %lld > %lld; /* the rows visited batch-fastest (BATCH) */",
+         host_count(e, s->batch), host_count(e, ~g->stitch->axes & ~s->batch), (long long)s->batch_bytes,
+         (long long)s->batch_limit);
   if (e->split)
     emit(o, "const int t_chunks = %s(t_rows, t_len, sizeof(IndexT) == 4);", chunks_function(e));
   emit_variants(e, o, args);
