@@ -68,7 +68,8 @@ typedef struct SEmit {
   int prefetch;       /* rows: an instance of ROWS > 1 loads the next row group ahead (t_n<id>) */
   int lanes;          /* reg kernel of rows with a warp variant: the lanes of a row, LANES (0: blockDim.x) */
   int lanes_now;      /* the LANES of the instance being launched */
-  int batch_now;      /* the launch being written: the BATCH instance (rows batch-fastest) */
+  int batch_now;      /* the launch being written: the BATCH instance (rows batch-fastest); the
+                         cluster condition asks the occupancy of the other, as it is written first */
   int into_next;      /* the loads being written fill t_n<id>, not t_c<id> */
   int whole;          /* reg kernel of rows: its guards fold away in the WHOLE instance (t_whole) */
   Out *prologue;      /* prefetch: before the row loop */

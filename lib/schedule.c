@@ -471,15 +471,15 @@ static uint32_t kept_axes(const Group *g) {
  * batch-fastest (tecc::batch_fastest: in tiles of 64 rows of Q, each for
  * every batch in turn), so that the P rows that read one row of the
  * operand are in flight together and it comes from HBM once, not once a
- * batch.  The sizes decide, at run time: in domain order two batches'
- * reads of one row of it are Q rows apart, Q*R*elem_bytes of traffic, and
- * past half the L2 the operand no longer stays there.  On an H100
+ * batch.  The sizes decide, at run time (the host launches the kernels'
+ * BATCH instance, emit_stitch.c): in domain order two batches' reads of
+ * one row of it are Q rows apart, Q*R*elem_bytes of traffic, and past
+ * half the L2 the operand no longer stays there.  On an H100
  * softmax(s * 0.125 + m, -1) at 32 x 2048 x 2048 (bench/NOTES.md, ab70 to
- * ab72): f32, 48 MB apart, 71.8% of copy in domain order, 90.2 batch by
- * batch, 92.5 in tiles of 64 rows (fewer batches at once, 4 or 8: 85.4,
- * 89.5); bf16, 24 MB apart, 82.5 in domain order and 63-68 in any of
- * those orders (78.9 in domain order with the order's divisions).
- * Returns P, or 0 where the order cannot matter. */
+ * ab74): f32, 48 MiB apart, 71.9% of copy in domain order, 90.2 batch by
+ * batch, 92.1-92.5 in tiles of 64 rows (fewer batches at once, 4 or 8:
+ * 85.4, 89.5); bf16, 24 MiB apart, 82.5 in domain order and 63-68 in any
+ * of those orders.  Returns P, or 0 where the order cannot matter. */
 static uint32_t batch_axes(const Group *g, const Footprint *f) {
   uint32_t kept = kept_axes(g), used = f->row_operand_axes;
   if (!used || used == kept)
