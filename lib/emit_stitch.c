@@ -2033,10 +2033,27 @@ static void emit_packs_launch(SEmit *e, Out *o, const Variant *v, const char *ar
   o->indent--;
 }
 
-static void emit_lanes_launch(SEmit *e, Out *o, const Variant *v, const char *args);
+/* The instance of the lanes of a row (LANES, t_tx) in the warp variant. */
+static void emit_lanes_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
+  if (!e->lanes || v->fit != FIT_SHORT_ROWS) {
+    emit_packs_launch(e, o, v, args);
+    return;
+  }
+  emit(o, "switch (t_tx) { /* the lanes of a row: LANES */");
+  for (int l = MIN_ROW_LANES; l <= 32; l *= 2) {
+    emit(o, l < 32 ? "case %d:" : "default:", l);
+    o->indent++;
+    e->lanes_now = l;
+    emit_packs_launch(e, o, v, args);
+    emit(o, "break;");
+    o->indent--;
+  }
+  emit(o, "}");
+  e->lanes_now = 0;
+}
 
 /* One variant's block, grid and launch: the BATCH instance where the rows
- * are visited batch-fastest (t_batch), and in the warp variant the
+ * are visited batch-fastest (t_batched), and in the warp variant the
  * instance of its lanes a row (LANES, t_tx). */
 static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
   emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
@@ -2062,25 +2079,6 @@ static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *
   else_block(o);
   emit_lanes_launch(e, o, v, args);
   close_block(o, "");
-}
-
-/* The instance of the lanes of a row (LANES, t_tx) in the warp variant. */
-static void emit_lanes_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
-  if (!e->lanes || v->fit != FIT_SHORT_ROWS) {
-    emit_packs_launch(e, o, v, args);
-    return;
-  }
-  emit(o, "switch (t_tx) { /* the lanes of a row: LANES */");
-  for (int l = MIN_ROW_LANES; l <= 32; l *= 2) {
-    emit(o, l < 32 ? "case %d:" : "default:", l);
-    o->indent++;
-    e->lanes_now = l;
-    emit_packs_launch(e, o, v, args);
-    emit(o, "break;");
-    o->indent--;
-  }
-  emit(o, "}");
-  e->lanes_now = 0;
 }
 
 /* The variants in order: the first whose condition holds is launched. */

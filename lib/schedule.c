@@ -456,15 +456,6 @@ static int max_threads(const GroupSchedule *s) {
   return most;
 }
 
-/* The kept axes of a stitch row group's domain. */
-static uint32_t kept_axes(const Group *g) {
-  uint32_t kept = 0;
-  for (int i = 0; i < g->domain.rank; i++)
-    if (!dim_is_one(&g->domain, i) && !((g->stitch->axes >> i) & 1u))
-      kept |= 1u << i;
-  return kept;
-}
-
 /* Where the operands read along the row (footprint.h) are indexed by the
  * last kept axes Q only, and not by the ones before them, P (an attention
  * mask [S, S] under scores [B, S, S]: P = B), the rows may be visited
@@ -481,18 +472,19 @@ static uint32_t kept_axes(const Group *g) {
  * 85.4, 89.5); bf16, 24 MiB apart, 82.5 in domain order and 63-68 in any
  * of those orders.  Returns P, or 0 where the order cannot matter. */
 static uint32_t batch_axes(const Group *g, const Footprint *f) {
-  uint32_t kept = kept_axes(g), used = f->row_operand_axes;
-  if (!used || used == kept)
-    return 0;
-  for (int i = 0, seen = 0; i < g->domain.rank; i++) {
-    if (!((kept >> i) & 1u))
-      continue;
+  uint32_t used = f->row_operand_axes, batch = 0;
+  int in_q = 0;
+  for (int i = 0; i < g->domain.rank; i++) {
+    if (dim_is_one(&g->domain, i) || ((g->stitch->axes >> i) & 1u))
+      continue; /* not a kept axis */
     if ((used >> i) & 1u)
-      seen = 1;
-    else if (seen)
+      in_q = 1;
+    else if (in_q)
       return 0; /* an axis of P after one of Q: no two blocks of rows */
+    else
+      batch |= 1u << i;
   }
-  return kept & ~used;
+  return in_q ? batch : 0;
 }
 
 static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group *g, const Target *t) {
@@ -666,12 +658,13 @@ static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   else
     buf_printf(b, "    rows = %s, row length R = %s\n", dims_text(a, k, &g->domain, ~axes),
                dims_text(a, k, &g->domain, axes));
-  if (s->batch)
+  if (s->batch) {
+    const char *q = dims_text(a, k, &g->domain, ~axes & ~s->batch);
     buf_printf(b, "    row order: the batch %s fastest, in tiles of 64 rows of %s, when %s*R*%lld bytes (what moves "
                   "between two batches' reads of one row of an operand broadcast over the batch, in domain order) "
                   "exceed %lld (half the L2); else in domain order\n",
-               dims_text(a, k, &g->domain, s->batch), dims_text(a, k, &g->domain, ~axes & ~s->batch),
-               dims_text(a, k, &g->domain, ~axes & ~s->batch), (long long)s->batch_bytes, (long long)s->batch_limit);
+               dims_text(a, k, &g->domain, s->batch), q, q, (long long)s->batch_bytes, (long long)s->batch_limit);
+  }
   if (g->kind == GROUP_REDUCE)
     buf_printf(b, "    reduces: %%%d %s\n", g->reduce->id, reduce_name(g->reduce->rop));
   if (g->kind == GROUP_STITCH)
