@@ -1783,12 +1783,11 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   } else if (e->rows) {
     emit(o, "const IndexT t_o0 = t_ob + threadIdx.y; /* the thread's first row */");
     emit(o, "const bool t_live = %st_o0 < t_outer;", e->whole ? "t_whole || " : "");
-  } else if (e->sched->batch) {
-    emit(o, "const IndexT t_o = BATCH ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.%s, t_outer, t_batch) : t_ob + threadIdx.%s;",
-         item, item);
-    emit(o, "const bool t_live = %st_o < t_outer;", e->whole ? "t_whole || " : "");
   } else {
-    emit(o, "const IndexT t_o = t_ob + threadIdx.%s;", item);
+    const char *row = arena_printf(e->a, "t_ob + threadIdx.%s", item);
+    if (e->sched->batch) /* the BATCH instance visits the rows batch-fastest */
+      row = arena_printf(e->a, "BATCH ? tecc::batch_fastest<IndexT>(%s, t_outer, t_batch) : %s", row, row);
+    emit(o, "const IndexT t_o = %s;", row);
     emit(o, "const bool t_live = %st_o < t_outer;", e->whole ? "t_whole || " : "");
   }
   if (out_mentions(body, "t_lm"))

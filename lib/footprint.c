@@ -21,7 +21,7 @@ typedef struct Walk {
   PtrVec seen;           /* Seen*: element scope, this pass */
   PtrVec row_seen;       /* Seen*: row scope, every pass */
   int pack_bytes;
-  int own_bytes;         /* loop: bytes per element at its own index */
+  int own_bytes;         /* bytes per element: loop, at its own index; stitch, footprint.h */
   int slow_math;         /* loop: software math functions per element */
   char *held;            /* by value id: a memory value held whole */
   int nheld;
@@ -31,8 +31,8 @@ typedef struct Walk {
   char *kept_read;       /* by value id: a later pass read it back */
   int row_operands;      /* stitch: memory values broadcast along the rows were read */
   uint32_t row_operand_axes; /* stitch: the kept domain axes those index */
-  char *along;           /* stitch: by value id, such a value of rows of its own was counted */
-  int along_bytes;       /* stitch: the bytes of an element of each of those */
+  char *along;           /* stitch: by value id, such a value of rows of its own was counted
+                            in own_bytes */
 } Walk;
 
 int worth_keeping(const Value *v) {
@@ -223,7 +223,7 @@ static void read_along_row(Walk *w, const Value *v, const int *map) {
   w->row_operand_axes |= kept;
   if (kept && !w->along[v->id]) { /* one row for every row (w): the same bytes again, from cache */
     w->along[v->id] = 1;
-    w->along_bytes += dtype_size(v->dtype);
+    w->own_bytes += dtype_size(v->dtype);
   }
 }
 
@@ -351,26 +351,28 @@ static void stitch_footprint(Arena *a, const KernelPlan *kp, const Group *g, Foo
   f->held_inputs = first.nheld;
   f->row_operands = first.row_operands;
   f->row_operand_axes = first.row_operand_axes;
-  f->elem_bytes = first.along_bytes;
-  for (int i = 0; i < n; i++)
-    if (first.held[i])
-      f->elem_bytes += dtype_size(((Value *)kp->kernel->values.items[i])->dtype);
-  for (int i = 0; i < g->roots.len; i++)
-    if (is_staged_output(&first, g->roots.items[i]))
-      f->elem_bytes += dtype_size(((Value *)g->roots.items[i])->dtype);
-  if (!(g->sched == SCHED_ROW && contiguous_rows(g)) && !stitch_column_packs(g))
-    return;
+  int packed = (g->sched == SCHED_ROW && contiguous_rows(g)) || stitch_column_packs(g);
   for (int i = 0; i < n; i++) {
     if (!first.held[i])
       continue;
     DType t = ((Value *)kp->kernel->values.items[i])->dtype;
-    widen(&first, t);
-    f->held_pairs += dtype_is_16bit(t); /* packed rows and columns hold 16-bit inputs in pairs (emit_stitch.c) */
+    first.own_bytes += dtype_size(t);
+    if (packed) {
+      widen(&first, t);
+      f->held_pairs += dtype_is_16bit(t); /* packed rows and columns hold 16-bit inputs in pairs (emit_stitch.c) */
+    }
   }
-  for (int i = 0; i < g->roots.len; i++)
-    if (is_staged_output(&first, g->roots.items[i]))
-      widen(&first, ((Value *)g->roots.items[i])->dtype);
-  f->pack_bytes = first.pack_bytes ? first.pack_bytes : 1;
+  for (int i = 0; i < g->roots.len; i++) {
+    const Value *r = g->roots.items[i];
+    if (!is_staged_output(&first, r))
+      continue;
+    first.own_bytes += dtype_size(r->dtype);
+    if (packed)
+      widen(&first, r->dtype);
+  }
+  f->own_bytes = first.own_bytes;
+  if (packed)
+    f->pack_bytes = first.pack_bytes ? first.pack_bytes : 1;
 }
 
 Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g) {

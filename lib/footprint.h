@@ -22,7 +22,9 @@ typedef struct Footprint {
   int pack_bytes;   /* widest element moved in packs; 0: nothing can move in packs */
   int held_inputs;  /* stitch: full-domain memory values held per element */
   int held_pairs;   /* stitch: of those, 16-bit ones in packed rows (two to a register) */
-  int own_bytes;    /* loop: bytes per element of the tensors read or written at its index */
+  int own_bytes;    /* bytes read and written per element of the domain.  loop: the tensors at
+                       its index; stitch: the inputs it holds, the operands with rows of
+                       their own (a mask, not a norm's w) and the outputs along the row */
   int slow_math;    /* loop: software math functions (erf, sin, ...) computed per element */
   int kept;         /* stitch: math results kept per element for later passes */
   const char *keep; /* stitch: by value id, 1 for the values kept (or NULL) */
@@ -30,9 +32,6 @@ typedef struct Footprint {
                        (a norm's w and b, a mask broadcast over a batch) */
   uint32_t row_operand_axes; /* stitch: the kept domain axes those are indexed by (a mask [S, S]
                        under [B, S, S]: the S of the rows) */
-  int elem_bytes;   /* stitch: the bytes it reads and writes an element of its domain: the
-                       inputs it holds, those operands with rows of their own (a mask, not w)
-                       and the outputs along the row */
 } Footprint;
 
 Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g);

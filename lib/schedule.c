@@ -464,7 +464,7 @@ static int max_threads(const GroupSchedule *s) {
  * operand are in flight together and it comes from HBM once, not once a
  * batch.  The sizes decide, at run time (the host launches the kernels'
  * BATCH instance, emit_stitch.c): in domain order two batches' reads of
- * one row of it are Q rows apart, Q*R*elem_bytes of traffic, and past
+ * one row of it are Q rows apart, Q*R*own_bytes of traffic, and past
  * half the L2 the operand no longer stays there.  On an H100
  * softmax(s * 0.125 + m, -1) at 32 x 2048 x 2048 (bench/NOTES.md, ab70 to
  * ab74): f32, 48 MiB apart, 71.9% of copy in domain order, 90.2 batch by
@@ -506,7 +506,7 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   if (s->cls == CLASS_STITCH_ROW) {
     one_read_stream(s, g);
     s->batch = batch_axes(g, &f);
-    s->batch_bytes = f.elem_bytes;
+    s->batch_bytes = f.own_bytes;
     s->batch_limit = t->l2_bytes / 2;
   }
   if (g->kind == GROUP_STITCH)
