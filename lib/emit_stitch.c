@@ -687,6 +687,25 @@ static int moves_unaligned(const SEmit *e) {
   return e->vec && most_vec(e->sched) == 8 && takes_packs(e);
 }
 
+static int has_early(const GroupSchedule *s);
+
+/* Row operand c of the reg kernel (a norm's w or b: the same row offset,
+ * 0, for every row) is loaded early in its EARLY instance (the WHOLE one
+ * of a variant that says so, schedule.c): its packs t_e<i> with the
+ * thread's row, before the reductions, not in the pass that reads it
+ * after them, where every row would wait for them before its first store. */
+static int loads_early(const SEmit *e, const Cached *c) {
+  return e->reg && has_early(e->sched) && takes_packs(e) && c->row && strcmp(c->row, "0") == 0;
+}
+
+/* The kernel takes EARLY: a row operand it would load early. */
+static int early_kernel(const SEmit *e) {
+  for (int i = 0; i < e->cached.len; i++)
+    if (loads_early(e, e->cached.items[i]))
+      return 1;
+  return 0;
+}
+
 /* The pack t_q<i> of broadcast operand c into its register array. */
 static void item_pack_words(SEmit *e, Out *o, const Cached *c, int i) {
   emit(o, "#pragma unroll");
@@ -712,8 +731,12 @@ static void load_item_packs(SEmit *e, Out *o) {
     else
       emit(o, "%s %s[VEC];", cu_compute_ctype(c->v->dtype), c->name);
     open_block(o, "if (t_packs)");
-    emit(o, "const tecc::Pack<%s, VEC> t_q%d = *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s);", st, i, st,
-         c->ptr, at_row(e, c->row, "t_r0"));
+    if (loads_early(e, c))
+      emit(o, "const tecc::Pack<%s, VEC> t_q%d = EARLY ? t_e%d[t_k] : *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s);",
+           st, i, i, st, c->ptr, at_row(e, c->row, "t_r0"));
+    else
+      emit(o, "const tecc::Pack<%s, VEC> t_q%d = *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s);", st, i,
+           st, c->ptr, at_row(e, c->row, "t_r0"));
     item_pack_words(e, o, c, i);
     /* a norm's w or b of 16-bit values in a row that is not whole packs:
      * aligned loads and a shift (tecc::load_unaligned), inside its t_red */
@@ -1457,6 +1480,13 @@ static int has_storage(const GroupSchedule *s, Storage st) {
   return 0;
 }
 
+static int has_early(const GroupSchedule *s) {
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].early)
+      return 1;
+  return 0;
+}
+
 static int has_fit(const GroupSchedule *s, FitRule fit) {
   for (int i = 0; i < s->nvariants; i++)
     if (s->variants[i].fit == fit)
@@ -1641,6 +1671,32 @@ static void load_thread_rows(SEmit *e, Out *o) {
   close_block(o, "");
 }
 
+/* EARLY: the packs of the row operands (loads_early()) with the row. */
+static void load_early(SEmit *e, Out *o) {
+  if (!early_kernel(e))
+    return;
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (loads_early(e, c))
+      emit(o, "tecc::Pack<%s, VEC> t_e%d[ITEMS]; /* EARLY: %s's packs, before the row's reductions */",
+           cu_storage_ctype(c->v->dtype), i, c->ptr);
+  }
+  open_block(o, "if (EARLY && t_packs)");
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
+  emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
+  open_block(o, "if (%s)", item_in(e));
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (loads_early(e, c))
+      emit(o, "t_e%d[t_k] = *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + t_r0);", i,
+           cu_storage_ctype(c->v->dtype), c->ptr);
+  }
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
 /* The levels the reduction pass of level l reads: l, or l and l + 1 in
  * one read (moments, online sums). */
 static int levels_in_pass(const SEmit *e, int l) {
@@ -1680,6 +1736,7 @@ static void row_body(SEmit *e, Out *o) {
   emit_decompose(e, o, "t_o", ~e->st->axes, e->used_kept);
   if (e->reg)
     load_thread_rows(e, o);
+  load_early(e, o);
   emit_fragment(o, e->keep_decls);
   emit_fragment(o, passes);
 }
@@ -1721,8 +1778,9 @@ static const char *template_params(const SEmit *e) {
   const char *batch = e->sched->batch ? ", bool BATCH" : "";
   if (!e->reg)
     return arena_printf(e->a, "int VEC%s%s%s", packs, split_kernel(e) ? ", int PHASE" : "", batch);
-  return arena_printf(e->a, "int ITEMS, int VEC%s%s%s%s%s", e->rows ? ", int ROWS" : "", packs,
-                      e->cluster ? ", bool CLUSTER" : "", e->lanes ? ", int LANES" : "", batch);
+  return arena_printf(e->a, "int ITEMS, int VEC%s%s%s%s%s%s", e->rows ? ", int ROWS" : "", packs,
+                      e->cluster ? ", bool CLUSTER" : "", e->lanes ? ", int LANES" : "",
+                      early_kernel(e) ? ", bool EARLY" : "", batch);
 }
 
 static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
@@ -1738,7 +1796,10 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   const char *extra = (e->vec || e->cvec) && !takes_packs(e) ? ", bool t_packs" : "";
   if (split_kernel(e))
     extra = arena_printf(e->a, "%s, %s *__restrict__ t_part, IndexT t_chunk", extra, split_acc_type(e));
-  open_block(o, "__global__ void __launch_bounds__(%d) %s(%s%s)", e->sched->max_threads, kernel_name(e->a, e->k, e->g, e->reg),
+  const char *bound = early_kernel(e) ? arena_printf(e->a, "EARLY ? %d : %d", e->sched->early_threads,
+                                                     e->sched->max_threads)
+                                      : arena_printf(e->a, "%d", e->sched->max_threads);
+  open_block(o, "__global__ void __launch_bounds__(%s) %s(%s%s)", bound, kernel_name(e->a, e->k, e->g, e->reg),
              param_decls(e->a, e->k, &e->params, 0), extra);
   if (takes_packs(e))
     emit(o, "constexpr bool t_packs = PACKS; /* whole packs, aligned: no row-end checks per element */");
@@ -1922,8 +1983,9 @@ static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
   if (v->rows > 1 && !e->rows)
     internal_error("stitch: variant %s holds %d rows a thread in a kernel of one", v->name, v->rows);
   const char *lanes = e->lanes ? arena_printf(e->a, ", %d", e->lanes_now) : "";
-  return arena_printf(e->a, "%s<%s, %d, %d%s%s%s%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec,
-                      rows, pk, cluster, lanes, batch);
+  const char *early = !early_kernel(e) ? "" : v->early && packs == PACKS_WHOLE ? ", true" : ", false";
+  return arena_printf(e->a, "%s<%s, %d, %d%s%s%s%s%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec,
+                      rows, pk, cluster, lanes, early, batch);
 }
 
 /* The threads across the columns of a split block: a warp spans 32 packs

@@ -234,6 +234,21 @@ static int reread_items(const Group *g, int max_items, int items, int vec) {
   return stitch_stream_reads(g) >= 2 && vec == PACK_BYTES / 4 && more > items ? more : 0;
 }
 
+/* The block variant's WHOLE instance of a norm (row operands read at the
+ * same offset in every row: w, b) loads their packs with the row, before
+ * its reductions, bound at its 128 threads (EARLY, emit_stitch.c): else
+ * every row waits for them after its last all-reduce, before its first
+ * store (Triton's layernorm loads them first too).  On an H100
+ * (bench/NOTES.md, issue 12) layernorm bf16 gained 3.7 to 5.1 points of
+ * copy at 32768 x 1024 and 8192 x 2048, rmsnorm bf16 1.5 to 2.8, f32
+ * 0 to 1, in 72 to 96 registers.  Not the other instances: with their
+ * guards they took up to 95 registers and lost layernorm f32 32768 x 768
+ * 4.7 points; nor the warp variant (two rows a thread): -2.3 to -6.3 at
+ * 32768 x 256; the bound alone moved nothing. */
+static int early_operands(const Footprint *f, const Variant *v) {
+  return v->whole && f->row_operands && !f->row_operand_axes;
+}
+
 /* Rows in registers: several rows per warp (4 to 32 lanes a row) while a
  * warp holds them, then a block per row at about four packs per thread
  * (at most 128 threads when a thread may hold more), then (long rows) the
@@ -273,6 +288,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v = row_variant(a, s, "block", vec, items, 0);
   v->whole = takes_whole(g, 1, vec);
   if (max_items > items) {
+    v->early = early_operands(f, v);
     v->limit = (int64_t)BLOCK_ROW_THREADS * items * vec;
     row_variant(a, s, "long", vec, max_items, 0);
   }
@@ -445,7 +461,7 @@ static int64_t reduced_length(const Group *g) {
  * registers a thread: bounds of 128-512 (up to 98 registers, 23-31%
  * occupancy) cost softmax bf16 rows 10-12 points of copy (bench/NOTES.md).
  * A block fixed by literal sizes is bound by its own threads (not
- * measured yet). */
+ * measured yet); EARLY instances by early_threads(). */
 static int max_threads(const GroupSchedule *s) {
   int most = 1;
   for (int i = 0; i < s->nvariants; i++) {
@@ -453,6 +469,24 @@ static int max_threads(const GroupSchedule *s) {
     int n = v->fit == FIT_NONE ? v->threads_x * v->threads_y : MAX_THREADS;
     most = n > most ? n : most;
   }
+  return most;
+}
+
+/* The largest block of variant v (a fitted one: the most its row length
+ * limit gives). */
+static int most_threads(const Variant *v) {
+  int n = v->fit == FIT_NONE ? v->threads_x * v->threads_y : v->block;
+  if (v->fit == FIT_ROW && v->limit / ((int64_t)v->items * v->vec) > n)
+    n = (int)(v->limit / ((int64_t)v->items * v->vec));
+  return n;
+}
+
+/* The largest block of a variant that loads early: their __launch_bounds__. */
+static int early_threads(const GroupSchedule *s) {
+  int most = 0;
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].early && most_threads(&s->variants[i]) > most)
+      most = most_threads(&s->variants[i]);
   return most;
 }
 
@@ -512,6 +546,7 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   if (g->kind == GROUP_STITCH)
     decide(s, reduced_length(g), small_domain(g));
   s->max_threads = max_threads(s);
+  s->early_threads = early_threads(s);
   s->final_threads = s->cls == CLASS_FULL ? FINAL_THREADS : ELEMENTWISE_THREADS;
   return s;
 }
@@ -611,6 +646,9 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
   if (v->whole)
     buf_puts(b, ", whole row groups without row or item guards when R = T*ITEMS*VEC, rows % TY == 0 and the rows "
                 "move in aligned packs");
+  if (v->early)
+    buf_printf(b, " (there the operands read along every row, as a norm's w and b, are loaded with the row, before "
+                  "its reductions, in blocks bound at %d threads)", most_threads(v));
   if (v->split == SPLIT_PER_BLOCK)
     buf_printf(b, ", packs loaded whole when every packed tensor is aligned, else element by element (the same "
                   "sums, bit for bit), a partial per block combined in block order by one block of %d",

@@ -105,6 +105,9 @@ typedef struct Variant {
                           32-bit indices (0: items) */
   int loops;           /* cluster: taken for any number of rows, the clusters the device
                           holds at once looping over them (else only when they hold every row) */
+  int early;           /* registers, whole: the WHOLE instance loads the row operands' packs (a
+                          norm's w and b) with the row, before its reductions (EARLY), bound
+                          by GroupSchedule.early_threads */
   int whole;           /* registers, one row a thread: whole row groups of whole rows (R =
                           T*ITEMS*VEC, rows a multiple of TY) take an instance without row
                           or item guards (WHOLE) */
@@ -115,6 +118,8 @@ typedef struct GroupSchedule {
   Variant *variants;  /* tried in order */
   int nvariants;
   int max_threads;    /* the largest block a variant launches: the kernels' __launch_bounds__ */
+  int early_threads;  /* the largest block of a variant that loads early: the EARLY instances'
+                         __launch_bounds__ (0: none loads early) */
   int final_threads;  /* split reductions: the block of the ordered second stage */
   int held;           /* stitch: full-domain values held per element */
   int budget;         /* stitch: elements a thread may hold per value */

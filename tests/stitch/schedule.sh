@@ -78,7 +78,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 129
+plan 135
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -116,7 +116,7 @@ is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -A2 'if (CLUSTER) {' | grep -c
 ok "rmsw bf16 (one level, streamed rows read twice): clusters for any number of rows, looping over them" has rmsw_bf16 'variant cluster (when R <= 524288, for any number of rows, .*grid = the clusters the device holds at once, each looping over rows'
 ok "softmax f32 (two levels): clusters only when the device holds one for every row" has softmax_f32 'variant cluster (when R <= 262144, the device holds a cluster for every row at once, .*grid = a cluster per row'
 ok "softmax f32: the cluster condition asks the device how many clusters it holds" grep -q '&& t_rows <= tecc::resident_clusters(tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0>, tecc::cluster_blocks(t_len, 32768), 1024)) {' "$work/s.cu"
-ok "rmsw bf16: a grid of the clusters the device holds at once" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, true, 0>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, true, 0>, t_cluster, 1024)), dim3(1024)' "$work/s.cu"
+ok "rmsw bf16: a grid of the clusters the device holds at once" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, true, 0, false>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, true, 0, false>, t_cluster, 1024)), dim3(1024)' "$work/s.cu"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::cluster_allreduce(t_acc[0-9]*\[t_i\], tecc::[A-Za-z]*(), t_slot, t_par);')" 2 "rowstats f32: each cluster all-reduce takes the next of the two slots"
 ok "rowstats f32: the CLUSTER instance waits for the cluster before it ends" sh -c "sed -n '/__global__ .* tecc_rowstats_f32_g0_reg(/,/^}/p' '$work/s.cu' | tail -2 | grep -q 'if (CLUSTER) tecc::cluster_drain();'"
 is "$(sed -n '/T cluster_allreduce(T v, Op op, unsigned char (&slots)\[32\], unsigned &parity) {/,/^}/p' "$work/s.cu" | grep -c '__cluster_barrier_wait();')" 1 "the cluster all-reduce waits at one barrier"
@@ -155,9 +155,9 @@ is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c '  m\[t_o\] = ')" 1 "a colu
 # rows (rmsw); rows without such an operand keep one a thread (softmax).
 ok "rmsw bf16: the warp variant holds 2 rows a thread at ITEMS 2" has rmsw_bf16 'variant warp (when R <= 512 .* ITEMS 2, ROWS 2,'
 is "$(of softmax_bf16 | grep -c 'ROWS')" 0 "softmax bf16: one row a thread (no operand along the rows)"
-ok "rmsw bf16: the warp launch takes ROWS 2, TY*2 rows a block at a time, a wave of blocks" sh -c "grep -q 'tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' '$work/s.cu' && grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 32><<<' '$work/s.cu'"
-ok "rmsw bf16: the block variant keeps ROWS 1" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 4, 8, 1, true, false, false, 0><<<' "$work/s.cu"
-is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -A12 'reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0)' | grep -c 'for (int t_i = 0; t_i < ROWS; t_i++)')" 1 "rmsw bf16: w's pack loaded once, then the thread's rows"
+ok "rmsw bf16: the warp launch takes ROWS 2, TY*2 rows a block at a time, a wave of blocks" sh -c "grep -q 'tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' '$work/s.cu' && grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 32, false><<<' '$work/s.cu'"
+ok "rmsw bf16: the block variant keeps ROWS 1" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 4, 8, 1, true, false, false, 0, false><<<' "$work/s.cu"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -A12 'EARLY ? t_e1\[t_k\] : \*reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0)' | grep -c 'for (int t_i = 0; t_i < ROWS; t_i++)')" 1 "rmsw bf16: w's pack loaded once, then the thread's rows"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'const IndexT t_o = t_o0 + (IndexT)t_i \* blockDim.y;')" 6 "rmsw bf16: rows t_o0 + t_i * blockDim.y (the first loads ahead, the next, the loads of ROWS 1, the sum, y's store mask, y)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c '^ *if (ROWS > 1 && t_packs) {$')" 2 "rmsw bf16: the PACKS instance of ROWS 2 loads its rows ahead (before the loop, then each next group)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 't_c0\[t_q\] = t_n0\[t_q\];')" 1 "rmsw bf16: the rows loaded ahead become this iteration's"
@@ -167,8 +167,18 @@ is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 't_n[0-9]')" 0 "addrms bf16:
 # Packs as a template parameter: rows that are whole packs, aligned, run
 # the PACKS instance (no per-element row-end checks), others the instance
 # that loads element by element.
-is "$(grep -A5 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' "$work/s.cu" | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 4><<<' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
-is "$(grep -A30 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' "$work/s.cu" | grep -c -E '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, false, (4|8|16|32)><<<')" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
+is "$(grep -A5 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' "$work/s.cu" | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 4, false><<<' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
+is "$(grep -A30 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' "$work/s.cu" | grep -c -E '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, false, (4|8|16|32), false><<<')" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
+# EARLY (schedule.c, early_operands()): the block variant's WHOLE instance
+# of a norm loads w's packs with the row, before the reductions, bound at
+# the block's 128 threads; no other instance, and no kernel without such
+# an operand.
+ok "rmsw bf16: the block variant's WHOLE instance loads w early (EARLY)" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 4, 8, 1, true, true, false, 0, true><<<' "$work/s.cu"
+is "$(grep -c 'tecc_rmsw_bf16_g0_reg<.*, true>' "$work/s.cu")" 1 "rmsw bf16: no other instance is EARLY"
+ok "rmsw bf16: EARLY instances bound at 128 threads, the others at 1024" grep -q '__launch_bounds__(EARLY ? 128 : 1024) tecc_rmsw_bf16_g0_reg(' "$work/s.cu"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -e 't_e1\[t_k\] = \*reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0);' -e 'lanes_allreduce' | head -1 | grep -c 't_e1')" 1 "rmsw bf16: w's early packs are loaded before the first all-reduce"
+ok "rmsw bf16: the plan says which instance loads early" has rmsw_bf16 'variant block .*rows move in aligned packs (there the operands read along every row, as a norm.s w and b, are loaded with the row, before its reductions, in blocks bound at 128 threads)'
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'EARLY')" 0 "softmax f32 (no row operand): no EARLY instance"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 't_acc[0-9]*\[t_i\] = tecc::lanes_allreduce<LANES>(t_acc[0-9]*\[t_i\], tecc::Sum(), (float \*)t_smem);')" 1 "rmsw bf16: the row's sum all-reduced over LANES lanes (unconditional shuffles in the warp variant)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'constexpr bool t_packs = PACKS;')" 1 "rmsw bf16: the row-end checks are compile-time under PACKS"
 # Whole row groups of whole rows: the warp variant of one row a thread
