@@ -239,12 +239,12 @@ static int reread_items(const Group *g, int max_items, int items, int vec) {
  * its reductions, bound at its 128 threads (EARLY, emit_stitch.c): else
  * every row waits for them after its last all-reduce, before its first
  * store (Triton's layernorm loads them first too).  On an H100
- * (bench/NOTES.md, issue 12) layernorm bf16 gained 3.7 to 5.1 points of
- * copy at 32768 x 1024 and 8192 x 2048, rmsnorm bf16 1.5 to 2.8, f32
- * 0 to 1, in 72 to 96 registers.  Not the other instances: with their
- * guards they took up to 95 registers and lost layernorm f32 32768 x 768
- * 4.7 points; nor the warp variant (two rows a thread): -2.3 to -6.3 at
- * 32768 x 256; the bound alone moved nothing. */
+ * (bench/NOTES.md, issue 12) layernorm bf16 gained 3.4 to 5.3 points of
+ * copy at 32768 x 1024 and 8192 x 2048, rmsnorm bf16 0.6 to 3.1, f32
+ * -0.4 to +1.3, in 56 to 96 registers.  Not the other instances: with
+ * their guards they took up to 95 registers and lost layernorm f32
+ * 32768 x 768 4.7 points; nor the warp variant (two rows a thread): -1.6
+ * to -7.0 at 32768 x 256; the bound alone moved nothing. */
 static int early_operands(const Footprint *f, const Variant *v) {
   return v->whole && f->row_operands && !f->row_operand_axes;
 }
