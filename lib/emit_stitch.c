@@ -1966,9 +1966,10 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
 }
 
 /* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, ROWS][,
- * PACKS[, WHOLE]][, CLUSTER]> or, streamed, <IndexT, VEC[, PACKS][,
- * PHASE]>, with `packs` (PACKS_NONE, PACKS_ALIGNED or PACKS_WHOLE) where
- * it takes PACKS and `phase` where PHASE. */
+ * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, BATCH]> or, streamed,
+ * <IndexT, VEC[, PACKS][, PHASE][, BATCH]>, with `packs` (PACKS_NONE,
+ * PACKS_ALIGNED or PACKS_WHOLE) where it takes PACKS and `phase` where
+ * PHASE; EARLY only in the WHOLE instance of a variant that loads early. */
 static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
   const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
   const char *pk = takes_packs(e) ? (packs != PACKS_NONE ? ", true" : ", false") : "";
