@@ -687,7 +687,7 @@ static int moves_unaligned(const SEmit *e) {
   return e->vec && most_vec(e->sched) == 8 && takes_packs(e);
 }
 
-static int has_early(const GroupSchedule *s);
+static int any_variant(const GroupSchedule *s, size_t field);
 
 /* Row operand c of the reg kernel (a norm's w or b: the same row offset,
  * 0, for every row) is loaded early in its EARLY instance (the WHOLE one
@@ -695,7 +695,7 @@ static int has_early(const GroupSchedule *s);
  * thread's row, before the reductions, not in the pass that reads it
  * after them, where every row would wait for them before its first store. */
 static int loads_early(const SEmit *e, const Cached *c) {
-  return e->reg && has_early(e->sched) && takes_packs(e) && c->row && strcmp(c->row, "0") == 0;
+  return e->reg && any_variant(e->sched, offsetof(Variant, early)) && takes_packs(e) && c->row && strcmp(c->row, "0") == 0;
 }
 
 /* The kernel takes EARLY: a row operand it would load early. */
@@ -704,6 +704,13 @@ static int early_kernel(const SEmit *e) {
     if (loads_early(e, e->cached.items[i]))
       return 1;
   return 0;
+}
+
+/* The aligned pack of broadcast operand c at the thread's item t_r0. */
+static const char *operand_pack(SEmit *e, const Cached *c) {
+  const char *st = cu_storage_ctype(c->v->dtype);
+  return arena_printf(e->a, "*reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", st, c->ptr,
+                      at_row(e, c->row, "t_r0"));
 }
 
 /* The pack t_q<i> of broadcast operand c into its register array. */
@@ -731,12 +738,8 @@ static void load_item_packs(SEmit *e, Out *o) {
     else
       emit(o, "%s %s[VEC];", cu_compute_ctype(c->v->dtype), c->name);
     open_block(o, "if (t_packs)");
-    if (loads_early(e, c))
-      emit(o, "const tecc::Pack<%s, VEC> t_q%d = EARLY ? t_e%d[t_k] : *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s);",
-           st, i, i, st, c->ptr, at_row(e, c->row, "t_r0"));
-    else
-      emit(o, "const tecc::Pack<%s, VEC> t_q%d = *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s);", st, i,
-           st, c->ptr, at_row(e, c->row, "t_r0"));
+    emit(o, "const tecc::Pack<%s, VEC> t_q%d = %s%s;", st, i,
+         loads_early(e, c) ? arena_printf(e->a, "EARLY ? t_e%d[t_k] : ", i) : "", operand_pack(e, c));
     item_pack_words(e, o, c, i);
     /* a norm's w or b of 16-bit values in a row that is not whole packs:
      * aligned loads and a shift (tecc::load_unaligned), inside its t_red */
@@ -1480,13 +1483,6 @@ static int has_storage(const GroupSchedule *s, Storage st) {
   return 0;
 }
 
-static int has_early(const GroupSchedule *s) {
-  for (int i = 0; i < s->nvariants; i++)
-    if (s->variants[i].early)
-      return 1;
-  return 0;
-}
-
 static int has_fit(const GroupSchedule *s, FitRule fit) {
   for (int i = 0; i < s->nvariants; i++)
     if (s->variants[i].fit == fit)
@@ -1494,18 +1490,13 @@ static int has_fit(const GroupSchedule *s, FitRule fit) {
   return 0;
 }
 
-static int has_whole(const GroupSchedule *s) {
+/* Some variant of s has the flag at `field` (offsetof(Variant, whole),
+ * ...) set: a warp variant that loads its next rows ahead (prefetch; with
+ * literal sizes its block may be fixed, FIT_NONE, not FIT_SHORT_ROWS),
+ * one with a WHOLE instance, one whose WHOLE instance loads early. */
+static int any_variant(const GroupSchedule *s, size_t field) {
   for (int i = 0; i < s->nvariants; i++)
-    if (s->variants[i].whole)
-      return 1;
-  return 0;
-}
-
-/* A warp variant that loads its next rows ahead (with literal sizes its
- * block may be fixed: FIT_NONE, not FIT_SHORT_ROWS). */
-static int prefetches(const GroupSchedule *s) {
-  for (int i = 0; i < s->nvariants; i++)
-    if (s->variants[i].prefetch)
+    if (*(const int *)((const char *)&s->variants[i] + field))
       return 1;
   return 0;
 }
@@ -1534,9 +1525,9 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->vec = e->row && e->lin && strcmp(e->lin, "t_o * t_red + t_r") == 0;
   e->cvec = stitch_column_packs(g) && e->lin && strcmp(e->lin, "t_r * t_outer + t_o") == 0 && most_vec(g->schedule) > 1;
   e->rows = reg && e->vec && stitch_thread_rows(g);
-  e->prefetch = e->rows && prefetches(g->schedule);
+  e->prefetch = e->rows && any_variant(g->schedule, offsetof(Variant, prefetch));
   e->lanes = reg && e->row && !e->cvec && has_fit(g->schedule, FIT_SHORT_ROWS);
-  e->whole = reg && e->vec && has_whole(g->schedule);
+  e->whole = reg && e->vec && any_variant(g->schedule, offsetof(Variant, whole));
   e->split = e->cvec && has_fit(g->schedule, FIT_COLUMN_SPLIT);
   return e;
 }
@@ -1689,8 +1680,7 @@ static void load_early(SEmit *e, Out *o) {
   for (int i = 0; i < e->cached.len; i++) {
     const Cached *c = e->cached.items[i];
     if (loads_early(e, c))
-      emit(o, "t_e%d[t_k] = *reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + t_r0);", i,
-           cu_storage_ctype(c->v->dtype), c->ptr);
+      emit(o, "t_e%d[t_k] = %s;", i, operand_pack(e, c));
   }
   close_block(o, "");
   close_block(o, "");
