@@ -52,6 +52,10 @@ typedef struct Cached {
   uint32_t passes;   /* stream kernel: the passes that read it */
   int pairs;         /* 16-bit, held two to a 32-bit word */
   const char *row;   /* per item: a broadcast operand's row offset (NULL: the domain's own rows) */
+  int first;         /* the pass that loads it first */
+  int kept;          /* stream kernel: its items up to t_keep stay in shared memory for the later passes */
+  int kept_at;       /* ... at word VEC * kept_at / 16 of an item's t_kw words */
+  int skip;          /* not loaded by the loads being written (kept_loads()) */
 } Cached;
 
 typedef struct SEmit {
@@ -76,6 +80,10 @@ typedef struct SEmit {
   int split;          /* the group has a column split variant (its stream kernel takes PHASE) */
   int pass;           /* the pass being written (stream: which loads) */
   int last_pass;      /* stream kernel: the last pass that reads the row */
+  uint64_t keep_mask; /* stream kernel: the cached values (by index) it keeps in shared memory (stream_semit()) */
+  int keep_bytes;     /* ... their bytes an element of an item (an item: VEC * keep_bytes bytes a thread) */
+  int stream_keep;    /* the launch: the stream kernel's keep_bytes */
+  int keep_now;       /* the launch being written: the stream kernel's KEEP instance */
   int row;            /* schedule row (else column) */
   PtrVec params;      /* KParam* (index: the value id for values) */
   NameSet taken;      /* names in use */
@@ -403,6 +411,12 @@ static int cached_named(const SEmit *e, const char *name) {
   return 0;
 }
 
+/* The bytes an element of c takes in its register array: 16-bit values
+ * held two to a word take 2. */
+static int element_bytes(const Cached *c) {
+  return c->pairs ? 2 : dtype_size(cu_compute_dtype(c->v->dtype));
+}
+
 /* `row`: NULL for a tensor over the whole domain (held, or loaded a chunk
  * at a time), else a broadcast operand's row offset (loaded a pack at a
  * time in the element loop, open_elements()). */
@@ -423,7 +437,12 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
   c->raw = raw;
   c->ptr = mem_param(e, v);
   c->passes = 1u << (e->pass & 31);
+  c->first = e->pass;
+  c->kept = e->cached.len < 64 && ((e->keep_mask >> e->cached.len) & 1u);
+  c->kept_at = e->keep_bytes;
   c->pairs = (e->vec || (e->cvec && e->reg)) && dtype_is_16bit(v->dtype); /* the stream kernel's columns: VEC 1 */
+  if (c->kept)
+    e->keep_bytes += element_bytes(c);
   vec_push(e->a, &e->cached, c);
   return cached_elem(c, e->a);
 }
@@ -1313,7 +1332,7 @@ static void row_outputs(SEmit *e, Out *o) {
  * the whole row (reg kernel, pass 0 = all), or one chunk of the inputs
  * that pass `pass` reads (stream kernel). */
 static int loaded_in(const Cached *c, int pass) {
-  return !c->row && (pass == 0 || ((c->passes >> (pass & 31)) & 1u));
+  return !c->row && !c->skip && (pass == 0 || ((c->passes >> (pass & 31)) & 1u));
 }
 
 /* The item of the thread's held elements that t_k of row t_i is. */
@@ -1427,13 +1446,9 @@ static int declare_cached(SEmit *e, Out *o, int pass) {
   return n;
 }
 
-/* The loads of `pass` into the arrays declare_cached() declared. */
-static void load_declared(SEmit *e, Out *o, int pass) {
-  if (e->rows)
-    open_thread_rows(e, o, 0);
-  emit(o, "#pragma unroll");
-  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
-  emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
+/* One item's loads of `pass` (t_k, from t_r0): whole packs, unaligned
+ * packs, or element by element. */
+static void load_item(SEmit *e, Out *o, int pass) {
   if (e->vec || e->cvec) {
     open_block(o, "if (VEC > 1 && t_packs && %s && %s)", operand(e, row_live(e)), operand(e, item_in(e)));
     load_packs(e, o, pass, 0);
@@ -1447,7 +1462,81 @@ static void load_declared(SEmit *e, Out *o, int pass) {
   load_elements(e, o, pass);
   if (e->vec || e->cvec)
     close_block(o, "");
+}
+
+/* The kept values `pass` loads: those an earlier pass kept (`later`), or
+ * those it keeps itself. */
+static int kept_in(const Cached *c, int pass, int later) {
+  return c->kept && loaded_in(c, pass) && (later ? c->first < pass : c->first == pass);
+}
+
+static int count_kept(const SEmit *e, int pass, int later) {
+  int n = 0;
+  for (int i = 0; i < e->cached.len; i++)
+    n += kept_in(e->cached.items[i], pass, later);
+  return n;
+}
+
+/* Item t_g of kept value c in shared memory (tecc::keep_put, keep_get):
+ * `put` there from its register array, or back. */
+static void keep_item(SEmit *e, Out *o, const Cached *c, int put) {
+  const char *n = c->pairs ? "VEC / 2" : "VEC";
+  emit(o, "tecc::keep_%s<%s>(t_kept + (t_g * t_kw + VEC * %d / 16) * t_kth + t_kid, t_kth, %s + t_k * %s);",
+       put ? "put" : "get", n, c->kept_at, c->name, n);
+}
+
+/* The stream kernel's loads of `pass` where it keeps items in shared
+ * memory: an item an earlier pass kept comes back from there (the others
+ * this pass loads, if any, from memory), and the pass that loads a kept
+ * value first keeps it. */
+static void kept_loads(SEmit *e, Out *o, int pass, int later) {
+  open_block(o, "if (KEEP && t_g < t_keep)");
+  for (int i = 0; i < e->cached.len; i++)
+    if (kept_in(e->cached.items[i], pass, later))
+      keep_item(e, o, e->cached.items[i], !later);
+  if (!later) {
+    close_block(o, "");
+    return;
+  }
+  int others = 0;
+  for (int i = 0; i < e->cached.len; i++) {
+    Cached *c = e->cached.items[i];
+    others += loaded_in(c, pass) && !kept_in(c, pass, 1);
+  }
+  for (int i = 0; others && i < e->cached.len; i++)
+    ((Cached *)e->cached.items[i])->skip = kept_in(e->cached.items[i], pass, 1);
+  if (others)
+    load_item(e, o, pass);
+  for (int i = 0; i < e->cached.len; i++)
+    ((Cached *)e->cached.items[i])->skip = 0;
+  else_block(o);
+}
+
+/* The loads of `pass` into the arrays declare_cached() declared. */
+static void load_declared(SEmit *e, Out *o, int pass) {
+  int back = count_kept(e, pass, 1), keep = count_kept(e, pass, 0);
+  if (e->rows)
+    open_thread_rows(e, o, 0);
+  if (back || keep)
+    emit(o, "const IndexT t_g0 = t_base / t_step * ITEMS; /* the row's item at the chunk's start */");
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
+  emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
+  if (back) {
+    emit(o, "const IndexT t_g = t_g0 + t_k; /* items below t_keep: in shared memory after the first pass */");
+    kept_loads(e, o, pass, 1);
+  }
+  load_item(e, o, pass);
+  if (back)
+    close_block(o, "");
   close_block(o, "");
+  if (keep) { /* after every load of the chunk is under way: a store of an item waits for its load */
+    emit(o, "#pragma unroll");
+    open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
+    emit(o, "const IndexT t_g = t_g0 + t_k;");
+    kept_loads(e, o, pass, 0);
+    close_block(o, "");
+  }
   if (e->rows)
     close_thread_rows(o, 0);
 }
@@ -1767,7 +1856,8 @@ static const char *template_params(const SEmit *e) {
   const char *packs = whole_instance(e) ? ", bool PACKS, bool WHOLE" : takes_packs(e) ? ", bool PACKS" : "";
   const char *batch = e->sched->batch ? ", bool BATCH" : "";
   if (!e->reg)
-    return arena_printf(e->a, "int VEC%s%s%s", packs, split_kernel(e) ? ", int PHASE" : "", batch);
+    return arena_printf(e->a, "int VEC%s%s%s%s", packs, e->keep_bytes ? ", bool KEEP" : "",
+                        split_kernel(e) ? ", int PHASE" : "", batch);
   return arena_printf(e->a, "int ITEMS, int VEC%s%s%s%s%s%s", e->rows ? ", int ROWS" : "", packs,
                       e->cluster ? ", bool CLUSTER" : "", e->lanes ? ", int LANES" : "",
                       early_kernel(e) ? ", bool EARLY" : "", batch);
@@ -1786,6 +1876,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   const char *extra = (e->vec || e->cvec) && !takes_packs(e) ? ", bool t_packs" : "";
   if (split_kernel(e))
     extra = arena_printf(e->a, "%s, %s *__restrict__ t_part, IndexT t_chunk", extra, split_acc_type(e));
+  if (e->keep_bytes)
+    extra = arena_printf(e->a, "%s, int t_keep", extra);
   const char *bound = early_kernel(e) ? arena_printf(e->a, "EARLY ? %d : %d", e->sched->early_threads,
                                                      e->sched->max_threads)
                                       : arena_printf(e->a, "%d", e->sched->max_threads);
@@ -1802,6 +1894,11 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
          stitch_column_allreduce_bytes(e->g));
   else
     emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
+  if (e->keep_bytes) {
+    emit(o, "extern __shared__ uint4 t_kept[]; /* the row's first t_keep items of the values read again (tecc::keep_items) */");
+    emit(o, "constexpr int t_kw = VEC * %d / 16; /* their 16-byte words an item */", e->keep_bytes);
+    emit(o, "const unsigned t_kth = blockDim.x * blockDim.y, t_kid = threadIdx.y * blockDim.x + threadIdx.x;");
+  }
   emit(o, "const IndexT t_outer = %s;", outer);
   emit(o, "const IndexT t_red = %s;", red);
   if (e->sched->batch) /* schedule.c, batch_axes() */
@@ -1867,6 +1964,32 @@ static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, co
 
 static void emit_chunks_function(SEmit *e, Out *o);
 
+/* The emitter of the stream kernel, with the values it keeps in shared
+ * memory (Cached.kept): those of the domain's own rows (not a broadcast
+ * operand) that more than one pass loads, held in words of 4 or 8 bytes
+ * (16-bit ones two to a word), in a kernel of rows in packs without a
+ * column split.  A first emission into nothing finds which passes load
+ * what.  In the KEEP instance, which the host launches where the rows of
+ * a wave overflow L2 (tecc::keep_items), the later passes read the row's
+ * first items, as many as fit, from shared memory rather than HBM: the
+ * ones a backward pass reads last, which L2 is the least likely to still
+ * hold (open_chunks()). */
+static SEmit *stream_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
+  SEmit *dry = new_semit(a, k, kp, g, names, 0), *e = new_semit(a, k, kp, g, names, 0);
+  const Variant *v = &g->schedule->variants[g->schedule->nvariants - 1];
+  if (!dry->vec || dry->split || !v->keeps)
+    return e;
+  row_body(dry, new_out(a));
+  for (int i = 0; i < dry->cached.len && i < 64; i++) {
+    const Cached *c = dry->cached.items[i];
+    int bytes = element_bytes(c);
+    if (!c->row && __builtin_popcount(c->passes) > 1 && (bytes == 2 ? c->pairs : bytes == 4 || bytes == 8) &&
+        v->vec * bytes % 16 == 0)
+      e->keep_mask |= UINT64_C(1) << i;
+  }
+  return e;
+}
+
 /* The kernels the group's variants launch: the register kernel (also the
  * cluster one), the streaming kernel. */
 void emit_stitch_kernel(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
@@ -1878,7 +2001,7 @@ void emit_stitch_kernel(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
   if (reg && has_storage(s, STORE_STREAM))
     emit_blank(o);
   if (has_storage(s, STORE_STREAM))
-    emit_one_kernel(new_semit(a, k, kp, g, names, 0), o, roots);
+    emit_one_kernel(stream_semit(a, k, kp, g, names), o, roots);
   if (has_fit(s, FIT_COLUMN_SPLIT)) {
     emit_blank(o);
     emit_chunks_function(new_semit(a, k, kp, g, names, 0), o);
@@ -1967,7 +2090,8 @@ static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
     pk = arena_printf(e->a, "%s%s", pk, packs == PACKS_WHOLE ? ", true" : ", false");
   const char *batch = !e->sched->batch ? "" : e->batch_now ? ", true" : ", false";
   if (v->storage == STORE_STREAM)
-    return arena_printf(e->a, "%s<%s, %d%s%s%s>", kernel_name(e->a, e->k, e->g, 0), index, v->vec, pk,
+    return arena_printf(e->a, "%s<%s, %d%s%s%s%s>", kernel_name(e->a, e->k, e->g, 0), index, v->vec, pk,
+                        !e->stream_keep ? "" : e->keep_now ? ", true" : ", false",
                         e->split ? arena_printf(e->a, ", %d", phase) : "", batch);
   const char *cluster = !e->cluster ? "" : v->storage == STORE_CLUSTER ? ", true" : ", false";
   const char *rows = e->rows ? arena_printf(e->a, ", %d", v->rows) : "";
@@ -2055,7 +2179,20 @@ static void emit_instance_launch(SEmit *e, Out *o, const Variant *v, const char 
     emit(o, "tecc::launch_cluster(%s, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(%s, t_cluster, %d)), "
          "dim3(%d), t_cluster, stream, %s);", kernel, kernel, v->threads_x, v->threads_x, args);
   }
-  else
+  else if (v->storage == STORE_STREAM && e->stream_keep) {
+    e->keep_now = 1;
+    const char *kernel = instance(e, v, packs, phase);
+    e->keep_now = 0;
+    const int bytes = v->vec * e->stream_keep; /* an item's, a thread */
+    emit(o, "static tecc::DeviceCache t_kc; /* its KEEP instance's shared memory budget, per device */");
+    emit(o, "const int t_keep = tecc::keep_items(t_kc, (const void *)%s, t_rows, t_len, t_tx, t_ty, %d, %d);", kernel,
+         v->vec, e->stream_keep);
+    emit(o, "if (t_keep > 0)");
+    emit(o, "  %s<<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep * %d * t_tx * t_ty, stream>>>(%s, t_keep);", kernel,
+         bytes, args);
+    emit(o, "else");
+    emit(o, "  %s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s, 0);", instance(e, v, packs, phase), args);
+  } else
     emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", instance(e, v, packs, phase), args);
 }
 
@@ -2065,6 +2202,14 @@ static void emit_instance_launch(SEmit *e, Out *o, const Variant *v, const char 
 static void emit_packs_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
   if (!takes_packs(e)) {
     emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
+    return;
+  }
+  if (v->storage == STORE_STREAM && e->stream_keep) { /* launches of several lines */
+    open_block(o, "if (t_packs)");
+    emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
+    else_block(o);
+    emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
+    close_block(o, "");
     return;
   }
   if (launches_whole(e, v)) {
@@ -2155,6 +2300,12 @@ static void emit_variants(SEmit *e, Out *o, const char *args) {
 void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
   SEmit *e = new_semit(a, k, kp, g, names, 1);
   emit_one_kernel(e, new_out(a), ""); /* its parameters and the inputs it holds */
+  if (has_storage(g->schedule, STORE_STREAM)) {
+    SEmit *se = stream_semit(a, k, kp, g, names);
+    if (se->keep_mask)
+      row_body(se, new_out(a));
+    e->stream_keep = se->keep_bytes;
+  }
   const char *args = launch_args(a, kp, names, &e->params);
   const GroupSchedule *s = g->schedule;
   emit(o, "/* group %d: %s, %d reduction level(s), %d value(s) held per element */", g->id, class_name(s->cls),

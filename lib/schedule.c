@@ -310,6 +310,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v->storage = STORE_STREAM;
   v->index_bits = 0; /* 64-bit only when the sizes need it: 64-bit index math cost bf16 rows 20% */
   v->wide_items = reread_items(g, max_items, v->items, vec);
+  v->keeps = stitch_stream_reads(g) >= 2;
 }
 
 /* A stream kernel that reads each row once (rowstats: its variance
@@ -649,6 +650,10 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
   if (v->early)
     buf_printf(b, " (there the operands read along every row, as a norm's w and b, are loaded with the row, before "
                   "its reductions, in blocks bound at %d threads)", most_threads(v));
+  if (v->keeps)
+    buf_puts(b, ", in blocks of 1024 threads where the rows of a wave (a block an SM) overflow L2 the row's first "
+                "packs of each value read again (4 or 8 bytes, 16-bit ones in pairs) kept in shared memory, as many "
+                "as fit, for the later passes");
   if (v->split == SPLIT_PER_BLOCK)
     buf_printf(b, ", packs loaded whole when every packed tensor is aligned, else element by element (the same "
                   "sums, bit for bit), a partial per block combined in block order by one block of %d",

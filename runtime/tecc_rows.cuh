@@ -356,6 +356,71 @@ inline int column_chunks(int64_t cols, int64_t len, int vec, int tx) {
   return chunks > 1 ? (int)chunks : 1;
 }
 
+/* @piece keep_put keep_get */
+/* A streamed row's item (the N register elements of one pack of a value,
+ * whole 16-byte words) kept in shared memory by the pass that first
+ * reads it, and taken back by each later pass instead of a second read
+ * (lib/emit_stitch.c, keeps()).  Word q of the item is at s[q * stride]:
+ * the block's threads side by side, so a warp's words are contiguous. */
+template <int N, typename T> __device__ __forceinline__ void keep_put(uint4 *s, unsigned stride, const T *r) {
+  static_assert(N * sizeof(T) % 16 == 0, "an item is whole 16-byte words");
+#pragma unroll
+  for (int q = 0; q < (int)(N * sizeof(T) / 16); q++) {
+    uint4 w;
+    memcpy(&w, r + q * (16 / sizeof(T)), 16);
+    s[q * stride] = w;
+  }
+}
+template <int N, typename T> __device__ __forceinline__ void keep_get(const uint4 *s, unsigned stride, T *r) {
+  static_assert(N * sizeof(T) % 16 == 0, "an item is whole 16-byte words");
+#pragma unroll
+  for (int q = 0; q < (int)(N * sizeof(T) / 16); q++) {
+    const uint4 w = s[q * stride];
+    memcpy(r + q * (16 / sizeof(T)), &w, 16);
+  }
+}
+
+/* @piece l2_bytes keep_items @needs DeviceCache current_device device_attribute sm_count ceil_div */
+/* The items of each row (`tx` lanes of `vec` elements) that a stream
+ * kernel's block of tx x ty threads keeps in shared memory, at
+ * `elem_bytes` an element for the values it reads again: as many as fit
+ * in the dynamic shared memory the device lets a block of `kernel` have
+ * beside its own; 0 where the rows a wave holds (a block an SM) fit in
+ * L2, whence the later passes read them back anyway, and for blocks of
+ * fewer than 1024 threads, which share their SM.  On an H100 the kept
+ * items gained softmax and layernorm bf16 128 x 262144 5.5 to 9 points of
+ * copy and f32 256 x 131072 2.7 to 5, and lost 2 to 4 where the rows in
+ * flight fit in L2 (f32 1024 x 65536; bench/NOTES.md).  The first call
+ * on a device raises the kernel's dynamic shared memory limit to that
+ * budget (cudaFuncSetAttribute); `cache` is the launch site's, one per
+ * kernel instance. */
+inline int64_t l2_bytes() { /* unknown: as large as can be, so that nothing is kept */
+  static DeviceCache cache;
+  return device_attribute(cache, cudaDevAttrL2CacheSize, INT32_MAX);
+}
+inline int keep_items(DeviceCache &cache, const void *kernel, int64_t rows, int64_t len, int tx, int ty, int vec,
+                      int elem_bytes) {
+  const int64_t wave = rows < (int64_t)sm_count() * ty ? rows : (int64_t)sm_count() * ty;
+  if (tx * ty < 1024 || wave * len * elem_bytes <= l2_bytes()) return 0;
+  const int dev = current_device();
+  if (dev < 0) return 0;
+  int budget = cache.get(dev) - 1;
+  if (budget < 0) {
+    int most = 0;
+    cudaFuncAttributes fa;
+    budget = 0;
+    if (cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
+        cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && most > (int)fa.sharedSizeBytes) {
+      budget = most - (int)fa.sharedSizeBytes;
+      if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, budget) != cudaSuccess) budget = 0;
+    }
+    if (budget == 0) (void)cudaGetLastError();
+    cache.put(dev, budget + 1);
+  }
+  const int64_t fit = budget / ((int64_t)vec * elem_bytes * tx * ty), items = ceil_div(len, (int64_t)tx * vec);
+  return (int)(items < fit ? items : fit);
+}
+
 /* @end */
 }  // namespace tecc
 }  // namespace

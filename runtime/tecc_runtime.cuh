@@ -626,7 +626,7 @@ template <typename T, int N> __device__ __forceinline__ void store_stream(Pack<T
   __stcs(reinterpret_cast<Word *>(p), w);
 }
 
-/* @piece DeviceCache current_device sm_count grid_size */
+/* @piece DeviceCache current_device device_attribute sm_count grid_size */
 /* ---- host helpers ----------------------------------------------------------- */
 
 /* A value per device, computed once; 0 until then (relaxed atomics: every
@@ -650,19 +650,25 @@ inline int current_device() {
   return dev;
 }
 
-/* Streaming multiprocessors of the current device, cached per device. */
-inline int sm_count() {
-  static DeviceCache cache;
+/* Attribute `attr` of the current device, cached per device in `cache`;
+ * `fallback` where it cannot be read (the error cleared). */
+inline int device_attribute(DeviceCache &cache, cudaDeviceAttr attr, int fallback) {
   const int dev = current_device();
-  if (dev < 0) return 32;
+  if (dev < 0) return fallback;
   if (int known = cache.get(dev)) return known;
   int n = 0;
-  if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0) {
+  if (cudaDeviceGetAttribute(&n, attr, dev) != cudaSuccess || n <= 0) {
     (void)cudaGetLastError();
-    n = 32;
+    n = fallback;
   }
   cache.put(dev, n);
   return n;
+}
+
+/* Streaming multiprocessors of the current device, cached per device. */
+inline int sm_count() {
+  static DeviceCache cache;
+  return device_attribute(cache, cudaDevAttrMultiProcessorCount, 32);
 }
 
 /* Blocks for `work` items of `per_block` each, at most `waves` full waves

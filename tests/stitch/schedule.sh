@@ -28,7 +28,8 @@
 # barrier, its two slots taken in turn, and the cluster kernel waits for
 # its cluster before it ends; a stream kernel reads a row backward in its
 # second pass (the chunks still in L2 first), and one of 4-byte elements
-# that reads a row twice takes twice the packs a chunk with 32-bit indices.
+# that reads a row twice takes twice the packs a chunk with 32-bit indices,
+# and keeps the row's first packs in shared memory for its later passes.
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -78,7 +79,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 135
+plan 147
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -103,6 +104,23 @@ ok "rowstats f32 stream: 512 threads a row when the rows fill two blocks an SM" 
 ok "rowstats f32: rows in registers to 512 threads" has rowstats_f32 'variant long (when R <= 16384 '
 is "$(row_loads tecc_layernorm_f32_g0_stream)" 2 "layernorm f32 stream: two reads (the moments, then y)"
 ok "layernorm f32 stream: 1024 threads a row" has layernorm_f32 'variant stream .*T = pow2 in \[32, 1024\]'
+# Kept packs (emit_stitch.c, stream_semit(); tecc::keep_items): a stream
+# kernel that reads a row again keeps its first packs of each value read
+# again in shared memory, stored once the chunk's loads are under way,
+# and its later passes take them back; one that reads a row once keeps
+# nothing.  The host keeps them where a wave's rows overflow L2.
+ok "layernorm f32: the plan says its stream keeps packs in shared memory" has layernorm_f32 'variant stream .*kept in shared memory'
+is "$(of rowstats_f32 | grep -c 'kept in shared memory')" 0 "rowstats f32 (one read): the plan keeps nothing"
+is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 'tecc::keep_put<VEC>(t_kept + (t_g \* t_kw + VEC \* 0 / 16) \* t_kth + t_kid, t_kth, t_c0 + t_k \* VEC);')" 1 "layernorm f32 stream: x kept by its first pass"
+is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 'tecc::keep_get<VEC>(t_kept + (t_g \* t_kw + VEC \* 0 / 16) \* t_kth + t_kid, t_kth, t_c0 + t_k \* VEC);')" 1 "layernorm f32 stream: taken back by its second"
+is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -B3 'const IndexT t_g = t_g0 + t_k;$' | grep -c '^ *}$')" 1 "layernorm f32 stream: kept in a loop after the chunk's loads"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'keep')" 0 "rowstats f32 stream (one read): no keep"
+is "$(kernel_text tecc_xent_f32_g0_stream | grep -c 'keep')" 0 "cross-entropy f32 stream (one read): no keep"
+is "$(kernel_text tecc_addrms_bf16_g0_stream | grep -c 'tecc::keep_put<VEC / 2>(')" 2 "add_rmsnorm bf16 stream: x and r kept, two to a word"
+ok "add_rmsnorm bf16 stream: an item of both, 2 bytes an element each" sh -c "grep -q 'constexpr int t_kw = VEC \* 4 / 16; /\* their 16-byte words an item \*/' '$work/s.cu'"
+ok "layernorm f32: the launch asks keep_items (rows, length, 4 bytes an element), then runs the KEEP instance with the shared memory" sh -c "grep -A2 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, true>, t_rows, t_len, t_tx, t_ty, 4, 4);' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, true><<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep \* 16 \* t_tx \* t_ty, stream>>>(x, y, (IndexT)M, (IndexT)N, t_keep);'"
+ok "layernorm f32: or, keeping nothing, the instance without it" sh -c "grep -A4 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, true>' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, false><<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(x, y, (IndexT)M, (IndexT)N, 0);'"
+is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 'if (KEEP && t_g < t_keep)')" 2 "layernorm f32 stream: kept only by the KEEP instance"
 is "$(kernel_text tecc_var_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 0 "var f32 stream: no sum for a mean that only centres the moments"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 1 "rowstats f32 stream: the mean, an output, keeps its sum"
 ok "layernorm f32: the whole budget to 32768" has layernorm_f32 'variant long (when R <= 32768 '
