@@ -52,7 +52,6 @@ typedef struct Cached {
   uint32_t passes;   /* stream kernel: the passes that read it */
   int pairs;         /* 16-bit, held two to a 32-bit word */
   const char *row;   /* per item: a broadcast operand's row offset (NULL: the domain's own rows) */
-  int first;         /* the pass that loads it first */
   int kept;          /* stream kernel: its items up to t_keep stay in shared memory for the later passes */
   int kept_at;       /* ... at word VEC * kept_at / 16 of an item's t_kw words */
   int skip;          /* not loaded by the loads being written (kept_loads()) */
@@ -437,7 +436,6 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
   c->raw = raw;
   c->ptr = mem_param(e, v);
   c->passes = 1u << (e->pass & 31);
-  c->first = e->pass;
   c->kept = e->cached.len < 64 && ((e->keep_mask >> e->cached.len) & 1u);
   c->kept_at = e->keep_bytes;
   c->pairs = (e->vec || (e->cvec && e->reg)) && dtype_is_16bit(v->dtype); /* the stream kernel's columns: VEC 1 */
@@ -1467,7 +1465,8 @@ static void load_item(SEmit *e, Out *o, int pass) {
 /* The kept values `pass` loads: those an earlier pass kept (`later`), or
  * those it keeps itself. */
 static int kept_in(const Cached *c, int pass, int later) {
-  return c->kept && loaded_in(c, pass) && (later ? c->first < pass : c->first == pass);
+  int first = __builtin_ctz(c->passes); /* the pass that loads it first */
+  return c->kept && loaded_in(c, pass) && (later ? first < pass : first == pass);
 }
 
 static int count_kept(const SEmit *e, int pass, int later) {
@@ -1964,8 +1963,9 @@ static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, co
 
 static void emit_chunks_function(SEmit *e, Out *o);
 
-/* The emitter of the stream kernel, with the values it keeps in shared
- * memory (Cached.kept): those of the domain's own rows (not a broadcast
+/* The values (by index in SEmit.cached) that the stream kernel keeps in
+ * shared memory (Cached.kept), and in *bytes their bytes an element of an
+ * item (SEmit.keep_bytes, the launch's stream_keep): those of the domain's own rows (not a broadcast
  * operand) that more than one pass loads, held in words of 4 or 8 bytes
  * (16-bit ones two to a word), in a kernel of rows in packs without a
  * column split.  A first emission into nothing finds which passes load
@@ -1974,19 +1974,30 @@ static void emit_chunks_function(SEmit *e, Out *o);
  * first items, as many as fit, from shared memory rather than HBM: the
  * ones a backward pass reads last, which L2 is the least likely to still
  * hold (open_chunks()). */
-static SEmit *stream_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
-  SEmit *dry = new_semit(a, k, kp, g, names, 0), *e = new_semit(a, k, kp, g, names, 0);
+static uint64_t kept_values(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int *bytes) {
+  SEmit *dry = new_semit(a, k, kp, g, names, 0);
   const Variant *v = &g->schedule->variants[g->schedule->nvariants - 1];
+  uint64_t mask = 0;
+  *bytes = 0;
   if (!dry->vec || dry->split || !v->keeps)
-    return e;
+    return 0;
   row_body(dry, new_out(a));
   for (int i = 0; i < dry->cached.len && i < 64; i++) {
     const Cached *c = dry->cached.items[i];
-    int bytes = element_bytes(c);
-    if (!c->row && __builtin_popcount(c->passes) > 1 && (bytes == 2 ? c->pairs : bytes == 4 || bytes == 8) &&
-        v->vec * bytes % 16 == 0)
-      e->keep_mask |= UINT64_C(1) << i;
+    int n = element_bytes(c);
+    if (!c->row && __builtin_popcount(c->passes) > 1 && (n == 2 ? c->pairs : n == 4 || n == 8) && v->vec * n % 16 == 0) {
+      mask |= UINT64_C(1) << i;
+      *bytes += n;
+    }
   }
+  return mask;
+}
+
+/* The emitter of the stream kernel, with the values it keeps. */
+static SEmit *stream_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
+  SEmit *e = new_semit(a, k, kp, g, names, 0);
+  int bytes;
+  e->keep_mask = kept_values(a, k, kp, g, names, &bytes);
   return e;
 }
 
@@ -2300,12 +2311,8 @@ static void emit_variants(SEmit *e, Out *o, const char *args) {
 void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
   SEmit *e = new_semit(a, k, kp, g, names, 1);
   emit_one_kernel(e, new_out(a), ""); /* its parameters and the inputs it holds */
-  if (has_storage(g->schedule, STORE_STREAM)) {
-    SEmit *se = stream_semit(a, k, kp, g, names);
-    if (se->keep_mask)
-      row_body(se, new_out(a));
-    e->stream_keep = se->keep_bytes;
-  }
+  if (has_storage(g->schedule, STORE_STREAM))
+    kept_values(a, k, kp, g, names, &e->stream_keep);
   const char *args = launch_args(a, kp, names, &e->params);
   const GroupSchedule *s = g->schedule;
   emit(o, "/* group %d: %s, %d reduction level(s), %d value(s) held per element */", g->id, class_name(s->cls),
