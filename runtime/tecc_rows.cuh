@@ -380,44 +380,53 @@ template <int N, typename T> __device__ __forceinline__ void keep_get(const uint
   }
 }
 
-/* @piece l2_bytes keep_items @needs DeviceCache current_device device_attribute sm_count ceil_div */
+/* @piece l2_bytes optin_smem keep_items @needs DeviceCache current_device device_attribute sm_count ceil_div */
 /* The items of each row (`tx` lanes of `vec` elements) that a stream
  * kernel's block of tx x ty threads keeps in shared memory, at
  * `elem_bytes` an element for the values it reads again: as many as fit
  * in the dynamic shared memory the device lets a block of `kernel` have
- * beside its own; 0 where the rows a wave holds (a block an SM) fit in
- * L2, whence the later passes read them back anyway, and for blocks of
- * fewer than 1024 threads, which share their SM.  On an H100 the kept
- * items gained softmax and layernorm bf16 128 x 262144 5.5 to 9 points of
- * copy and f32 256 x 131072 2.7 to 5, and lost 2 to 4 where the rows in
- * flight fit in L2 (f32 1024 x 65536; bench/NOTES.md).  The first call
- * on a device raises the kernel's dynamic shared memory limit to that
- * budget (cudaFuncSetAttribute); `cache` is the launch site's, one per
- * kernel instance. */
+ * beside its own, where the rows a wave holds (a block an SM) overflow
+ * L2; where they fill more than half of it, as many as fit in 144 KB
+ * with its own (the rest of the SM's 256 KB is its L1); none where they
+ * fit in half, whence the later passes read them back anyway, and none
+ * for blocks of fewer than 1024 threads, which share their SM.  On an
+ * H100 keeping all that fits gained softmax and layernorm bf16 128 x
+ * 262144 5.5 to 9 points of copy and f32 256 x 131072 2.7 to 5; at f32
+ * 1024 and 2048 x 65536 (34 MB a wave) it lost 2 to 4 where 144 KB
+ * gained layernorm 5 to 6 and softmax 0 to 1; at 40000 (21 MB a wave)
+ * 144 KB lost up to 3 (bench/NOTES.md).  The first call on a device
+ * raises the kernel's dynamic shared memory limit to the whole budget
+ * (cudaFuncSetAttribute); `cache` is the launch site's, one per kernel
+ * instance. */
 inline int64_t l2_bytes() { /* unknown: as large as can be, so that nothing is kept */
   static DeviceCache cache;
   return device_attribute(cache, cudaDevAttrL2CacheSize, INT32_MAX);
 }
+inline int optin_smem() { /* a block's shared memory past the default 48 KB, when asked for */
+  static DeviceCache cache;
+  return device_attribute(cache, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+}
 inline int keep_items(DeviceCache &cache, const void *kernel, int64_t rows, int64_t len, int tx, int ty, int vec,
                       int elem_bytes) {
   const int64_t wave = rows < (int64_t)sm_count() * ty ? rows : (int64_t)sm_count() * ty;
-  if (tx * ty < 1024 || wave * len * elem_bytes <= l2_bytes()) return 0;
+  const int64_t bytes = wave * len * elem_bytes, l2 = l2_bytes(), most = optin_smem(), cap = 144 << 10;
+  if (tx * ty < 1024 || bytes <= l2 / 2) return 0;
   const int dev = current_device();
   if (dev < 0) return 0;
   int budget = cache.get(dev) - 1;
   if (budget < 0) {
-    int most = 0;
     cudaFuncAttributes fa;
     budget = 0;
-    if (cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
-        cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && most > (int)fa.sharedSizeBytes) {
-      budget = most - (int)fa.sharedSizeBytes;
+    if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && most > (int64_t)fa.sharedSizeBytes) {
+      budget = (int)most - (int)fa.sharedSizeBytes;
       if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, budget) != cudaSuccess) budget = 0;
     }
     if (budget == 0) (void)cudaGetLastError();
     cache.put(dev, budget + 1);
   }
-  const int64_t fit = budget / ((int64_t)vec * elem_bytes * tx * ty), items = ceil_div(len, (int64_t)tx * vec);
+  const int64_t room = bytes <= l2 && most > cap ? budget - (most - cap) : budget;
+  if (room <= 0) return 0;
+  const int64_t fit = room / ((int64_t)vec * elem_bytes * tx * ty), items = ceil_div(len, (int64_t)tx * vec);
   return (int)(items < fit ? items : fit);
 }
 

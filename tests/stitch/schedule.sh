@@ -108,7 +108,7 @@ ok "layernorm f32 stream: 1024 threads a row" has layernorm_f32 'variant stream 
 # kernel that reads a row again keeps its first packs of each value read
 # again in shared memory, stored once the chunk's loads are under way,
 # and its later passes take them back; one that reads a row once keeps
-# nothing.  The host keeps them where a wave's rows overflow L2.
+# nothing.  The host keeps them where a wave's rows fill more than half of L2.
 ok "layernorm f32: the plan says its stream keeps packs in shared memory" has layernorm_f32 'variant stream .*kept in shared memory'
 is "$(of rowstats_f32 | grep -c 'kept in shared memory')" 0 "rowstats f32 (one read): the plan keeps nothing"
 is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 'tecc::keep_put<VEC>(t_kept + (t_g \* t_kw + VEC \* 0 / 16) \* t_kth + t_kid, t_kth, t_c0 + t_k \* VEC);')" 1 "layernorm f32 stream: x kept by its first pass"
