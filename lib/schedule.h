@@ -104,8 +104,8 @@ typedef struct Variant {
   int wide_items;      /* stream that reads each row again: ITEMS of its instances of
                           32-bit indices (0: items) */
   int keeps;           /* stream that reads each row again: keeps the row's first packs of what
-                          it reads again in shared memory, where a wave's rows overflow L2
-                          (tecc::keep_items, emit_stitch.c) */
+                          it reads again in shared memory, where a wave's rows fill more than
+                          half of L2 (tecc::keep_items, emit_stitch.c) */
   int loops;           /* cluster: taken for any number of rows, the clusters the device
                           holds at once looping over them (else only when they hold every row) */
   int early;           /* registers, whole: the WHOLE instance loads the row operands' packs (a
