@@ -653,7 +653,7 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
   if (v->keeps)
     buf_puts(b, ", in blocks of 1024 threads where the rows of a wave (a block an SM) fill more than half of L2 "
                 "the row's first packs of each value read again (4 or 8 bytes, 16-bit ones in pairs) kept in shared "
-                "memory for the later passes, as many as fit (in 144 KB with the kernel's own while the wave fits in "
+                "memory for the later passes, as many as fit (in 152 KB with the kernel's own while the wave fits in "
                 "L2)");
   if (v->split == SPLIT_PER_BLOCK)
     buf_printf(b, ", packs loaded whole when every packed tensor is aligned, else element by element (the same "

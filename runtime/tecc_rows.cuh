@@ -386,15 +386,16 @@ template <int N, typename T> __device__ __forceinline__ void keep_get(const uint
  * `elem_bytes` an element for the values it reads again: as many as fit
  * in the dynamic shared memory the device lets a block of `kernel` have
  * beside its own, where the rows a wave holds (a block an SM) overflow
- * L2; where they fill more than half of it, as many as fit in 144 KB
+ * L2; where they fill more than half of it, as many as fit in 152 KB
  * with its own (the rest of the SM's 256 KB is its L1); none where they
  * fit in half, whence the later passes read them back anyway, and none
  * for blocks of fewer than 1024 threads, which share their SM.  On an
  * H100 keeping all that fits gained softmax and layernorm bf16 128 x
  * 262144 5.5 to 9 points of copy and f32 256 x 131072 2.7 to 5; at f32
  * 1024 and 2048 x 65536 (34 MB a wave) it lost 2 to 4 where 144 KB
- * gained layernorm 5 to 6 and softmax 0 to 1; at 40000 (21 MB a wave)
- * 144 KB lost up to 3 (bench/NOTES.md).  The first call on a device
+ * gained layernorm 5 to 6 and softmax 0 to 1, and 152 KB (9 items of 16
+ * KB) 0 to 0.7 more than 144 (120: -0.5 to -2.5, 168: -1.5 to +0.8);
+ * at 40000 (21 MB a wave) 144 KB lost up to 3 (bench/NOTES.md).  The first call on a device
  * raises the kernel's dynamic shared memory limit to the whole budget
  * (cudaFuncSetAttribute); `cache` is the launch site's, one per kernel
  * instance. */
@@ -409,7 +410,7 @@ inline int optin_smem() { /* a block's shared memory past the default 48 KB, whe
 inline int keep_items(DeviceCache &cache, const void *kernel, int64_t rows, int64_t len, int tx, int ty, int vec,
                       int elem_bytes) {
   const int64_t wave = rows < (int64_t)sm_count() * ty ? rows : (int64_t)sm_count() * ty;
-  const int64_t bytes = wave * len * elem_bytes, l2 = l2_bytes(), most = optin_smem(), cap = 144 << 10;
+  const int64_t bytes = wave * len * elem_bytes, l2 = l2_bytes(), most = optin_smem(), cap = 152 << 10;
   if (tx * ty < 1024 || bytes <= l2 / 2) return 0;
   const int dev = current_device();
   if (dev < 0) return 0;
