@@ -395,10 +395,10 @@ template <int N, typename T> __device__ __forceinline__ void keep_get(const uint
  * 1024 and 2048 x 65536 (34 MB a wave) it lost 2 to 4 where 144 KB
  * gained layernorm 5 to 6 and softmax 0 to 1, and 152 KB (9 items of 16
  * KB) 0 to 0.7 more than 144 (120: -0.5 to -2.5, 168: -1.5 to +0.8);
- * at 40000 (21 MB a wave) 144 KB lost up to 3 (bench/NOTES.md).  The first call on a device
- * raises the kernel's dynamic shared memory limit to the whole budget
- * (cudaFuncSetAttribute); `cache` is the launch site's, one per kernel
- * instance. */
+ * at 40000 (21 MB a wave) 144 KB lost up to 3 (bench/NOTES.md).  The
+ * first call on a device raises the kernel's dynamic shared memory limit
+ * to the whole budget (cudaFuncSetAttribute); `cache` is the launch
+ * site's, one per kernel instance. */
 inline int64_t l2_bytes() { /* unknown: as large as can be, so that nothing is kept */
   static DeviceCache cache;
   return device_attribute(cache, cudaDevAttrL2CacheSize, INT32_MAX);
