@@ -1964,13 +1964,15 @@ static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, co
 static void emit_chunks_function(SEmit *e, Out *o);
 
 /* The values (by index in SEmit.cached) that the stream kernel keeps in
- * shared memory (Cached.kept), and in *bytes their bytes an element of an
- * item (SEmit.keep_bytes, the launch's stream_keep): those of the domain's own rows (not a broadcast
- * operand) that more than one pass loads, held in words of 4 or 8 bytes
- * (16-bit ones two to a word), in a kernel of rows in packs without a
- * column split.  A first emission into nothing finds which passes load
- * what.  In the KEEP instance, which the host launches where the rows of
- * a wave overflow L2 (tecc::keep_items), the later passes read the row's
+ * shared memory (Cached.kept), and in *bytes (where not NULL) their bytes
+ * an element of an item (the launch's stream_keep; the kernel's emission
+ * sums them again as SEmit.keep_bytes, with each value's place): those of
+ * the domain's own rows (not a broadcast operand) that more than one pass
+ * loads, held in words of 4 or 8 bytes (16-bit ones two to a word), in a
+ * kernel of rows in packs without a column split.  A first emission into
+ * nothing finds which passes load what.  In the KEEP instance, which the
+ * host launches where the rows of a wave fill more than half of L2
+ * (tecc::keep_items), the later passes read the row's
  * first items, as many as fit, from shared memory rather than HBM: the
  * ones a backward pass reads last, which L2 is the least likely to still
  * hold (open_chunks()). */
@@ -1978,7 +1980,9 @@ static uint64_t kept_values(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const
   SEmit *dry = new_semit(a, k, kp, g, names, 0);
   const Variant *v = &g->schedule->variants[g->schedule->nvariants - 1];
   uint64_t mask = 0;
-  *bytes = 0;
+  int sum = 0;
+  if (bytes)
+    *bytes = 0;
   if (!dry->vec || dry->split || !v->keeps)
     return 0;
   row_body(dry, new_out(a));
@@ -1987,17 +1991,18 @@ static uint64_t kept_values(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const
     int n = element_bytes(c);
     if (!c->row && __builtin_popcount(c->passes) > 1 && (n == 2 ? c->pairs : n == 4 || n == 8) && v->vec * n % 16 == 0) {
       mask |= UINT64_C(1) << i;
-      *bytes += n;
+      sum += n;
     }
   }
+  if (bytes)
+    *bytes = sum;
   return mask;
 }
 
 /* The emitter of the stream kernel, with the values it keeps. */
 static SEmit *stream_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
   SEmit *e = new_semit(a, k, kp, g, names, 0);
-  int bytes;
-  e->keep_mask = kept_values(a, k, kp, g, names, &bytes);
+  e->keep_mask = kept_values(a, k, kp, g, names, NULL);
   return e;
 }
 

@@ -360,7 +360,7 @@ inline int column_chunks(int64_t cols, int64_t len, int vec, int tx) {
 /* A streamed row's item (the N register elements of one pack of a value,
  * whole 16-byte words) kept in shared memory by the pass that first
  * reads it, and taken back by each later pass instead of a second read
- * (lib/emit_stitch.c, keeps()).  Word q of the item is at s[q * stride]:
+ * (lib/emit_stitch.c, kept_loads()).  Word q of the item is at s[q * stride]:
  * the block's threads side by side, so a warp's words are contiguous. */
 template <int N, typename T> __device__ __forceinline__ void keep_put(uint4 *s, unsigned stride, const T *r) {
   static_assert(N * sizeof(T) % 16 == 0, "an item is whole 16-byte words");
@@ -403,7 +403,7 @@ inline int64_t l2_bytes() { /* unknown: as large as can be, so that nothing is k
   static DeviceCache cache;
   return device_attribute(cache, cudaDevAttrL2CacheSize, INT32_MAX);
 }
-inline int optin_smem() { /* a block's shared memory past the default 48 KB, when asked for */
+inline int optin_smem() { /* the most shared memory a block may opt in to (past the default 48 KB) */
   static DeviceCache cache;
   return device_attribute(cache, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
 }
