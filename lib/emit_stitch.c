@@ -723,6 +723,12 @@ static int early_kernel(const SEmit *e) {
   return 0;
 }
 
+/* The kernel takes NARROW: a variant's blocks are the warps its rows need,
+ * bound to NARROW_BLOCKS an SM (schedule.c). */
+static int narrow_kernel(const SEmit *e) {
+  return e->reg && any_variant(e->sched, offsetof(Variant, narrow));
+}
+
 /* The aligned pack of broadcast operand c at the thread's item t_r0. */
 static const char *operand_pack(SEmit *e, const Cached *c) {
   const char *st = cu_storage_ctype(c->v->dtype);
@@ -1857,9 +1863,9 @@ static const char *template_params(const SEmit *e) {
   if (!e->reg)
     return arena_printf(e->a, "int VEC%s%s%s%s", packs, e->keep_bytes ? ", bool KEEP" : "",
                         split_kernel(e) ? ", int PHASE" : "", batch);
-  return arena_printf(e->a, "int ITEMS, int VEC%s%s%s%s%s%s", e->rows ? ", int ROWS" : "", packs,
+  return arena_printf(e->a, "int ITEMS, int VEC%s%s%s%s%s%s%s", e->rows ? ", int ROWS" : "", packs,
                       e->cluster ? ", bool CLUSTER" : "", e->lanes ? ", int LANES" : "",
-                      early_kernel(e) ? ", bool EARLY" : "", batch);
+                      early_kernel(e) ? ", bool EARLY" : "", narrow_kernel(e) ? ", bool NARROW" : "", batch);
 }
 
 static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
@@ -1877,9 +1883,15 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     extra = arena_printf(e->a, "%s, %s *__restrict__ t_part, IndexT t_chunk", extra, split_acc_type(e));
   if (e->keep_bytes)
     extra = arena_printf(e->a, "%s, int t_keep", extra);
-  const char *bound = early_kernel(e) ? arena_printf(e->a, "EARLY ? %d : %d", e->sched->early_threads,
-                                                     e->sched->max_threads)
-                                      : arena_printf(e->a, "%d", e->sched->max_threads);
+  /* NARROW: no minimum of blocks (0) in its other instances, as the
+   * one-argument form: an explicit 1 moved ptxas's register choice (the
+   * block variant of card bf16 from 32 registers to 48, -1.7 points of
+   * copy at 16384 x 4096 on an H200) */
+  const char *bound = arena_printf(e->a, "%d", e->sched->max_threads);
+  if (narrow_kernel(e))
+    bound = arena_printf(e->a, "NARROW ? %d : %s, NARROW ? %d : 0", NARROW_THREADS, bound, NARROW_BLOCKS);
+  if (early_kernel(e))
+    bound = arena_printf(e->a, "EARLY ? %d : %s", e->sched->early_threads, bound);
   open_block(o, "__global__ void __launch_bounds__(%s) %s(%s%s)", bound, kernel_name(e->a, e->k, e->g, e->reg),
              param_decls(e->a, e->k, &e->params, 0), extra);
   if (takes_packs(e))
@@ -2076,6 +2088,10 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
   switch (v->when) {
   case WHEN_ALWAYS: return NULL;
   case WHEN_ROW_AT_MOST: return arena_printf(e->a, "%s && t_len <= %lld", small, (long long)v->limit);
+  case WHEN_ROW_NARROWER:
+    return arena_printf(e->a, "%s && t_len <= %lld && tecc::ceil_div(t_len, %d) * 32 < "
+                              "tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024)",
+                        small, (long long)v->limit, 32 * v->items * v->vec, v->items * v->vec);
   case WHEN_ROW_FITS:
     return arena_printf(e->a, "%s && t_len <= (int64_t)(1024 / tecc::column_width(t_rows, t_len, %d, %d)) * %d", small,
                         v->vec, v->items, v->items);
@@ -2095,10 +2111,11 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
 }
 
 /* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, ROWS][,
- * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, BATCH]> or, streamed,
- * <IndexT, VEC[, PACKS][, PHASE][, BATCH]>, with `packs` (PACKS_NONE,
- * PACKS_ALIGNED or PACKS_WHOLE) where it takes PACKS and `phase` where
- * PHASE; EARLY only in the WHOLE instance of a variant that loads early. */
+ * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, NARROW][, BATCH]> or,
+ * streamed, <IndexT, VEC[, PACKS][, PHASE][, BATCH]>, with `packs`
+ * (PACKS_NONE, PACKS_ALIGNED or PACKS_WHOLE) where it takes PACKS and
+ * `phase` where PHASE; EARLY only in the WHOLE instance of a variant that
+ * loads early, NARROW in the instances of a narrow variant. */
 static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
   const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
   const char *pk = takes_packs(e) ? (packs != PACKS_NONE ? ", true" : ", false") : "";
@@ -2115,8 +2132,9 @@ static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
     internal_error("stitch: variant %s holds %d rows a thread in a kernel of one", v->name, v->rows);
   const char *lanes = e->lanes ? arena_printf(e->a, ", %d", e->lanes_now) : "";
   const char *early = !early_kernel(e) ? "" : v->early && packs == PACKS_WHOLE ? ", true" : ", false";
-  return arena_printf(e->a, "%s<%s, %d, %d%s%s%s%s%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items, v->vec,
-                      rows, pk, cluster, lanes, early, batch);
+  const char *narrow = !narrow_kernel(e) ? "" : v->narrow ? ", true" : ", false";
+  return arena_printf(e->a, "%s<%s, %d, %d%s%s%s%s%s%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items,
+                      v->vec, rows, pk, cluster, lanes, early, narrow, batch);
 }
 
 /* The threads across the columns of a split block: a warp spans 32 packs
@@ -2154,8 +2172,12 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
     emit(o, "const int t_tx = %d, t_ty = %d;", v->threads_x, v->threads_y);
     break;
   case FIT_ROW:
-    emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %s);", v->items * v->vec,
-         v->one_read ? "tecc::one_read_threads(t_rows)" : "1024");
+    if (v->narrow)
+      emit(o, "const int t_tx = (int)tecc::ceil_div(t_len, %d) * 32; /* the warps the row needs */",
+           32 * v->items * v->vec);
+    else
+      emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %s);", v->items * v->vec,
+           v->one_read ? "tecc::one_read_threads(t_rows)" : "1024");
     emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
     break;
   case FIT_SHORT_ROWS:

@@ -351,6 +351,10 @@ static void stitch_footprint(Arena *a, const KernelPlan *kp, const Group *g, Foo
   f->held_inputs = first.nheld;
   f->row_operands = first.row_operands;
   f->row_operand_axes = first.row_operand_axes;
+  int map[TECC_MAX_RANK];
+  identity(map, g->domain.rank);
+  for (int i = 0; i < g->roots.len; i++)
+    f->row_outputs += varies_along_row(&first, g->roots.items[i], map);
   int packed = (g->sched == SCHED_ROW && contiguous_rows(g)) || stitch_column_packs(g);
   for (int i = 0; i < n; i++) {
     if (!first.held[i])

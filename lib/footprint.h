@@ -32,6 +32,8 @@ typedef struct Footprint {
                        (a norm's w and b, a mask broadcast over a batch) */
   uint32_t row_operand_axes; /* stitch: the kept domain axes those are indexed by (a mask [S, S]
                        under [B, S, S]: the S of the rows) */
+  int row_outputs;  /* stitch: roots written along the row (a softmax's y; rowstats' m and v,
+                       one value a row, are not) */
 } Footprint;
 
 Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g);

@@ -266,7 +266,19 @@ static int early_operands(const Footprint *f, const Variant *v) {
  * log_softmax, rmsnorm and add_rmsnorm bf16 at 32768 x 1024 to
  * 4096 x 11008 and 4.2 for rowstats at 16384 x 4096, and lost 0.5-0.9
  * for card and logsumexp (2.5-3.3 at 1024 x 65536), which stay 1.2-1.7x
- * torch.compile (bench/NOTES.md, issue 11). */
+ * torch.compile (bench/NOTES.md, issue 11).
+ *
+ * Rows that write nothing along them (card, logsumexp, rowstats) take
+ * the whole budget first in blocks of just the warps the row needs, up
+ * to 384 threads, in an instance bound to 3 blocks an SM (narrow), where
+ * the long variant's power of two would leave warps idle: on an H200
+ * (bench/NOTES.md, issue 12) card, logsumexp and rowstats f32 at 4096 x
+ * 11008 went from 74-78% of copy (512 threads, two blocks an SM) to 92-94
+ * (352, three), bf16 at 4096 x 24000 from 64-70 to 78-89.  Where the
+ * power of two is the warps the row needs (4096 x 16384 bf16: 256
+ * threads) the bound alone lost card and logsumexp 1.6 to 2 points, and
+ * rows that write along them (softmax, the norms) moved -6 to +5: those
+ * keep the long variant. */
 static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Target *t, const Group *g) {
   int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
   int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
@@ -290,6 +302,12 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   if (max_items > items) {
     v->early = early_operands(f, v);
     v->limit = (int64_t)BLOCK_ROW_THREADS * items * vec;
+    if (!f->row_outputs) {
+      v = row_variant(a, s, "narrow", vec, max_items, 0);
+      v->when = WHEN_ROW_NARROWER;
+      v->narrow = 1;
+      v->limit = (int64_t)NARROW_THREADS * max_items * vec;
+    }
     row_variant(a, s, "long", vec, max_items, 0);
   }
   if (t->max_cluster > 1 && f->pack_bytes) {
@@ -405,12 +423,23 @@ static int small_domain(const Group *g) {
   return n >= 0 && n < ((int64_t)1 << 30);
 }
 
+/* WHEN_ROW_NARROWER: a row of `len` held in fewer warps than the power
+ * of two FIT_ROW would give it. */
+static int narrower(const Variant *v, int64_t len) {
+  int64_t lanes = ceil_div(len, (int64_t)v->items * v->vec);
+  return len <= v->limit && ceil_div(lanes, 32) * 32 < pow2_at_least(lanes, 32, MAX_THREADS);
+}
+
 /* The variant's own condition on the row length is known to hold. */
 static int length_holds(const Variant *v, int64_t len) {
+  if (v->when == WHEN_ROW_NARROWER)
+    return len >= 0 && narrower(v, len);
   return v->when == WHEN_ROW_AT_MOST && len >= 0 && len <= v->limit;
 }
 
 static int length_fails(const Variant *v, int64_t len) {
+  if (v->when == WHEN_ROW_NARROWER)
+    return len >= 0 && !narrower(v, len);
   return (v->when == WHEN_ROW_AT_MOST || v->when == WHEN_CLUSTERS) && len >= 0 && len > v->limit;
 }
 
@@ -419,8 +448,11 @@ static void fix_row_fit(Variant *v, int64_t len) {
   if ((v->fit != FIT_ROW && v->fit != FIT_SHORT_ROWS) || len < 0)
     return;
   int short_rows = v->fit == FIT_SHORT_ROWS;
-  v->threads_x = pow2_at_least(ceil_div(len, (int64_t)v->items * v->vec), short_rows ? MIN_ROW_LANES : 32,
-                               short_rows ? 32 : MAX_THREADS);
+  int64_t lanes = ceil_div(len, (int64_t)v->items * v->vec);
+  if (v->narrow)
+    v->threads_x = clamp((int)ceil_div(lanes, 32) * 32, 32, NARROW_THREADS); /* kept only where R fits */
+  else
+    v->threads_x = pow2_at_least(lanes, short_rows ? MIN_ROW_LANES : 32, short_rows ? 32 : MAX_THREADS);
   v->threads_y = v->threads_x >= v->block ? 1 : v->block / v->threads_x;
   v->fit = FIT_NONE;
 }
@@ -571,6 +603,9 @@ static const char *condition_text(Arena *a, const Variant *v, int first) {
   case WHEN_ALIGNED: return "when every tensor moved in packs is aligned to its pack";
   case WHEN_LEN_AT_MOST: return arena_printf(a, "when R <= %lld", (long long)v->limit);
   case WHEN_ROW_AT_MOST: return arena_printf(a, "when R <= %lld and 32-bit indices do", (long long)v->limit);
+  case WHEN_ROW_NARROWER:
+    return arena_printf(a, "when R <= %lld, 32*ceil(R/%d) < pow2 >= R/%d (a power of two would leave warps idle) and "
+                           "32-bit indices do", (long long)v->limit, 32 * v->items * v->vec, v->items * v->vec);
   case WHEN_ROW_FITS: return "when R <= TY*ITEMS and 32-bit indices do";
   case WHEN_COLUMN_GROUPS:
     return arena_printf(a, "when ceil(rows/(8*%d)) >= 3/4 of the SMs", v->vec);
@@ -590,6 +625,10 @@ static const char *block_text(Arena *a, const Variant *v) {
     return v->threads_y > 1 ? arena_printf(a, "block %d x %d", v->threads_x, v->threads_y)
                             : arena_printf(a, "block %d", v->threads_x);
   case FIT_ROW:
+    if (v->narrow)
+      return arena_printf(a, "block T x max(1, %d/T), T = 32*ceil(R/%d) (the warps the row needs), bound to %d "
+                             "blocks of up to %d threads an SM", v->block, 32 * v->items * v->vec, NARROW_BLOCKS,
+                          NARROW_THREADS);
     return arena_printf(a, "block T x max(1, %d/T), T = pow2 in [32, %s] >= R/%d", v->block,
                         v->one_read ? "512 when rows >= 2*SMs (a single read of each row), else 1024" : "1024",
                         v->items * v->vec);

@@ -52,6 +52,8 @@ typedef enum When {
   WHEN_ALIGNED,      /* every tensor moved in packs is aligned to its pack */
   WHEN_LEN_AT_MOST,  /* the reduced length <= limit */
   WHEN_ROW_AT_MOST,  /* the row (reduced) length <= limit, and 32-bit indices do */
+  WHEN_ROW_NARROWER, /* WHEN_ROW_AT_MOST, and the warps that cover the row (items * vec * 32
+                        elements a warp) are fewer than the power of two FIT_ROW would take */
   WHEN_ROW_FITS,     /* the fitted block holds the row (len <= threads_y * items), 32-bit indices do */
   WHEN_COLUMN_GROUPS, /* column stream: its column groups (8 threads of VEC columns) give
                         3/4 of the SMs a block */
@@ -63,8 +65,8 @@ typedef enum When {
 
 typedef enum FitRule {
   FIT_NONE,      /* every dimension is recorded */
-  FIT_ROW,       /* threads_x = the power of two in [32, 1024] >= len / (items * vec);
-                    threads_y = max(1, block / threads_x) rows */
+  FIT_ROW,       /* threads_x = the power of two in [32, 1024] >= len / (items * vec) (narrow:
+                    the multiple of 32 >= it); threads_y = max(1, block / threads_x) rows */
   FIT_SHORT_ROWS, /* threads_x = the power of two in [4, 32] >= len / (items * vec):
                     several rows per warp; threads_y = block / threads_x rows */
   FIT_CLUSTER,   /* cluster = the power of two >= len / (1024 * items * vec), threads_x = 1024 */
@@ -80,10 +82,15 @@ enum { SPLIT_PER_BLOCK = -1 };
  * and the plan text name it too). */
 enum { MIN_ROW_LANES = 4 };
 
+/* Variant.narrow: the most threads of its blocks and the blocks an SM its
+ * NARROW instance is bound to keep (__launch_bounds__(384, 3): 56
+ * registers a thread). */
+enum { NARROW_THREADS = 384, NARROW_BLOCKS = 3 };
+
 typedef struct Variant {
   const char *name;    /* the kernel's suffix and the plan's name: "packed", "block", ... */
   When when;
-  int64_t limit;       /* WHEN_LEN_AT_MOST, WHEN_ROW_AT_MOST, WHEN_CLUSTERS */
+  int64_t limit;       /* WHEN_LEN_AT_MOST, WHEN_ROW_AT_MOST, WHEN_ROW_NARROWER, WHEN_CLUSTERS */
   Storage storage;
   FitRule fit;
   int vec;             /* elements per 16-byte pack (1: one at a time) */
@@ -114,6 +121,9 @@ typedef struct Variant {
   int whole;           /* registers, one row a thread: whole row groups of whole rows (R =
                           T*ITEMS*VEC, rows a multiple of TY) take an instance without row
                           or item guards (WHOLE) */
+  int narrow;          /* FIT_ROW, rows that write nothing along them: T = the warps the row
+                          needs (not a power of two), at most NARROW_THREADS, in the NARROW
+                          instance, bound to NARROW_BLOCKS blocks an SM */
 } Variant;
 
 typedef struct GroupSchedule {

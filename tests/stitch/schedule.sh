@@ -14,8 +14,11 @@
 # sum of a non-product do not); the register kernel's cluster arithmetic
 # is in its CLUSTER instance only, and its clusters loop over rows for
 # one level that the stream kernel would read twice (else one each, as
-# many as the device holds at once); a register kernel that writes only row
-# values streams its loads past L2, one that writes along the row does not,
+# many as the device holds at once); rows that write nothing along them
+# take, before the long variant, blocks of the warps they need bound to 3
+# an SM (narrow), rows that write along them do not; a register kernel
+# that writes only row values streams its loads past L2, one that writes
+# along the row does not,
 # and a stream kernel streams its last read of a row and its outputs;
 # softmax's sum of exp shares its max's pass in the stream kernel (online,
 # rescaled as the max grows): softmax reads a row twice, logsumexp and
@@ -79,7 +82,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 147
+plan 154
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -127,8 +130,15 @@ ok "layernorm f32: the whole budget to 32768" has layernorm_f32 'variant long (w
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_acc[0-9]*\[t_i\] = tecc::fma(v[0-9]*, v[0-9]*, t_acc[0-9]*\[t_i\]);')" 1 "rowstats f32 registers: the squares accumulate with one fma"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_cq[0-9]* = tecc::fma(t_dv[0-9]*, t_dv[0-9]*, t_cq[0-9]*);')" 1 "rowstats f32 stream: the chunk's squared deviations with one fma"
 is "$(kernel_text tecc_nofma_g0_reg | grep -c 'tecc::fma(')" 0 "no fma for a max, an integer sum or a sum of a sum"
-is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, 1, true, false, false, [0-9]*><<<' "$work/s.cu")" 6 "rowstats f32: six launches of instances without cluster arithmetic (the warp variant's four LANES, block, long)"
-ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::launch_cluster(tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0>,' "$work/s.cu"
+is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, 1, true, false, false, [0-9]*, [a-z]*><<<' "$work/s.cu")" 7 "rowstats f32: seven launches of instances without cluster arithmetic (the warp variant's four LANES, block, narrow, long)"
+ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::launch_cluster(tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0, false>,' "$work/s.cu"
+ok "rowstats f32 (writes nothing along the row): narrow rows to 12288" has rowstats_f32 'variant narrow (when R <= 12288,.* ITEMS 8, .*T = 32\*ceil(R/1024) (the warps the row needs), bound to 3 blocks of up to 384 threads an SM'
+ok "rowstats f32: the narrow block is the warps the row needs" grep -q 'const int t_tx = (int)tecc::ceil_div(t_len, 1024) \* 32; /\* the warps the row needs \*/' "$work/s.cu"
+is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, [a-z]*, false, false, 0, true><<<' "$work/s.cu")" 2 "rowstats f32: the narrow launches take the NARROW instance, with packs and without"
+ok "rowstats f32: the NARROW instance bound to 3 blocks of 384 an SM, the others to no minimum" grep -q '__global__ void __launch_bounds__(NARROW ? 384 : 1024, NARROW ? 3 : 0) tecc_rowstats_f32_g0_reg(' "$work/s.cu"
+ok "card bf16: narrow rows to 24576" has card_bf16 'variant narrow (when R <= 24576, 32\*ceil(R/2048) < pow2 >= R/64 (a power of two would leave warps idle)'
+ok "rowstats f32: narrow only where a power of two would leave warps idle" grep -q '} else if (sizeof(IndexT) == 4 && t_len <= 12288 && tecc::ceil_div(t_len, 1024) \* 32 < tecc::pow2_at_least(tecc::ceil_div(t_len, 32), 32, 1024)) {' "$work/s.cu"
+ok "softmax f32 (writes y along the row): no narrow variant" sh -c "! sed -n '/^kernel softmax_f32:/,/^kernel /p' '$work/s.plan' | grep -q 'variant narrow'"
 ok "the cluster rank and size only in the CLUSTER instance" grep -q 'const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;' "$work/s.cu"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -A2 'if (CLUSTER) {' | grep -c 't_acc[0-9]*\[t_i\] = tecc::cluster_allreduce(')" 2 "rowstats f32: the cluster all-reduce of both levels under CLUSTER"
 ok "rmsw bf16 (one level, streamed rows read twice): clusters for any number of rows, looping over them" has rmsw_bf16 'variant cluster (when R <= 524288, for any number of rows, .*grid = the clusters the device holds at once, each looping over rows'
