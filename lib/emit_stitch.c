@@ -726,7 +726,10 @@ static int early_kernel(const SEmit *e) {
 /* The kernel takes NARROW: a variant's blocks are the warps its rows need,
  * bound to NARROW_BLOCKS an SM (schedule.c). */
 static int narrow_kernel(const SEmit *e) {
-  return e->reg && any_variant(e->sched, offsetof(Variant, narrow));
+  for (int i = 0; e->reg && i < e->sched->nvariants; i++)
+    if (variant_narrow(&e->sched->variants[i]))
+      return 1;
+  return 0;
 }
 
 /* The aligned pack of broadcast operand c at the thread's item t_r0. */
@@ -2132,7 +2135,7 @@ static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
     internal_error("stitch: variant %s holds %d rows a thread in a kernel of one", v->name, v->rows);
   const char *lanes = e->lanes ? arena_printf(e->a, ", %d", e->lanes_now) : "";
   const char *early = !early_kernel(e) ? "" : v->early && packs == PACKS_WHOLE ? ", true" : ", false";
-  const char *narrow = !narrow_kernel(e) ? "" : v->narrow ? ", true" : ", false";
+  const char *narrow = !narrow_kernel(e) ? "" : variant_narrow(v) ? ", true" : ", false";
   return arena_printf(e->a, "%s<%s, %d, %d%s%s%s%s%s%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items,
                       v->vec, rows, pk, cluster, lanes, early, narrow, batch);
 }
@@ -2172,7 +2175,7 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
     emit(o, "const int t_tx = %d, t_ty = %d;", v->threads_x, v->threads_y);
     break;
   case FIT_ROW:
-    if (v->narrow)
+    if (variant_narrow(v))
       emit(o, "const int t_tx = (int)tecc::ceil_div(t_len, %d) * 32; /* the warps the row needs */",
            32 * v->items * v->vec);
     else

@@ -305,7 +305,6 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
     if (!f->row_outputs) {
       v = row_variant(a, s, "narrow", vec, max_items, 0);
       v->when = WHEN_ROW_NARROWER;
-      v->narrow = 1;
       v->limit = (int64_t)NARROW_THREADS * max_items * vec;
     }
     row_variant(a, s, "long", vec, max_items, 0);
@@ -423,6 +422,10 @@ static int small_domain(const Group *g) {
   return n >= 0 && n < ((int64_t)1 << 30);
 }
 
+int variant_narrow(const Variant *v) {
+  return v->when == WHEN_ROW_NARROWER;
+}
+
 /* WHEN_ROW_NARROWER: a row of `len` held in fewer warps than the power
  * of two FIT_ROW would give it. */
 static int narrower(const Variant *v, int64_t len) {
@@ -449,7 +452,7 @@ static void fix_row_fit(Variant *v, int64_t len) {
     return;
   int short_rows = v->fit == FIT_SHORT_ROWS;
   int64_t lanes = ceil_div(len, (int64_t)v->items * v->vec);
-  if (v->narrow)
+  if (variant_narrow(v))
     v->threads_x = clamp((int)ceil_div(lanes, 32) * 32, 32, NARROW_THREADS); /* kept only where R fits */
   else
     v->threads_x = pow2_at_least(lanes, short_rows ? MIN_ROW_LANES : 32, short_rows ? 32 : MAX_THREADS);
@@ -625,7 +628,7 @@ static const char *block_text(Arena *a, const Variant *v) {
     return v->threads_y > 1 ? arena_printf(a, "block %d x %d", v->threads_x, v->threads_y)
                             : arena_printf(a, "block %d", v->threads_x);
   case FIT_ROW:
-    if (v->narrow)
+    if (variant_narrow(v))
       return arena_printf(a, "block T x max(1, %d/T), T = 32*ceil(R/%d) (the warps the row needs), bound to %d "
                              "blocks of up to %d threads an SM", v->block, 32 * v->items * v->vec, NARROW_BLOCKS,
                           NARROW_THREADS);

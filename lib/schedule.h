@@ -65,8 +65,9 @@ typedef enum When {
 
 typedef enum FitRule {
   FIT_NONE,      /* every dimension is recorded */
-  FIT_ROW,       /* threads_x = the power of two in [32, 1024] >= len / (items * vec) (narrow:
-                    the multiple of 32 >= it); threads_y = max(1, block / threads_x) rows */
+  FIT_ROW,       /* threads_x = the power of two in [32, 1024] >= len / (items * vec) (a
+                    narrow variant: the multiple of 32 >= it); threads_y = max(1, block /
+                    threads_x) rows */
   FIT_SHORT_ROWS, /* threads_x = the power of two in [4, 32] >= len / (items * vec):
                     several rows per warp; threads_y = block / threads_x rows */
   FIT_CLUSTER,   /* cluster = the power of two >= len / (1024 * items * vec), threads_x = 1024 */
@@ -82,9 +83,9 @@ enum { SPLIT_PER_BLOCK = -1 };
  * and the plan text name it too). */
 enum { MIN_ROW_LANES = 4 };
 
-/* Variant.narrow: the most threads of its blocks and the blocks an SM its
- * NARROW instance is bound to keep (__launch_bounds__(384, 3): 56
- * registers a thread). */
+/* A narrow variant (variant_narrow()): the most threads of its blocks and
+ * the blocks an SM its NARROW instance is bound to keep
+ * (__launch_bounds__(384, 3): 56 registers a thread). */
 enum { NARROW_THREADS = 384, NARROW_BLOCKS = 3 };
 
 typedef struct Variant {
@@ -121,9 +122,6 @@ typedef struct Variant {
   int whole;           /* registers, one row a thread: whole row groups of whole rows (R =
                           T*ITEMS*VEC, rows a multiple of TY) take an instance without row
                           or item guards (WHOLE) */
-  int narrow;          /* FIT_ROW, rows that write nothing along them: T = the warps the row
-                          needs (not a power of two), at most NARROW_THREADS, in the NARROW
-                          instance, bound to NARROW_BLOCKS blocks an SM */
 } Variant;
 
 typedef struct GroupSchedule {
@@ -149,6 +147,12 @@ void schedule_module(Compilation *c, Module *m, FusionPlan *p);
 
 /* --emit=plan and TECC_DUMP=schedule: the records, group by group. */
 const char *schedule_dump(Arena *a, const Module *m, const FusionPlan *p);
+
+/* Variant v is narrow (WHEN_ROW_NARROWER; rows that write nothing along
+ * them, schedule.c): FIT_ROW gives it the warps the row needs (not a
+ * power of two), at most NARROW_THREADS, and it launches the kernel's
+ * NARROW instance, bound to NARROW_BLOCKS blocks an SM. */
+int variant_narrow(const Variant *v);
 
 const char *class_name(SchedClass c);
 const char *storage_name(Storage s);
