@@ -658,10 +658,11 @@ static const char *lanes(const SEmit *e) {
 }
 
 /* The first row element of item t_k of this thread (in the chunk t_base
- * of the stream kernel). */
+ * of the stream kernel; t_nb, the next one, in loads ahead). */
 static const char *first_of_item(SEmit *e) {
-  return arena_printf(e->a, "%s((IndexT)%s + (IndexT)t_k * (IndexT)%s)%s", e->reg ? "" : "t_base + ", lane(e),
-                      lanes(e), e->cvec ? "" : " * VEC");
+  const char *base = e->reg ? "" : e->into_next ? "t_nb + " : "t_base + ";
+  return arena_printf(e->a, "%s((IndexT)%s + (IndexT)t_k * (IndexT)%s)%s", base, lane(e), lanes(e),
+                      e->cvec ? "" : " * VEC");
 }
 
 /* The stream kernel's chunk loop over the row: forward in odd passes,
@@ -669,10 +670,13 @@ static const char *first_of_item(SEmit *e) {
  * the chunks the pass before read last, which are still in L2 where the
  * rows in flight are larger than it (128 rows of 1 MiB: the second read
  * of every other pass went to HBM; bench/NOTES.md). */
-static void open_chunks(SEmit *e, Out *o) {
-  const char *hi = row_end(e);
+static void chunk_step(SEmit *e, Out *o) {
   emit(o, "const IndexT t_step = (IndexT)%s * %s; /* the elements of a chunk */", lanes(e),
        e->cvec ? "ITEMS" : "(VEC * ITEMS)");
+}
+
+static void open_chunk_loop(SEmit *e, Out *o) {
+  const char *hi = row_end(e);
   if (e->pass % 2)
     open_block(o, "for (IndexT t_base = %s; t_base < %s; t_base += t_step)", split_kernel(e) ? "t_lo" : "0", hi);
   else if (split_kernel(e))
@@ -681,6 +685,11 @@ static void open_chunks(SEmit *e, Out *o) {
   else
     open_block(o, "for (IndexT t_base = (%s - 1) / t_step * t_step; t_base >= 0 && t_base < %s; t_base -= t_step)", hi,
                hi);
+}
+
+static void open_chunks(SEmit *e, Out *o) {
+  chunk_step(e, o);
+  open_chunk_loop(e, o);
 }
 
 /* Element `at` of c's register array: c's element when `in`, else 0. */
@@ -995,14 +1004,23 @@ static void chunk_loop(SEmit *e, Out *o, Out *body) {
   close_elements(e, o);
 }
 
+static int moments_ahead(SEmit *e, const PtrVec *centred);
+static void open_chunks_ahead(SEmit *e, Out *o);
+
 /* A pass of two levels, chunk by chunk: `first`, loop 1 over the chunk's
- * elements (`one`), `mid`, loop 2 (`two`), then `last` (may be NULL). */
-static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, Out *mid, Out *two, Out *last) {
+ * elements (`one`), `mid`, loop 2 (`two`), then `last` (may be NULL);
+ * `ahead`: with the next chunk's loads in flight (open_chunks_ahead()). */
+static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, Out *mid, Out *two, Out *last,
+                          int ahead) {
   emit_fragment(o, e->pre);
   emit_fragment(o, head);
   open_block(o, "%s", live_guard(e));
-  open_chunks(e, o);
-  load_cached(e, o, e->pass);
+  if (ahead) {
+    open_chunks_ahead(e, o);
+  } else {
+    open_chunks(e, o);
+    load_cached(e, o, e->pass);
+  }
   emit_fragment(o, first);
   chunk_loop(e, o, one);
   emit_fragment(o, mid);
@@ -1053,7 +1071,7 @@ static void moment_pass(SEmit *e, Out *o, int level) {
     emit(mo.two, "const %s t_dv%d = tecc::sub(%s, t_cm%d);", t, r->id, elem, r->id);
     emit(mo.two, "t_cq%d = tecc::fma(t_dv%d, t_dv%d, t_cq%d);", r->id, r->id, r->id, r->id);
   }
-  two_loop_pass(e, o, mo.head, mo.decl, one, mo.mid, mo.two, mo.merge);
+  two_loop_pass(e, o, mo.head, mo.decl, one, mo.mid, mo.two, mo.merge, moments_ahead(e, &centred));
   emit_fragment(o, mo.tail);
 }
 
@@ -1171,7 +1189,7 @@ static void online_pass(SEmit *e, Out *o, int level) {
     Value *r = sums.items[i];
     online_sum_tail(e, r, stitch_online_max(e->g, r, level + 1), oo.tail, after);
   }
-  two_loop_pass(e, o, oo.head, oo.save, one, oo.rescale, oo.two, NULL);
+  two_loop_pass(e, o, oo.head, oo.save, one, oo.rescale, oo.two, NULL, 0);
   emit_fragment(o, oo.tail);
   emit_fragment(o, level_tail);
   emit_fragment(o, after);
@@ -1720,6 +1738,70 @@ static const char *row_group_step(const SEmit *e, const char *rows) {
   return arena_printf(e->a, e->cluster ? "(IndexT)(gridDim.x / t_blocks) * %s" : "(IndexT)gridDim.x * %s", rows);
 }
 
+/* t_c<id> takes over what the loads ahead put in t_n<id>. */
+static void take_next(SEmit *e, Out *o, int pass) {
+  for (int i = 0; i < e->cached.len; i++) {
+    Cached *c = e->cached.items[i];
+    if (!loaded_in(c, pass))
+      continue;
+    emit(o, "#pragma unroll");
+    emit(o, "for (int t_q = 0; t_q < (int)(sizeof %s / sizeof %s[0]); t_q++) %s[t_q] = %s[t_q];", c->name, c->name,
+         c->name, next_name(e, c));
+  }
+}
+
+/* The moments pass of a stream kernel whose group writes nothing along
+ * its rows (rowstats, var: the kernel's one read of the row) loads the
+ * next chunk while it folds this one, where the chunk's registers twice
+ * over fit: one value of 32 or 16 bits read, its mean and variance in
+ * f32 and no other reduction (rowstats f32 and bf16: 53 to 63 registers,
+ * no spills).  A second value read or a second variance, f64 moments,
+ * more reductions beside them (sum, max, min, mean and var of one row: 8
+ * bytes) or a later pass that writes the row (layernorm f32: 0.8 to 1.6
+ * KB, half its speed) spilled.  On an H200
+ * rowstats bf16 at 1024 x 65536 to 128 x 262144 gained 3 to 6 points of
+ * copy, on an H100 0 to 2 (bench/NOTES.md, issue 12). */
+static int moments_ahead(SEmit *e, const PtrVec *centred) {
+  if (e->reg || !e->vec || e->pass % 2 == 0 || split_kernel(e) || writes_along_row(e) || centred->len != 1 ||
+      e->st->reduces.len > 2)
+    return 0;
+  if (cu_compute_dtype(((Value *)centred->items[0])->dtype) != DT_F32)
+    return 0;
+  int loaded = 0;
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (loaded_in(c, e->pass) && (c->kept || dtype_size(c->v->dtype) > 4))
+      return 0;
+    loaded += loaded_in(c, e->pass);
+  }
+  return loaded == 1;
+}
+
+/* The chunk loop of a pass that loads ahead: t_n<id> is loaded before the
+ * loop (the first chunk) and at the top of each iteration (the next one,
+ * in flight while this one computes), and t_c<id> takes it over. */
+static void open_chunks_ahead(SEmit *e, Out *o) {
+  const int pass = e->pass;
+  chunk_step(e, o);
+  e->into_next = 1;
+  declare_cached(e, o, pass);
+  open_scope(o);
+  emit(o, "const IndexT t_nb = 0; /* the first chunk, loaded ahead of the loop */");
+  load_declared(e, o, pass);
+  close_block(o, "");
+  e->into_next = 0;
+  open_chunk_loop(e, o);
+  declare_cached(e, o, pass);
+  take_next(e, o, pass);
+  emit(o, "/* the next chunk's loads, under way while this one computes */");
+  open_block(o, "if (t_base + t_step < %s)", row_end(e));
+  emit(o, "const IndexT t_nb = t_base + t_step;");
+  e->into_next = 1;
+  load_declared(e, o, pass);
+  e->into_next = 0;
+  close_block(o, "");
+}
+
 /* The reg kernel's loads of the thread's rows.  With prefetch, an instance
  * of ROWS > 1 (the warp variant, launched a wave of blocks that loop over
  * the row groups) has the next row group's loads in flight while it
@@ -1742,14 +1824,7 @@ static void load_thread_rows(SEmit *e, Out *o) {
   e->into_next = 0;
   declare_cached(e, o, 0);
   open_block(o, "%s", ahead);
-  for (int i = 0; i < e->cached.len; i++) {
-    Cached *c = e->cached.items[i];
-    if (!loaded_in(c, 0))
-      continue;
-    emit(o, "#pragma unroll");
-    emit(o, "for (int t_q = 0; t_q < (int)(sizeof %s / sizeof %s[0]); t_q++) %s[t_q] = %s[t_q];", c->name, c->name,
-         c->name, next_name(e, c));
-  }
+  take_next(e, o, 0);
   e->into_next = 1;
   emit(o, "const IndexT t_o0 = t_ob + %s + threadIdx.y; /* the next row group */", row_group_step(e, rows));
   load_declared(e, o, 0);

@@ -82,7 +82,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 154
+plan 161
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -100,7 +100,16 @@ ok "full reduction: the second stage is a dependent launch" grep -q 'tecc::launc
 ok "column reduction: the second stage is a dependent launch" grep -q 'tecc::launch_next(tecc_colsum_bf16_g0_column_final<IndexT>' "$work/s.cu"
 n_wait=$(grep -c 'tecc::wait_for_prior_grid(); /\*' "$work/s.cu")
 is "$n_wait" 4 "each second stage waits for its first (fullsum, 3 colsums)"
-is "$(row_loads tecc_rowstats_f32_g0_stream)" 1 "rowstats f32 stream: the variance shares the mean's read"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'for (IndexT t_base = ')" 1 "rowstats f32 stream: the variance shares the mean's read"
+# Its one pass loads the next chunk while it folds this one
+# (moments_ahead()): the first chunk before the loop, the next at its top.
+is "$(row_loads tecc_rowstats_f32_g0_stream)" 2 "rowstats f32 stream: the row's packs loaded in two places, the first chunk and the next"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_n0\[t_k \* VEC + t_j\] = t_p0.v\[t_j\];')" 2 "rowstats f32 stream: both into the chunk ahead, t_n0"
+ok "rowstats f32 stream: the first chunk ahead of the loop" sh -c "grep -q 'const IndexT t_nb = 0; /\* the first chunk, loaded ahead of the loop \*/' '$work/s.cu'"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -A1 'if (t_base + t_step < t_red) {' | grep -c 'const IndexT t_nb = t_base + t_step;')" 1 "rowstats f32 stream: the next chunk while this one computes"
+is "$(kernel_text tecc_var_f32_g0_stream | grep -c 'const IndexT t_nb = t_base + t_step;')" 1 "var f32 stream: loads ahead too"
+is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 't_nb')" 0 "layernorm f32 stream (writes the row in a later pass): no loads ahead"
+is "$(kernel_text tecc_logsumexp_f32_g0_stream | grep -c 't_nb\|for (IndexT t_base')" 1 "logsumexp f32 stream (online sums, not moments): one chunk loop, no loads ahead"
 ok "rowstats f32 stream: chunk moments merged" sh -c "grep -q 'tecc::MergeMoments()(t_mo' '$work/s.cu'"
 ok "rowstats f32 stream: moments all-reduced" sh -c "grep -q 'tecc::row_allreduce_moments(t_mo' '$work/s.cu'"
 ok "rowstats f32 stream: 512 threads a row when the rows fill two blocks an SM" has rowstats_f32 'variant stream .*T = pow2 in \[32, 512 when rows >= 2\*SMs'
@@ -152,7 +161,7 @@ is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 'for (IndexT t_base = (t_
 is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 'for (IndexT t_base = 0; t_base < t_red; t_base += t_step) {')" 1 "softmax f32 stream: the first read walks it forward"
 is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 't_base = t_lo + (t_hi - t_lo - 1) / t_step \* t_step; t_base >= t_lo && t_base < t_hi; t_base -= t_step) {')" 1 "softmax col bf16 split stream: its second read backward over its chunk"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "rowstats f32 registers: row values only, loads streamed past L2"
-is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::load_stream(')" 1 "rowstats f32 stream: its one read, the last, streamed past L2"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::load_stream(')" 2 "rowstats f32 stream: its one read, the last, streamed past L2 (the first chunk and each next one)"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::load_stream(\|tecc::store_stream(')" 0 "softmax f32 registers (writes y along the row): plain loads and stores"
 is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_p0 = \*reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "softmax f32 stream: the first read plain (kept in L2 for the second)"
 is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "softmax f32 stream: the last read streamed past L2"
