@@ -1759,7 +1759,7 @@ static void take_next(SEmit *e, Out *o, int pass) {
  * more reductions beside them (sum, max, min, mean and var of one row: 8
  * bytes) or a later pass that writes the row (layernorm f32: 0.8 to 1.6
  * KB, half its speed) spilled.  On an H200 rowstats bf16 at 1024 x 65536
- * to 128 x 262144 gained 3 to 6 points of copy, on an H100 0 to 2; the
+ * to 128 x 262144 gained 2.5 to 6 points of copy, on an H100 0 to 2; the
  * online sums of softmax and logsumexp gained on one GPU what they lost
  * on the other (bench/NOTES.md, issue 12). */
 static int moments_ahead(SEmit *e, const PtrVec *centred) {
