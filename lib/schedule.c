@@ -728,7 +728,7 @@ static void stitch_text(Buf *b, const Group *g, const GroupSchedule *s) {
     buf_printf(b, "    packs: a thread takes VEC = 8 consecutive elements, moved as one 16-byte pack when R %% 8 == 0 "
                   "and the row pointers are aligned, else through the aligned 16-byte chunks it spans (loaded two and "
                   "shifted where the group writes along the row or a thread holds ITEMS 8, stored by the lanes "
-                  "together; not where an operand is read at a row offset of its own, as an attention mask) or "
+                  "together; an operand read at a row offset of its own, as an attention mask, element by element) or "
                   "element by element (the same split: the same sums, bit for bit)\n");
   else if (vec > 1)
     buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0 "

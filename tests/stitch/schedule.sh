@@ -82,7 +82,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 161
+plan 163
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -231,7 +231,7 @@ is "$(kernel_text tecc_softmax_f32_g0_reg | grep -v 'else if (t_r0 < t_red) tecc
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'if (VEC > 1 && t_packs && t_o < t_outer && (t_whole || t_r0 < t_red)) {')" 2 "rmsw bf16: the next rows' loads keep their row guard (the last group's next is past the end)"
 is "$(of masked_bf16 | grep -c 'without row or item guards')" 0 "masked bf16 (rows over two kept axes): no WHOLE instance"
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 't_whole')" 0 "masked bf16: no WHOLE guards"
-ok "masked bf16 (a mask at its own row offset): t_packs stays an argument" grep -q '__global__ void __launch_bounds__([0-9]*) tecc_masked_bf16_g0_reg(.*, bool t_packs) {' "$work/s.cu"
+ok "masked bf16 (a mask at its own row offset): a PACKS instance too" grep -q '__global__ void __launch_bounds__([0-9]*) tecc_masked_bf16_g0_reg(.*, IndexT D) {' "$work/s.cu"
 # 16-bit rows that are not whole packs: loads of two aligned chunks and a
 # shift, where the group writes along the row (in every kernel) or only
 # reduces it (in the register instances of ITEMS 8); stores of aligned
@@ -249,14 +249,16 @@ is "$(kernel_text tecc_card_bf16_g0_reg | grep -c '} else if (VEC > 1 && ITEMS >
 is "$(kernel_text tecc_card_bf16_g0_stream | grep -c 'load_unaligned')" 0 "card bf16 stream: element by element"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(w + t_r0, t_red - t_r0, w, w + t_red);')" 1 "rmsw bf16: w at any alignment, inside its N"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'load_unaligned\|store_unaligned')" 0 "softmax f32: element by element (4-byte elements)"
-is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'load_unaligned\|store_unaligned\|t_sm =')" 0 "masked bf16 (t_packs an argument): element by element, the aligned path without their code"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(s + ')" 1 "masked bf16 (PACKS): the scores of a row that is not whole packs through the aligned chunks they span"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'load_unaligned<VEC>(m + ')" 0 "masked bf16: its mask (at a row offset of its own) element by element there"
 # Rows batch-fastest (schedule.c, batch_axes()).
 ok "masked bf16: rows visited batch-fastest where the sizes ask" has masked_bf16 'row order: the batch B fastest, in tiles of 64 rows of S, when S\*R\*6 bytes .* exceed 26214400 (half the L2); else in domain order'
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'const IndexT t_o = BATCH ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch) : t_ob + threadIdx.y;')" 1 "masked bf16 registers: the row of the visit in the BATCH instance"
 is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 'const IndexT t_o = BATCH ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch) : t_ob + threadIdx.y;')" 1 "masked bf16 stream: the row of the visit in the BATCH instance"
 ok "masked bf16: BATCH where the batch is over 1 and S*N*6 bytes (s, m and y) past half the L2" grep -q 'const bool t_batched = (int64_t)B > 1 && (int64_t)S \* t_len \* 6 > 26214400;' "$work/s.cu"
-is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, false, [0-9]*, true><<<' "$work/s.cu")" 5 "masked bf16: a BATCH instance of each register launch (the warp's four LANES, block)"
-is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, false, [0-9]*, false><<<' "$work/s.cu")" 5 "masked bf16: and one in domain order"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, [0-9]*, true><<<' "$work/s.cu")" 5 "masked bf16: a BATCH instance of each register launch (the warp's four LANES, block)"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, [0-9]*, false><<<' "$work/s.cu")" 5 "masked bf16: and one in domain order"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, false, false, [0-9]*, \(true\|false\)><<<' "$work/s.cu")" 10 "masked bf16: each also without PACKS"
 is "$(kernel_text tecc_mask_and_row_f32_g0_reg | grep -c 'batch_fastest')" 0 "a mask and a row of the batch: no visit order"
 is "$(of mask_and_row_f32 | grep -c 'row order')" 0 "a mask [S, D] and a row [B, 1, D] (both kept axes): rows in order"
 is "$(of batch_row_f32 | grep -c 'row order')" 0 "a row [B, 1, D] only (the first kept axis): rows in order"
