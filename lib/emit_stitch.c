@@ -706,9 +706,9 @@ static int takes_packs(const SEmit *e);
 /* Rows of 16-bit values that are not whole packs move through the
  * aligned 16-byte chunks they span (tecc::load_unaligned,
  * tecc::store_unaligned), not element by element: rows in 16-byte packs
- * (VEC 8), in a kernel with a PACKS instance (where t_packs is an
- * argument, as for an attention mask's rows, the aligned path carries
- * that code too: masked softmax bf16 lost 4.5 points of copy). */
+ * (VEC 8), in a kernel with a PACKS instance (where t_packs was an
+ * argument, the aligned path carried that code too: masked softmax bf16
+ * lost 4.5 points of copy, before its rows took PACKS). */
 static int moves_unaligned(const SEmit *e) {
   return e->vec && most_vec(e->sched) == 8 && takes_packs(e);
 }
