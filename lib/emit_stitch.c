@@ -706,11 +706,11 @@ static int takes_packs(const SEmit *e);
 /* Rows of 16-bit values that are not whole packs move through the
  * aligned 16-byte chunks they span (tecc::load_unaligned,
  * tecc::store_unaligned), not element by element: rows in 16-byte packs
- * (VEC 8), in a kernel with a PACKS instance (where t_packs was an
- * argument, the aligned path carried that code too: masked softmax bf16
- * lost 4.5 points of copy, before its rows took PACKS). */
+ * (VEC 8), in a kernel with a PACKS instance, whose aligned path does not
+ * carry that code (where t_packs was an argument, as masked rows' once,
+ * masked softmax bf16 lost 4.5 points of copy). */
 static int moves_unaligned(const SEmit *e) {
-  return e->vec && most_vec(e->sched) == 8 && takes_packs(e);
+  return takes_packs(e) && most_vec(e->sched) == 8;
 }
 
 static int any_variant(const GroupSchedule *s, size_t field);
@@ -1807,7 +1807,7 @@ static void load_thread_rows(SEmit *e, Out *o) {
     return;
   }
   const char *rows = "(blockDim.y * ROWS)";
-  const char *ahead = takes_packs(e) ? "if (ROWS > 1 && t_packs)" : "if (ROWS > 1)"; /* element by element: spilled */
+  const char *ahead = "if (ROWS > 1 && t_packs)"; /* rows take PACKS: element by element spilled */
   e->prologue = new_out(e->a);
   e->into_next = 1;
   declare_cached(e, e->prologue, 0);
