@@ -79,6 +79,7 @@ typedef struct SEmit {
   int split;          /* the group has a column split variant (its stream kernel takes PHASE) */
   int pass;           /* the pass being written (stream: which loads) */
   int last_pass;      /* stream kernel: the last pass that reads the row */
+  int stage_part;     /* stage_one(): 0 both stores; 1 the PACKS one only (an early output), 2 the other only */
   uint64_t keep_mask; /* stream kernel: the cached values (by index) it keeps in shared memory (stream_semit()) */
   int keep_bytes;     /* ... their bytes an element of an item (an item: VEC * keep_bytes bytes a thread) */
   int stream_keep;    /* the launch: the stream kernel's keep_bytes */
@@ -941,6 +942,8 @@ static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail)
   row_scalar(e, tail, r, r->rop == RED_MEAN ? arena_printf(e->a, "%s / (%s)t_red", acc, x.type) : acc, &x);
 }
 
+static void early_outputs(SEmit *e);
+
 static void reduction_pass(SEmit *e, Out *o, int level) {
   int map[TECC_MAX_RANK];
   identity_map(map, e->g->domain.rank);
@@ -952,6 +955,8 @@ static void reduction_pass(SEmit *e, Out *o, int level) {
     if (e->st->level[r->id] == level)
       reduce_one(e, r, map, head, tail);
   }
+  if (level == 1)
+    early_outputs(e);
   end_pass(e, o, head, tail);
 }
 
@@ -1246,15 +1251,19 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
   const char *at = pack_offset(e), *left = e->cvec ? "t_outer - t_o0" : "t_red - t_r0";
   const char *dst = arena_printf(e->a, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s)", ct, ptr, at);
-  emit(e->vafter, last ? "if (%s && t_packs) tecc::store_stream(%s, %s);" : "if (%s && t_packs) *%s = %s;", operand(e, item_in(e)),
-       dst, s);
+  if (e->stage_part != 2)
+    emit(e->vafter, last ? "if (%s && t_packs) tecc::store_stream(%s, %s);" : "if (%s && t_packs) *%s = %s;",
+         operand(e, item_in(e)), dst, s);
+  if (e->stage_part == 1)
+    return;
+  const char *other = e->stage_part == 2 ? "if (!t_packs && " : "else if (";
   if (stores_unaligned(e, t)) {
     if (!e->vmask)
       declare_store_mask(e);
-    emit(e->vafter, "else if (t_r0 < %s) tecc::store_unaligned(%s + %s, %s, %s, %s, %s);", row_end(e), ptr, at, s,
+    emit(e->vafter, "%st_r0 < %s) tecc::store_unaligned(%s + %s, %s, %s, %s, %s);", other, row_end(e), ptr, at, s,
          left, e->rows ? "t_sm[t_i]" : "t_sm", e->lanes ? "LANES ? LANES : 32" : "32");
   } else {
-    emit(e->vafter, "else if (t_r0 < %s) tecc::store_head(%s + %s, %s, %s);", row_end(e), ptr, at, s, left);
+    emit(e->vafter, "%st_r0 < %s) tecc::store_head(%s + %s, %s, %s);", other, row_end(e), ptr, at, s, left);
   }
 }
 
@@ -1309,6 +1318,41 @@ static const char *store_value(SEmit *e, Value *v, const int *map) {
   return sval(e, v, map);
 }
 
+/* Output v along the row, in the pass being written (`part`: SEmit.stage_part). */
+static void row_output(SEmit *e, Value *v, const int *map, int part) {
+  const char *val = store_value(e, v, map), *off = offset_expr(e, &v->shape, map);
+  e->stage_part = part;
+  if ((e->vec || e->cvec) && off == e->lin)
+    stage_stores(e, v, val);
+  else
+    emit_stores(e, e->body, v, val, off);
+  e->stage_part = 0;
+}
+
+/* The register kernel's PACKS instance writes an output along the row
+ * that reads none of the group's reductions (add_rmsnorm's h = x + r) in
+ * the first level's pass, as it folds the row, rather than with the
+ * outputs of the last pass: its stores are under way while the row's
+ * all-reduce waits, not all at the row's end.  On an H200 add_rmsnorm f32
+ * 4096 x 16384 gained 2.1 points of copy (94.7 -> 96.8), the other shapes
+ * -0.4 to +0.9; on an H100 all within 0.5 (bench/NOTES.md, issue 12).
+ * The other instances store it with the last pass still: their stores
+ * of a row that is not whole packs (16-bit: tecc::store_unaligned, with
+ * its lane mask) took registers the first pass lacks (bf16 spills of 32
+ * bytes grew to 152). */
+static int writes_early(SEmit *e, Value *v, const int *map) {
+  return e->reg && e->vec && takes_packs(e) && !split_kernel(e) && varies_along_row(e, v, map) &&
+         v->id < e->st->nvalues && e->st->depth[v->id] == 0 && offset_expr(e, &v->shape, map) == e->lin;
+}
+
+static void early_outputs(SEmit *e) {
+  int map[TECC_MAX_RANK];
+  identity_map(map, e->g->domain.rank);
+  for (int i = 0; i < e->g->roots.len; i++)
+    if (writes_early(e, e->g->roots.items[i], map))
+      row_output(e, e->g->roots.items[i], map, 1);
+}
+
 static void output_pass(SEmit *e, Out *o) {
   int map[TECC_MAX_RANK], any = 0;
   identity_map(map, e->g->domain.rank);
@@ -1317,11 +1361,7 @@ static void output_pass(SEmit *e, Out *o) {
     Value *v = e->g->roots.items[i];
     if (!varies_along_row(e, v, map))
       continue;
-    const char *val = store_value(e, v, map), *off = offset_expr(e, &v->shape, map);
-    if ((e->vec || e->cvec) && off == e->lin)
-      stage_stores(e, v, val);
-    else
-      emit_stores(e, e->body, v, val, off);
+    row_output(e, v, map, writes_early(e, v, map) ? 2 : 0);
     any = 1;
   }
   if (any)

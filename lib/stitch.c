@@ -417,6 +417,8 @@ static void compute_levels(StitchCtx *s, Stitch *st) {
     }
     lvl[i] = l;
   }
+  st->depth = lvl;
+  st->nvalues = s->n;
 }
 
 

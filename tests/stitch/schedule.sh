@@ -32,7 +32,9 @@
 # its cluster before it ends; a stream kernel reads a row backward in its
 # second pass (the chunks still in L2 first), and one of 4-byte elements
 # that reads a row twice takes twice the packs a chunk with 32-bit indices,
-# and keeps the row's first packs in shared memory for its later passes.
+# and keeps the row's first packs in shared memory for its later passes;
+# an output along the row that reads no reduction is stored in the
+# register kernel's first pass.
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -67,6 +69,9 @@ kernel card_bf16(x: bf16[M, N]) -> (y: bf16[M]) { y = sum(x * x, -1) }
 kernel addrms_bf16(x: bf16[M, N], r: bf16[M, N], w: bf16[N]) -> (y: bf16[M, N]) {
   y = (x + r) * rsqrt(mean((x + r) * (x + r), -1) + 1e-6) * w
 }
+kernel addh_f32(x: f32[M, N], r: f32[M, N], w: f32[N]) -> (h: f32[M, N], y: f32[M, N]) {
+  h = x + r; y = h * rsqrt(mean(h * h, -1) + 1e-6) * w
+}
 kernel nofma(x: f32[M, N], i: i32[M, N]) -> (a: f32[M], b: f32[M], c: i32[M], y: f32[M, N]) {
   a = max(x * x, -1); b = sum(x + 1.0, -1); c = sum(i * i, -1); y = x - a - b
 }
@@ -82,7 +87,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 163
+plan 167
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -264,6 +269,16 @@ is "$(of mask_and_row_f32 | grep -c 'row order')" 0 "a mask [S, D] and a row [B,
 is "$(of batch_row_f32 | grep -c 'row order')" 0 "a row [B, 1, D] only (the first kept axis): rows in order"
 is "$(of rmsw_bf16 | grep -c 'row order')" 0 "rmsnorm's w (no kept axis): rows in order"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'batch_fastest')" 0 "rmsnorm bf16: no visit order"
+# An output along the row that reads no reduction (add_rmsnorm's h) is
+# stored in the register kernel's first pass, before the row's all-reduce,
+# in its PACKS instance; its other instances and the stream kernel store
+# it with y (emit_stitch.c, writes_early()).
+line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
+h_pack='&& t_packs) \*reinterpret_cast<tecc::Pack<float, VEC> \*>(h + t_o \* t_red + t_r0) = t_s_h;'
+ok "addh f32 registers: h's packs stored before the row's all-reduce" test "$(line_of tecc_addh_f32_g0_reg "$h_pack")" -lt "$(line_of tecc_addh_f32_g0_reg 'lanes_allreduce')"
+ok "addh f32 registers: y's packs after it" test "$(line_of tecc_addh_f32_g0_reg '(y + t_o \* t_red + t_r0) = t_s_y;')" -gt "$(line_of tecc_addh_f32_g0_reg 'lanes_allreduce')"
+is "$(kernel_text tecc_addh_f32_g0_reg | grep -c 'if (!t_packs && t_r0 < t_red) tecc::store_head(h + ')" 1 "addh f32 registers: h of a row not whole packs stored with y"
+is "$(kernel_text tecc_addh_f32_g0_stream | grep -c 'tecc::store_stream(reinterpret_cast<tecc::Pack<float, VEC> \*>(h + ')" 1 "addh f32 stream: h stored with y, in the last pass"
 # Column split: a softmax(x, 0) whose column groups leave SMs idle cuts
 # its rows into chunks: partials of each chunk, then their fold and the
 # writes; a column max kept as an output (colshift) splits too, a
