@@ -1341,8 +1341,8 @@ static void row_output(SEmit *e, Value *v, const int *map, int part) {
  * its lane mask) took registers the first pass lacks (bf16 spills of 32
  * bytes grew to 152). */
 static int writes_early(SEmit *e, Value *v, const int *map) {
-  return e->reg && e->vec && takes_packs(e) && !split_kernel(e) && varies_along_row(e, v, map) &&
-         v->id < e->st->nvalues && e->st->depth[v->id] == 0 && offset_expr(e, &v->shape, map) == e->lin;
+  return e->reg && takes_packs(e) && !split_kernel(e) && varies_along_row(e, v, map) && v->id < e->st->nvalues &&
+         e->st->level[v->id] == 0 && offset_expr(e, &v->shape, map) == e->lin;
 }
 
 static void early_outputs(SEmit *e) {

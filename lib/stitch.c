@@ -400,7 +400,6 @@ static int by_value_id(const void *pa, const void *pb) {
 
 static void compute_levels(StitchCtx *s, Stitch *st) {
   int *lvl = ARENA_ARRAY(s->a, int, s->n);
-  st->level = ARENA_ARRAY(s->a, int, s->n);
   for (int i = 0; i < s->n; i++) {
     Value *v = s->k->values.items[i];
     int l = 0;
@@ -409,7 +408,6 @@ static void compute_levels(StitchCtx *s, Stitch *st) {
         l = lvl[v->args[j]->id];
     if (v->op == IR_REDUCE && in_vec(&st->reduces, v)) {
       l++;
-      st->level[i] = l;
       if (l > st->nlevels)
         st->nlevels = l;
     } else if (v->op == IR_REDUCE) {
@@ -417,7 +415,7 @@ static void compute_levels(StitchCtx *s, Stitch *st) {
     }
     lvl[i] = l;
   }
-  st->depth = lvl;
+  st->level = lvl;
   st->nvalues = s->n;
 }
 

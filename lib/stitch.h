@@ -24,8 +24,8 @@ typedef struct Stitch {
   uint32_t axes;   /* reduced domain axes (literal-1 axes excluded) */
   PtrVec reduces;  /* Value*: the group's reductions, increasing ids */
   int nlevels;     /* reduction levels: a level reads only earlier ones */
-  int *level;      /* by value id: 1..nlevels for the group's reductions */
-  int *depth;      /* by value id (< nvalues): the highest level of the group's reductions it reads, 0 for none */
+  int *level;      /* by value id (< nvalues): 1..nlevels for the group's reductions; for another value
+                      the highest level of those it reads, 0 for none */
   int nvalues;
   int nmerged;     /* loop groups merged in (for --explain) */
 } Stitch;
