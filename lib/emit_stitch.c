@@ -93,6 +93,8 @@ typedef struct SEmit {
   /* Fragments of the pass being written (emit.h: emit_fragment()): */
   Out *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
   Out *vmask;          /* vec: the lanes that store an item's packs unaligned (t_sm) */
+  Out *ipre, *ipost;   /* vec: each item's statements a pack at a time, before and after its
+                          elements (each row's; the pass's first element loop only) */
   Out *pre;            /* row scope, before the pass */
   Out *body;           /* element scope */
   const char *lin;    /* linear domain index of an element, or NULL */
@@ -816,6 +818,8 @@ static void open_elements(SEmit *e, Out *o) {
     if (e->vdecl)
       emit_fragment(o, e->vdecl);
   }
+  if (e->ipre)
+    emit_fragment(o, e->ipre);
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
   if (out_mentions(e->body, "t_e"))
@@ -834,6 +838,8 @@ static void close_elements(SEmit *e, Out *o) {
   if (e->cvec)
     close_block(o, "");
   close_block(o, "");
+  if (e->ipost)
+    emit_fragment(o, e->ipost);
   if (e->rows) {
     if (e->vafter)
       emit_fragment(o, e->vafter);
@@ -852,6 +858,8 @@ static void start_pass(SEmit *e) {
   e->memo.len = 0;
   e->pass++;
   e->vdecl = e->vafter = e->vmask = NULL;
+  e->ipre = new_out(e->a);
+  e->ipost = new_out(e->a);
   memset(e->used_red, 0, sizeof e->used_red);
 }
 
@@ -921,25 +929,101 @@ static const char *fused_product_step(SEmit *e, Value *r, const Red *x, const ch
   return arena_printf(e->a, "tecc::fma(%s, %s, %s)", a, b, acc);
 }
 
-/* One reduction of a pass: its accumulator (`head`), its step per element,
- * the block all-reduce and the row scalar (`tail`). */
-static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail) {
-  Red x = red_of(e->a, r);
+/* A max or min of a 16-bit float tensor the pass holds two to a 32-bit
+ * word (bf16 or f16 rows in packs), as softmax's and logsumexp's max of
+ * x: each item's words fold into a pair accumulator t_pk<id> with one
+ * max.NaN.bf16x2 (f16x2) for two elements, where an element at a time
+ * takes a conversion and a max.NaN.f32 each; the pair folds into the f32
+ * accumulator after the loop.  Card and logsumexp bf16 rows streamed on
+ * an H100 gained 1.2 to 2.3 points of copy (bench/NOTES.md).  A max is
+ * exact, and a NaN gives the canonical one in both, so the instances
+ * agree bit for bit (sm_80 and later: tecc::pairs_minmax(), else an
+ * element at a time).  Returns the array it reads, or NULL. */
+static const Cached *paired_minmax(SEmit *e, Value *r, const Red *x) {
+  Value *v = r->args[0];
+  if (v->op == IR_CAST && v->dtype == DT_F32) /* a 16-bit float widened: exact */
+    v = v->args[0];
+  if (!e->vec || (r->rop != RED_MAX && r->rop != RED_MIN) || x->dt != DT_F32 || !dtype_is_16bit(v->dtype) ||
+      !from_memory(e, v))
+    return NULL;
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (c->v == v && !c->row && c->pairs)
+      return c;
+  }
+  return NULL;
+}
+
+/* The instances that fold pairs: packs (sm_80 and later), in the reg
+ * kernel where a thread holds 8 packs an item or more.  With 4 (32
+ * values of 16 bits), ptxas keeps the max's conversions for the next
+ * level's pass, so the pairs save a max.NaN.f32 an element and cost its
+ * conversion later: card, logsumexp and cross_entropy bf16 rows of 256 to
+ * 4096 lost 0.5 to 2.5 points of copy on an H100.  With 8 it converts the
+ * values again for the next pass either way (rows of 11008 and 16384
+ * gained 1.1 to 1.3), as the stream kernel does for each chunk. */
+static const char *pairs_on(const SEmit *e) {
+  return e->reg ? "t_packs && tecc::pairs_minmax(VEC) && ITEMS >= 8" : "t_packs && tecc::pairs_minmax(VEC)";
+}
+
+/* The pair accumulator of r (paired_minmax()): declared in `head`, each
+ * item's words folded in (e->ipre), then into `acc` in `fold`. */
+static void pair_minmax(SEmit *e, Value *r, const Cached *c, const Red *x, const char *acc, Out *head, Out *fold) {
+  const int mx = r->rop == RED_MAX, bf = c->v->dtype == DT_BF16;
+  const char *pk_name = arena_printf(e->a, "t_pk%d", r->id), *pk = row_ref(e, pk_name);
+  const char *inf = bf ? (mx ? "0xff80ff80u" : "0x7f807f80u") : (mx ? "0xfc00fc00u" : "0x7c007c00u");
+  row_decl(e, head, "uint32_t", pk_name, inf, 1, mx ? "two elements' max a word" : "two elements' min a word");
+  open_block(e->ipre, "if (%s)", pairs_on(e));
+  emit(e->ipre, "#pragma unroll");
+  emit(e->ipre, "for (int t_w = 0; t_w < VEC / 2; t_w++) %s = tecc::%s_pairs<%s>(%s, %s[%s * (VEC / 2) + t_w]);", pk,
+       mx ? "max" : "min", bf ? "true" : "false", pk, c->name, e->rows ? "(t_i * ITEMS + t_k)" : "t_k");
+  close_block(e->ipre, "");
+  const char *half = bf ? "bf16_pair" : "f16_pair";
+  row_stmt(e, fold, arena_printf(e->a, "if (%s) %s = %s(%s, %s(tecc::%s(&%s, 0), tecc::%s(&%s, 1)));", pairs_on(e), acc,
+                                 x->op, acc, x->op, half, pk, half, pk));
+}
+
+/* A reduction's accumulator t_acc<id>, declared in `head`; returns it as
+ * read (row_ref()). */
+static const char *reduce_acc(SEmit *e, Value *r, const Red *x, Out *head) {
+  const char *acc_name = arena_printf(e->a, "t_acc%d", r->id);
+  row_decl(e, head, x->type, acc_name, x->identity, 1, NULL);
+  return row_ref(e, acc_name);
+}
+
+/* After the pass: the block all-reduce of r's accumulator (and the
+ * cluster's) and the row scalar, in `tail`. */
+static void reduce_finish(SEmit *e, Value *r, const Red *x, Out *tail) {
   const char *acc_name = arena_printf(e->a, "t_acc%d", r->id), *acc = row_ref(e, acc_name);
-  row_decl(e, head, x.type, acc_name, x.identity, 1, NULL);
+  emit_allreduce(e, tail, acc_name, x);
+  if (e->cluster) {
+    open_block(tail, "if (CLUSTER)");
+    row_stmt(e, tail, arena_printf(e->a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x->op));
+    close_block(tail, "");
+  }
+  row_scalar(e, tail, r, r->rop == RED_MEAN ? arena_printf(e->a, "%s / (%s)t_red", acc, x->type) : acc, x);
+}
+
+/* One reduction of a pass: its accumulator (`head`), its step per element,
+ * the block all-reduce and the row scalar (`tail`); a pair accumulator
+ * folds in `fold` (NULL: `tail`). */
+static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail, Out *fold) {
+  Red x = red_of(e->a, r);
+  const char *acc = reduce_acc(e, r, &x, head);
   const char *step = fused_product_step(e, r, &x, acc, map);
+  const Cached *pairs = NULL;
   if (!step) {
     const char *arg = sval(e, r->args[0], map);
     step = arena_printf(e->a, "%s(%s, %s)", x.op, acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
+    pairs = paired_minmax(e, r, &x);
   }
-  emit(e->body, "%s = %s;", acc, step);
-  emit_allreduce(e, tail, acc_name, &x);
-  if (e->cluster) {
-    open_block(tail, "if (CLUSTER)");
-    row_stmt(e, tail, arena_printf(e->a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x.op));
-    close_block(tail, "");
+  if (pairs) {
+    pair_minmax(e, r, pairs, &x, acc, head, fold ? fold : tail);
+    emit(e->body, "if (!(%s)) %s = %s;", pairs_on(e), acc, step);
+  } else {
+    emit(e->body, "%s = %s;", acc, step);
   }
-  row_scalar(e, tail, r, r->rop == RED_MEAN ? arena_printf(e->a, "%s / (%s)t_red", acc, x.type) : acc, &x);
+  reduce_finish(e, r, &x, tail);
 }
 
 static void early_outputs(SEmit *e);
@@ -953,7 +1037,7 @@ static void reduction_pass(SEmit *e, Out *o, int level) {
   for (int i = 0; i < e->st->reduces.len; i++) {
     Value *r = e->st->reduces.items[i];
     if (e->st->level[r->id] == level)
-      reduce_one(e, r, map, head, tail);
+      reduce_one(e, r, map, head, tail, NULL);
   }
   if (level == 1)
     early_outputs(e);
@@ -969,7 +1053,9 @@ static void reduction_pass(SEmit *e, Out *o, int level) {
  * mean and squared deviations of the chunk it holds in registers (two
  * loops over them), merged by tecc::MergeMoments: one read for both
  * levels, as accurate as two passes (stitch.h: stitch_moment_mean()).
- * The mean keeps its own sum, the same bits as the register kernel's. */
+ * The mean (or sum) of the values the moments centre adds up the chunk
+ * sums they keep, after each chunk, not every element a second time
+ * (sum_of_chunks()). */
 static int moments_level(const SEmit *e, int level) {
   return !e->reg && e->row && stitch_moments_level(e->g, level);
 }
@@ -988,7 +1074,12 @@ static void moments_of_one(SEmit *e, Value *r, Value *a, const char *elem, Momen
   emit(mo->decl, "%s t_cs%d = 0, t_cn%d = 0, t_cq%d = 0; /* this chunk's sum, count, squared deviations */", t, id,
        id, id);
   emit(mo->one, "t_cs%d = tecc::add(t_cs%d, %s);", id, id, elem);
-  emit(mo->one, "t_cn%d = tecc::add(t_cn%d, (%s)1);", id, id, t);
+  if (e->vec) { /* whole packs: the count a pack at a time (exact, as every count of a chunk) */
+    emit(mo->one, "if (!t_packs) t_cn%d = tecc::add(t_cn%d, (%s)1);", id, id, t);
+    emit(e->ipost, "if (t_packs) t_cn%d = tecc::add(t_cn%d, (%s)VEC);", id, id, t);
+  } else {
+    emit(mo->one, "t_cn%d = tecc::add(t_cn%d, (%s)1);", id, id, t);
+  }
   emit(mo->mid, "const %s t_cm%d = tecc::chunk_mean(t_cs%d, t_cn%d);", t, id, id, id);
   emit(mo->merge, "t_mo%d = tecc::MergeMoments()(t_mo%d, tecc::moments(t_cn%d, t_cm%d, t_cq%d));", id, id, id, id,
        id);
@@ -1029,6 +1120,7 @@ static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, Out
   emit_fragment(o, first);
   chunk_loop(e, o, one);
   emit_fragment(o, mid);
+  e->ipre = e->ipost = NULL; /* loop 1's */
   chunk_loop(e, o, two);
   if (last)
     emit_fragment(o, last);
@@ -1036,6 +1128,31 @@ static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, Out
   close_block(o, "");
   if (split_kernel(e) && e->pass == 1)
     feed_partials(e, o);
+}
+
+/* The moment of `seconds` whose chunk sums are what r sums (r a mean or
+ * sum, in their type, of the value they centre), or NULL. */
+static const Value *chunk_summed(const Value *r, const PtrVec *seconds, const PtrVec *centred) {
+  if (r->rop != RED_SUM && r->rop != RED_MEAN)
+    return NULL;
+  for (int i = 0; i < centred->len; i++) {
+    const Value *a = centred->items[i];
+    if (r->args[0] == a && cu_compute_dtype(a->dtype) == stitch_acc_dtype(r))
+      return seconds->items[i];
+  }
+  return NULL;
+}
+
+/* r's accumulator adds moment m's chunk sum t_cs<m> after each chunk: one
+ * add a chunk instead of one an element, the sum blocked by chunks (on an
+ * H100 rowstats bf16 rows streamed gained 0.6 to 1.7 points of copy with
+ * the count a pack at a time; bench/NOTES.md).  The packed and element by
+ * element instances keep the same chunk sums, so the same bits. */
+static void sum_of_chunks(SEmit *e, Value *r, const Value *m, MomentOuts *mo) {
+  Red x = red_of(e->a, r);
+  const char *acc = reduce_acc(e, r, &x, mo->head);
+  emit(mo->merge, "%s = %s(%s, t_cs%d);", acc, x.op, acc, m->id);
+  reduce_finish(e, r, &x, mo->tail);
 }
 
 /* Levels `level` and `level` + 1 (its second moments) in one pass. */
@@ -1049,12 +1166,6 @@ static void moment_pass(SEmit *e, Out *o, int level) {
     *outs[i] = new_out(e->a);
   emit(mo.head, "/* levels %d and %d in one read: level %d's second moments, chunk by chunk */", level, level + 1,
        level + 1);
-  for (int i = 0; i < e->st->reduces.len; i++) {
-    Value *r = e->st->reduces.items[i];
-    if (e->st->level[r->id] == level && !stitch_mean_only_centres(e->kp, e->g, r))
-      reduce_one(e, r, map, mo.head, mo.tail);
-  }
-  Out *one = e->body;
   PtrVec seconds = {0}, centred = {0}; /* level + 1's moments, and the values they centre */
   for (int i = 0; i < e->st->reduces.len; i++) {
     Value *r = e->st->reduces.items[i];
@@ -1063,6 +1174,17 @@ static void moment_pass(SEmit *e, Out *o, int level) {
       vec_push(e->a, &centred, stitch_moment_mean(e->g, r, level + 1)->args[0]);
     }
   }
+  for (int i = 0; i < e->st->reduces.len; i++) {
+    Value *r = e->st->reduces.items[i];
+    if (e->st->level[r->id] != level || stitch_mean_only_centres(e->kp, e->g, r))
+      continue;
+    const Value *by = chunk_summed(r, &seconds, &centred);
+    if (by)
+      sum_of_chunks(e, r, by, &mo);
+    else
+      reduce_one(e, r, map, mo.head, mo.tail, NULL);
+  }
+  Out *one = e->body;
   for (int i = 0; i < seconds.len; i++)
     moments_of_one(e, seconds.items[i], centred.items[i], sval(e, centred.items[i], map), &mo);
   emit_fragment(one, mo.one);
@@ -1174,7 +1296,7 @@ static void online_pass(SEmit *e, Out *o, int level) {
   for (int i = 0; i < e->st->reduces.len; i++) {
     Value *r = e->st->reduces.items[i];
     if (e->st->level[r->id] == level)
-      reduce_one(e, r, map, oo.head, level_tail);
+      reduce_one(e, r, map, oo.head, level_tail, oo.rescale);
   }
   Out *one = e->body;
   /* loop 2: the element values anew, in their own scope */

@@ -34,7 +34,11 @@
 # that reads a row twice takes twice the packs a chunk with 32-bit indices,
 # and keeps the row's first packs in shared memory for its later passes;
 # an output along the row that reads no reduction is stored in the
-# register kernel's first pass.
+# register kernel's first pass; a max or min of 16-bit values held in
+# pairs folds them a pair at a time where a thread holds 8 packs an item
+# (the stream kernel, ITEMS 8 of the register kernel), not of f32; a
+# variance's stream pass counts a pack at a time and its mean adds the
+# chunk sums.
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -72,6 +76,7 @@ kernel addrms_bf16(x: bf16[M, N], r: bf16[M, N], w: bf16[N]) -> (y: bf16[M, N]) 
 kernel addh_f32(x: f32[M, N], r: f32[M, N], w: f32[N]) -> (h: f32[M, N], y: f32[M, N]) {
   h = x + r; y = h * rsqrt(mean(h * h, -1) + 1e-6) * w
 }
+kernel rowmin_f16(x: f16[M, N]) -> (y: f16[M]) { y = min(x, -1) }
 kernel nofma(x: f32[M, N], i: i32[M, N]) -> (a: f32[M], b: f32[M], c: i32[M], y: f32[M, N]) {
   a = max(x * x, -1); b = sum(x + 1.0, -1); c = sum(i * i, -1); y = x - a - b
 }
@@ -87,7 +92,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 167
+plan 173
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -290,4 +295,13 @@ is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 't_part\[((IndexT)bl
 is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 't_os6\[t_j\] = tecc::Sum()(t_os6\[t_j\], tecc::rescale_exp(t_part\[((IndexT)t_c \* 2 + 1) \* t_outer + t_o\], t_part\[((IndexT)t_c \* 2 + 0) \* t_outer + t_o\], t_acc2\[t_j\]));')" 1 "split PHASE 2: each chunk's sum rescaled from its max to the thread's"
 is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'for (unsigned t_c = threadIdx.y; t_c < gridDim.y; t_c += blockDim.y) {')" 2 "split PHASE 2: a share of the chunks a thread, folded by the block's all-reduce"
 ok "split: the entry sizes the partials by the launch's own chunk count" grep -q 't_chunks = t_rows > 0 ? tecc_softmax_col_bf16_g0_chunks(t_rows, t_len, !t_big) : 1;' "$work/s.cu"
+# 16-bit max and min a pair at a time (emit_stitch.c, paired_minmax()):
+# the stream kernel folds the pairs after each chunk's max loop, before
+# the rescale; the register kernel only in its ITEMS 8 instances.
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 't_pk2 = tecc::max_pairs<true>(t_pk2, t_c0\[t_k \* (VEC / 2) + t_w\]);')" 1 "softmax bf16 stream: the max folds a chunk's words a pair at a time"
+ok "softmax bf16 stream: the pairs fold into the max before the rescale" test "$(line_of tecc_softmax_bf16_g0_stream 'bf16_pair(&t_pk2, 1)')" -lt "$(line_of tecc_softmax_bf16_g0_stream 'const float t_sh')"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'if (t_packs && tecc::pairs_minmax(VEC) && ITEMS >= 8)')" 2 "softmax bf16 registers: pairs (an item's words, then the max) in the ITEMS 8 instances only"
+is "$(kernel_text tecc_rowmin_f16_g0_stream | grep -c 'tecc::min_pairs<false>(')" 1 "min of f16: f16 pairs"
+is "$(kernel_text tecc_logsumexp_f32_g0_stream | grep -c 't_pk')" 0 "logsumexp f32: no pairs"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c -e 'if (t_packs) t_cn[0-9]* = tecc::add(t_cn[0-9]*, (float)VEC);' -e 't_acc[0-9]* = tecc::Sum()(t_acc[0-9]*, t_cs[0-9]*);')" 2 "rowstats f32 stream: the count a pack at a time, the mean from the chunk sums"
 done_testing
