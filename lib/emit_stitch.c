@@ -934,11 +934,12 @@ static const char *fused_product_step(SEmit *e, Value *r, const Red *x, const ch
  * x: each item's words fold into a pair accumulator t_pk<id> with one
  * max.NaN.bf16x2 (f16x2) for two elements, where an element at a time
  * takes a conversion and a max.NaN.f32 each; the pair folds into the f32
- * accumulator after the loop.  Card and logsumexp bf16 rows streamed on
- * an H100 gained 1.2 to 2.3 points of copy (bench/NOTES.md).  A max is
- * exact, and a NaN gives the canonical one in both, so the instances
- * agree bit for bit (sm_80 and later: tecc::pairs_minmax(), else an
- * element at a time).  Returns the array it reads, or NULL. */
+ * accumulator after the loop.  Card and logsumexp bf16 rows of 11008
+ * and longer gained 0.9 to 1.6 points of copy on an H100
+ * (bench/NOTES.md).  A max is exact, and a NaN gives the canonical one
+ * in both, so the instances agree bit for bit (sm_80 and later:
+ * tecc::pairs_minmax(), else an element at a time; pairs_on()).  Returns
+ * the array it reads, or NULL. */
 static const Cached *paired_minmax(SEmit *e, Value *r, const Red *x) {
   Value *v = r->args[0];
   if (v->op == IR_CAST && v->dtype == DT_F32) /* a 16-bit float widened: exact */
@@ -961,7 +962,7 @@ static const Cached *paired_minmax(SEmit *e, Value *r, const Red *x) {
  * conversion later: card, logsumexp and cross_entropy bf16 rows of 256 to
  * 4096 lost 0.5 to 2.5 points of copy on an H100.  With 8 it converts the
  * values again for the next pass either way (rows of 11008 and 16384
- * gained 1.1 to 1.3), as the stream kernel does for each chunk. */
+ * gained 1.3 to 1.6), as the stream kernel does for each chunk. */
 static const char *pairs_on(const SEmit *e) {
   return e->reg ? "t_packs && tecc::pairs_minmax(VEC) && ITEMS >= 8" : "t_packs && tecc::pairs_minmax(VEC)";
 }
@@ -1145,7 +1146,7 @@ static const Value *chunk_summed(const Value *r, const PtrVec *seconds, const Pt
 
 /* r's accumulator adds moment m's chunk sum t_cs<m> after each chunk: one
  * add a chunk instead of one an element, the sum blocked by chunks (on an
- * H100 rowstats bf16 rows streamed gained 0.6 to 1.7 points of copy with
+ * H100 rowstats bf16 rows streamed gained 0.8 to 1.7 points of copy with
  * the count a pack at a time; bench/NOTES.md).  The packed and element by
  * element instances keep the same chunk sums, so the same bits. */
 static void sum_of_chunks(SEmit *e, Value *r, const Value *m, MomentOuts *mo) {
