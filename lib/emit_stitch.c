@@ -976,8 +976,8 @@ static void pair_minmax(SEmit *e, Value *r, const Cached *c, const Red *x, const
   row_decl(e, head, "uint32_t", pk_name, inf, 1, mx ? "two elements' max a word" : "two elements' min a word");
   open_block(e->ipre, "if (%s)", pairs_on(e));
   emit(e->ipre, "#pragma unroll");
-  emit(e->ipre, "for (int t_w = 0; t_w < VEC / 2; t_w++) %s = tecc::%s_pairs<%s>(%s, %s[%s * (VEC / 2) + t_w]);", pk,
-       mx ? "max" : "min", bf ? "true" : "false", pk, c->name, e->rows ? "(t_i * ITEMS + t_k)" : "t_k");
+  emit(e->ipre, "for (int t_w = 0; t_w < VEC / 2; t_w++) %s = tecc::minmax_pairs<%s, %s>(%s, %s[%s * (VEC / 2) + t_w]);",
+       pk, mx ? "true" : "false", bf ? "true" : "false", pk, c->name, e->rows ? "(t_i * ITEMS + t_k)" : "t_k");
   close_block(e->ipre, "");
   const char *half = bf ? "bf16_pair" : "f16_pair";
   row_stmt(e, fold, arena_printf(e->a, "if (%s) %s = %s(%s, %s(tecc::%s(&%s, 0), tecc::%s(&%s, 1)));", pairs_on(e), acc,

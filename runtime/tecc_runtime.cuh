@@ -282,7 +282,7 @@ template <> __device__ __forceinline__ float minimum<float>(float a, float b) {
 }
 #endif
 
-/* @piece pairs_minmax max_pairs min_pairs */
+/* @piece pairs_minmax minmax_pairs */
 /* The max (min) of 16-bit floats held two to a 32-bit word, half by half:
  * one max.NaN.bf16x2 (f16x2) for two elements (lib/emit_stitch.c,
  * paired_minmax()).  Exact, as a max is; a NaN gives the canonical one,
@@ -297,21 +297,15 @@ __device__ __forceinline__ constexpr bool pairs_minmax(int vec) {
   return (void)vec, false; /* the f32 max.NaN is sm_80's too: an element at a time */
 #endif
 }
-/* (Before sm_80 pairs_minmax() is false and these are not reached.) */
-template <bool BF16> __device__ __forceinline__ uint32_t max_pairs(uint32_t a, uint32_t b) {
+/* (Before sm_80 pairs_minmax() is false and this is not reached.) */
+template <bool Max, bool BF16> __device__ __forceinline__ uint32_t minmax_pairs(uint32_t a, uint32_t b) {
   uint32_t r = a;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if (BF16)
+  if (Max && BF16)
     asm("max.NaN.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-  else
+  else if (Max)
     asm("max.NaN.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-#endif
-  return r;
-}
-template <bool BF16> __device__ __forceinline__ uint32_t min_pairs(uint32_t a, uint32_t b) {
-  uint32_t r = a;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if (BF16)
+  else if (BF16)
     asm("min.NaN.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
   else
     asm("min.NaN.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));

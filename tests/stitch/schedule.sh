@@ -298,10 +298,10 @@ ok "split: the entry sizes the partials by the launch's own chunk count" grep -q
 # 16-bit max and min a pair at a time (emit_stitch.c, paired_minmax()):
 # the stream kernel folds the pairs after each chunk's max loop, before
 # the rescale; the register kernel only in its ITEMS 8 instances.
-is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 't_pk2 = tecc::max_pairs<true>(t_pk2, t_c0\[t_k \* (VEC / 2) + t_w\]);')" 1 "softmax bf16 stream: the max folds a chunk's words a pair at a time"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 't_pk2 = tecc::minmax_pairs<true, true>(t_pk2, t_c0\[t_k \* (VEC / 2) + t_w\]);')" 1 "softmax bf16 stream: the max folds a chunk's words a pair at a time"
 ok "softmax bf16 stream: the pairs fold into the max before the rescale" test "$(line_of tecc_softmax_bf16_g0_stream 'bf16_pair(&t_pk2, 1)')" -lt "$(line_of tecc_softmax_bf16_g0_stream 'const float t_sh')"
 is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'if (t_packs && tecc::pairs_minmax(VEC) && ITEMS >= 8)')" 2 "softmax bf16 registers: pairs (an item's words, then the max) in the ITEMS 8 instances only"
-is "$(kernel_text tecc_rowmin_f16_g0_stream | grep -c 'tecc::min_pairs<false>(')" 1 "min of f16: f16 pairs"
+is "$(kernel_text tecc_rowmin_f16_g0_stream | grep -c 'tecc::minmax_pairs<false, false>(')" 1 "min of f16: f16 pairs"
 is "$(kernel_text tecc_logsumexp_f32_g0_stream | grep -c 't_pk')" 0 "logsumexp f32: no pairs"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c -e 'if (t_packs) t_cn[0-9]* = tecc::add(t_cn[0-9]*, (float)VEC);' -e 't_acc[0-9]* = tecc::Sum()(t_acc[0-9]*, t_cs[0-9]*);')" 2 "rowstats f32 stream: the count a pack at a time, the mean from the chunk sums"
 done_testing
