@@ -74,7 +74,9 @@ typedef struct SEmit {
   int batch_now;      /* the launch being written: the BATCH instance (rows batch-fastest); the
                          cluster condition asks the occupancy of the other, as it is written first */
   int into_next;      /* the loads being written fill t_n<id>, not t_c<id> */
-  int whole;          /* reg kernel of rows: its guards fold away in the WHOLE instance (t_whole) */
+  int whole;          /* rows in packs: the WHOLE instance (t_whole) drops the reg kernel's row and item
+                         guards (whole row groups of whole rows), the stream kernel's item guards
+                         (rows of whole chunks) */
   Out *prologue;      /* prefetch: before the row loop */
   int split;          /* the group has a column split variant (its stream kernel takes PHASE) */
   int pass;           /* the pass being written (stream: which loads) */
@@ -165,7 +167,7 @@ static const char *row_end(const SEmit *e) {
  * instance (t_whole: whole row groups of whole rows), but for the loads of
  * the next row group (the last group's next is past the end). */
 static const char *row_in(const SEmit *e) {
-  return e->whole && !e->into_next ? "t_whole || t_o < t_outer" : "t_o < t_outer";
+  return e->whole && e->reg && !e->into_next ? "t_whole || t_o < t_outer" : "t_o < t_outer";
 }
 
 /* ... per row t_i in a rows kernel, else the thread's one row. */
@@ -173,7 +175,8 @@ static const char *row_live(const SEmit *e) {
   return e->rows ? row_in(e) : "t_live";
 }
 
-/* Is the item at t_r0 inside the row (the chunk of a split kernel)? */
+/* Is the item at t_r0 inside the row (the chunk of a split kernel)?
+ * Always in the WHOLE instance. */
 static const char *item_in(const SEmit *e) {
   return e->whole ? "t_whole || t_r0 < t_red" : arena_printf(e->a, "t_r0 < %s", row_end(e));
 }
@@ -1761,13 +1764,22 @@ static int has_fit(const GroupSchedule *s, FitRule fit) {
   return 0;
 }
 
-/* Some variant of s has the flag at `field` (offsetof(Variant, whole),
+/* Some variant of s has the flag at `field` (offsetof(Variant, prefetch),
  * ...) set: a warp variant that loads its next rows ahead (prefetch; with
  * literal sizes its block may be fixed, FIT_NONE, not FIT_SHORT_ROWS),
- * one with a WHOLE instance, one whose WHOLE instance loads early. */
+ * one whose WHOLE instance loads early. */
 static int any_variant(const GroupSchedule *s, size_t field) {
   for (int i = 0; i < s->nvariants; i++)
     if (*(const int *)((const char *)&s->variants[i] + field))
+      return 1;
+  return 0;
+}
+
+/* Some variant of the kernel (the register one, `reg`, or the stream one)
+ * has a WHOLE instance. */
+static int whole_variant(const GroupSchedule *s, int reg) {
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].whole && (s->variants[i].storage != STORE_STREAM) == reg)
       return 1;
   return 0;
 }
@@ -1798,7 +1810,7 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->rows = reg && e->vec && stitch_thread_rows(g);
   e->prefetch = e->rows && any_variant(g->schedule, offsetof(Variant, prefetch));
   e->lanes = reg && e->row && !e->cvec && has_fit(g->schedule, FIT_SHORT_ROWS);
-  e->whole = reg && e->vec && any_variant(g->schedule, offsetof(Variant, whole));
+  e->whole = e->vec && whole_variant(g->schedule, reg);
   e->split = e->cvec && has_fit(g->schedule, FIT_COLUMN_SPLIT);
   return e;
 }
@@ -2086,9 +2098,16 @@ static int whole_instance(const SEmit *e) {
   return e->whole && takes_packs(e);
 }
 
+/* Variant v's kernel has a WHOLE instance: the stream kernel where its
+ * variant says so, the register kernel where one of its variants does (the
+ * launches are written by the register kernel's SEmit). */
+static int variant_whole_instance(const SEmit *e, const Variant *v) {
+  return v->storage == STORE_STREAM ? v->whole && takes_packs(e) : whole_instance(e);
+}
+
 /* Variant v launches it when its rows are whole. */
 static int launches_whole(const SEmit *e, const Variant *v) {
-  return v->whole && whole_instance(e);
+  return v->whole && variant_whole_instance(e, v);
 }
 
 /* The template parameters of the kernel. */
@@ -2132,7 +2151,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   if (takes_packs(e))
     emit(o, "constexpr bool t_packs = PACKS; /* whole packs, aligned: no row-end checks per element */");
   if (whole_instance(e))
-    emit(o, "constexpr bool t_whole = WHOLE; /* whole row groups of whole rows: no row or item guards */");
+    emit(o, e->reg ? "constexpr bool t_whole = WHOLE; /* whole row groups of whole rows: no row or item guards */"
+                   : "constexpr bool t_whole = WHOLE; /* rows of whole chunks: no item guards */");
   else if (e->whole)
     emit(o, "constexpr bool t_whole = false; /* no PACKS, no WHOLE instance */");
   if (e->cvec)
@@ -2182,7 +2202,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     if (e->sched->batch) /* the BATCH instance visits the rows batch-fastest */
       row = arena_printf(e->a, "BATCH ? tecc::batch_fastest<IndexT>(%s, t_outer, t_batch) : %s", row, row);
     emit(o, "const IndexT t_o = %s;", row);
-    emit(o, "const bool t_live = %st_o < t_outer;", e->whole ? "t_whole || " : "");
+    emit(o, "const bool t_live = %st_o < t_outer;", e->whole && e->reg ? "t_whole || " : "");
   }
   if (out_mentions(body, "t_lm"))
     emit(o, "const unsigned t_lm = t_packs ? 0u : __ballot_sync(0xffffffffu, t_live); /* the warp's lanes in a live row */");
@@ -2354,7 +2374,7 @@ static const char *variant_condition(SEmit *e, const Variant *v, const char *ker
 static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
   const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
   const char *pk = takes_packs(e) ? (packs != PACKS_NONE ? ", true" : ", false") : "";
-  if (v->storage != STORE_STREAM && whole_instance(e))
+  if (variant_whole_instance(e, v))
     pk = arena_printf(e->a, "%s%s", pk, packs == PACKS_WHOLE ? ", true" : ", false");
   const char *batch = !e->sched->batch ? "" : e->batch_now ? ", true" : ", false";
   if (v->storage == STORE_STREAM)
@@ -2478,7 +2498,13 @@ static void emit_packs_launch(SEmit *e, Out *o, const Variant *v, const char *ar
     return;
   }
   if (v->storage == STORE_STREAM && e->stream_keep) { /* launches of several lines */
-    open_block(o, "if (t_packs)");
+    if (launches_whole(e, v)) {
+      open_block(o, "if (t_whole)");
+      emit_instance_launch(e, o, v, args, PACKS_WHOLE, 0);
+      else_if_block(o, "t_packs");
+    } else {
+      open_block(o, "if (t_packs)");
+    }
     emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
     else_block(o);
     emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
@@ -2529,7 +2555,10 @@ static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *
   emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
        v->rows > 1 ? arena_printf(e->a, ", ROWS %d", v->rows) : "");
   emit_block(e, o, v);
-  if (launches_whole(e, v))
+  if (launches_whole(e, v) && v->storage == STORE_STREAM)
+    emit(o, "const bool t_whole = t_packs && t_len %% ((int64_t)t_tx * %d) == 0; /* rows of whole chunks */",
+         (v->wide_items > v->items ? v->wide_items : v->items) * v->vec);
+  else if (launches_whole(e, v))
     emit(o, "const bool t_whole = t_packs && t_len == (int64_t)t_tx * %d && t_rows %% t_ty == 0; /* whole row groups "
             "of whole rows */", v->items * v->vec);
   if (v->fit == FIT_COLUMN_SPLIT) { /* the chunks' partials, then their fold and the writes */

@@ -219,6 +219,17 @@ static int takes_whole(const Group *g, int rows, int vec) {
   return rows == 1 && vec > 1 && stitch_thread_rows(g);
 }
 
+/* Rows of whole chunks (R a multiple of the chunk, T*ITEMS*VEC, as at the
+ * power-of-two shapes) take an instance of the stream variant without
+ * item guards (WHOLE), as the register variants' whole row groups do:
+ * each item of each loop of a chunk had its own bound check and branch.
+ * On an H100 (bench/NOTES.md, issue 12) card, logsumexp and rowstats
+ * bf16 gained 0.9 to 2.4 points of copy at 128 x 262144 to 2048 x 65536,
+ * their f32 rows up to 0.7, layernorm f32 1.5 to 4.5.  Not 16-bit rows
+ * read again: layernorm bf16 lost 3 to 4 at 128 x 262144 and 512 x
+ * 131072 (ptxas gave its KEEP instance 64 registers for 55), softmax,
+ * rmsnorm and add_rmsnorm bf16 moved within 0.5 but one +1.1. */
+
 /* A stream kernel of 4-byte elements that reads each row again
  * (softmax, layernorm f32: the rows in flight in L2 for the second read)
  * takes twice the packs a chunk where 32-bit indices do: on an H100
@@ -328,6 +339,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v->index_bits = 0; /* 64-bit only when the sizes need it: 64-bit index math cost bf16 rows 20% */
   v->wide_items = reread_items(g, max_items, v->items, vec);
   v->keeps = stitch_stream_reads(g) >= 2;
+  v->whole = vec > 1 && (!v->keeps || vec <= 4);
 }
 
 /* A stream kernel that reads each row once (rowstats: its variance
@@ -686,7 +698,10 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
   if (v->rows > 1)
     buf_printf(b, ", ROWS %d", v->rows);
   buf_printf(b, ", %s, %s", block_text(a, v), grid_text(a, v));
-  if (v->whole)
+  if (v->whole && v->storage == STORE_STREAM)
+    buf_printf(b, ", rows of whole chunks without item guards when R %% (T*%d) == 0 and the rows move in aligned packs",
+               (v->wide_items > v->items ? v->wide_items : v->items) * v->vec);
+  else if (v->whole)
     buf_puts(b, ", whole row groups without row or item guards when R = T*ITEMS*VEC, rows % TY == 0 and the rows "
                 "move in aligned packs");
   if (v->early)

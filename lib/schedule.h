@@ -121,7 +121,8 @@ typedef struct Variant {
                           by GroupSchedule.early_threads */
   int whole;           /* registers, one row a thread: whole row groups of whole rows (R =
                           T*ITEMS*VEC, rows a multiple of TY) take an instance without row
-                          or item guards (WHOLE) */
+                          or item guards (WHOLE); stream: rows of whole chunks (R a
+                          multiple of T*ITEMS*VEC) one without item guards */
 } Variant;
 
 typedef struct GroupSchedule {

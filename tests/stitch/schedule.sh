@@ -34,7 +34,8 @@
 # that reads a row twice takes twice the packs a chunk with 32-bit indices,
 # and keeps the row's first packs in shared memory for its later passes;
 # an output along the row that reads no reduction is stored in the
-# register kernel's first pass; a max or min of 16-bit values held in
+# register kernel's first pass; rows of whole chunks run a stream
+# instance without item guards, but 16-bit rows read again; a max or min of 16-bit values held in
 # pairs folds them a pair at a time where a thread holds 8 packs an item
 # (the stream kernel, ITEMS 8 of the register kernel), not of f32; a
 # variance's stream pass counts a pack at a time and its mean adds the
@@ -92,7 +93,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 173
+plan 177
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -140,8 +141,15 @@ is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'keep')" 0 "rowstats f32
 is "$(kernel_text tecc_xent_f32_g0_stream | grep -c 'keep')" 0 "cross-entropy f32 stream (one read): no keep"
 is "$(kernel_text tecc_addrms_bf16_g0_stream | grep -c 'tecc::keep_put<VEC / 2>(')" 2 "add_rmsnorm bf16 stream: x and r kept, two to a word"
 ok "add_rmsnorm bf16 stream: an item of both, 2 bytes an element each" sh -c "grep -q 'constexpr int t_kw = VEC \* 4 / 16; /\* their 16-byte words an item \*/' '$work/s.cu'"
-ok "layernorm f32: the launch asks keep_items (rows, length, 4 bytes an element), then runs the KEEP instance with the shared memory" sh -c "grep -A2 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, true>, t_rows, t_len, t_tx, t_ty, 4, 4);' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, true><<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep \* 16 \* t_tx \* t_ty, stream>>>(x, y, (IndexT)M, (IndexT)N, t_keep);'"
-ok "layernorm f32: or, keeping nothing, the instance without it" sh -c "grep -A4 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, true>' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, false><<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(x, y, (IndexT)M, (IndexT)N, 0);'"
+ok "layernorm f32: the launch asks keep_items (rows, length, 4 bytes an element), then runs the KEEP instance with the shared memory" sh -c "grep -A2 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true>, t_rows, t_len, t_tx, t_ty, 4, 4);' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true><<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep \* 16 \* t_tx \* t_ty, stream>>>(x, y, (IndexT)M, (IndexT)N, t_keep);'"
+ok "layernorm f32: or, keeping nothing, the instance without it" sh -c "grep -A4 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true>' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, false><<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(x, y, (IndexT)M, (IndexT)N, 0);'"
+# Rows of whole chunks take the stream kernel's WHOLE instance, without
+# item guards (schedule.c, v->whole of the stream variant), but for
+# 16-bit rows read again (softmax bf16).
+ok "layernorm f32 stream: rows of whole chunks (of 8 packs of 4) run the WHOLE instance, kept items too" sh -c "grep -A3 'const bool t_whole = t_packs && t_len % ((int64_t)t_tx \* 32) == 0; /\* rows of whole chunks \*/' '$work/s.cu' | grep -q 'tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, true, true>'"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'if (t_whole || t_r0 < t_red)')" 2 "rowstats f32 stream: its WHOLE instance drops the item guards of both loops"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 't_whole')" 0 "softmax bf16 stream (16-bit, read again): no WHOLE instance"
+ok "the plan says which rows take it" has rowstats_f32 'rows of whole chunks without item guards when R % (T\*16) == 0 and the rows move in aligned packs'
 is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 'if (KEEP && t_g < t_keep)')" 2 "layernorm f32 stream: kept only by the KEEP instance"
 is "$(kernel_text tecc_var_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 0 "var f32 stream: no sum for a mean that only centres the moments"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 1 "rowstats f32 stream: the mean, an output, keeps its sum"
