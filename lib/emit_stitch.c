@@ -2557,7 +2557,7 @@ static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *
   emit_block(e, o, v);
   if (launches_whole(e, v) && v->storage == STORE_STREAM)
     emit(o, "const bool t_whole = t_packs && t_len %% ((int64_t)t_tx * %d) == 0; /* rows of whole chunks */",
-         (v->wide_items > v->items ? v->wide_items : v->items) * v->vec);
+         stream_chunk(v));
   else if (launches_whole(e, v))
     emit(o, "const bool t_whole = t_packs && t_len == (int64_t)t_tx * %d && t_rows %% t_ty == 0; /* whole row groups "
             "of whole rows */", v->items * v->vec);

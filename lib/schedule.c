@@ -438,6 +438,10 @@ int variant_narrow(const Variant *v) {
   return v->when == WHEN_ROW_NARROWER;
 }
 
+int stream_chunk(const Variant *v) {
+  return (v->wide_items > v->items ? v->wide_items : v->items) * v->vec;
+}
+
 /* WHEN_ROW_NARROWER: a row of `len` held in fewer warps than the power
  * of two FIT_ROW would give it. */
 static int narrower(const Variant *v, int64_t len) {
@@ -700,7 +704,7 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
   buf_printf(b, ", %s, %s", block_text(a, v), grid_text(a, v));
   if (v->whole && v->storage == STORE_STREAM)
     buf_printf(b, ", rows of whole chunks without item guards when R %% (T*%d) == 0 and the rows move in aligned packs",
-               (v->wide_items > v->items ? v->wide_items : v->items) * v->vec);
+               stream_chunk(v));
   else if (v->whole)
     buf_puts(b, ", whole row groups without row or item guards when R = T*ITEMS*VEC, rows % TY == 0 and the rows "
                 "move in aligned packs");

@@ -155,6 +155,11 @@ const char *schedule_dump(Arena *a, const Module *m, const FusionPlan *p);
  * NARROW instance, bound to NARROW_BLOCKS blocks an SM. */
 int variant_narrow(const Variant *v);
 
+/* The elements of a row a stream variant's block takes a chunk with the
+ * larger of its ITEMS (wide_items): rows of a multiple of t_tx times it
+ * run its WHOLE instance. */
+int stream_chunk(const Variant *v);
+
 const char *class_name(SchedClass c);
 const char *storage_name(Storage s);
 
