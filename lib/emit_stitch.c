@@ -393,6 +393,12 @@ static const char *mem_param(SEmit *e, Value *v) {
   return param(e, P_STORED_READ, v->id, v);
 }
 
+/* Element `at` of the 16-bit words `words` (two elements to a word) of
+ * dtype t, as f32. */
+static const char *pair_elem(Arena *a, DType t, const char *words, const char *at) {
+  return arena_printf(a, "tecc::%s_pair(%s, %s)", t == DT_BF16 ? "bf16" : "f16", words, at);
+}
+
 /* Element t_e of a cached input, in the compute type.  16-bit inputs of a
  * packed kernel stay two to a 32-bit word and convert at each use: half
  * the registers of f32, for one instruction a use.  On an H100 that took
@@ -402,7 +408,7 @@ static const char *cached_elem(const Cached *c, Arena *a) {
   const char *at = c->row ? "t_j" : "t_e";
   if (!c->pairs)
     return arena_printf(a, "%s[%s]", c->name, at);
-  return arena_printf(a, "tecc::%s_pair(%s, %s)", c->v->dtype == DT_BF16 ? "bf16" : "f16", c->name, at);
+  return pair_elem(a, c->v->dtype, c->name, at);
 }
 
 static int same_row(const char *a, const char *b) {
@@ -425,15 +431,22 @@ static int element_bytes(const Cached *c) {
 /* `row`: NULL for a tensor over the whole domain (held, or loaded a chunk
  * at a time), else a broadcast operand's row offset (loaded a pack at a
  * time in the element loop, open_elements()). */
-static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *row) {
+static Cached *find_cached(const SEmit *e, const Value *v, const char *row) {
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
-    if (c->v == v && same_row(c->row, row)) {
-      c->passes |= 1u << (e->pass & 31);
-      return cached_elem(c, e->a);
-    }
+    if (c->v == v && same_row(c->row, row))
+      return c;
   }
-  Cached *c = ARENA_NEW(e->a, Cached);
+  return NULL;
+}
+
+static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *row) {
+  Cached *c = find_cached(e, v, row);
+  if (c) {
+    c->passes |= 1u << (e->pass & 31);
+    return cached_elem(c, e->a);
+  }
+  c = ARENA_NEW(e->a, Cached);
   c->v = v;
   c->row = row;
   c->name = arena_printf(e->a, "t_%s%d", row ? "bc" : "c", v->id);
@@ -950,12 +963,8 @@ static const Cached *paired_minmax(SEmit *e, Value *r, const Red *x) {
   if (!e->vec || (r->rop != RED_MAX && r->rop != RED_MIN) || x->dt != DT_F32 || !dtype_is_16bit(v->dtype) ||
       !from_memory(e, v))
     return NULL;
-  for (int i = 0; i < e->cached.len; i++) {
-    const Cached *c = e->cached.items[i];
-    if (c->v == v && !c->row && c->pairs)
-      return c;
-  }
-  return NULL;
+  const Cached *c = find_cached(e, v, NULL);
+  return c && c->pairs ? c : NULL;
 }
 
 /* The instances that fold pairs: packs (sm_80 and later), in the reg
@@ -982,9 +991,9 @@ static void pair_minmax(SEmit *e, Value *r, const Cached *c, const Red *x, const
   emit(e->ipre, "for (int t_w = 0; t_w < VEC / 2; t_w++) %s = tecc::minmax_pairs<%s, %s>(%s, %s[%s * (VEC / 2) + t_w]);",
        pk, mx ? "true" : "false", bf ? "true" : "false", pk, c->name, e->rows ? "(t_i * ITEMS + t_k)" : "t_k");
   close_block(e->ipre, "");
-  const char *half = bf ? "bf16_pair" : "f16_pair";
-  row_stmt(e, fold, arena_printf(e->a, "if (%s) %s = %s(%s, %s(tecc::%s(&%s, 0), tecc::%s(&%s, 1)));", pairs_on(e), acc,
-                                 x->op, acc, x->op, half, pk, half, pk));
+  const char *words = arena_printf(e->a, "&%s", pk);
+  row_stmt(e, fold, arena_printf(e->a, "if (%s) %s = %s(%s, %s(%s, %s));", pairs_on(e), acc, x->op, acc, x->op,
+                                 pair_elem(e->a, c->v->dtype, words, "0"), pair_elem(e->a, c->v->dtype, words, "1")));
 }
 
 /* A reduction's accumulator t_acc<id>, declared in `head`; returns it as
