@@ -71,6 +71,10 @@ const char *cu_store_conv(Arena *a, DType t, const char *expr);
 /* The shortest literal that reads back as `x` (f32 or f64). */
 const char *cu_float_literal(Arena *a, double x, int is_f32);
 const char *cu_const_literal(Arena *a, const Value *v);
+/* A mean from its sum `acc` (compute type `type`, float or double) over
+ * the kernel's `t_red` elements: the sum times the reciprocal of the
+ * count, rounded once, as PyTorch's mean computes it. */
+const char *cu_mean_of(Arena *a, const char *acc, const char *type);
 /* The C expression of one elementwise operation (CAST, UNARY, BINARY,
  * SELECT) of argument expressions `args` (in their compute types). */
 const char *cu_op_expr(Arena *a, Value *v, const char *const *args);
@@ -100,7 +104,9 @@ typedef enum ParamKind {
   P_STORED_READ, /* a stored value read (value) */
   P_WS_WRITE,    /* workspace slot written (value) */
   P_SIZE,        /* size variable (index) */
-  P_FASTDIV      /* FastDiv of a size variable (index) */
+  P_FASTDIV,     /* FastDiv of a size variable (index) */
+  P_RCOUNT       /* a fused group's 1 / (its reduced count), computed by the
+                    launching host code from its t_len (index 0: f32, 1: f64) */
 } ParamKind;
 
 typedef struct KParam {

@@ -29,6 +29,8 @@ const char *param_decl(Arena *a, const Kernel *k, const KParam *p, int may_alias
     return arena_printf(a, "IndexT %s", p->name);
   case P_FASTDIV:
     return arena_printf(a, "tecc::FastDiv<IndexT> %s", p->name);
+  case P_RCOUNT:
+    return arena_printf(a, "%s %s", p->index ? "double" : "float", p->name);
   }
   unreachable();
 }
@@ -62,6 +64,7 @@ const char *launch_arg(Arena *a, const KernelPlan *kp, const EntryNames *n, cons
   case P_STORED_READ: case P_WS_WRITE: return home_pointer(a, kp, n, p->value);
   case P_SIZE: return arena_printf(a, "(IndexT)%s", n->sizes[p->index]);
   case P_FASTDIV: return arena_printf(a, "tecc::FastDiv<IndexT>(%s)", n->sizes[p->index]);
+  case P_RCOUNT: return p->index ? "1.0 / (double)t_len" : "1.0f / (float)t_len";
   }
   unreachable();
 }

@@ -583,7 +583,7 @@ static void emit_result_at(GEmit *e, Out *o, Value *r, const RedInfo *ri, const 
   if (ri->is_arg)
     result = arena_printf(e->a, "%s.i", acc);
   else if (r->rop == RED_MEAN)
-    result = arena_printf(e->a, "%s / (%s)t_red", acc, ri->acc_type);
+    result = cu_mean_of(e->a, acc, ri->acc_type);
   result = cu_convert(e->a, result, ri->is_arg ? DT_I64 : ri->acc_dt, r->dtype);
   if (e->g->roots.len > 1 || e->g->roots.items[0] != r) {
     emit(o, "const %s t_result = %s;", cu_compute_ctype(r->dtype), result);

@@ -188,6 +188,13 @@ const char *cu_store_conv(Arena *a, DType t, const char *expr) {
   }
 }
 
+/* One division a result where a reduction kernel ends: the same product
+ * as a fused row's mean, whose reciprocal its host code passes in
+ * (emit_stitch.c, mean_of()). */
+const char *cu_mean_of(Arena *a, const char *acc, const char *type) {
+  return arena_printf(a, "tecc::mul(%s, (%s)1 / (%s)t_red)", acc, type, type);
+}
+
 /* ---- literals ------------------------------------------------------------------ */
 
 const char *cu_float_literal(Arena *a, double x, int is_f32) {

@@ -277,6 +277,7 @@ static const char *param(SEmit *e, ParamKind kind, int index, Value *v) {
   case P_INPUT: case P_SCALAR: p->name = e->names->inputs[index]; break;
   case P_OUTPUT: p->name = e->names->outputs[index]; break;
   case P_SIZE: p->name = e->names->sizes[index]; break;
+  case P_RCOUNT: p->name = index ? "t_rcount64" : "t_rcount"; break;
   default: p->name = kernel_name_for(e, arena_printf(e->a, "%s_mem", base_name(e, v))); break;
   }
   vec_push(e->a, &e->params, p);
@@ -286,7 +287,7 @@ static const char *param(SEmit *e, ParamKind kind, int index, Value *v) {
 /* Inputs, scalars, stored reads, outputs, workspace, sizes; by index. */
 static int param_rank(const KParam *p) {
   static const int order[] = {[P_INPUT] = 0, [P_SCALAR] = 1, [P_STORED_READ] = 2, [P_OUTPUT] = 3,
-                              [P_WS_WRITE] = 4, [P_SIZE] = 5, [P_FASTDIV] = 6};
+                              [P_WS_WRITE] = 4, [P_SIZE] = 5, [P_FASTDIV] = 6, [P_RCOUNT] = 7};
   return order[p->kind] * 1000000 + p->index;
 }
 
@@ -567,7 +568,41 @@ static const char *row_reciprocal(SEmit *e, Value *v, const int *map, const char
   return arena_printf(e->a, "tecc::mul(%s, %s)", args[0], row_ref(e, rcp));
 }
 
+static int is_kept(const SEmit *e, const Value *v);
+
+/* A product whose one use is v, computed here in f32 or f64 from values
+ * of its own dtype: v may fold it into one fused multiply-add. */
+static int fusable_product(const SEmit *e, const Value *p, const Value *v) {
+  return p->op == IR_BINARY && p->bop == BIN_MUL && p->nuses == 1 && p->dtype == v->dtype &&
+         p->args[0]->dtype == p->dtype && p->args[1]->dtype == p->dtype && !from_memory(e, p) && !is_kept(e, p);
+}
+
+/* a*b + c, a*b - c and c - a*b in f32 or f64, the product used nowhere
+ * else: one fused multiply-add, as nvcc contracts the same expression in
+ * PyTorch's kernels and Triton in its own (one rounding instead of two;
+ * layernorm's `* w + b` is one instruction an element fewer).  Written
+ * out here, so every loop, pass and variant rounds the element alike. */
+static const char *fused_multiply_add(SEmit *e, Value *v, const int *map) {
+  const char *t = cu_compute_ctype(v->dtype);
+  if (v->op != IR_BINARY || (v->bop != BIN_ADD && v->bop != BIN_SUB) || v->args[0]->dtype != v->dtype ||
+      v->args[1]->dtype != v->dtype || (strcmp(t, "float") != 0 && strcmp(t, "double") != 0))
+    return NULL;
+  int i = fusable_product(e, v->args[0], v) ? 0 : fusable_product(e, v->args[1], v) ? 1 : -1;
+  if (i < 0)
+    return NULL;
+  Value *p = v->args[i];
+  const char *a = sval(e, p->args[0], map), *b = sval(e, p->args[1], map), *c = sval(e, v->args[1 - i], map);
+  if (v->bop == BIN_SUB && i == 0)
+    c = arena_printf(e->a, "-(%s)", c);
+  else if (v->bop == BIN_SUB)
+    a = arena_printf(e->a, "-(%s)", a);
+  return arena_printf(e->a, "tecc::fma(%s, %s, %s)", a, b, c);
+}
+
 static const char *compute(SEmit *e, Value *v, const int *map) {
+  const char *fused = fused_multiply_add(e, v, map);
+  if (fused)
+    return fused;
   const char *args[3] = {0};
   for (int i = 0; i < v->nargs; i++)
     args[i] = sval(e, v->args[i], map);
@@ -1004,6 +1039,32 @@ static const char *reduce_acc(SEmit *e, Value *r, const Red *x, Out *head) {
   return row_ref(e, acc_name);
 }
 
+/* A row's mean from its sum `acc` (of compute type `type`): the sum
+ * times the reciprocal of the row's length, as PyTorch's mean computes it
+ * (exact where the length is a power of two, else within 1.5 ulp of the
+ * quotient).  The launching host code divides once (t_rcount): a division
+ * in the kernel was an IEEE quotient on each row's path between its
+ * passes, and one hoisted to the kernel's start delayed a block's first
+ * loads (bench/NOTES.md, issue 12). */
+static const char *rcount_param(SEmit *e, const char *type) {
+  return param(e, P_RCOUNT, strcmp(type, "double") == 0, NULL);
+}
+
+static const char *mean_of(SEmit *e, const char *acc, const char *type) {
+  return arena_printf(e->a, "tecc::mul(%s, %s)", acc, rcount_param(e, type));
+}
+
+/* Both kernels of a group take the reciprocals of every mean in it, so
+ * that one launch list serves both (the stream kernel's moments may not
+ * divide where the register kernel does). */
+static void declare_rcounts(SEmit *e) {
+  for (int i = 0; i < e->st->reduces.len; i++) {
+    const Value *r = e->st->reduces.items[i];
+    if (r->rop == RED_MEAN)
+      rcount_param(e, red_of(e->a, r).type);
+  }
+}
+
 /* After the pass: the block all-reduce of r's accumulator (and the
  * cluster's) and the row scalar, in `tail`. */
 static void reduce_finish(SEmit *e, Value *r, const Red *x, Out *tail) {
@@ -1014,7 +1075,7 @@ static void reduce_finish(SEmit *e, Value *r, const Red *x, Out *tail) {
     row_stmt(e, tail, arena_printf(e->a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x->op));
     close_block(tail, "");
   }
-  row_scalar(e, tail, r, r->rop == RED_MEAN ? arena_printf(e->a, "%s / (%s)t_red", acc, x->type) : acc, x);
+  row_scalar(e, tail, r, r->rop == RED_MEAN ? mean_of(e, acc, x->type) : acc, x);
 }
 
 /* One reduction of a pass: its accumulator (`head`), its step per element,
@@ -1098,7 +1159,7 @@ static void moments_of_one(SEmit *e, Value *r, Value *a, const char *elem, Momen
        id);
   emit(mo->tail, "t_mo%d = tecc::row_allreduce_moments(t_mo%d, (tecc::Moments<%s> *)t_smem);", id, id, t);
   const char *name = kernel_name_for(e, base_name(e, r));
-  const char *val = r->rop == RED_MEAN ? arena_printf(e->a, "t_mo%d.m2 / (%s)t_red", id, t)
+  const char *val = r->rop == RED_MEAN ? mean_of(e, arena_printf(e->a, "t_mo%d.m2", id), t)
                                        : arena_printf(e->a, "t_mo%d.m2", id);
   emit(mo->tail, "const %s %s = %s;", cu_compute_ctype(r->dtype), name, val);
   e->red_name[r->id] = name;
@@ -1809,6 +1870,7 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->reuse = reg ? g->schedule->keep : NULL;
   e->red_name = ARENA_ARRAY(a, const char *, k->values.len + 1);
   e->kept = ARENA_ARRAY(a, char, k->values.len + 1);
+  ir_count_uses(k); /* fused_multiply_add() asks which products have one use */
   e->keep_decls = new_out(a);
   nameset_init(&e->taken, a);
   take_entry_names(&e->taken, k, names);
@@ -1821,6 +1883,7 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   e->lanes = reg && e->row && !e->cvec && has_fit(g->schedule, FIT_SHORT_ROWS);
   e->whole = e->vec && whole_variant(g->schedule, reg);
   e->split = e->cvec && has_fit(g->schedule, FIT_COLUMN_SPLIT);
+  declare_rcounts(e);
   return e;
 }
 

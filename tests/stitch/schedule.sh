@@ -39,7 +39,9 @@
 # pairs folds them a pair at a time where a thread holds 8 packs an item
 # (the stream kernel, ITEMS 8 of the register kernel), not of f32; a
 # variance's stream pass counts a pack at a time and its mean adds the
-# chunk sums.
+# chunk sums; a fused row's f32 or f64 a*b + c, a*b - c or c - a*b whose
+# product has no other use is one fma, and its means multiply by the
+# reciprocal of the row's length, which the launching host code passes.
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-schedule.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -81,6 +83,13 @@ kernel rowmin_f16(x: f16[M, N]) -> (y: f16[M]) { y = min(x, -1) }
 kernel nofma(x: f32[M, N], i: i32[M, N]) -> (a: f32[M], b: f32[M], c: i32[M], y: f32[M, N]) {
   a = max(x * x, -1); b = sum(x + 1.0, -1); c = sum(i * i, -1); y = x - a - b
 }
+kernel lnwb_f32(x: f32[M, N], w: f32[N], b: f32[N]) -> (y: f32[M, N]) {
+  y = (x - mean(x, -1)) * rsqrt(var(x, -1) + 1e-5) * w + b
+}
+kernel fmas_f32(x: f32[M, N], w: f32[N]) -> (y: f32[M, N], z: f32[M, N], u: f32[M, N]) {
+  p = x * w; y = p + 1.0; z = sum(x, -1) - x * 3.0; u = x * x - p
+}
+kernel center_f64(x: f64[M, N]) -> (y: f64[M, N]) { y = x - mean(x, -1) }
 TE
 "$TECC" -O2 --emit=plan "$work/s.te" -o "$work/s.plan" || { echo "Bail out! tecc --emit=plan failed"; exit 1; }
 "$TECC" -O2 "$work/s.te" -o "$work/s.cu" || { echo "Bail out! tecc failed"; exit 1; }
@@ -93,7 +102,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 177
+plan 186
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -141,8 +150,8 @@ is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'keep')" 0 "rowstats f32
 is "$(kernel_text tecc_xent_f32_g0_stream | grep -c 'keep')" 0 "cross-entropy f32 stream (one read): no keep"
 is "$(kernel_text tecc_addrms_bf16_g0_stream | grep -c 'tecc::keep_put<VEC / 2>(')" 2 "add_rmsnorm bf16 stream: x and r kept, two to a word"
 ok "add_rmsnorm bf16 stream: an item of both, 2 bytes an element each" sh -c "grep -q 'constexpr int t_kw = VEC \* 4 / 16; /\* their 16-byte words an item \*/' '$work/s.cu'"
-ok "layernorm f32: the launch asks keep_items (rows, length, 4 bytes an element), then runs the KEEP instance with the shared memory" sh -c "grep -A2 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true>, t_rows, t_len, t_tx, t_ty, 4, 4);' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true><<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep \* 16 \* t_tx \* t_ty, stream>>>(x, y, (IndexT)M, (IndexT)N, t_keep);'"
-ok "layernorm f32: or, keeping nothing, the instance without it" sh -c "grep -A4 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true>' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, false><<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(x, y, (IndexT)M, (IndexT)N, 0);'"
+ok "layernorm f32: the launch asks keep_items (rows, length, 4 bytes an element), then runs the KEEP instance with the shared memory" sh -c "grep -A2 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true>, t_rows, t_len, t_tx, t_ty, 4, 4);' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true><<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep \* 16 \* t_tx \* t_ty, stream>>>(x, y, (IndexT)M, (IndexT)N, 1.0f / (float)t_len, t_keep);'"
+ok "layernorm f32: or, keeping nothing, the instance without it" sh -c "grep -A4 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true>' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, false><<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(x, y, (IndexT)M, (IndexT)N, 1.0f / (float)t_len, 0);'"
 # Rows of whole chunks take the stream kernel's WHOLE instance, without
 # item guards (schedule.c, v->whole of the stream variant), but for
 # 16-bit rows read again (softmax bf16).
@@ -222,7 +231,7 @@ is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 't_n[0-9]')" 0 "addrms bf16:
 # Packs as a template parameter: rows that are whole packs, aligned, run
 # the PACKS instance (no per-element row-end checks), others the instance
 # that loads element by element.
-is "$(grep -A5 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' "$work/s.cu" | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 4, false><<<' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
+is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A5 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 4, false><<<' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
 is "$(grep -A30 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' "$work/s.cu" | grep -c -E '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, false, (4|8|16|32), false><<<')" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
 # EARLY (schedule.c, early_operands()): the block variant's WHOLE instance
 # of a norm loads w's packs with the row, before the reductions, bound at
@@ -312,4 +321,17 @@ is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'if (t_packs && tecc::pairs
 is "$(kernel_text tecc_rowmin_f16_g0_stream | grep -c 'tecc::minmax_pairs<false, false>(')" 1 "min of f16: f16 pairs"
 is "$(kernel_text tecc_logsumexp_f32_g0_stream | grep -c 't_pk')" 0 "logsumexp f32: no pairs"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c -e 'if (t_packs) t_cn[0-9]* = tecc::add(t_cn[0-9]*, (float)VEC);' -e 't_acc[0-9]* = tecc::Sum()(t_acc[0-9]*, t_cs[0-9]*);')" 2 "rowstats f32 stream: the count a pack at a time, the mean from the chunk sums"
+# A fused row's a*b + c, a*b - c and c - a*b in f32 or f64 whose product
+# has no other use is one fma (emit_stitch.c, fused_multiply_add()); a
+# mean is the sum times the reciprocal of the row's length, which the
+# launching host code computes once (mean_of(), P_RCOUNT).
+is "$(kernel_text tecc_lnwb_f32_g0_reg | grep -c 'const float y_val = tecc::fma(v[0-9]*, w_val, b_val);')" 1 "layernorm's * w + b: one fma"
+is "$(kernel_text tecc_fmas_f32_g0_reg | grep -c 'const float z_val = tecc::fma(-(x_val), 3.0f, v[0-9]*\[t_i\]);')" 1 "c - a*b: fma(-a, b, c)"
+is "$(kernel_text tecc_fmas_f32_g0_reg | grep -c 'const float u_val = tecc::fma(x_val, x_val, -(p));')" 2 "a*b - c: fma(a, b, -c)"
+is "$(kernel_text tecc_fmas_f32_g0_reg | grep -c 'const float y_val = tecc::add(p, 1.0f);')" 2 "a product used twice: multiplied once, added as written"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::mul(t_acc[0-9]*\[t_i\], t_rcount)')" 2 "rowstats f32: both means by the reciprocal"
+is "$(grep -c '/ (float)t_red' "$work/s.cu")" 0 "no fused row divides by its length"
+ok "rowstats f32: the reciprocal a float parameter" grep -q '__global__ void __launch_bounds__(NARROW ? 384 : 1024, NARROW ? 3 : 0) tecc_rowstats_f32_g0_reg(const float \*__restrict__ x, float \*__restrict__ m, float \*__restrict__ v, IndexT M, IndexT N, float t_rcount) {' "$work/s.cu"
+is "$(grep -o 'tecc_center_f64_g0_\(reg\|stream\)<[^>]*><<<[^;]*;' "$work/s.cu" | grep -vc '(x, y, (IndexT)M, (IndexT)N, 1.0 / (double)t_len\(, [t_a-z0-9]*\)\?);')" 0 "f64 mean: every launch passes 1 / t_len in double"
+ok "f64 mean: by the double reciprocal" sh -c "sed -n '/__global__ .* tecc_center_f64_g0_stream(/,/^}/p' '$work/s.cu' | grep -q 'tecc::mul(t_acc[0-9]*, t_rcount64)'"
 done_testing
