@@ -583,9 +583,8 @@ static int fusable_product(const SEmit *e, const Value *p, const Value *v) {
  * layernorm's `* w + b` is one instruction an element fewer).  Written
  * out here, so every loop, pass and variant rounds the element alike. */
 static const char *fused_multiply_add(SEmit *e, Value *v, const int *map) {
-  const char *t = cu_compute_ctype(v->dtype);
-  if (v->op != IR_BINARY || (v->bop != BIN_ADD && v->bop != BIN_SUB) || v->args[0]->dtype != v->dtype ||
-      v->args[1]->dtype != v->dtype || (strcmp(t, "float") != 0 && strcmp(t, "double") != 0))
+  if (v->op != IR_BINARY || (v->bop != BIN_ADD && v->bop != BIN_SUB) || !dtype_is_float(v->dtype) ||
+      v->args[0]->dtype != v->dtype || v->args[1]->dtype != v->dtype)
     return NULL;
   int i = fusable_product(e, v->args[0], v) ? 0 : fusable_product(e, v->args[1], v) ? 1 : -1;
   if (i < 0)
@@ -1039,6 +1038,11 @@ static const char *reduce_acc(SEmit *e, Value *r, const Red *x, Out *head) {
   return row_ref(e, acc_name);
 }
 
+/* The parameter holding the reciprocal for a mean of compute type `type`. */
+static const char *rcount_param(SEmit *e, const char *type) {
+  return param(e, P_RCOUNT, strcmp(type, "double") == 0, NULL);
+}
+
 /* A row's mean from its sum `acc` (of compute type `type`): the sum
  * times the reciprocal of the row's length, as PyTorch's mean computes it
  * (exact where the length is a power of two, else within 1.5 ulp of the
@@ -1046,10 +1050,6 @@ static const char *reduce_acc(SEmit *e, Value *r, const Red *x, Out *head) {
  * in the kernel was an IEEE quotient on each row's path between its
  * passes, and one hoisted to the kernel's start delayed a block's first
  * loads (bench/NOTES.md, issue 12). */
-static const char *rcount_param(SEmit *e, const char *type) {
-  return param(e, P_RCOUNT, strcmp(type, "double") == 0, NULL);
-}
-
 static const char *mean_of(SEmit *e, const char *acc, const char *type) {
   return arena_printf(e->a, "tecc::mul(%s, %s)", acc, rcount_param(e, type));
 }
