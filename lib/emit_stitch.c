@@ -86,6 +86,7 @@ typedef struct SEmit {
   int keep_bytes;     /* ... their bytes an element of an item (an item: VEC * keep_bytes bytes a thread) */
   int stream_keep;    /* the launch: the stream kernel's keep_bytes */
   int keep_now;       /* the launch being written: the stream kernel's KEEP instance */
+  int row_sites;      /* the warp variant's launches written so far: each its t_wb[] cache */
   int row;            /* schedule row (else column) */
   PtrVec params;      /* KParam* (index: the value id for values) */
   NameSet taken;      /* names in use */
@@ -2507,10 +2508,10 @@ static void emit_block(SEmit *e, Out *o, const Variant *v) {
            v->one_read ? "tecc::one_read_threads(t_rows)" : "1024");
     emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
     break;
-  case FIT_SHORT_ROWS:
+  case FIT_SHORT_ROWS: /* the grid and the block's rows: each instance's (tecc::launch_rows) */
     emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), %d, 32), t_ty = %d / t_tx;",
          v->items * v->vec, MIN_ROW_LANES, v->block);
-    break;
+    return;
   case FIT_COLUMNS:
     emit(o, "const int t_tx = tecc::column_width(t_rows, t_len, %d, %d);", v->vec,
          v->storage == STORE_REGISTERS ? v->items : 0);
@@ -2557,7 +2558,10 @@ static void emit_instance_launch(SEmit *e, Out *o, const Variant *v, const char 
          bytes, args);
     emit(o, "else");
     emit(o, "  %s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s, 0);", instance(e, v, packs, phase), args);
-  } else
+  } else if (v->fit == FIT_SHORT_ROWS)
+    emit(o, "tecc::launch_rows(t_wb[%d], %s, t_rows, t_tx, t_ty, %d, %d, stream, %s);", e->row_sites++,
+         instance(e, v, packs, phase), v->rows > 1 ? v->rows : 1, v->sm_threads, args);
+  else
     emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", instance(e, v, packs, phase), args);
 }
 
@@ -2622,7 +2626,9 @@ static void emit_lanes_launch(SEmit *e, Out *o, const Variant *v, const char *ar
 
 /* One variant's block, grid and launch: the BATCH instance where the rows
  * are visited batch-fastest (t_batched), and in the warp variant the
- * instance of its lanes a row (LANES, t_tx). */
+ * instance of its lanes a row (LANES, t_tx), each launched by
+ * tecc::launch_rows, which picks its block (one warp or t_ty rows) and
+ * grid once a device. */
 static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
   emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
        v->rows > 1 ? arena_printf(e->a, ", ROWS %d", v->rows) : "");
@@ -2639,17 +2645,24 @@ static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *
     emit_instance_launch(e, o, v, args, PACKS_NONE, 2);
     return;
   }
+  Out *launch = v->fit == FIT_SHORT_ROWS ? new_out(e->a) : o;
+  e->row_sites = 0;
   if (!e->sched->batch) {
-    emit_lanes_launch(e, o, v, args);
-    return;
+    emit_lanes_launch(e, launch, v, args);
+  } else {
+    open_block(launch, "if (t_batched)");
+    e->batch_now = 1;
+    emit_lanes_launch(e, launch, v, args);
+    e->batch_now = 0;
+    else_block(launch);
+    emit_lanes_launch(e, launch, v, args);
+    close_block(launch, "");
   }
-  open_block(o, "if (t_batched)");
-  e->batch_now = 1;
-  emit_lanes_launch(e, o, v, args);
-  e->batch_now = 0;
-  else_block(o);
-  emit_lanes_launch(e, o, v, args);
-  close_block(o, "");
+  if (launch == o)
+    return;
+  emit(o, "static tecc::DeviceCache t_wb[%d]; /* each launch's block: one warp or t_ty rows (tecc::launch_rows) */",
+       e->row_sites);
+  emit_fragment(o, launch);
 }
 
 /* The variants in order: the first whose condition holds is launched. */

@@ -652,8 +652,9 @@ static const char *block_text(Arena *a, const Variant *v) {
                         v->one_read ? "512 when rows >= 2*SMs (a single read of each row), else 1024" : "1024",
                         v->items * v->vec);
   case FIT_SHORT_ROWS:
-    return arena_printf(a, "block T x %d/T, T = pow2 in [%d, 32] >= R/%d (%d/T rows a warp)", v->block, MIN_ROW_LANES,
-                        v->items * v->vec, 32);
+    return arena_printf(a, "block T x %d/T, T = pow2 in [%d, 32] >= R/%d (%d/T rows a warp), or one warp where "
+                           "that keeps as many warps an SM (the device's occupancy, at launch)", v->block,
+                        MIN_ROW_LANES, v->items * v->vec, 32);
   case FIT_CLUSTER:
     return arena_printf(a, "block 1024, cluster C = pow2 >= R/%d blocks, a row per cluster",
                         MAX_THREADS * v->items * v->vec);

@@ -335,6 +335,41 @@ inline void launch_cluster(void (*kernel)(Params...), unsigned grid, dim3 block,
   launch_with(cluster_dims(cluster), kernel, dim3(grid), block, stream, args...);
 }
 
+/* @piece launch_rows @needs DeviceCache current_device grid_size cover_grid */
+/* Launches a warp variant's instance (lib/schedule.c, FIT_SHORT_ROWS):
+ * rows of `tx` lanes, `rows` rows a thread, in blocks of one warp where
+ * blocks of one warp keep as many warps on an SM as blocks of `ty` rows
+ * (tx * ty threads) do, else in blocks of `ty` rows; `sm_threads` the
+ * threads an SM its grid stops at (0: a block per row group).  An SM
+ * holds at most 32 blocks, so one-warp blocks cap it at 32 warps: they
+ * are taken where ptxas gave the kernel the registers (57 or more of 64
+ * an SM's threads) that cap the larger blocks there too.  On an H100 at
+ * 32768 x 256 they gained layernorm, rmsnorm and add_rmsnorm bf16 0.5
+ * to 1 point of copy at equal warps, and lost softmax f32 1.6 to 2.5
+ * and rowstats bf16 1.2 with fewer (bench/NOTES.md, issue 12).  The
+ * choice is the device's and the kernel's, cached in `cache`, the launch
+ * site's; a failure is the launch's error, as with <<<>>>. */
+template <typename... Params, typename... Args>
+inline void launch_rows(DeviceCache &cache, void (*kernel)(Params...), int64_t n, int tx, int ty, int rows,
+                        int sm_threads, cudaStream_t stream, Args... args) {
+  const int dev = current_device();
+  int pick = dev < 0 ? 2 : cache.get(dev); /* 1: one warp, 2: ty rows */
+  if (pick == 0) {
+    int big = 0, warp = 0;
+    pick = 2;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&big, kernel, tx * ty, 0) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&warp, kernel, 32, 0) != cudaSuccess)
+      (void)cudaGetLastError();
+    else if (tx * ty > 32 && warp >= big * (tx * ty / 32))
+      pick = 1;
+    cache.put(dev, pick);
+  }
+  const int y = pick == 1 && tx * ty > 32 ? 32 / tx : ty;
+  const int64_t per_block = (int64_t)y * rows;
+  const unsigned grid = sm_threads ? grid_size(n, per_block, sm_threads / (tx * y)) : cover_grid(n, per_block);
+  kernel<<<grid, dim3(tx, y), 0, stream>>>(args...);
+}
+
 /* @piece column_groups_fill @needs ceil_div sm_count */
 /* A column stream in packs of `vec` columns a thread (lib/schedule.c,
  * WHEN_COLUMN_GROUPS): its groups of 8 threads across give 3/4 of the

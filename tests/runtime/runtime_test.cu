@@ -152,6 +152,75 @@ static void test_args_and_columns(void) {
   cudaFree(o); cudaFree(c);
 }
 
+// ---- launch_rows: the warp variant's block --------------------------------
+// Rows in groups of blockDim.y * rows, as the warp variant visits them
+// (lib/emit_stitch.c): count each row once, record the block's rows.
+__global__ void light_rows_kernel(int *count, int *block_rows, int64_t n, int rows) {
+  for (int64_t ob = (int64_t)blockIdx.x * blockDim.y * rows; ob < n; ob += (int64_t)gridDim.x * blockDim.y * rows)
+    for (int i = 0; i < rows; i++) {
+      const int64_t o = ob + threadIdx.y + (int64_t)i * blockDim.y;
+      if (o < n && threadIdx.x == 0) atomicAdd(&count[o], 1);
+    }
+  if (threadIdx.x == 0 && threadIdx.y == 0) atomicMax(block_rows, (int)blockDim.y);
+}
+
+// The same with 64 values live across the rows (loaded before the
+// atomics, which may alias them, used after): 64 registers or more, as
+// ptxas gives the norms' warp variants.
+__global__ void heavy_rows_kernel(int *count, int *block_rows, int64_t n, int rows, const float *v) {
+  float h[64];
+#pragma unroll
+  for (int k = 0; k < 64; k++) h[k] = v[(threadIdx.x + k) % 64];
+  for (int64_t ob = (int64_t)blockIdx.x * blockDim.y * rows; ob < n; ob += (int64_t)gridDim.x * blockDim.y * rows)
+    for (int i = 0; i < rows; i++) {
+      const int64_t o = ob + threadIdx.y + (int64_t)i * blockDim.y;
+      if (o < n && threadIdx.x == 0) atomicAdd(&count[o], 1);
+    }
+  float s = 0.0f;
+#pragma unroll
+  for (int k = 0; k < 64; k++) s = s * h[63 - k] + h[k];
+  if (threadIdx.x == 0 && threadIdx.y == 0) atomicMax(block_rows, s == 12345.0f ? 0 : (int)blockDim.y);
+}
+
+// Every row visited once, in blocks of `want` rows.
+template <typename K, typename... Extra>
+static bool rows_once(K kernel, int64_t n, int tx, int rows, int sm_threads, int want, Extra... extra) {
+  static tecc::DeviceCache cache[2];
+  int *count, *block_rows;
+  cudaMallocManaged(&count, n * sizeof(int));
+  cudaMallocManaged(&block_rows, sizeof(int));
+  bool good = true;
+  for (int call = 0; call < 2; call++) { /* the second from the cache */
+    memset(count, 0, n * sizeof(int));
+    *block_rows = 0;
+    tecc::launch_rows(cache[sm_threads ? 1 : 0], kernel, n, tx, 128 / tx, rows, sm_threads, 0, count, block_rows, n,
+                      rows, extra...);
+    good &= cudaGetLastError() == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess && *block_rows == want;
+    for (int64_t i = 0; i < n && good; i++) good &= count[i] == 1;
+  }
+  cudaFree(count);
+  cudaFree(block_rows);
+  return good;
+}
+
+static void test_launch_rows(void) {
+  float *v;
+  cudaMallocManaged(&v, 64 * sizeof(float));
+  for (int k = 0; k < 64; k++) v[k] = 1.0f / (k + 1);
+  cudaFuncAttributes fa;
+  const int regs = cudaFuncGetAttributes(&fa, heavy_rows_kernel) == cudaSuccess ? fa.numRegs : 0;
+  const int64_t n = 100003;
+  // few registers: 128-thread blocks hold more warps than 32 one-warp blocks
+  ok(rows_once(light_rows_kernel, n, 8, 2, 1024, 16) && rows_once(light_rows_kernel, n, 16, 1, 0, 8),
+     "launch_rows: a light kernel in blocks of 128 threads, each row once (a wave, a block per row group)");
+  char what[120];
+  snprintf(what, sizeof what, "launch_rows: a kernel of %d registers (>= 57) in blocks of one warp, each row once", regs);
+  ok(regs >= 57 && rows_once(heavy_rows_kernel, n, 8, 2, 1024, 4, (const float *)v) &&
+         rows_once(heavy_rows_kernel, n, 32, 1, 0, 1, (const float *)v),
+     what);
+  cudaFree(v);
+}
+
 // ---- FastDiv ----------------------------------------------------------------
 __global__ void fastdiv_kernel(tecc::FastDiv<int32_t> d, const int32_t *n, int count, int *bad) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += blockDim.x * gridDim.x)
@@ -222,6 +291,7 @@ int main(void) {
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) test_rows(shapes[i][0], shapes[i][1]);
   test_args_and_columns();
   test_fastdiv();
+  test_launch_rows();
   test_host();
   printf("1..%d\n", g_test);
   return g_failed ? 1 : 0;

@@ -102,7 +102,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 has() { of "$1" | grep -q -- "$2"; }
 
-plan 186
+plan 190
 ok "colsum bf16: block 8 x 32" has colsum_bf16 'variant columns (always): registers, VEC 8, ITEMS 4, block 8 x 32,'
 ok "colsum f32: block 16 x 16" has colsum_f32 'VEC 4, ITEMS 4, block 16 x 16,'
 ok "colsum f64: block 32 x 8" has colsum_f64 'VEC 2, ITEMS 4, block 32 x 8,'
@@ -166,7 +166,7 @@ ok "layernorm f32: the whole budget to 32768" has layernorm_f32 'variant long (w
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_acc[0-9]*\[t_i\] = tecc::fma(v[0-9]*, v[0-9]*, t_acc[0-9]*\[t_i\]);')" 1 "rowstats f32 registers: the squares accumulate with one fma"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_cq[0-9]* = tecc::fma(t_dv[0-9]*, t_dv[0-9]*, t_cq[0-9]*);')" 1 "rowstats f32 stream: the chunk's squared deviations with one fma"
 is "$(kernel_text tecc_nofma_g0_reg | grep -c 'tecc::fma(')" 0 "no fma for a max, an integer sum or a sum of a sum"
-is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, 1, true, false, false, [0-9]*, [a-z]*><<<' "$work/s.cu")" 7 "rowstats f32: seven launches of instances without cluster arithmetic (the warp variant's four LANES, block, narrow, long)"
+is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, 1, true, false, false, [0-9]*, [a-z]*>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 7 "rowstats f32: seven launches of instances without cluster arithmetic (the warp variant's four LANES, block, narrow, long)"
 ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::launch_cluster(tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0, false>,' "$work/s.cu"
 ok "rowstats f32 (writes nothing along the row): narrow rows to 12288" has rowstats_f32 'variant narrow (when R <= 12288,.* ITEMS 8, .*T = 32\*ceil(R/1024) (the warps the row needs), bound to 3 blocks of up to 384 threads an SM'
 ok "rowstats f32: the narrow block is the warps the row needs" grep -q 'const int t_tx = (int)tecc::ceil_div(t_len, 1024) \* 32; /\* the warps the row needs \*/' "$work/s.cu"
@@ -219,7 +219,7 @@ is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c '  m\[t_o\] = ')" 1 "a colu
 # rows (rmsw); rows without such an operand keep one a thread (softmax).
 ok "rmsw bf16: the warp variant holds 2 rows a thread at ITEMS 2" has rmsw_bf16 'variant warp (when R <= 512 .* ITEMS 2, ROWS 2,'
 is "$(of softmax_bf16 | grep -c 'ROWS')" 0 "softmax bf16: one row a thread (no operand along the rows)"
-ok "rmsw bf16: the warp launch takes ROWS 2, TY*2 rows a block at a time, a wave of blocks" sh -c "grep -q 'tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' '$work/s.cu' && grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 32, false><<<' '$work/s.cu'"
+ok "rmsw bf16: the warp launch takes ROWS 2, TY*2 rows a block at a time, a wave of blocks (launch_rows: 2 rows, 1024 threads an SM)" grep -q 'tecc::launch_rows(t_wb\[[0-9]*\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 32, false>, t_rows, t_tx, t_ty, 2, 1024, stream, ' "$work/s.cu"
 ok "rmsw bf16: the block variant keeps ROWS 1" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 4, 8, 1, true, false, false, 0, false><<<' "$work/s.cu"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -A12 'EARLY ? t_e1\[t_k\] : \*reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0)' | grep -c 'for (int t_i = 0; t_i < ROWS; t_i++)')" 1 "rmsw bf16: w's pack loaded once, then the thread's rows"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'const IndexT t_o = t_o0 + (IndexT)t_i \* blockDim.y;')" 6 "rmsw bf16: rows t_o0 + t_i * blockDim.y (the first loads ahead, the next, the loads of ROWS 1, the sum, y's store mask, y)"
@@ -231,8 +231,8 @@ is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 't_n[0-9]')" 0 "addrms bf16:
 # Packs as a template parameter: rows that are whole packs, aligned, run
 # the PACKS instance (no per-element row-end checks), others the instance
 # that loads element by element.
-is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A5 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 4, false><<<' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
-is "$(grep -A30 'const unsigned t_grid = tecc::grid_size(t_rows, t_ty \* 2, 1024 / (t_tx \* t_ty));' "$work/s.cu" | grep -c -E '^ *tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, false, (4|8|16|32), false><<<')" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
+is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A5 'static tecc::DeviceCache t_wb\[8\];' | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc::launch_rows(t_wb\[0\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 4, false>, ' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
+is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A30 'static tecc::DeviceCache t_wb\[8\];' | grep -o -E '^ *tecc::launch_rows\(t_wb\[[0-7]\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, false, (4|8|16|32), false>, ' | sort -u | wc -l)" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
 # EARLY (schedule.c, early_operands()): the block variant's WHOLE instance
 # of a norm loads w's packs with the row, before the reductions, bound at
 # the block's 128 threads; no other instance, and no kernel without such
@@ -251,8 +251,14 @@ is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'constexpr bool t_packs = PACK
 is "$(of softmax_f32 | grep -E 'variant (warp|block) ' | grep -c 'without row or item guards')" 2 "softmax f32: the plan says the warp and block variants run whole row groups without guards"
 is "$(of rmsw_bf16 | grep -c 'without row or item guards')" 1 "rmsw bf16: only the block variant (the warp variant holds 2 rows a thread)"
 is "$(of softmax_f32 | grep 'variant long' | grep -c 'without row or item guards')" 0 "softmax f32: not the long variant"
+# The warp variant's launches (runtime launch_rows): each picks its block,
+# one warp or 128 threads, by the device's occupancy of its instance.
+is "$(sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' "$work/s.cu" | sed -n '/\/\* warp: /,/\/\* block: /p' | grep -c -e 't_grid' -e '<<<')" 0 "softmax f32 warp: no grid or launch of its own, launch_rows picks them"
+ok "softmax f32 warp: a cache for each of its 12 launches (4 LANES, WHOLE, PACKS, neither)" sh -c "sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' '$work/s.cu' | grep -q 'static tecc::DeviceCache t_wb\[12\]; /\* each launch.s block: one warp or t_ty rows (tecc::launch_rows) \*/' && sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' '$work/s.cu' | grep -o 'tecc::launch_rows(t_wb\[[0-9]*\]' | sort -u | wc -l | grep -qx 12"
+ok "softmax f32 warp: a row a thread, a block per row group (no SM cap)" grep -q 'tecc::launch_rows(t_wb\[[0-9]*\], tecc_softmax_f32_g0_reg<int32_t, 4, 4, 1, true, true, false, 32>, t_rows, t_tx, t_ty, 1, 0, stream, ' "$work/s.cu"
+ok "the plan names the one-warp block" has softmax_f32 'variant warp .*block T x 128/T, .*or one warp where that keeps as many warps an SM (the device.s occupancy, at launch)'
 ok "softmax f32: whole when R fills the lanes' packs and the rows fill the blocks" grep -q 'const bool t_whole = t_packs && t_len == (int64_t)t_tx \* 16 && t_rows % t_ty == 0; /\* whole row groups of whole rows \*/' "$work/s.cu"
-is "$(grep -A1 '^ *if (t_whole)$' "$work/s.cu" | grep -c -E '^ *tecc_softmax_f32_g0_reg<int32_t, 4, 4, 1, true, true, false, (0|4|8|16|32)><<<')" 5 "softmax f32: the WHOLE instance for the warp variant's four LANES and the block variant"
+is "$(grep -A1 '^ *if (t_whole)$' "$work/s.cu" | grep -c -E '^ *(tecc::launch_rows\(t_wb\[[0-9]+\], )?tecc_softmax_f32_g0_reg<int32_t, 4, 4, 1, true, true, false, (0|4|8|16|32)>(<<<|, t_rows, t_tx)')" 5 "softmax f32: the WHOLE instance for the warp variant's four LANES and the block variant"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'constexpr bool t_whole = WHOLE;')" 1 "softmax f32: its guards compile-time under WHOLE"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -v 'else if (t_r0 < t_red) tecc::store_head(' | grep -c -e 't_r0 < t_red' -e 't_o < t_outer')" "$(kernel_text tecc_softmax_f32_g0_reg | grep -c -e 't_whole || t_r0 < t_red' -e 't_whole || t_o < t_outer')" "softmax f32: every row and item guard folds under WHOLE (but the partial pack's, which packs never take)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'if (VEC > 1 && t_packs && t_o < t_outer && (t_whole || t_r0 < t_red)) {')" 2 "rmsw bf16: the next rows' loads keep their row guard (the last group's next is past the end)"
@@ -283,9 +289,9 @@ ok "masked bf16: rows visited batch-fastest where the sizes ask" has masked_bf16
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'const IndexT t_o = BATCH ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch) : t_ob + threadIdx.y;')" 1 "masked bf16 registers: the row of the visit in the BATCH instance"
 is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 'const IndexT t_o = BATCH ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch) : t_ob + threadIdx.y;')" 1 "masked bf16 stream: the row of the visit in the BATCH instance"
 ok "masked bf16: BATCH where the batch is over 1 and S*N*6 bytes (s, m and y) past half the L2" grep -q 'const bool t_batched = (int64_t)B > 1 && (int64_t)S \* t_len \* 6 > 26214400;' "$work/s.cu"
-is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, [0-9]*, true><<<' "$work/s.cu")" 5 "masked bf16: a BATCH instance of each register launch (the warp's four LANES, block)"
-is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, [0-9]*, false><<<' "$work/s.cu")" 5 "masked bf16: and one in domain order"
-is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, false, false, [0-9]*, \(true\|false\)><<<' "$work/s.cu")" 10 "masked bf16: each also without PACKS"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, [0-9]*, true>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 5 "masked bf16: a BATCH instance of each register launch (the warp's four LANES, block)"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, [0-9]*, false>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 5 "masked bf16: and one in domain order"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, false, false, [0-9]*, \(true\|false\)>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 10 "masked bf16: each also without PACKS"
 is "$(kernel_text tecc_mask_and_row_f32_g0_reg | grep -c 'batch_fastest')" 0 "a mask and a row of the batch: no visit order"
 is "$(of mask_and_row_f32 | grep -c 'row order')" 0 "a mask [S, D] and a row [B, 1, D] (both kept axes): rows in order"
 is "$(of batch_row_f32 | grep -c 'row order')" 0 "a row [B, 1, D] only (the first kept axis): rows in order"
