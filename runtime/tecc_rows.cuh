@@ -342,11 +342,12 @@ inline void launch_cluster(void (*kernel)(Params...), unsigned grid, dim3 block,
  * (tx * ty threads) do, else in blocks of `ty` rows; `sm_threads` the
  * threads an SM its grid stops at (0: a block per row group).  An SM
  * holds at most 32 blocks, so one-warp blocks cap it at 32 warps: they
- * are taken where ptxas gave the kernel the registers (57 or more of 64
- * an SM's threads) that cap the larger blocks there too.  On an H100 at
- * 32768 x 256 they gained layernorm, rmsnorm and add_rmsnorm bf16 0.5
- * to 1 point of copy at equal warps, and lost softmax f32 1.6 to 2.5
- * and rowstats bf16 1.2 with fewer (bench/NOTES.md, issue 12).  The
+ * are taken where ptxas gave the kernel 57 registers a thread or more,
+ * which cap 128-thread blocks at 8 an SM (32 warps) too.  On an H100 at
+ * 32768 x 256 and 65536 x 128 they gained layernorm, rmsnorm and
+ * add_rmsnorm bf16 0.4 to 1.1 points of copy at equal warps; with fewer
+ * warps they had lost softmax f32 1.6 to 2.5 and rowstats bf16 1.2
+ * (bench/NOTES.md, issue 12).  The
  * choice is the device's and the kernel's, cached in `cache`, the launch
  * site's; a failure is the launch's error, as with <<<>>>. */
 template <typename... Params, typename... Args>
