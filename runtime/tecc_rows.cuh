@@ -347,9 +347,9 @@ inline void launch_cluster(void (*kernel)(Params...), unsigned grid, dim3 block,
  * 32768 x 256 and 65536 x 128 they gained layernorm, rmsnorm and
  * add_rmsnorm bf16 0.4 to 1.1 points of copy at equal warps; with fewer
  * warps they had lost softmax f32 1.6 to 2.5 and rowstats bf16 1.2
- * (bench/NOTES.md, issue 12).  The
- * choice is the device's and the kernel's, cached in `cache`, the launch
- * site's; a failure is the launch's error, as with <<<>>>. */
+ * (bench/NOTES.md, issue 12).  The choice is the device's and the
+ * kernel's, cached in `cache`, the launch site's; a failure is the
+ * launch's error, as with <<<>>>. */
 template <typename... Params, typename... Args>
 inline void launch_rows(DeviceCache &cache, void (*kernel)(Params...), int64_t n, int tx, int ty, int rows,
                         int sm_threads, cudaStream_t stream, Args... args) {
@@ -365,7 +365,7 @@ inline void launch_rows(DeviceCache &cache, void (*kernel)(Params...), int64_t n
       pick = 1;
     cache.put(dev, pick);
   }
-  const int y = pick == 1 && tx * ty > 32 ? 32 / tx : ty;
+  const int y = pick == 1 ? 32 / tx : ty; /* 1 only where tx * ty > 32 */
   const int64_t per_block = (int64_t)y * rows;
   const unsigned grid = sm_threads ? grid_size(n, per_block, sm_threads / (tx * y)) : cover_grid(n, per_block);
   kernel<<<grid, dim3(tx, y), 0, stream>>>(args...);
