@@ -697,6 +697,8 @@ typedef struct Reduce {
   int64_t *arg;
   double *macc;     /* float results, when magnitudes are wanted: the sum
                        (product, max) of the terms' bounds */
+  double *mtop;     /* prod, with macc: the product of max(1, bound) of the
+                       terms, a bound of every partial product */
 } Reduce;
 
 static double float_identity(ReduceOp op) {
@@ -727,7 +729,10 @@ static void acc_mag(Reduce *r, int64_t o, double mx, double mmean) {
   switch (r->op) {
   case RED_SUM: case RED_MEAN: *m += mx; break;
   case RED_VAR: *m += (mx + mmean) * (mx + mmean); break;
-  case RED_PROD: *m = mmul(*m, mx); break;
+  case RED_PROD:
+    *m = mmul(*m, mx);
+    r->mtop[o] *= mx > 1 ? mx : 1;
+    break;
   default: *m = mx > *m ? mx : *m; break; /* max, min */
   }
 }
@@ -814,11 +819,17 @@ static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
 /* The bound of a finished float reduction from its accumulated bounds:
  * the sum factor for sum and prod, and divided by the count for mean and
  * var (an empty mean is NaN: no bound).  The accumulated bound of a sum is
- * also the bound of every partial sum (and that of a product of every
- * partial product): past the arithmetic's range, the accumulator itself
- * may overflow before a mean divides it back (range_finish). */
+ * also the bound of every partial sum: past the arithmetic's range, the
+ * accumulator itself may overflow before a mean divides it back
+ * (range_finish).  A product's partial products are bounded by mtop
+ * instead, since factors under 1 make the product of the bounds smaller
+ * than some of them (300007 factors in [0.25, 2]: the product of the
+ * bounds underflows to 0 while an f32 partial product may pass FLT_MAX and
+ * meet another that underflowed, inf * 0). */
 static double reduce_mag(const Reduce *r, int64_t o) {
   double m = r->macc[o];
+  if (r->op == RED_PROD && range_finish(r->out_type, r->mtop[o]) == INFINITY)
+    return INFINITY;
   if (r->op != RED_MAX && r->op != RED_MIN)
     m = range_finish(r->out_type, m);
   switch (r->op) {
@@ -854,7 +865,7 @@ static void reduce_finish(Reduce *r, Tensor *t) {
 
 static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
   Reduce r = {v->rop, v->args[0]->dtype, v->dtype, reduced_count(x, v->axes),
-              NULL, NULL, NULL, NULL};
+              NULL, NULL, NULL, NULL, NULL};
   int arg = r.op == RED_ARGMAX || r.op == RED_ARGMIN;
   if (arg && r.count == 0)
     return in->status = INTERP_EMPTY_REDUCTION, 0;
@@ -868,8 +879,11 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
     r.arg = malloc(n * sizeof(int64_t));
   if (t->m)
     r.macc = malloc(n * sizeof(double));
-  if ((!r.iacc && !r.acc) || (arg && !r.arg) || (t->m && !r.macc)) {
-    free(r.acc), free(r.iacc), free(r.arg), free(r.macc);
+  if (r.macc && r.op == RED_PROD)
+    r.mtop = malloc(n * sizeof(double));
+  if ((!r.iacc && !r.acc) || (arg && !r.arg) || (t->m && !r.macc) ||
+      (r.macc && r.op == RED_PROD && !r.mtop)) {
+    free(r.acc), free(r.iacc), free(r.arg), free(r.macc), free(r.mtop);
     return in->status = INTERP_OUT_OF_MEMORY, 0;
   }
   for (int64_t o = 0; o < t->n; o++) {
@@ -881,6 +895,8 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
       r.arg[o] = -1;
     if (r.macc)
       r.macc[o] = r.op == RED_PROD ? 1 : 0;
+    if (r.mtop)
+      r.mtop[o] = 1;
   }
   if (r.op == RED_VAR) {
     /* mean((x - mean(x))^2), as lowering spells it (lower.c) */
@@ -906,7 +922,7 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
     reduce_pass(&r, x, v->axes, NULL, NULL);
   }
   reduce_finish(&r, t);
-  free(r.acc), free(r.iacc), free(r.arg), free(r.macc);
+  free(r.acc), free(r.iacc), free(r.arg), free(r.macc), free(r.mtop);
   return 1;
 }
 

@@ -70,7 +70,9 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
  *   sum of K terms           L(K) * sum of m(t), L(K) = log2(K) (the depth
  *                            of a pairwise tree), 1 when K <= 2
  *   mean                     L(K) * sum of m(t) / K
- *   prod                     L(K) * product of m(t)
+ *   prod                     L(K) * product of m(t); inf where the
+ *                            product of max(1, m(t)), the bound of its
+ *                            partial products, passes the range
  *   max, min                 the largest m(t)
  *   var (mean((x-mean)^2))   the composition: L(K) * sum (m(x)+m(mean))^2 / K
  * Every bound is at least |f|; a product of bounds where one is 0 (an
@@ -79,7 +81,7 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
  * A computed value whose bound passes the largest finite number of its
  * arithmetic (FLT_MAX for f32, f16 and bf16, which compute in f32; for a
  * sum, mean, var or prod the bound of its partial results, before the
- * mean's division) gets inf too: a correct f32 evaluation may overflow
+ * mean's division; for prod the product of max(1, m(t))) gets inf too: a correct f32 evaluation may overflow
  * there (an f32 sum of squares near 1e38) where the float64 reference
  * does not, so the reference says nothing about the result.
  * An RED_VAR (which lowering never emits) gets the bound of the two means

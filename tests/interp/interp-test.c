@@ -485,6 +485,46 @@ static void test_mag_range(void) {
   output(binary(BIN_DIV, DT_F64, binary(BIN_MUL, DT_F64, xd, xd), xd), DT_F64);
   st = run_mag(NULL, (double[]){1e20, 2}, NULL, yd, m);
   ok(st == 0 && isfinite(m[0]), "in f64 arithmetic the same product keeps its bound");
+  /* a product's partial products: factors under 1 (or an exact 0) do not
+   * keep the product of the others in range */
+  begin(0);
+  x = input(DT_F32, SHAPE(2, 4));
+  output(reduce(RED_PROD, DT_F32, x, 2), DT_F32);
+  float zero_big[8] = {1e30f, 1e30f, 0, 2, 1e30f, 1e-30f, 1e-30f, 1e30f};
+  st = run_mag(NULL, zero_big, NULL, y, m);
+  ok(st == 0 && y[0] == 0 && isinf(m[0]) && isinf(m[1]),
+     "f32 prod of 1e30 * 1e30 * 0 * 2: a partial product may be inf (inf * 0), no bound, "
+     "though the product of the bounds is 0 (an exact zero)");
+  float in_range[8] = {0.5f, 4, 0.25f, 8, 1e19f, 1e19f, 1e-19f, 1};
+  st = run_mag(NULL, in_range, NULL, y, m);
+  ok(st == 0 && y[0] == 4 && near(m[0], 2 * 4) && isfinite(m[1]),
+     "f32 prods whose factors over 1 multiply to at most 1e38 keep their bound");
+  begin(0);
+  xd = input(DT_F64, SHAPE(1, 4));
+  output(reduce(RED_PROD, DT_F64, xd, 2), DT_F64);
+  st = run_mag(NULL, (double[]){1e30, 1e30, 0, 2}, NULL, yd, m);
+  ok(st == 0 && yd[0] == 0 && m[0] == 0, "in f64 arithmetic the same product with a zero is exact");
+}
+
+/* 300007 factors in [0.25, 2] (fuzz/corpus/programs_empty_identities.te at
+ * D=300007): the product of the bounds underflows to 0 in double, yet an
+ * f32 partial product of the factors over 1 passes FLT_MAX and meets one
+ * that underflowed: inf * 0 = NaN on the GPU, correctly.  No bound. */
+static void test_mag_long_prod(void) {
+  enum { K = 300007 };
+  float *xs = malloc(K * sizeof(float));
+  for (int i = 0; i < K; i++)
+    xs[i] = i % 2 ? 0.25f : 2.0f; /* 2^(1 - 2) a pair: the product is 2^-150002 */
+  float y[1];
+  double m[1];
+  begin(0);
+  Value *x = input(DT_F32, SHAPE(1, K));
+  output(reduce(RED_PROD, DT_F32, x, 2), DT_F32);
+  int st = run_mag(NULL, xs, NULL, y, m);
+  ok(st == 0 && y[0] == 0 && isinf(m[0]),
+     "f32 prod of 300007 factors in [0.25, 2] underflows to 0, but its partial products may "
+     "overflow: no bound");
+  free(xs);
 }
 
 static void test_mag_elementwise(void) {
@@ -575,6 +615,7 @@ int main(void) {
   test_mag_sums();
   test_mag_elementwise();
   test_mag_range();
+  test_mag_long_prod();
   arena_free(arena);
   printf("1..%d\n", test_no);
   return failures != 0;
