@@ -81,9 +81,10 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
  * A computed value whose bound passes the largest finite number of its
  * arithmetic (FLT_MAX for f32, f16 and bf16, which compute in f32; for a
  * sum, mean, var or prod the bound of its partial results, before the
- * mean's division; for prod the product of max(1, m(t))) gets inf too: a correct f32 evaluation may overflow
- * there (an f32 sum of squares near 1e38) where the float64 reference
- * does not, so the reference says nothing about the result.
+ * mean's division; for prod the product of max(1, m(t))) gets inf too: a
+ * correct f32 evaluation may overflow there (an f32 sum of squares near
+ * 1e38) where the float64 reference does not, so the reference says
+ * nothing about the result.
  * An RED_VAR (which lowering never emits) gets the bound of the two means
  * lowering spells it with. */
 int interp_kernel_mag(const Kernel *k, const int64_t *sizes,

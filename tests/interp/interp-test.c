@@ -513,6 +513,10 @@ static void test_mag_range(void) {
 static void test_mag_long_prod(void) {
   enum { K = 300007 };
   float *xs = malloc(K * sizeof(float));
+  if (!xs) {
+    ok(0, "allocating %d factors", K);
+    return;
+  }
   for (int i = 0; i < K; i++)
     xs[i] = i % 2 ? 0.25f : 2.0f; /* 2^(1 - 2) a pair: the product is 2^-150002 */
   float y[1];
