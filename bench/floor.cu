@@ -100,22 +100,9 @@ struct Case {
   long long read, written; /* bytes */
 };
 
-template <int U>
-static void launch(int grid, int block, const uint4 *x, uint4 *y, long long nr, long long nw) {
-  move<U><<<grid, block>>>(x, y, nr, nw, 0);
-}
-
-/* The most threads a block of move<u> may have (its registers). */
-static int max_threads(int u) {
-  cudaFuncAttributes a;
-  switch (u) {
-  case 1: CHECK(cudaFuncGetAttributes(&a, move<1>)); break;
-  case 2: CHECK(cudaFuncGetAttributes(&a, move<2>)); break;
-  case 4: CHECK(cudaFuncGetAttributes(&a, move<4>)); break;
-  default: CHECK(cudaFuncGetAttributes(&a, move<8>)); break;
-  }
-  return a.maxThreadsPerBlock;
-}
+/* move<U> for U = 1, 2, 4, 8 packs a thread */
+static void (*const movers[])(const uint4 *, uint4 *, long long, long long, int) = {move<1>, move<2>,
+                                                                                   move<4>, move<8>};
 
 int main() {
   cudaDeviceProp p;
@@ -185,19 +172,15 @@ int main() {
     const int per_sm[] = {1, 2, 4, 8, 16, 32, 0};
     for (int block : blocks)
       for (int k : per_sm)
-        for (int u : {1, 2, 4, 8}) {
+        for (int j = 0; j < 4; j++) {
+          int u = 1 << j;
           long long want = (nr + (long long)block * u - 1) / ((long long)block * u);
           int grid = k ? (int)std::min<long long>(want, (long long)sms * k) : (int)want;
-          if ((k && k * block > 2048) || block > max_threads(u))
+          cudaFuncAttributes fa; /* the most threads its registers allow a block */
+          CHECK(cudaFuncGetAttributes(&fa, movers[j]));
+          if ((k && k * block > 2048) || block > fa.maxThreadsPerBlock)
             continue;
-          auto run = [&](int i) {
-            switch (u) {
-            case 1: launch<1>(grid, block, xs[i], ys[i], nr, nw); break;
-            case 2: launch<2>(grid, block, xs[i], ys[i], nr, nw); break;
-            case 4: launch<4>(grid, block, xs[i], ys[i], nr, nw); break;
-            default: launch<8>(grid, block, xs[i], ys[i], nr, nw); break;
-            }
-          };
+          auto run = [&](int i) { movers[j]<<<grid, block>>>(xs[i], ys[i], nr, nw, 0); };
           double us = timer(run, nsets);
           CHECK(cudaGetLastError());
           if (us < best) {

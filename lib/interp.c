@@ -828,10 +828,9 @@ static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
  * meet another that underflowed, inf * 0). */
 static double reduce_mag(const Reduce *r, int64_t o) {
   double m = r->macc[o];
-  if (r->op == RED_PROD && range_finish(r->out_type, r->mtop[o]) == INFINITY)
+  if (r->op != RED_MAX && r->op != RED_MIN &&
+      range_finish(r->out_type, r->op == RED_PROD ? r->mtop[o] : m) == INFINITY)
     return INFINITY;
-  if (r->op != RED_MAX && r->op != RED_MIN)
-    m = range_finish(r->out_type, m);
   switch (r->op) {
   case RED_SUM: case RED_PROD: return sum_factor(r->count) * m;
   case RED_MEAN: case RED_VAR:
@@ -879,10 +878,10 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
     r.arg = malloc(n * sizeof(int64_t));
   if (t->m)
     r.macc = malloc(n * sizeof(double));
-  if (r.macc && r.op == RED_PROD)
+  int want_top = r.macc && r.op == RED_PROD;
+  if (want_top)
     r.mtop = malloc(n * sizeof(double));
-  if ((!r.iacc && !r.acc) || (arg && !r.arg) || (t->m && !r.macc) ||
-      (r.macc && r.op == RED_PROD && !r.mtop)) {
+  if ((!r.iacc && !r.acc) || (arg && !r.arg) || (t->m && !r.macc) || (want_top && !r.mtop)) {
     free(r.acc), free(r.iacc), free(r.arg), free(r.macc), free(r.mtop);
     return in->status = INTERP_OUT_OF_MEMORY, 0;
   }
