@@ -42,6 +42,8 @@ typedef struct GEmit {
   int inner_axis;      /* loop kernels: the domain's innermost axis, or -1 */
   int at_pack_start;   /* offsets at the pack's first element (t_dI, not t_dI + t_k) */
   const char *acc;     /* reductions: the accumulator the body adds to */
+  int lin_used;        /* the body being written reads or writes at e->lin element by element */
+  int arg_index_used;  /* ... pairs its values with t_r (an argmax's or argmin's index) */
 } GEmit;
 
 /* A tensor accessed at the domain's linear index, read or written as
@@ -209,6 +211,7 @@ static const char *pack_elem(GEmit *e, const char *param, const Value *v, int st
 static const char *tensor_elem(GEmit *e, const char *param, const Value *v, const char *off) {
   if (e->vec && e->lin && strcmp(off, e->lin) == 0)
     return pack_elem(e, param, v, 0);
+  e->lin_used |= e->lin && strcmp(off, e->lin) == 0;
   return arena_printf(e->a, "%s[%s]", param, off);
 }
 
@@ -423,6 +426,7 @@ static Value *stored_form(Value *v) {
  * in place over an input (abi.md §3) is read before it is overwritten. */
 static Out *loop_body(GEmit *e, int vec) {
   e->body = new_out(e->a);
+  e->lin_used = 0;
   e->vec = vec;
   e->memo.len = 0;
   int map[TECC_MAX_RANK];
@@ -460,9 +464,9 @@ static void check_pack_width(const GEmit *e, const Variant *v) {
 /* The packed loop over whole packs, around the packed body.  When the
  * body indexes the domain's axes, rows are whole packs (the host checks
  * it): the index is split once per pack, at its first element. */
-static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *body) {
+static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *body, int body_lin) {
   open_block(o, "for (IndexT t_p = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_p < t_npack; t_p += t_stride)");
-  if (out_mentions(decomp, "t_i0"))
+  if (memchr(e->used_axis, 1, sizeof e->used_axis)) /* decomp splits t_i0 */
     emit(o, "const IndexT t_i0 = t_p * VEC;");
   emit_fragment(o, decomp);
   for (int i = 0; i < e->packs.len; i++) {
@@ -478,7 +482,7 @@ static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *bod
   }
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
-  if (out_mentions(body, "t_i"))
+  if (body_lin)
     emit(o, "const IndexT t_i = t_p * VEC + t_k;");
   emit_fragment(o, body);
   close_block(o, "");
@@ -497,6 +501,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   e->lin = "t_i";
   int ntaken = nameset_mark(&e->taken);
   Out *vbody = loop_body(e, 1);
+  int vbody_lin = e->lin_used;
   nameset_truncate(&e->taken, ntaken); /* the scalar body reuses the names */
   Out *sbody = loop_body(e, 0);
   Out *decomp = loop_decompose(e, "t_i");
@@ -508,7 +513,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   emit(o, "const IndexT t_n = %s;", numel_expr(e, &e->g->domain, ~0u, "(IndexT)"));
   emit(o, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
   emit(o, "const IndexT t_npack = t_n / VEC;");
-  emit_packed_loop(e, o, pdecomp, vbody);
+  emit_packed_loop(e, o, pdecomp, vbody, vbody_lin);
   open_block(o, "for (IndexT t_i = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_i < t_n; t_i += t_stride)");
   emit_fragment(o, decomp);
   emit_fragment(o, sbody);
@@ -645,26 +650,26 @@ static void reduce_body(GEmit *e, Value *r, const RedInfo *ri) {
   int map[TECC_MAX_RANK];
   identity_map(map, e->g->domain.rank);
   const char *x = cu_convert(e->a, value_expr(e, r->args[0], map), r->args[0]->dtype, ri->acc_dt);
+  e->arg_index_used = ri->is_arg;
   if (ri->is_arg)
     emit(e->body, "%s = %s(%s, tecc::make_arg(%s, (int64_t)t_r));", e->acc, ri->op, e->acc, x);
   else
     emit(e->body, "%s = %s(%s, %s);", e->acc, ri->op, e->acc, x);
 }
 
+/* The body indexes one of the domain axes in `mask`. */
+static int uses_axes(const GEmit *e, uint32_t mask) {
+  for (int i = 0; i < e->g->domain.rank; i++)
+    if (e->used_axis[i] && ((mask >> i) & 1u))
+      return 1;
+  return 0;
+}
+
 /* Splits t_o (kept axes) and t_r (reduced axes) where the body needs it. */
 static void reduce_decompose(GEmit *e, Value *r, Out *kept, Out *red) {
-  uint32_t used_kept = 0, used_red = 0;
-  for (int i = 0; i < e->g->domain.rank; i++) {
-    if (!e->used_axis[i])
-      continue;
-    if ((r->axes >> i) & 1u)
-      used_red = 1;
-    else
-      used_kept = 1;
-  }
-  if (used_kept)
+  if (uses_axes(e, ~r->axes))
     emit_decompose(e, kept, "t_o", ~r->axes);
-  if (used_red)
+  if (uses_axes(e, r->axes))
     emit_decompose(e, red, "t_r", r->axes);
 }
 
@@ -741,6 +746,7 @@ static void emit_reduce_kernel(GEmit *e, Out *o) {
  * (pack element t_k of step t_u) or element by element. */
 static Out *step_body(GEmit *e, const RedInfo *ri, int vec, const char *acc) {
   e->body = new_out(e->a);
+  e->lin_used = e->arg_index_used = 0;
   e->memo.len = 0;
   e->vec = vec;
   e->pack_sub = vec ? "[t_u]" : "";
@@ -814,13 +820,13 @@ static void declare_step_packs(GEmit *e, Out *o) {
 
 /* The packed steps: ITEMS packs of each tensor loaded, then added, pack
  * element t_k into accumulator t_k. */
-static void emit_full_steps(GEmit *e, Out *o, const Out *decomp, const Out *body) {
+static void emit_full_steps(GEmit *e, Out *o, const Out *decomp, const Out *body, int body_r) {
   open_block(o, "for (IndexT t_p0 = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_p0 < t_npack; t_p0 += ITEMS * t_stride)");
   declare_step_packs(e, o);
   const char *step = "const IndexT t_p = t_p0 + (IndexT)t_u * t_stride;";
   emit_step_loads(e, o, step, "t_p < t_npack", "t_p", "PACKED");
   open_step_elements(o, step, "t_p < t_npack");
-  if (out_mentions(decomp, "t_r") || out_mentions(body, "t_r"))
+  if (memchr(e->used_axis, 1, sizeof e->used_axis) || body_r) /* decomp splits t_r, or the body reads it */
     emit(o, "const IndexT t_r = t_p * VEC + t_k;");
   emit_fragment(o, decomp);
   emit_fragment(o, body);
@@ -838,6 +844,7 @@ static void emit_full_kernel(GEmit *e, Out *o) {
   add_root_params(e); /* named before the mark: the tail body reuses only its own names */
   int ntaken = nameset_mark(&e->taken);
   Out *vbody = step_body(e, &ri, 1, "t_acc[t_k]");
+  int vbody_r = e->lin_used || e->arg_index_used;
   nameset_truncate(&e->taken, ntaken); /* the tail reuses the names */
   Out *sbody = step_body(e, &ri, 0, "t_acc[0]");
   check_pack_width(e, v);
@@ -859,7 +866,7 @@ static void emit_full_kernel(GEmit *e, Out *o) {
   emit(o, "%s t_acc[VEC];", ri.acc_type);
   emit(o, "#pragma unroll");
   emit(o, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = %s;", ri.identity);
-  emit_full_steps(e, o, decomp, vbody);
+  emit_full_steps(e, o, decomp, vbody, vbody_r);
   open_block(o, "for (IndexT t_r = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_r < t_red; t_r += t_stride)");
   emit_fragment(o, decomp);
   emit_fragment(o, sbody);
@@ -924,13 +931,13 @@ static void emit_full_shape(GEmit *e, Out *o) {
 
 /* ITEMS rows of VEC adjacent columns per thread and step: the loads first,
  * then the adds, column t_q * VEC + k into t_acc[k]. */
-static void emit_column_steps(GEmit *e, Out *o, const Out *dkept, const Out *dred, const Out *body) {
+static void emit_column_steps(GEmit *e, Out *o, const Out *dkept, const Out *dred, const Out *body, int body_o) {
   open_block(o, "for (IndexT t_r0 = t_rbeg + threadIdx.y; t_r0 < t_rend; t_r0 += ITEMS * (IndexT)blockDim.y)");
   declare_step_packs(e, o);
   const char *step = "const IndexT t_r = t_r0 + (IndexT)t_u * blockDim.y;";
   emit_step_loads(e, o, step, "t_r < t_rend", "t_r * t_nq + t_q", NULL);
   open_step_elements(o, step, "t_r < t_rend");
-  if (out_mentions(dkept, "t_o") || out_mentions(body, "t_o"))
+  if (body_o)
     emit(o, "const IndexT t_o = t_q * VEC + t_k;");
   emit_fragment(o, dkept);
   emit_fragment(o, dred);
@@ -974,6 +981,7 @@ static void emit_column_kernel(GEmit *e, Out *o) {
   const Variant *v = &g->schedule->variants[0];
   e->lin = reduce_linear_index(&g->domain, r->axes);
   Out *body = step_body(e, &ri, 1, "t_acc[t_k]");
+  int body_o = e->lin_used || uses_axes(e, ~r->axes); /* t_o: at e->lin, or split (dkept) */
   check_pack_width(e, v);
   Out *dkept = new_out(e->a), *dred = new_out(e->a);
   reduce_decompose(e, r, dkept, dred);
@@ -992,7 +1000,7 @@ static void emit_column_kernel(GEmit *e, Out *o) {
   emit(o, "#pragma unroll");
   emit(o, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = %s;", ri.identity);
   open_block(o, "if (t_q < t_nq)");
-  emit_column_steps(e, o, dkept, dred, body);
+  emit_column_steps(e, o, dkept, dred, body, body_o);
   close_block(o, "");
   emit_column_results(e, o, r, &ri);
   close_block(o, "");

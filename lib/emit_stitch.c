@@ -103,6 +103,9 @@ typedef struct SEmit {
   const char *lin;    /* linear domain index of an element, or NULL */
   char used_kept[TECC_MAX_RANK];
   char used_red[TECC_MAX_RANK];  /* this pass */
+  int used_elem;      /* this pass's element body names t_e (a held or kept value's element) */
+  int used_r;         /* ... names t_r (an element of the domain's own rows, e->lin) */
+  int used_lane_mask; /* the kernel names t_lm (declare_store_mask()) */
   char used_red_any[TECC_MAX_RANK];
   const char **red_name; /* by value id: the row scalar of a reduction */
   /* reg kernel: full-domain values several passes would compute are kept
@@ -444,6 +447,7 @@ static Cached *find_cached(const SEmit *e, const Value *v, const char *row) {
 
 static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *row) {
   Cached *c = find_cached(e, v, row);
+  e->used_elem |= !row;
   if (c) {
     c->passes |= 1u << (e->pass & 31);
     return cached_elem(c, e->a);
@@ -515,9 +519,10 @@ static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) 
     const char *row = row_offset(e, &v->shape, map);
     return cached_load(e, v, arena_printf(e->a, "%s[%s]", p, at_row(e, row, "t_r")), row);
   }
-  const char *raw = arena_printf(e->a, "%s[%s]", p, offset_expr(e, &v->shape, map));
+  const char *off = offset_expr(e, &v->shape, map), *raw = arena_printf(e->a, "%s[%s]", p, off);
   if (covers(e, &v->shape, map, 0) && !row_level)
     return cached_load(e, v, raw, NULL);
+  e->used_r |= !row_level && off == e->lin;
   const char *mem = cu_load_conv(e->a, v->dtype, raw);
   if (row_level)
     return arena_printf(e->a, "%s ? %s : (%s)0", thread_index(e) ? operand(e, row_in(e)) : "t_live", mem,
@@ -627,6 +632,7 @@ static const char *named_value(SEmit *e, Value *v, const int *map) {
   if (!mem && v->op == IR_REDUCE)
     internal_error("stitch: reduction %%%d outside the group is not stored", v->id);
   int whole = !mem && !row_level && covers(e, &v->shape, map, 0);
+  e->used_elem |= whole && is_kept(e, v);
   if (whole && is_kept(e, v) && e->kept[v->id])
     return memo_add(e->a, memo, v, map, arena_printf(e->a, "t_m%d[t_e]", v->id))->name;
   const char *expr = mem ? load_expr(e, v, map, row_level) : compute(e, v, map);
@@ -873,9 +879,9 @@ static void open_elements(SEmit *e, Out *o) {
     emit_fragment(o, e->ipre);
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
-  if (out_mentions(e->body, "t_e"))
+  if (e->used_elem)
     emit(o, "const int t_e = %s * VEC + t_j;", e->rows ? "(t_i * ITEMS + t_k)" : "t_k");
-  if (e->vec || out_mentions(e->body, "t_r") || memchr(e->used_red, 1, sizeof e->used_red))
+  if (e->vec || e->used_r || memchr(e->used_red, 1, sizeof e->used_red))
     emit(o, "const IndexT t_r = t_r0%s;", e->cvec ? "" : " + t_j");
   if (e->vec) /* without packs, the row may end inside the last one */
     emit(o, "if (!t_packs && t_r >= t_red) break;");
@@ -912,6 +918,7 @@ static void start_pass(SEmit *e) {
   e->ipre = new_out(e->a);
   e->ipost = new_out(e->a);
   memset(e->used_red, 0, sizeof e->used_red);
+  e->used_elem = e->used_r = 0;
 }
 
 static void load_cached(SEmit *e, Out *o, int pass);
@@ -1421,6 +1428,7 @@ static int stores_unaligned(const SEmit *e, DType t) {
  * written (the stream kernel's backward second read; bench/NOTES.md). */
 static void declare_store_mask(SEmit *e) {
   e->vmask = new_out(e->a);
+  e->used_lane_mask = 1;
   if (!e->rows) {
     emit(e->vmask, "const unsigned t_sm = t_packs ? 0u : __ballot_sync(t_lm, t_r0 < %s); /* the lanes storing this item's packs */",
          row_end(e));
@@ -1519,10 +1527,12 @@ static const char *store_value(SEmit *e, Value *v, const int *map) {
 static void row_output(SEmit *e, Value *v, const int *map, int part) {
   const char *val = store_value(e, v, map), *off = offset_expr(e, &v->shape, map);
   e->stage_part = part;
-  if ((e->vec || e->cvec) && off == e->lin)
+  if ((e->vec || e->cvec) && off == e->lin) {
     stage_stores(e, v, val);
-  else
+  } else {
     emit_stores(e, e->body, v, val, off);
+    e->used_r |= off == e->lin;
+  }
   e->stage_part = 0;
 }
 
@@ -2277,7 +2287,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     emit(o, "const IndexT t_o = %s;", row);
     emit(o, "const bool t_live = %st_o < t_outer;", e->whole && e->reg ? "t_whole || " : "");
   }
-  if (out_mentions(body, "t_lm"))
+  if (e->used_lane_mask)
     emit(o, "const unsigned t_lm = t_packs ? 0u : __ballot_sync(0xffffffffu, t_live); /* the warp's lanes in a live row */");
   emit_fragment(o, body);
   close_block(o, "");
