@@ -96,26 +96,6 @@ EntryNames *entry_names(Arena *a, const Kernel *k);
 
 /* ---- emit_common.c: what both kernel emitters build alike ----------------- */
 
-/* A generated kernel's parameter. */
-typedef enum ParamKind {
-  P_INPUT,       /* tensor input pointer (index) */
-  P_SCALAR,      /* rank-0 input by value (index) */
-  P_OUTPUT,      /* output pointer (index) */
-  P_STORED_READ, /* a stored value read (value) */
-  P_WS_WRITE,    /* workspace slot written (value) */
-  P_SIZE,        /* size variable (index) */
-  P_FASTDIV,     /* FastDiv of a size variable (index) */
-  P_RCOUNT       /* a fused group's 1 / (its reduced count), computed by the
-                    launching host code from its t_len (index 0: f32, 1: f64) */
-} ParamKind;
-
-typedef struct KParam {
-  ParamKind kind;
-  int index;    /* input, output or size index (stitch: the value id for values) */
-  Value *value; /* P_STORED_READ, P_WS_WRITE */
-  const char *name;
-} KParam;
-
 /* "const float *__restrict__ x", and the list of a PtrVec of KParam*;
  * without __restrict__ when an output `may_alias` an input (in place). */
 const char *param_decl(Arena *a, const Kernel *k, const KParam *p, int may_alias);

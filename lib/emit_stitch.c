@@ -37,6 +37,7 @@
 #include "emit_stitch.h"
 #include "schedule.h"
 #include "stitch.h"
+#include "stitch_plan.h"
 
 #include <string.h>
 
@@ -82,7 +83,7 @@ typedef struct SEmit {
   int pass;           /* the pass being written (stream: which loads) */
   int last_pass;      /* stream kernel: the last pass that reads the row */
   int stage_part;     /* stage_one(): 0 both stores; 1 the PACKS one only (an early output), 2 the other only */
-  uint64_t keep_mask; /* stream kernel: the cached values (by index) it keeps in shared memory (stream_semit()) */
+  int keeps;          /* the stream kernel: keeps values in shared memory (stream_kept_bytes()) */
   int keep_bytes;     /* ... their bytes an element of an item (an item: VEC * keep_bytes bytes a thread) */
   int stream_keep;    /* the launch: the stream kernel's keep_bytes */
   int keep_now;       /* the launch being written: the stream kernel's KEEP instance */
@@ -288,13 +289,7 @@ static const char *param(SEmit *e, ParamKind kind, int index, Value *v) {
   return p->name;
 }
 
-/* Inputs, scalars, stored reads, outputs, workspace, sizes; by index. */
-static int param_rank(const KParam *p) {
-  static const int order[] = {[P_INPUT] = 0, [P_SCALAR] = 1, [P_STORED_READ] = 2, [P_OUTPUT] = 3,
-                              [P_WS_WRITE] = 4, [P_SIZE] = 5, [P_FASTDIV] = 6, [P_RCOUNT] = 7};
-  return order[p->kind] * 1000000 + p->index;
-}
-
+/* In the plan's order (stitch_plan.h: param_rank()). */
 static void sort_params(SEmit *e) {
   for (int i = 1; i < e->params.len; i++) {
     void *x = e->params.items[i];
@@ -436,6 +431,8 @@ static int element_bytes(const Cached *c) {
 /* `row`: NULL for a tensor over the whole domain (held, or loaded a chunk
  * at a time), else a broadcast operand's row offset (loaded a pack at a
  * time in the element loop, open_elements()). */
+static int stream_kept_bytes(const SEmit *e, const Value *v);
+
 static Cached *find_cached(const SEmit *e, const Value *v, const char *row) {
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
@@ -461,35 +458,13 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
   c->raw = raw;
   c->ptr = mem_param(e, v);
   c->passes = 1u << (e->pass & 31);
-  c->kept = e->cached.len < 64 && ((e->keep_mask >> e->cached.len) & 1u);
+  c->kept = !row && e->keeps && stream_kept_bytes(e, v) > 0;
   c->kept_at = e->keep_bytes;
   c->pairs = (e->vec || (e->cvec && e->reg)) && dtype_is_16bit(v->dtype); /* the stream kernel's columns: VEC 1 */
   if (c->kept)
     e->keep_bytes += element_bytes(c);
   vec_push(e->a, &e->cached, c);
   return cached_elem(c, e->a);
-}
-
-static int same_dim(Dim a, Dim b) {
-  return a.var == b.var && (a.var >= 0 || a.size == b.size);
-}
-
-/* A tensor that varies along the row and whose last axes are the row's
- * (the same sizes, in order), as a norm's w [N] or an attention mask
- * [S, S] under [B, S, S]: a row of it is contiguous, at its row offset
- * times t_red. */
-static int row_contiguous(const SEmit *e, const Shape *s, const int *map) {
-  int red[TECC_MAX_RANK], n = shape_axes(&e->g->domain, e->st->axes, red), j = s->rank - 1;
-  for (int k = n - 1; k >= 0; k--, j--) {
-    while (j >= 0 && dim_is_one(s, j))
-      j--;
-    if (j < 0 || map[j] != red[k] || !same_dim(s->d[j], e->g->domain.d[red[k]]))
-      return 0;
-  }
-  for (; j >= 0; j--)
-    if (!dim_is_one(s, j) && map[j] >= 0 && is_reduced_axis(e, map[j]))
-      return 0;
-  return n > 0;
 }
 
 /* The row offset of a row-contiguous tensor: its index over its other axes. */
@@ -515,7 +490,7 @@ static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) 
   const char *p = mem_param(e, v);
   if (v->shape.rank == 0)
     return cu_load_conv(e->a, v->dtype, p);
-  if (e->vec && !row_level && !covers(e, &v->shape, map, 0) && row_contiguous(e, &v->shape, map)) {
+  if (e->vec && !row_level && !covers(e, &v->shape, map, 0) && stitch_row_contiguous(e->g, &v->shape, map)) {
     const char *row = row_offset(e, &v->shape, map);
     return cached_load(e, v, arena_printf(e->a, "%s[%s]", p, at_row(e, row, "t_r")), row);
   }
@@ -784,12 +759,9 @@ static int loads_early(const SEmit *e, const Cached *c) {
   return e->reg && any_variant(e->sched, offsetof(Variant, early)) && takes_packs(e) && c->row && strcmp(c->row, "0") == 0;
 }
 
-/* The kernel takes EARLY: a row operand it would load early. */
+/* The kernel takes EARLY: a row operand it would load early (the plan's). */
 static int early_kernel(const SEmit *e) {
-  for (int i = 0; i < e->cached.len; i++)
-    if (loads_early(e, e->cached.items[i]))
-      return 1;
-  return 0;
+  return e->reg && any_variant(e->sched, offsetof(Variant, early)) && takes_packs(e) && e->g->plan->early.len > 0;
 }
 
 /* The kernel takes NARROW: a variant's blocks are the warps its rows need,
@@ -2205,11 +2177,24 @@ static const char *template_params(const SEmit *e) {
                       early_kernel(e) ? ", bool EARLY" : "", narrow_kernel(e) ? ", bool NARROW" : "", batch);
 }
 
+/* The kernel written takes the parameters its plan lists, which the
+ * launch passes. */
+static void check_params(const SEmit *e) {
+  const PtrVec *want = &e->g->plan->params;
+  int same = want->len == e->params.len;
+  for (int i = 0; same && i < want->len; i++)
+    same = param_rank(want->items[i]) == param_rank(e->params.items[i]);
+  if (!same)
+    internal_error("stitch: %s group %d's kernel takes %d parameters, its plan %d or others", e->k->name, e->g->id,
+                   e->params.len, want->len);
+}
+
 static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   Out *body = new_out(e->a);
   row_body(e, body);
   const char *outer = count_expr(e, ~e->st->axes), *red = count_expr(e, e->st->axes);
   sort_params(e);
+  check_params(e);
   emit(o, "/* %s, group %d: %s, writes %s; %s */", e->k->name, e->g->id, class_name(e->sched->cls), roots,
        e->reg ? (e->cluster ? "rows held in registers, across a cluster's blocks on sm_90"
                             : "rows held in registers")
@@ -2313,46 +2298,39 @@ static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, co
 
 static void emit_chunks_function(SEmit *e, Out *o);
 
-/* The values (by index in SEmit.cached) that the stream kernel keeps in
- * shared memory (Cached.kept), and in *bytes (where not NULL) their bytes
- * an element of an item (the launch's stream_keep; the kernel's emission
- * sums them again as SEmit.keep_bytes, with each value's place): those of
- * the domain's own rows (not a broadcast operand) that more than one pass
- * loads, held in words of 4 or 8 bytes (16-bit ones two to a word), in a
- * kernel of rows in packs without a column split.  A first emission into
- * nothing finds which passes load what.  In the KEEP instance, which the
- * host launches where the rows of a wave fill more than half of L2
- * (tecc::keep_items), the later passes read the row's
- * first items, as many as fit, from shared memory rather than HBM: the
- * ones a backward pass reads last, which L2 is the least likely to still
- * hold (open_chunks()). */
-static uint64_t kept_values(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int *bytes) {
-  SEmit *dry = new_semit(a, k, kp, g, names, 0);
-  const Variant *v = &g->schedule->variants[g->schedule->nvariants - 1];
-  uint64_t mask = 0;
-  int sum = 0;
-  if (bytes)
-    *bytes = 0;
-  if (!dry->vec || dry->split || !v->keeps)
+/* The bytes an element of v takes in the stream kernel's shared memory,
+ * where that kernel keeps v (else 0): v over the whole domain (not a
+ * broadcast operand), read by more than one of its passes (the plan's),
+ * held in words of 4 or 8 bytes (16-bit values two to a word), in a kernel
+ * of rows in packs (without a column split) whose stream variant keeps.
+ * In the KEEP instance, which the host launches where the rows of a wave
+ * fill more than half of L2 (tecc::keep_items), the later passes read the
+ * row's first items, as many as fit, from shared memory rather than HBM:
+ * the ones a backward pass reads last, which L2 is the least likely to
+ * still hold (open_chunks()). */
+static int stream_kept_bytes(const SEmit *e, const Value *v) {
+  const Variant *last = &e->sched->variants[e->sched->nvariants - 1];
+  uint32_t passes = e->g->plan->stream.read_in[v->id];
+  int n = dtype_is_16bit(v->dtype) ? 2 : dtype_size(cu_compute_dtype(v->dtype));
+  if (!e->vec || !last->keeps || __builtin_popcount(passes) < 2 || !vec_contains(&e->g->plan->held, v))
     return 0;
-  row_body(dry, new_out(a));
-  for (int i = 0; i < dry->cached.len && i < 64; i++) {
-    const Cached *c = dry->cached.items[i];
-    int n = element_bytes(c);
-    if (!c->row && __builtin_popcount(c->passes) > 1 && (n == 2 ? c->pairs : n == 4 || n == 8) && v->vec * n % 16 == 0) {
-      mask |= UINT64_C(1) << i;
-      sum += n;
-    }
-  }
-  if (bytes)
-    *bytes = sum;
-  return mask;
+  return (n == 2 || n == 4 || n == 8) && last->vec * n % 16 == 0 ? n : 0;
 }
 
-/* The emitter of the stream kernel, with the values it keeps. */
+/* The stream kernel's kept bytes an element of an item (an item: VEC
+ * times these a thread), for its launch. */
+static int stream_keep(const SEmit *e) {
+  const PtrVec *held = &e->g->plan->held;
+  int sum = 0;
+  for (int i = 0; i < held->len; i++)
+    sum += stream_kept_bytes(e, held->items[i]);
+  return sum;
+}
+
+/* The emitter of the stream kernel, which keeps values. */
 static SEmit *stream_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
   SEmit *e = new_semit(a, k, kp, g, names, 0);
-  e->keep_mask = kept_values(a, k, kp, g, names, NULL);
+  e->keeps = 1;
   return e;
 }
 
@@ -2404,16 +2382,16 @@ static int is_staged_output(SEmit *e, int out) {
   return 0;
 }
 
-/* " && tecc::aligned16(x) && ..." for the pointers moved in packs. */
+/* " && tecc::aligned16(x) && ..." for the pointers moved in packs (the
+ * plan's: in a kernel of columns in packs, only the held ones). */
 static const char *packed_pointers(SEmit *e) {
   Buf b;
   buf_init(&b, e->a);
   if (!e->vec && !e->cvec)
     return "";
-  for (int i = 0; i < e->cached.len; i++) {
-    Cached *c = e->cached.items[i];
-    buf_printf(&b, " && tecc::aligned16(%s)", home_pointer(e->a, e->kp, e->names, c->v));
-  }
+  const PtrVec *moved = e->vec ? &e->g->plan->packed : &e->g->plan->held;
+  for (int i = 0; i < moved->len; i++)
+    buf_printf(&b, " && tecc::aligned16(%s)", home_pointer(e->a, e->kp, e->names, moved->items[i]));
   for (int i = 0; i < e->k->noutputs; i++)
     if (is_staged_output(e, i))
       buf_printf(&b, " && tecc::aligned16(%s)", e->names->outputs[i]);
@@ -2696,10 +2674,9 @@ static void emit_variants(SEmit *e, Out *o, const char *args) {
 
 void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
   SEmit *e = new_semit(a, k, kp, g, names, 1);
-  emit_one_kernel(e, new_out(a), ""); /* its parameters and the inputs it holds */
   if (has_storage(g->schedule, STORE_STREAM))
-    kept_values(a, k, kp, g, names, &e->stream_keep);
-  const char *args = launch_args(a, kp, names, &e->params);
+    e->stream_keep = stream_keep(e);
+  const char *args = launch_args(a, kp, names, &g->plan->params);
   const GroupSchedule *s = g->schedule;
   emit(o, "/* group %d: %s, %d reduction level(s), %d value(s) held per element */", g->id, class_name(s->cls),
        g->stitch->nlevels, s->held);

@@ -8,11 +8,13 @@
  *     whole (held once, read once from memory) and the math results that
  *     several passes would otherwise recompute (kept).
  *
- * It walks the group's values as the emitters do (the same memoization by
- * value and index map, the same passes of a stitch group), so that the
- * budget the schedule gives and what the kernel holds agree: the stitch
- * emitter keeps exactly the values `keep` names, and the loop emitter
- * stops with an internal error if the pack width it finds differs. */
+ * A stitch group's numbers come from its plan (stitch_plan.h), which
+ * walked its passes as the emitters print them, so that the budget the
+ * schedule gives and what the kernel holds agree: the stitch emitter keeps
+ * exactly the values `keep` names.  A loop or reduce group's values are
+ * walked here as emit_cu.c visits them (the same memoization by value and
+ * index map); the loop emitter stops with an internal error if the pack
+ * width it finds differs. */
 #ifndef TECC_FOOTPRINT_H
 #define TECC_FOOTPRINT_H
 
@@ -51,12 +53,5 @@ int footprint_held(const Footprint *f);
  * inputs die as the kept values are born, so the larger need counts. */
 int footprint_budget(const Footprint *f, int registers);
 
-/* Keeping a value costs registers: only math functions and divisions are
- * worth them; adds, casts and f32 exp (two instructions) are recomputed.
- * Keeping softmax's exp held 64 values a thread and spilled; recomputing
- * it took softmax bf16 from 63-65% to 81% of copy at 32768 x 1024 and
- * 16384 x 4096, softmax f32 4096 x 16384 from 71% to 97% (H100,
- * bench/NOTES.md, issue 12). */
-int worth_keeping(const Value *v);
 
 #endif

@@ -31,6 +31,26 @@ typedef enum Schedule {
   SCHED_COLUMN       /* reduced axes are outer: threads along the kept axes */
 } Schedule;
 
+/* A generated kernel's parameter. */
+typedef enum ParamKind {
+  P_INPUT,       /* tensor input pointer (index) */
+  P_SCALAR,      /* rank-0 input by value (index) */
+  P_OUTPUT,      /* output pointer (index) */
+  P_STORED_READ, /* a stored value read (value) */
+  P_WS_WRITE,    /* workspace slot written (value) */
+  P_SIZE,        /* size variable (index) */
+  P_FASTDIV,     /* FastDiv of a size variable (index) */
+  P_RCOUNT       /* a fused group's 1 / (its reduced count), computed by the
+                    launching host code from its t_len (index 0: f32, 1: f64) */
+} ParamKind;
+
+typedef struct KParam {
+  ParamKind kind;
+  int index;    /* input, output or size index (stitch: the value id for values) */
+  Value *value; /* P_STORED_READ, P_WS_WRITE */
+  const char *name;
+} KParam;
+
 typedef struct Group {
   int id;
   GroupKind kind;
@@ -42,6 +62,7 @@ typedef struct Group {
   PtrVec reads;    /* Value*: read from memory (inputs, stored values) */
   PtrVec deps;     /* Group*: groups that write what this one reads */
   struct Stitch *stitch; /* GROUP_STITCH: its reductions and levels (stitch.h) */
+  struct StitchPlan *plan; /* GROUP_STITCH: its kernels' passes, reads and parameters (stitch_plan.h) */
   struct GroupSchedule *schedule; /* tile selection's choice (schedule.h) */
 } Group;
 

@@ -17,6 +17,7 @@
 #include "parse.h"
 #include "schedule.h"
 #include "sema.h"
+#include "stitch_plan.h"
 
 static int failed(const Compilation *c) {
   return diag_has_errors(&c->diags);
@@ -66,6 +67,7 @@ static void back_half(Compilation *c, Module *m) {
   FusionPlan *p = fuse_module(c, m, c->opts.opt_level);
   if (compilation_wants_dump(c, "fuse"))
     compilation_dump_text(c, "fuse", emit_fused(c, m, p));
+  plan_stitches(c, m, p);
   schedule_module(c, m, p);
   if (compilation_wants_dump(c, "schedule"))
     compilation_dump_text(c, "schedule", schedule_dump(c->arena, m, p));
