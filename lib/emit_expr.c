@@ -80,10 +80,6 @@ static int ident_char(char c) {
   return isalnum((unsigned char)c) || c == '_';
 }
 
-int out_mentions(const Out *o, const char *word) {
-  return text_mentions(buf_cstr(o->b), word);
-}
-
 int text_mentions(const char *text, const char *word) {
   size_t n = strlen(word);
   for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
