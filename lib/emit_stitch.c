@@ -224,14 +224,14 @@ static const char *row_ref(const SEmit *e, const char *name) {
 }
 
 /* `stmt`, a statement of row scope, for each of the thread's rows or
- * columns (a loop, with t_o where it reads it). */
-static void row_stmt(SEmit *e, Out *o, const char *stmt) {
+ * columns (a loop, with t_o where it `reads_o`: a load of row values). */
+static void row_stmt(SEmit *e, Out *o, const char *stmt, int reads_o) {
   const char *at = thread_index(e);
   if (!at) {
     emit(o, "%s", stmt);
     return;
   }
-  if (!text_mentions(stmt, "t_o")) {
+  if (!reads_o) {
     emit(o, "#pragma unroll");
     emit(o, "for (int %s = 0; %s < %s; %s++) %s", at, at, e->cvec ? "VEC" : "ROWS", at, stmt);
     return;
@@ -242,16 +242,16 @@ static void row_stmt(SEmit *e, Out *o, const char *stmt) {
 }
 
 /* Declares the row value `name` = `init` (const unless `mut`), with an
- * optional `note` (a comment). */
+ * optional `note` (a comment); `init` reads t_o where it `reads_o`. */
 static void row_decl(SEmit *e, Out *o, const char *type, const char *name, const char *init, int mut,
-                     const char *note) {
+                     const char *note, int reads_o) {
   const char *comment = note ? arena_printf(e->a, " /* %s */", note) : "";
   if (!thread_index(e)) {
     emit(o, "%s%s %s = %s;%s", mut ? "" : "const ", type, name, init, comment);
     return;
   }
   emit(o, "%s %s[%s];%s", type, name, e->cvec ? "VEC" : "ROWS", comment);
-  row_stmt(e, o, arena_printf(e->a, "%s = %s;", row_ref(e, name), init));
+  row_stmt(e, o, arena_printf(e->a, "%s = %s;", row_ref(e, name), init), reads_o);
 }
 
 /* A new pass: the previous pass's element names are free again. */
@@ -545,7 +545,7 @@ static const char *row_reciprocal(SEmit *e, Value *v, const int *map, const char
     return NULL;
   const char *s = args[1], *sub = strchr(s, '[');
   const char *rcp = kernel_name_for(e, arena_printf(e->a, "inv_%.*s", sub ? (int)(sub - s) : (int)strlen(s), s));
-  row_decl(e, e->pre, "float", rcp, arena_printf(e->a, "1.0f / %s", s), 0, NULL);
+  row_decl(e, e->pre, "float", rcp, arena_printf(e->a, "1.0f / %s", s), 0, NULL, 0);
   return arena_printf(e->a, "tecc::mul(%s, %s)", args[0], row_ref(e, rcp));
 }
 
@@ -615,7 +615,7 @@ static const char *named_value(SEmit *e, Value *v, const int *map) {
   const char *fresh = row_level ? kernel_name_for(e, want) : fresh_name(e->a, &e->taken, want);
   const char *name = memo_add(e->a, memo, v, map, row_level ? row_ref(e, fresh) : fresh)->name;
   if (row_level)
-    row_decl(e, e->pre, cu_compute_ctype(v->dtype), fresh, expr, 0, NULL);
+    row_decl(e, e->pre, cu_compute_ctype(v->dtype), fresh, expr, 0, NULL, mem && v->shape.rank > 0);
   else
     emit(e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
   if (whole && is_kept(e, v)) {
@@ -929,14 +929,14 @@ static void emit_allreduce(SEmit *e, Out *o, const char *acc, const Red *x) {
   }
   const char *at = row_ref(e, acc);
   const char *fn = !e->row ? "tecc::column_allreduce" : e->lanes ? "tecc::lanes_allreduce<LANES>" : "tecc::row_allreduce";
-  row_stmt(e, o, arena_printf(e->a, "%s = %s(%s, %s, (%s *)t_smem);", at, fn, at, x->op, x->type));
+  row_stmt(e, o, arena_printf(e->a, "%s = %s(%s, %s, (%s *)t_smem);", at, fn, at, x->op, x->type), 0);
 }
 
 /* The row scalar of reduction `r`: `val`, its all-reduced accumulator
  * (x's type), in r's type. */
 static void row_scalar(SEmit *e, Out *o, Value *r, const char *val, const Red *x) {
   const char *name = kernel_name_for(e, base_name(e, r));
-  row_decl(e, o, cu_compute_ctype(r->dtype), name, cu_convert(e->a, val, x->dt, r->dtype), 0, NULL);
+  row_decl(e, o, cu_compute_ctype(r->dtype), name, cu_convert(e->a, val, x->dt, r->dtype), 0, NULL, 0);
   e->red_name[r->id] = row_ref(e, name);
 }
 
@@ -999,7 +999,7 @@ static void pair_minmax(SEmit *e, Value *r, const Cached *c, const Red *x, const
   const int mx = r->rop == RED_MAX, bf = c->v->dtype == DT_BF16;
   const char *pk_name = arena_printf(e->a, "t_pk%d", r->id), *pk = row_ref(e, pk_name);
   const char *inf = bf ? (mx ? "0xff80ff80u" : "0x7f807f80u") : (mx ? "0xfc00fc00u" : "0x7c007c00u");
-  row_decl(e, head, "uint32_t", pk_name, inf, 1, mx ? "two elements' max a word" : "two elements' min a word");
+  row_decl(e, head, "uint32_t", pk_name, inf, 1, mx ? "two elements' max a word" : "two elements' min a word", 0);
   open_block(e->ipre, "if (%s)", pairs_on(e));
   emit(e->ipre, "#pragma unroll");
   emit(e->ipre, "for (int t_w = 0; t_w < VEC / 2; t_w++) %s = tecc::minmax_pairs<%s, %s>(%s, %s[%s * (VEC / 2) + t_w]);",
@@ -1007,14 +1007,14 @@ static void pair_minmax(SEmit *e, Value *r, const Cached *c, const Red *x, const
   close_block(e->ipre, "");
   const char *words = arena_printf(e->a, "&%s", pk);
   row_stmt(e, fold, arena_printf(e->a, "if (%s) %s = %s(%s, %s(%s, %s));", pairs_on(e), acc, x->op, acc, x->op,
-                                 pair_elem(e->a, c->v->dtype, words, "0"), pair_elem(e->a, c->v->dtype, words, "1")));
+                                 pair_elem(e->a, c->v->dtype, words, "0"), pair_elem(e->a, c->v->dtype, words, "1")), 0);
 }
 
 /* A reduction's accumulator t_acc<id>, declared in `head`; returns it as
  * read (row_ref()). */
 static const char *reduce_acc(SEmit *e, Value *r, const Red *x, Out *head) {
   const char *acc_name = arena_printf(e->a, "t_acc%d", r->id);
-  row_decl(e, head, x->type, acc_name, x->identity, 1, NULL);
+  row_decl(e, head, x->type, acc_name, x->identity, 1, NULL, 0);
   return row_ref(e, acc_name);
 }
 
@@ -1052,7 +1052,7 @@ static void reduce_finish(SEmit *e, Value *r, const Red *x, Out *tail) {
   emit_allreduce(e, tail, acc_name, x);
   if (e->cluster) {
     open_block(tail, "if (CLUSTER)");
-    row_stmt(e, tail, arena_printf(e->a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x->op));
+    row_stmt(e, tail, arena_printf(e->a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x->op), 0);
     close_block(tail, "");
   }
   row_scalar(e, tail, r, r->rop == RED_MEAN ? mean_of(e, acc, x->type) : acc, x);
@@ -1308,11 +1308,11 @@ static void online_sum_of_one(SEmit *e, Value *r, Value *m, const int *map, Onli
   const char *os = row_ref(e, arena_printf(e->a, "t_os%d", id)), *sh = row_ref(e, arena_printf(e->a, "t_sh%d", id));
   const char *acc = row_ref(e, arena_printf(e->a, "t_acc%d", m->id)), *pm = row_ref(e, arena_printf(e->a, "t_pm%d", id));
   row_decl(e, oo->head, x.type, arena_printf(e->a, "t_os%d", id), x.identity, 1,
-           "sum of exp about this thread's shift so far");
-  row_decl(e, oo->save, t, arena_printf(e->a, "t_pm%d", id), acc, 0, "the thread's max before this chunk");
-  row_decl(e, oo->rescale, t, arena_printf(e->a, "t_sh%d", id), shift_at(e, online_shift(r), m, acc), 0, NULL);
+           "sum of exp about this thread's shift so far", 0);
+  row_decl(e, oo->save, t, arena_printf(e->a, "t_pm%d", id), acc, 0, "the thread's max before this chunk", 0);
+  row_decl(e, oo->rescale, t, arena_printf(e->a, "t_sh%d", id), shift_at(e, online_shift(r), m, acc), 0, NULL, 0);
   row_stmt(e, oo->rescale,
-           arena_printf(e->a, "%s = tecc::rescale_exp(%s, %s, %s);", os, os, shift_at(e, online_shift(r), m, pm), sh));
+           arena_printf(e->a, "%s = tecc::rescale_exp(%s, %s, %s);", os, os, shift_at(e, online_shift(r), m, pm), sh), 0);
   const char *dargs[] = {sval(e, d->args[0], map), sh};
   const char *eargs[] = {cu_op_expr(e->a, d, dargs)};
   const char *term = cu_convert(e->a, cu_op_expr(e->a, ex, eargs), ex->dtype, x.dt);
@@ -1328,9 +1328,9 @@ static void online_sum_tail(SEmit *e, Value *r, Value *m, Out *before, Out *afte
   const char *os_name = arena_printf(e->a, "t_os%d", id), *os = row_ref(e, os_name);
   const char *tm = row_ref(e, arena_printf(e->a, "t_tm%d", id));
   row_decl(e, before, cu_compute_ctype(m->dtype), arena_printf(e->a, "t_tm%d", id),
-           row_ref(e, arena_printf(e->a, "t_acc%d", m->id)), 0, "the thread's own max");
+           row_ref(e, arena_printf(e->a, "t_acc%d", m->id)), 0, "the thread's own max", 0);
   row_stmt(e, after, arena_printf(e->a, "%s = tecc::rescale_exp(%s, %s, %s);", os, os, shift_at(e, s, m, tm),
-                                  shift_at(e, s, m, e->red_name[m->id])));
+                                  shift_at(e, s, m, e->red_name[m->id])), 0);
   emit_allreduce(e, after, os_name, &x);
   row_scalar(e, after, r, os, &x);
 }
