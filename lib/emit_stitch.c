@@ -171,13 +171,12 @@ static const char *row_end(const SEmit *e) {
 /* Is the thread's row t_o inside the domain?  Always in the WHOLE
  * instance (t_whole: whole row groups of whole rows), but for the loads of
  * the next row group (the last group's next is past the end). */
-static const char *row_in(const SEmit *e) {
-  return e->whole && e->reg && !e->into_next ? "t_whole || t_o < t_outer" : "t_o < t_outer";
+static int row_in_whole(const SEmit *e) {
+  return e->whole && e->reg && !e->into_next;
 }
 
-/* ... per row t_i in a rows kernel, else the thread's one row. */
-static const char *row_live(const SEmit *e) {
-  return e->rows ? row_in(e) : "t_live";
+static const char *row_in(const SEmit *e) {
+  return row_in_whole(e) ? "t_whole || t_o < t_outer" : "t_o < t_outer";
 }
 
 /* Is the item at t_r0 inside the row (the chunk of a split kernel)?
@@ -186,9 +185,18 @@ static const char *item_in(const SEmit *e) {
   return e->whole ? "t_whole || t_r0 < t_red" : arena_printf(e->a, "t_r0 < %s", row_end(e));
 }
 
-/* A condition as an operand of && or ?: (in parentheses when it is an ||). */
-static const char *operand(const SEmit *e, const char *cond) {
-  return strstr(cond, "||") ? arena_printf(e->a, "(%s)", cond) : cond;
+/* The same three as operands of && or ?: (an || in parentheses). */
+static const char *row_in_operand(const SEmit *e) {
+  return row_in_whole(e) ? "(t_whole || t_o < t_outer)" : row_in(e);
+}
+
+/* ... per row t_i in a rows kernel, else the thread's one row. */
+static const char *row_live_operand(const SEmit *e) {
+  return e->rows ? row_in_operand(e) : "t_live";
+}
+
+static const char *item_in_operand(const SEmit *e) {
+  return e->whole ? "(t_whole || t_r0 < t_red)" : item_in(e);
 }
 
 /* The offset of the thread's pack t_r0 (cvec: of its VEC columns at row t_r0). */
@@ -500,7 +508,7 @@ static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) 
   e->used_r |= !row_level && off == e->lin;
   const char *mem = cu_load_conv(e->a, v->dtype, raw);
   if (row_level)
-    return arena_printf(e->a, "%s ? %s : (%s)0", thread_index(e) ? operand(e, row_in(e)) : "t_live", mem,
+    return arena_printf(e->a, "%s ? %s : (%s)0", thread_index(e) ? row_in_operand(e) : "t_live", mem,
                         cu_compute_ctype(v->dtype));
   return mem;
 }
@@ -1430,7 +1438,7 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   const char *dst = arena_printf(e->a, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s)", ct, ptr, at);
   if (e->stage_part != 2)
     emit(e->vafter, last ? "if (%s && t_packs) tecc::store_stream(%s, %s);" : "if (%s && t_packs) *%s = %s;",
-         operand(e, item_in(e)), dst, s);
+         item_in_operand(e), dst, s);
   if (e->stage_part == 1)
     return;
   const char *other = e->stage_part == 2 ? "if (!t_packs && " : "else if (";
@@ -1656,7 +1664,7 @@ static void load_elements(SEmit *e, Out *o, int pass) {
     emit(o, "const bool t_in = t_o < t_outer && t_r < %s;", row_end(e));
   } else {
     emit(o, "const IndexT t_r = t_r0 + t_j;");
-    emit(o, "const bool t_in = %s && t_r < t_red;", operand(e, row_live(e)));
+    emit(o, "const bool t_in = %s && t_r < t_red;", row_live_operand(e));
   }
   char all[TECC_MAX_RANK];
   memcpy(all, e->used_red_any, sizeof all);
@@ -1694,11 +1702,11 @@ static int declare_cached(SEmit *e, Out *o, int pass) {
  * packs, or element by element. */
 static void load_item(SEmit *e, Out *o, int pass) {
   if (e->vec || e->cvec) {
-    open_block(o, "if (VEC > 1 && t_packs && %s && %s)", operand(e, row_live(e)), operand(e, item_in(e)));
+    open_block(o, "if (VEC > 1 && t_packs && %s && %s)", row_live_operand(e), item_in_operand(e));
     load_packs(e, o, pass, 0);
     const char *unaligned = loads_unaligned(e, pass);
     if (unaligned) {
-      else_if_block(o, "%s && %s && %s", unaligned, operand(e, row_live(e)), operand(e, item_in(e)));
+      else_if_block(o, "%s && %s && %s", unaligned, row_live_operand(e), item_in_operand(e));
       load_packs(e, o, pass, 1);
     }
     else_block(o);
