@@ -42,8 +42,6 @@ void close_block(Out *o, const char *tail);
 void else_block(Out *o);
 /* "} else if (<cond>) {". */
 __attribute__((format(printf, 2, 3))) void else_if_block(Out *o, const char *fmt, ...);
-/* `text` (a statement being built) names the identifier `word`. */
-int text_mentions(const char *text, const char *word); /* `word` as a whole identifier */
 /* Text of whole lines, each non-empty one indented at `o`'s level (the
  * embedded runtime, at 0, goes in as it is). */
 void emit_text(Out *o, const char *text);

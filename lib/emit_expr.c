@@ -76,18 +76,6 @@ void else_if_block(Out *o, const char *fmt, ...) {
   o->indent++;
 }
 
-static int ident_char(char c) {
-  return isalnum((unsigned char)c) || c == '_';
-}
-
-int text_mentions(const char *text, const char *word) {
-  size_t n = strlen(word);
-  for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
-    if ((p == text || !ident_char(p[-1])) && !ident_char(p[n]))
-      return 1;
-  return 0;
-}
-
 void emit_text(Out *o, const char *text) {
   while (*text) {
     size_t len = strcspn(text, "\n");

@@ -1867,8 +1867,8 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   take_entry_names(&e->taken, k, names);
   e->names_mark = nameset_mark(&e->taken);
   e->lin = reduce_linear_index(&g->domain, e->st->axes);
-  e->vec = e->row && e->lin && strcmp(e->lin, "t_o * t_red + t_r") == 0;
-  e->cvec = stitch_column_packs(g) && e->lin && strcmp(e->lin, "t_r * t_outer + t_o") == 0 && most_vec(g->schedule) > 1;
+  e->vec = e->row && g->plan->row_packs;                        /* e->lin is t_o * t_red + t_r */
+  e->cvec = stitch_column_packs(g) && most_vec(g->schedule) > 1; /* e->lin is t_r * t_outer + t_o */
   e->rows = reg && e->vec && stitch_thread_rows(g);
   e->prefetch = e->rows && any_variant(g->schedule, offsetof(Variant, prefetch));
   e->lanes = reg && e->row && !e->cvec && has_fit(g->schedule, FIT_SHORT_ROWS);
