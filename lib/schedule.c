@@ -8,6 +8,7 @@
 #include "schedule.h"
 #include "footprint.h"
 #include "stitch.h"
+#include "stitch_plan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -731,7 +732,7 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
   buf_puts(b, "\n");
 }
 
-static void stitch_text(Buf *b, const Group *g, const GroupSchedule *s) {
+static void stitch_text(Buf *b, Arena *a, const Group *g, const GroupSchedule *s) {
   const Stitch *st = g->stitch;
   buf_printf(b, "    stitch: %d reduction(s) in %d level(s):", st->reduces.len, st->nlevels);
   for (int i = 0; i < st->reduces.len; i++) {
@@ -739,6 +740,7 @@ static void stitch_text(Buf *b, const Group *g, const GroupSchedule *s) {
     buf_printf(b, "%s %%%d %s (level %d)", i ? "," : "", r->id, reduce_name(r->rop), st->level[r->id]);
   }
   buf_printf(b, "; %d value(s) held per element, %d element(s) per thread and value\n", s->held, s->budget);
+  buf_puts(b, stitch_plan_text(a, g->plan, g->stitch->nvalues, "    "));
   int vec = s->variants[0].vec;
   if (vec > 1 && s->cls == CLASS_STITCH_COLUMN)
     buf_printf(b, "    packs: a thread takes VEC = %d neighbouring columns, a 16-byte pack of each row it reads, when "
@@ -776,7 +778,7 @@ static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   if (g->kind == GROUP_REDUCE)
     buf_printf(b, "    reduces: %%%d %s\n", g->reduce->id, reduce_name(g->reduce->rop));
   if (g->kind == GROUP_STITCH)
-    stitch_text(b, g, s);
+    stitch_text(b, a, g, s);
   for (int i = 0; i < s->nvariants; i++)
     variant_text(b, a, &s->variants[i], i == 0);
   buf_printf(b, "    bytes moved per call: %s\n", group_bytes(a, k, kp, g));

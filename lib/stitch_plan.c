@@ -478,14 +478,28 @@ static void kernel_text(Arena *a, Buf *b, const PlanKernel *k, const char *name,
   for (int i = 0; i < k->npasses; i++) {
     buf_printf(b, "%s %s reads ", i ? ";" : "", pass_name(a, &k->passes[i]));
     values_text(b, &k->passes[i].reads);
+    if (k->passes[i].computed.len) {
+      buf_puts(b, ", computes ");
+      values_text(b, &k->passes[i].computed);
+    }
   }
-  buf_printf(b, "\n");
 }
 
-const char *stitch_plan_text(Arena *a, const StitchPlan *sp, const char *indent) {
+static void kept_text(Buf *b, const StitchPlan *sp, int nvalues) {
+  buf_puts(b, nvalues && sp->nkept ? "; keeps" : "");
+  for (int i = 0; sp->keep && i < nvalues; i++)
+    if (sp->keep[i])
+      buf_printf(b, " %%%d", i);
+  buf_puts(b, sp->nkept ? " in registers across passes" : "");
+}
+
+const char *stitch_plan_text(Arena *a, const StitchPlan *sp, int nvalues, const char *indent) {
   Buf b;
   buf_init(&b, a);
   kernel_text(a, &b, &sp->reg, "register", indent);
+  kept_text(&b, sp, nvalues);
+  buf_puts(&b, "\n");
   kernel_text(a, &b, &sp->stream, "stream", indent);
+  buf_puts(&b, "\n");
   return buf_cstr(&b);
 }

@@ -97,7 +97,9 @@ StitchPlan *stitch_plan(Arena *a, const KernelPlan *kp, const Group *g);
  * index. */
 int param_rank(const KParam *p);
 
-/* --emit=plan: the passes and their reads, a few lines indented by `indent`. */
-const char *stitch_plan_text(Arena *a, const StitchPlan *sp, const char *indent);
+/* --emit=plan: each kernel's passes, what each reads and computes whole
+ * (%<value id>), the register kernel's kept values (of `nvalues`); a line
+ * a kernel, indented by `indent`. */
+const char *stitch_plan_text(Arena *a, const StitchPlan *sp, int nvalues, const char *indent);
 
 #endif
