@@ -200,7 +200,7 @@ static Variant *row_variant(Arena *a, GroupSchedule *s, const char *name, int ve
  * 65536 (+6.4), and where the stream reads each row once (card,
  * logsumexp, rowstats) 9 to 50 (bench/NOTES.md, issue 12). */
 static int cluster_loops(const Group *g) {
-  return g->stitch->nlevels == 1 && stitch_stream_reads(g) >= 2;
+  return g->stitch->nlevels == 1 && g->plan->stream_reads >= 2;
 }
 
 static int at_most(int x, int most) {
@@ -243,7 +243,7 @@ static int takes_whole(const Group *g, int rows, int vec) {
  * 128 x 262144; bench/NOTES.md): they keep STREAM_ITEMS. */
 static int reread_items(const Group *g, int max_items, int items, int vec) {
   int more = at_most(max_items, 2 * STREAM_ITEMS);
-  return stitch_stream_reads(g) >= 2 && vec == PACK_BYTES / 4 && more > items ? more : 0;
+  return g->plan->stream_reads >= 2 && vec == PACK_BYTES / 4 && more > items ? more : 0;
 }
 
 /* The block variant's WHOLE instance of a norm (row operands read at the
@@ -339,7 +339,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v->storage = STORE_STREAM;
   v->index_bits = 0; /* 64-bit only when the sizes need it: 64-bit index math cost bf16 rows 20% */
   v->wide_items = reread_items(g, max_items, v->items, vec);
-  v->keeps = stitch_stream_reads(g) >= 2;
+  v->keeps = g->plan->stream_reads >= 2;
   v->whole = vec > 1 && (!v->keeps || vec <= 4);
 }
 
@@ -355,7 +355,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
  * (layernorm, read twice, lost 1.4 -> 1.7x at 128 x 262144 with 512;
  * bench/NOTES.md, issue 11). */
 static void one_read_stream(GroupSchedule *s, const Group *g) {
-  if (stitch_stream_reads(g) != 1)
+  if (g->plan->stream_reads != 1)
     return;
   for (int i = 0; i < s->nvariants; i++) {
     Variant *v = &s->variants[i];

@@ -670,24 +670,6 @@ int stitch_shares_pass(const Group *g, int level) {
   return stitch_moments_level(g, level) || stitch_online_level(g, level);
 }
 
-/* A pass per level (a level of second moments or online sums shares the
- * one before), and one for the outputs that vary along the row. */
-int stitch_stream_reads(const Group *g) {
-  const Stitch *st = g->stitch;
-  int passes = 0, map[TECC_MAX_RANK];
-  for (int l = 1; l <= st->nlevels; l++, passes++)
-    if (stitch_shares_pass(g, l + 1))
-      l++;
-  for (int i = 0; i < g->domain.rank; i++)
-    map[i] = i;
-  for (int i = 0; i < g->roots.len; i++) {
-    const Value *v = g->roots.items[i];
-    if (varies_along(&v->shape, map, st->axes))
-      return passes + 1;
-  }
-  return passes;
-}
-
 /* g's domain has one kept axis (literal 1s aside), after its reduced
  * axes (`kept_last`) or before them. */
 static int one_kept_axis(const Group *g, int kept_last) {

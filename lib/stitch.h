@@ -44,11 +44,10 @@ void stitch_order_groups(Arena *a, KernelPlan *kp);
  * mean m when `r`, a reduction of g at `level`, is a mean or sum of
  * d * d with d = a - m, m the group's mean of a at level - 1 and a of
  * f32 or f64; else NULL.  stitch_moments_level(): every reduction at
- * `level` is such a second moment.  stitch_stream_reads(): the passes,
- * so the reads of each row, of g's stream kernel (row schedule). */
+ * `level` is such a second moment (the stitch plan's stream kernel
+ * counts its reads of a row: StitchPlan.stream_reads). */
 Value *stitch_moment_mean(const Group *g, const Value *r, int level);
 int stitch_moments_level(const Group *g, int level);
-int stitch_stream_reads(const Group *g);
 /* softmax's sum(exp(v - max(v))) is a level that reads the max of the
  * level before; the stream kernel sums it in the max's pass, about the
  * max so far, rescaled as it grows (emit_stitch.c: the online

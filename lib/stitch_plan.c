@@ -440,6 +440,7 @@ StitchPlan *stitch_plan(Arena *a, const KernelPlan *kp, const Group *g) {
   walk_kernel(&stream);
   plan_params(a, kp, g, sp, reached);
   plan_bytes(kp, g, sp);
+  sp->stream_reads = sp->stream.npasses - (sp->row_outputs == 0);
   return sp;
 }
 
