@@ -664,12 +664,6 @@ int stitch_online_level(const Group *g, int level) {
   return level_all(g, level, stitch_online_max);
 }
 
-/* A level of second moments or of online sums shares the pass of the
- * level before. */
-int stitch_shares_pass(const Group *g, int level) {
-  return stitch_moments_level(g, level) || stitch_online_level(g, level);
-}
-
 /* g's domain has one kept axis (literal 1s aside), after its reduced
  * axes (`kept_last`) or before them. */
 static int one_kept_axis(const Group *g, int kept_last) {

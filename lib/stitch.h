@@ -55,11 +55,9 @@ int stitch_moments_level(const Group *g, int level);
  * of g at `level`, is a float sum of exp(v - s) with m the group's max of
  * v at level - 1 and s computed from m and literals only (m itself, or
  * logsumexp's where(isinf(m), 0, m)); else NULL.  stitch_online_level():
- * every reduction at `level` is such a sum.  stitch_shares_pass(): a
- * level of second moments or of online sums. */
+ * every reduction at `level` is such a sum. */
 Value *stitch_online_max(const Group *g, const Value *r, int level);
 int stitch_online_level(const Group *g, int level);
-int stitch_shares_pass(const Group *g, int level);
 /* The mean m of g serves only as the centre of the second moments of the
  * level after it (var(x) alone: no output, not stored, read only by the
  * moments' deviations), so a pass that folds those moments needs no sum
