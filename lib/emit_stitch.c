@@ -1117,10 +1117,7 @@ static void reduction_pass(SEmit *e, Out *o, int level) {
  * levels, as accurate as two passes (stitch.h: stitch_moment_mean()).
  * The mean (or sum) of the values the moments centre adds up the chunk
  * sums they keep, after each chunk, not every element a second time
- * (sum_of_chunks()). */
-static int moments_level(const SEmit *e, int level) {
-  return !e->reg && e->row && stitch_moments_level(e->g, level);
-}
+ * (sum_of_chunks()).  The plan says where (PASS_MOMENTS: rows only). */
 
 /* The chunk loops of the moments of `r`: its element in loop 1 (`one`)
  * and loop 2 (`two`); `mid` (between them) and `merge` (after them) in
@@ -1276,10 +1273,7 @@ static void moment_pass(SEmit *e, Out *o, int level) {
  * each as in two passes.  After the pass each thread's sum is rescaled
  * to the row's shift, then summed across the row in the usual order:
  * deterministic, and within a few ulp of two passes (stitch.h:
- * stitch_online_max()). */
-static int online_level(const SEmit *e, int level) {
-  return !e->reg && stitch_online_level(e->g, level);
-}
+ * stitch_online_max()).  The plan says where (PASS_ONLINE). */
 
 /* The shift s of an online sum r = sum(exp(v - s)). */
 static Value *online_shift(const Value *r) {
@@ -2091,30 +2085,24 @@ static void load_early(SEmit *e, Out *o) {
   close_block(o, "");
 }
 
-/* The levels the reduction pass of level l reads: l, or l and l + 1 in
- * one read (moments, online sums). */
-static int levels_in_pass(const SEmit *e, int l) {
-  return moments_level(e, l + 1) || online_level(e, l + 1) ? 2 : 1;
-}
-
-static int reduction_passes(const SEmit *e) {
-  int n = 0;
-  for (int l = 1; l <= e->st->nlevels; l += levels_in_pass(e, l))
-    n++;
-  return n;
+/* The passes of the kernel being written (its plan's). */
+static const PlanKernel *plan_kernel(const SEmit *e) {
+  return e->reg ? &e->g->plan->reg : &e->g->plan->stream;
 }
 
 /* The row loop's body: passes, outputs. */
 static void row_body(SEmit *e, Out *o) {
   Out *passes = new_out(e->a);
-  e->last_pass = e->pass + reduction_passes(e) + writes_along_row(e);
-  for (int l = 1; l <= e->st->nlevels; l += levels_in_pass(e, l)) {
-    if (moments_level(e, l + 1))
-      moment_pass(e, passes, l);
-    else if (online_level(e, l + 1))
-      online_pass(e, passes, l);
-    else
-      reduction_pass(e, passes, l);
+  const PlanKernel *pk = plan_kernel(e);
+  e->last_pass = e->pass + pk->npasses - 1 + writes_along_row(e); /* the last that reads the row */
+  for (int i = 0; i < pk->npasses; i++) {
+    const PlanPass *p = &pk->passes[i];
+    if (p->kind == PASS_MOMENTS)
+      moment_pass(e, passes, p->level);
+    else if (p->kind == PASS_ONLINE)
+      online_pass(e, passes, p->level);
+    else if (p->kind == PASS_LEVEL)
+      reduction_pass(e, passes, p->level);
   }
   if (split_kernel(e)) {
     write_partials(e, passes);
