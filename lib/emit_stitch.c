@@ -1,4 +1,6 @@
-/* emit_stitch.c — CUDA kernels and launches of stitch groups (stitch.h).
+/* emit_stitch.c — the CUDA kernels of stitch groups (stitch.h): the body
+ * of the register and stream kernels their plan (stitch_plan.h) and shape
+ * (stitch_kernel.h) describe; emit_stitch_launch.c writes their launches.
  *
  * A stitch group walks its domain row by row.  A row is every element
  * with one index `t_o` over the kept axes; `t_r` runs over the reduced
@@ -32,18 +34,14 @@
  * (tecc::column_allreduce_vec).
  *
  * It shares types, expressions and parameters with emit_cu.c through
- * emit_expr.c and emit_common.c (emit.h), and calls nothing of emit_cu.c. */
-#include "emit.h"
+ * emit_expr.c and emit_common.c (emit.h), and calls nothing of emit_cu.c.
+ * SEmit is the state of the body being written (names, memos, the
+ * fragments of the pass); what the launch must agree on is the kernel's
+ * shape (StitchKernel) and its plan. */
 #include "emit_stitch.h"
-#include "schedule.h"
-#include "stitch.h"
-#include "stitch_plan.h"
+#include "stitch_kernel.h"
 
 #include <string.h>
-
-/* The instances of a kernel that takes PACKS: element by element, in
- * aligned packs, and in packs of whole row groups of whole rows (WHOLE). */
-enum { PACKS_NONE, PACKS_ALIGNED, PACKS_WHOLE };
 
 typedef struct Cached {
   Value *v;
@@ -59,36 +57,14 @@ typedef struct Cached {
 } Cached;
 
 typedef struct SEmit {
-  Arena *a;
-  Kernel *k;
-  KernelPlan *kp;
-  Group *g;
-  Stitch *st;
-  const EntryNames *names;
-  int reg;            /* the register kernel (else stream) */
-  int vec;            /* contiguous rows: VEC-element packs */
-  int cvec;           /* columns: VEC neighbouring columns a thread, moved in packs */
-  int rows;           /* reg kernel of rows: ROWS rows a thread (t_o0 + t_i * blockDim.y) */
-  int prefetch;       /* rows: an instance of ROWS > 1 loads the next row group ahead (t_n<id>) */
-  int lanes;          /* reg kernel of rows with a warp variant: the lanes of a row, LANES (0: blockDim.x) */
-  int lanes_now;      /* the LANES of the instance being launched */
-  int batch_now;      /* the launch being written: the BATCH instance (rows batch-fastest); the
-                         cluster condition asks the occupancy of the other, as it is written first */
+  StitchKernel sk;    /* the kernel's shape (stitch_kernel.h) */
   int into_next;      /* the loads being written fill t_n<id>, not t_c<id> */
-  int whole;          /* rows in packs: the WHOLE instance (t_whole) drops the reg kernel's row and item
-                         guards (whole row groups of whole rows), the stream kernel's item guards
-                         (rows of whole chunks) */
   Out *prologue;      /* prefetch: before the row loop */
-  int split;          /* the group has a column split variant (its stream kernel takes PHASE) */
   int pass;           /* the pass being written (stream: which loads) */
   int last_pass;      /* stream kernel: the last pass that reads the row */
   int stage_part;     /* stage_one(): 0 both stores; 1 the PACKS one only (an early output), 2 the other only */
-  int keeps;          /* the stream kernel: keeps values in shared memory (stream_kept_bytes()) */
+  int keeps;          /* the stream kernel: keeps values in shared memory (stitch_kept_bytes()) */
   int keep_bytes;     /* ... their bytes an element of an item (an item: VEC * keep_bytes bytes a thread) */
-  int stream_keep;    /* the launch: the stream kernel's keep_bytes */
-  int keep_now;       /* the launch being written: the stream kernel's KEEP instance */
-  int row_sites;      /* the warp variant's launches written so far: each its t_wb[] cache */
-  int row;            /* schedule row (else column) */
   PtrVec params;      /* KParam* (index: the value id for values) */
   NameSet taken;      /* names in use */
   PtrVec memo;        /* Memo*: element scope, one pass */
@@ -114,32 +90,22 @@ typedef struct SEmit {
   const char *reuse;     /* by value id: keep it, or NULL */
   char *kept;            /* by value id: stored in t_m<id> already */
   Out *keep_decls;
-  const GroupSchedule *sched;
-  int cluster;           /* reg kernel: a row may span a thread-block cluster */
   /* names: the kernel's own (parameters, row values) stay taken; element
    * values are named anew in each pass (its own C++ scope) */
   PtrVec kernel_names;   /* const char*: re-taken at each pass */
   int names_mark;        /* the entry names */
 } SEmit;
 
-/* The widest pack of the group's variants (VEC). */
-static int most_vec(const GroupSchedule *s) {
-  int most = 1;
-  for (int i = 0; i < s->nvariants; i++)
-    most = s->variants[i].vec > most ? s->variants[i].vec : most;
-  return most;
-}
-
 /* ---- names and parameters ------------------------------------------------ */
 
 static const char *base_name(SEmit *e, const Value *v) {
-  return value_temp_name(e->a, e->k, v);
+  return value_temp_name(e->sk.a, e->sk.k, v);
 }
 
 /* A name for the whole kernel (a parameter, a row value). */
 static const char *kernel_name_for(SEmit *e, const char *want) {
-  const char *name = fresh_name(e->a, &e->taken, want);
-  vec_push(e->a, &e->kernel_names, (void *)name);
+  const char *name = fresh_name(e->sk.a, &e->taken, want);
+  vec_push(e->sk.a, &e->kernel_names, (void *)name);
   return name;
 }
 
@@ -147,32 +113,25 @@ static const char *kernel_name_for(SEmit *e, const char *want) {
  * rows kernel ROWS rows t_o = t_o0 + t_i * blockDim.y; its row values are
  * arrays over them, indexed by `thread_index()` (NULL: one row a thread). */
 static const char *thread_index(const SEmit *e) {
-  return e->cvec ? "t_j" : e->rows ? "t_i" : NULL;
-}
-
-/* The stream kernel of a group with a column split: PHASE 0 reads all
- * rows, 1 a chunk of them for its partial results, 2 folds the chunks'
- * partials and writes the chunk (split_phases()). */
-static int split_kernel(const SEmit *e) {
-  return e->split && !e->reg;
+  return e->sk.cvec ? "t_j" : e->sk.rows ? "t_i" : NULL;
 }
 
 /* The condition a pass reads its rows under: in a split kernel PHASE 2
  * takes the reductions' results from the partials, not from a read. */
 static const char *live_guard(const SEmit *e) {
-  return split_kernel(e) && e->pass == 1 ? "if (t_live && PHASE != 2)" : "if (t_live)";
+  return stitch_split_kernel(&e->sk) && e->pass == 1 ? "if (t_live && PHASE != 2)" : "if (t_live)";
 }
 
 /* The end of the thread's rows: of the chunk in a split kernel. */
 static const char *row_end(const SEmit *e) {
-  return split_kernel(e) ? "t_hi" : "t_red";
+  return stitch_split_kernel(&e->sk) ? "t_hi" : "t_red";
 }
 
 /* Is the thread's row t_o inside the domain?  Always in the WHOLE
  * instance (t_whole: whole row groups of whole rows), but for the loads of
  * the next row group (the last group's next is past the end). */
 static int row_in_whole(const SEmit *e) {
-  return e->whole && e->reg && !e->into_next;
+  return e->sk.whole && e->sk.reg && !e->into_next;
 }
 
 static const char *row_in(const SEmit *e) {
@@ -182,7 +141,7 @@ static const char *row_in(const SEmit *e) {
 /* Is the item at t_r0 inside the row (the chunk of a split kernel)?
  * Always in the WHOLE instance. */
 static const char *item_in(const SEmit *e) {
-  return e->whole ? "t_whole || t_r0 < t_red" : arena_printf(e->a, "t_r0 < %s", row_end(e));
+  return e->sk.whole ? "t_whole || t_r0 < t_red" : arena_printf(e->sk.a, "t_r0 < %s", row_end(e));
 }
 
 /* The same three as operands of && or ?: (an || in parentheses). */
@@ -192,23 +151,23 @@ static const char *row_in_operand(const SEmit *e) {
 
 /* ... per row t_i in a rows kernel, else the thread's one row. */
 static const char *row_live_operand(const SEmit *e) {
-  return e->rows ? row_in_operand(e) : "t_live";
+  return e->sk.rows ? row_in_operand(e) : "t_live";
 }
 
 static const char *item_in_operand(const SEmit *e) {
-  return e->whole ? "(t_whole || t_r0 < t_red)" : item_in(e);
+  return e->sk.whole ? "(t_whole || t_r0 < t_red)" : item_in(e);
 }
 
 /* The offset of the thread's pack t_r0 (cvec: of its VEC columns at row t_r0). */
 static const char *pack_offset(const SEmit *e) {
-  return e->cvec ? "t_r0 * t_outer + t_o0" : "t_o * t_red + t_r0";
+  return e->sk.cvec ? "t_r0 * t_outer + t_o0" : "t_o * t_red + t_r0";
 }
 
 /* Opens the loop over the thread's rows (or columns) t_o: `only_live`,
  * the body runs for those inside the domain. */
 static void open_thread_rows(const SEmit *e, Out *o, int only_live) {
   emit(o, "#pragma unroll");
-  if (e->cvec) {
+  if (e->sk.cvec) {
     open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
     emit(o, "const IndexT t_o = t_o0 + t_j;");
   } else {
@@ -228,7 +187,7 @@ static void close_thread_rows(Out *o, int only_live) {
 /* A row value as read where thread_index() is the row (or column). */
 static const char *row_ref(const SEmit *e, const char *name) {
   const char *at = thread_index(e);
-  return at ? arena_printf(e->a, "%s[%s]", name, at) : name;
+  return at ? arena_printf(e->sk.a, "%s[%s]", name, at) : name;
 }
 
 /* `stmt`, a statement of row scope, for each of the thread's rows or
@@ -241,7 +200,7 @@ static void row_stmt(SEmit *e, Out *o, const char *stmt, int reads_o) {
   }
   if (!reads_o) {
     emit(o, "#pragma unroll");
-    emit(o, "for (int %s = 0; %s < %s; %s++) %s", at, at, e->cvec ? "VEC" : "ROWS", at, stmt);
+    emit(o, "for (int %s = 0; %s < %s; %s++) %s", at, at, e->sk.cvec ? "VEC" : "ROWS", at, stmt);
     return;
   }
   open_thread_rows(e, o, 0);
@@ -253,13 +212,13 @@ static void row_stmt(SEmit *e, Out *o, const char *stmt, int reads_o) {
  * optional `note` (a comment); `init` reads t_o where it `reads_o`. */
 static void row_decl(SEmit *e, Out *o, const char *type, const char *name, const char *init, int mut,
                      const char *note, int reads_o) {
-  const char *comment = note ? arena_printf(e->a, " /* %s */", note) : "";
+  const char *comment = note ? arena_printf(e->sk.a, " /* %s */", note) : "";
   if (!thread_index(e)) {
     emit(o, "%s%s %s = %s;%s", mut ? "" : "const ", type, name, init, comment);
     return;
   }
-  emit(o, "%s %s[%s];%s", type, name, e->cvec ? "VEC" : "ROWS", comment);
-  row_stmt(e, o, arena_printf(e->a, "%s = %s;", row_ref(e, name), init), reads_o);
+  emit(o, "%s %s[%s];%s", type, name, e->sk.cvec ? "VEC" : "ROWS", comment);
+  row_stmt(e, o, arena_printf(e->sk.a, "%s = %s;", row_ref(e, name), init), reads_o);
 }
 
 /* A new pass: the previous pass's element names are free again. */
@@ -282,18 +241,18 @@ static const char *param(SEmit *e, ParamKind kind, int index, Value *v) {
   KParam *p = find_param(e, kind, index);
   if (p)
     return p->name;
-  p = ARENA_NEW(e->a, KParam);
+  p = ARENA_NEW(e->sk.a, KParam);
   p->kind = kind;
   p->index = index;
   p->value = v;
   switch (kind) {
-  case P_INPUT: case P_SCALAR: p->name = e->names->inputs[index]; break;
-  case P_OUTPUT: p->name = e->names->outputs[index]; break;
-  case P_SIZE: p->name = e->names->sizes[index]; break;
+  case P_INPUT: case P_SCALAR: p->name = e->sk.names->inputs[index]; break;
+  case P_OUTPUT: p->name = e->sk.names->outputs[index]; break;
+  case P_SIZE: p->name = e->sk.names->sizes[index]; break;
   case P_RCOUNT: p->name = index ? "t_rcount64" : "t_rcount"; break;
-  default: p->name = kernel_name_for(e, arena_printf(e->a, "%s_mem", base_name(e, v))); break;
+  default: p->name = kernel_name_for(e, arena_printf(e->sk.a, "%s_mem", base_name(e, v))); break;
   }
-  vec_push(e->a, &e->params, p);
+  vec_push(e->sk.a, &e->params, p);
   return p->name;
 }
 
@@ -311,32 +270,32 @@ static void sort_params(SEmit *e) {
 /* ---- index expressions -------------------------------------------------- */
 
 static int is_reduced_axis(const SEmit *e, int axis) {
-  return (int)((e->st->axes >> axis) & 1u);
+  return (int)((e->sk.st->axes >> axis) & 1u);
 }
 
 static const char *dim_expr(SEmit *e, Dim d) {
   if (d.var >= 0)
     return param(e, P_SIZE, d.var, NULL);
-  return arena_printf(e->a, "(IndexT)%lld", (long long)d.size);
+  return arena_printf(e->sk.a, "(IndexT)%lld", (long long)d.size);
 }
 
 /* Product of the domain's dims in `mask` (as IndexT). */
 static const char *count_expr(SEmit *e, uint32_t mask) {
   Buf b;
-  buf_init(&b, e->a);
-  int axes[TECC_MAX_RANK], n = shape_axes(&e->g->domain, mask, axes);
+  buf_init(&b, e->sk.a);
+  int axes[TECC_MAX_RANK], n = shape_axes(&e->sk.g->domain, mask, axes);
   for (int j = 0; j < n; j++)
-    buf_printf(&b, "%s%s", j ? " * " : "", dim_expr(e, e->g->domain.d[axes[j]]));
+    buf_printf(&b, "%s%s", j ? " * " : "", dim_expr(e, e->sk.g->domain.d[axes[j]]));
   return n ? buf_cstr(&b) : "(IndexT)1";
 }
 
 /* Does `v`, evaluated at `map`, vary along the row? */
 static int varies_along_row(const SEmit *e, const Value *v, const int *map) {
-  return varies_along(&v->shape, map, e->st->axes);
+  return varies_along(&v->shape, map, e->sk.st->axes);
 }
 
 static int covers(const SEmit *e, const Shape *s, const int *map, int kept_only) {
-  return covers_domain(&e->g->domain, e->st->axes, s, map, kept_only);
+  return covers_domain(&e->sk.g->domain, e->sk.st->axes, s, map, kept_only);
 }
 
 static const char *offset_expr(SEmit *e, const Shape *s, const int *map) {
@@ -348,21 +307,21 @@ static const char *offset_expr(SEmit *e, const Shape *s, const int *map) {
   for (int j = 0; j < s->rank; j++) {
     if (dim_is_one(s, j) || map[j] < 0)
       continue;
-    const char *idx = arena_printf(e->a, "t_d%d", map[j]);
+    const char *idx = arena_printf(e->sk.a, "t_d%d", map[j]);
     if (is_reduced_axis(e, map[j]))
       e->used_red[map[j]] = e->used_red_any[map[j]] = 1;
-    else if (e->cvec || e->rows) /* the one kept axis */
+    else if (e->sk.cvec || e->sk.rows) /* the one kept axis */
       idx = "t_o";
     else
       e->used_kept[map[j]] = 1;
-    off = off ? arena_printf(e->a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
+    off = off ? arena_printf(e->sk.a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
   }
   return off ? off : "0";
 }
 
 /* Splits `idx` into the domain axes of `mask` (row-major): t_d<axis>. */
 static void emit_decompose(SEmit *e, Out *o, const char *idx, uint32_t mask, const char *used) {
-  const Shape *s = &e->g->domain;
+  const Shape *s = &e->sk.g->domain;
   int axes[TECC_MAX_RANK], n = shape_axes(s, mask, axes), last_used = -1;
   for (int j = 0; j < n; j++)
     if (used[axes[j]])
@@ -373,7 +332,7 @@ static void emit_decompose(SEmit *e, Out *o, const char *idx, uint32_t mask, con
   for (int j = n - 1; j > 0; j--) {
     int ax = axes[j];
     emit(o, "const IndexT t_d%d = %s %% %s;", ax, rest, dim_expr(e, s->d[ax]));
-    const char *q = arena_printf(e->a, "t_q%d", ax);
+    const char *q = arena_printf(e->sk.a, "t_q%d", ax);
     emit(o, "const IndexT %s = %s / %s;", q, rest, dim_expr(e, s->d[ax]));
     rest = q;
   }
@@ -385,14 +344,14 @@ static void emit_decompose(SEmit *e, Out *o, const char *idx, uint32_t mask, con
 static const char *sval(SEmit *e, Value *v, const int *map);
 
 static int in_group(const SEmit *e, const Value *v) {
-  for (int i = 0; i < e->st->reduces.len; i++)
-    if (e->st->reduces.items[i] == v)
+  for (int i = 0; i < e->sk.st->reduces.len; i++)
+    if (e->sk.st->reduces.items[i] == v)
       return 1;
   return 0;
 }
 
 static int from_memory(const SEmit *e, const Value *v) {
-  return v->op == IR_INPUT || (e->kp->stored[v->id] && !in_group(e, v) && e->kp->group_of[v->id] != e->g->id);
+  return v->op == IR_INPUT || (e->sk.kp->stored[v->id] && !in_group(e, v) && e->sk.kp->group_of[v->id] != e->sk.g->id);
 }
 
 static const char *mem_param(SEmit *e, Value *v) {
@@ -439,7 +398,6 @@ static int element_bytes(const Cached *c) {
 /* `row`: NULL for a tensor over the whole domain (held, or loaded a chunk
  * at a time), else a broadcast operand's row offset (loaded a pack at a
  * time in the element loop, open_elements()). */
-static int stream_kept_bytes(const SEmit *e, const Value *v);
 
 static Cached *find_cached(const SEmit *e, const Value *v, const char *row) {
   for (int i = 0; i < e->cached.len; i++) {
@@ -455,24 +413,24 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
   e->used_elem |= !row;
   if (c) {
     c->passes |= 1u << (e->pass & 31);
-    return cached_elem(c, e->a);
+    return cached_elem(c, e->sk.a);
   }
-  c = ARENA_NEW(e->a, Cached);
+  c = ARENA_NEW(e->sk.a, Cached);
   c->v = v;
   c->row = row;
-  c->name = arena_printf(e->a, "t_%s%d", row ? "bc" : "c", v->id);
+  c->name = arena_printf(e->sk.a, "t_%s%d", row ? "bc" : "c", v->id);
   if (row && cached_named(e, c->name))
-    c->name = arena_printf(e->a, "%s_%d", c->name, e->cached.len);
+    c->name = arena_printf(e->sk.a, "%s_%d", c->name, e->cached.len);
   c->raw = raw;
   c->ptr = mem_param(e, v);
   c->passes = 1u << (e->pass & 31);
-  c->kept = !row && e->keeps && stream_kept_bytes(e, v) > 0;
+  c->kept = !row && e->keeps && stitch_kept_bytes(&e->sk, v) > 0;
   c->kept_at = e->keep_bytes;
-  c->pairs = (e->vec || (e->cvec && e->reg)) && dtype_is_16bit(v->dtype); /* the stream kernel's columns: VEC 1 */
+  c->pairs = (e->sk.vec || (e->sk.cvec && e->sk.reg)) && dtype_is_16bit(v->dtype); /* the stream kernel's columns: VEC 1 */
   if (c->kept)
     e->keep_bytes += element_bytes(c);
-  vec_push(e->a, &e->cached, c);
-  return cached_elem(c, e->a);
+  vec_push(e->sk.a, &e->cached, c);
+  return cached_elem(c, e->sk.a);
 }
 
 /* The row offset of a row-contiguous tensor: its index over its other axes. */
@@ -481,34 +439,34 @@ static const char *row_offset(SEmit *e, const Shape *s, const int *map) {
   for (int j = 0; j < s->rank; j++) {
     if (dim_is_one(s, j) || map[j] < 0 || is_reduced_axis(e, map[j]))
       continue;
-    const char *idx = e->rows ? "t_o" : arena_printf(e->a, "t_d%d", map[j]); /* rows: the one kept axis */
-    if (!e->rows)
+    const char *idx = e->sk.rows ? "t_o" : arena_printf(e->sk.a, "t_d%d", map[j]); /* rows: the one kept axis */
+    if (!e->sk.rows)
       e->used_kept[map[j]] = 1;
-    off = off ? arena_printf(e->a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
+    off = off ? arena_printf(e->sk.a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
   }
   return off ? off : "0";
 }
 
 /* Element t_r of a row of a row-contiguous tensor at row offset `row`. */
 static const char *at_row(SEmit *e, const char *row, const char *r) {
-  return strcmp(row, "0") == 0 ? r : arena_printf(e->a, "(%s) * t_red + %s", row, r);
+  return strcmp(row, "0") == 0 ? r : arena_printf(e->sk.a, "(%s) * t_red + %s", row, r);
 }
 
 static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) {
   const char *p = mem_param(e, v);
   if (v->shape.rank == 0)
-    return cu_load_conv(e->a, v->dtype, p);
-  if (e->vec && !row_level && !covers(e, &v->shape, map, 0) && stitch_row_contiguous(e->g, &v->shape, map)) {
+    return cu_load_conv(e->sk.a, v->dtype, p);
+  if (e->sk.vec && !row_level && !covers(e, &v->shape, map, 0) && stitch_row_contiguous(e->sk.g, &v->shape, map)) {
     const char *row = row_offset(e, &v->shape, map);
-    return cached_load(e, v, arena_printf(e->a, "%s[%s]", p, at_row(e, row, "t_r")), row);
+    return cached_load(e, v, arena_printf(e->sk.a, "%s[%s]", p, at_row(e, row, "t_r")), row);
   }
-  const char *off = offset_expr(e, &v->shape, map), *raw = arena_printf(e->a, "%s[%s]", p, off);
+  const char *off = offset_expr(e, &v->shape, map), *raw = arena_printf(e->sk.a, "%s[%s]", p, off);
   if (covers(e, &v->shape, map, 0) && !row_level)
     return cached_load(e, v, raw, NULL);
   e->used_r |= !row_level && off == e->lin;
-  const char *mem = cu_load_conv(e->a, v->dtype, raw);
+  const char *mem = cu_load_conv(e->sk.a, v->dtype, raw);
   if (row_level)
-    return arena_printf(e->a, "%s ? %s : (%s)0", thread_index(e) ? row_in_operand(e) : "t_live", mem,
+    return arena_printf(e->sk.a, "%s ? %s : (%s)0", thread_index(e) ? row_in_operand(e) : "t_live", mem,
                         cu_compute_ctype(v->dtype));
   return mem;
 }
@@ -552,9 +510,9 @@ static const char *row_reciprocal(SEmit *e, Value *v, const int *map, const char
       !varies_along_row(e, v, map) || !row_level_operand(e, v->args[1], map))
     return NULL;
   const char *s = args[1], *sub = strchr(s, '[');
-  const char *rcp = kernel_name_for(e, arena_printf(e->a, "inv_%.*s", sub ? (int)(sub - s) : (int)strlen(s), s));
-  row_decl(e, e->pre, "float", rcp, arena_printf(e->a, "1.0f / %s", s), 0, NULL, 0);
-  return arena_printf(e->a, "tecc::mul(%s, %s)", args[0], row_ref(e, rcp));
+  const char *rcp = kernel_name_for(e, arena_printf(e->sk.a, "inv_%.*s", sub ? (int)(sub - s) : (int)strlen(s), s));
+  row_decl(e, e->pre, "float", rcp, arena_printf(e->sk.a, "1.0f / %s", s), 0, NULL, 0);
+  return arena_printf(e->sk.a, "tecc::mul(%s, %s)", args[0], row_ref(e, rcp));
 }
 
 static int is_kept(const SEmit *e, const Value *v);
@@ -581,10 +539,10 @@ static const char *fused_multiply_add(SEmit *e, Value *v, const int *map) {
   Value *p = v->args[i];
   const char *a = sval(e, p->args[0], map), *b = sval(e, p->args[1], map), *c = sval(e, v->args[1 - i], map);
   if (v->bop == BIN_SUB && i == 0)
-    c = arena_printf(e->a, "-(%s)", c);
+    c = arena_printf(e->sk.a, "-(%s)", c);
   else if (v->bop == BIN_SUB)
-    a = arena_printf(e->a, "-(%s)", a);
-  return arena_printf(e->a, "tecc::fma(%s, %s, %s)", a, b, c);
+    a = arena_printf(e->sk.a, "-(%s)", a);
+  return arena_printf(e->sk.a, "tecc::fma(%s, %s, %s)", a, b, c);
 }
 
 static const char *compute(SEmit *e, Value *v, const int *map) {
@@ -595,7 +553,7 @@ static const char *compute(SEmit *e, Value *v, const int *map) {
   for (int i = 0; i < v->nargs; i++)
     args[i] = sval(e, v->args[i], map);
   const char *by_reciprocal = row_reciprocal(e, v, map, args);
-  return by_reciprocal ? by_reciprocal : cu_op_expr(e->a, v, args);
+  return by_reciprocal ? by_reciprocal : cu_op_expr(e->sk.a, v, args);
 }
 
 /* A kept value is stored to t_m<id> where first computed. */
@@ -617,18 +575,18 @@ static const char *named_value(SEmit *e, Value *v, const int *map) {
   int whole = !mem && !row_level && covers(e, &v->shape, map, 0);
   e->used_elem |= whole && is_kept(e, v);
   if (whole && is_kept(e, v) && e->kept[v->id])
-    return memo_add(e->a, memo, v, map, arena_printf(e->a, "t_m%d[t_e]", v->id))->name;
+    return memo_add(e->sk.a, memo, v, map, arena_printf(e->sk.a, "t_m%d[t_e]", v->id))->name;
   const char *expr = mem ? load_expr(e, v, map, row_level) : compute(e, v, map);
   const char *want = base_name(e, v);
-  const char *fresh = row_level ? kernel_name_for(e, want) : fresh_name(e->a, &e->taken, want);
-  const char *name = memo_add(e->a, memo, v, map, row_level ? row_ref(e, fresh) : fresh)->name;
+  const char *fresh = row_level ? kernel_name_for(e, want) : fresh_name(e->sk.a, &e->taken, want);
+  const char *name = memo_add(e->sk.a, memo, v, map, row_level ? row_ref(e, fresh) : fresh)->name;
   if (row_level)
     row_decl(e, e->pre, cu_compute_ctype(v->dtype), fresh, expr, 0, NULL, mem && v->shape.rank > 0);
   else
     emit(e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
   if (whole && is_kept(e, v)) {
     emit(e->body, "t_m%d[t_e] = %s;", v->id, name);
-    emit(e->keep_decls, "%s t_m%d[%sITEMS * VEC];", cu_compute_ctype(v->dtype), v->id, e->rows ? "ROWS * " : "");
+    emit(e->keep_decls, "%s t_m%d[%sITEMS * VEC];", cu_compute_ctype(v->dtype), v->id, e->sk.rows ? "ROWS * " : "");
     e->kept[v->id] = 1;
   }
   return name;
@@ -638,7 +596,7 @@ static const char *sval(SEmit *e, Value *v, const int *given) {
   int map[TECC_MAX_RANK];
   v = through_broadcasts(v, given, map);
   if (v->op == IR_CONST)
-    return cu_const_literal(e->a, v);
+    return cu_const_literal(e->sk.a, v);
   if (v->op == IR_REDUCE && in_group(e, v)) {
     if (!e->red_name[v->id])
       internal_error("stitch: reduction %%%d used before its level", v->id);
@@ -688,24 +646,24 @@ static Red red_of(Arena *a, const Value *r) {
   return x;
 }
 
-/* ---- the kernel -------------------------------------------------------------- */
+/* ---- the element loop and the reduction pass -------------------------------- */
 
 /* The thread's lane along the row and the lanes of the row: across the
  * blocks of a cluster in the cluster-capable kernel. */
 static const char *lane(const SEmit *e) {
-  return e->cluster ? "t_lane" : e->row ? "threadIdx.x" : "threadIdx.y";
+  return e->sk.cluster ? "t_lane" : e->sk.row ? "threadIdx.x" : "threadIdx.y";
 }
 
 static const char *lanes(const SEmit *e) {
-  return e->cluster ? "t_lanes" : e->row ? "blockDim.x" : "blockDim.y";
+  return e->sk.cluster ? "t_lanes" : e->sk.row ? "blockDim.x" : "blockDim.y";
 }
 
 /* The first row element of item t_k of this thread (in the chunk t_base
  * of the stream kernel; t_nb, the next one, in loads ahead). */
 static const char *first_of_item(SEmit *e) {
-  const char *base = e->reg ? "" : e->into_next ? "t_nb + " : "t_base + ";
-  return arena_printf(e->a, "%s((IndexT)%s + (IndexT)t_k * (IndexT)%s)%s", base, lane(e), lanes(e),
-                      e->cvec ? "" : " * VEC");
+  const char *base = e->sk.reg ? "" : e->into_next ? "t_nb + " : "t_base + ";
+  return arena_printf(e->sk.a, "%s((IndexT)%s + (IndexT)t_k * (IndexT)%s)%s", base, lane(e), lanes(e),
+                      e->sk.cvec ? "" : " * VEC");
 }
 
 /* The stream kernel's chunk loop over the row: forward in odd passes,
@@ -715,14 +673,14 @@ static const char *first_of_item(SEmit *e) {
  * of every other pass went to HBM; bench/NOTES.md). */
 static void chunk_step(SEmit *e, Out *o) {
   emit(o, "const IndexT t_step = (IndexT)%s * %s; /* the elements of a chunk */", lanes(e),
-       e->cvec ? "ITEMS" : "(VEC * ITEMS)");
+       e->sk.cvec ? "ITEMS" : "(VEC * ITEMS)");
 }
 
 static void open_chunk_loop(SEmit *e, Out *o) {
   const char *hi = row_end(e);
   if (e->pass % 2)
-    open_block(o, "for (IndexT t_base = %s; t_base < %s; t_base += t_step)", split_kernel(e) ? "t_lo" : "0", hi);
-  else if (split_kernel(e))
+    open_block(o, "for (IndexT t_base = %s; t_base < %s; t_base += t_step)", stitch_split_kernel(&e->sk) ? "t_lo" : "0", hi);
+  else if (stitch_split_kernel(&e->sk))
     open_block(o, "for (IndexT t_base = t_lo + (%s - t_lo - 1) / t_step * t_step; t_base >= t_lo && t_base < %s; "
                "t_base -= t_step)", hi, hi);
   else
@@ -740,11 +698,10 @@ static void load_one(SEmit *e, Out *o, const Cached *c, const char *name, const 
   if (c->pairs)
     emit(o, "tecc::set_pair_half(%s, %s, %s ? %s : (uint16_t)0);", name, at, in, c->raw);
   else
-    emit(o, "%s[%s] = %s ? %s : (%s)0;", name, at, in, cu_load_conv(e->a, c->v->dtype, c->raw),
+    emit(o, "%s[%s] = %s ? %s : (%s)0;", name, at, in, cu_load_conv(e->sk.a, c->v->dtype, c->raw),
          cu_compute_ctype(c->v->dtype));
 }
 
-static int takes_packs(const SEmit *e);
 
 /* Rows of 16-bit values that are not whole packs move through the
  * aligned 16-byte chunks they span (tecc::load_unaligned,
@@ -753,10 +710,9 @@ static int takes_packs(const SEmit *e);
  * carry that code (where t_packs was an argument, as masked rows' once,
  * masked softmax bf16 lost 4.5 points of copy). */
 static int moves_unaligned(const SEmit *e) {
-  return takes_packs(e) && most_vec(e->sched) == 8;
+  return stitch_takes_packs(&e->sk) && stitch_most_vec(e->sk.sched) == 8;
 }
 
-static int any_variant(const GroupSchedule *s, size_t field);
 
 /* Row operand c of the reg kernel (a norm's w or b: the same row offset,
  * 0, for every row) is loaded early in its EARLY instance (the WHOLE one
@@ -764,27 +720,13 @@ static int any_variant(const GroupSchedule *s, size_t field);
  * thread's row, before the reductions, not in the pass that reads it
  * after them, where every row would wait for them before its first store. */
 static int loads_early(const SEmit *e, const Cached *c) {
-  return e->reg && any_variant(e->sched, offsetof(Variant, early)) && takes_packs(e) && c->row && strcmp(c->row, "0") == 0;
-}
-
-/* The kernel takes EARLY: a row operand it would load early (the plan's). */
-static int early_kernel(const SEmit *e) {
-  return e->reg && any_variant(e->sched, offsetof(Variant, early)) && takes_packs(e) && e->g->plan->early.len > 0;
-}
-
-/* The kernel takes NARROW: a variant's blocks are the warps its rows need,
- * bound to NARROW_BLOCKS an SM (schedule.c). */
-static int narrow_kernel(const SEmit *e) {
-  for (int i = 0; e->reg && i < e->sched->nvariants; i++)
-    if (variant_narrow(&e->sched->variants[i]))
-      return 1;
-  return 0;
+  return e->sk.reg && stitch_any_variant(e->sk.sched, offsetof(Variant, early)) && stitch_takes_packs(&e->sk) && c->row && strcmp(c->row, "0") == 0;
 }
 
 /* The aligned pack of broadcast operand c at the thread's item t_r0. */
 static const char *operand_pack(SEmit *e, const Cached *c) {
   const char *st = cu_storage_ctype(c->v->dtype);
-  return arena_printf(e->a, "*reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", st, c->ptr,
+  return arena_printf(e->sk.a, "*reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", st, c->ptr,
                       at_row(e, c->row, "t_r0"));
 }
 
@@ -795,7 +737,7 @@ static void item_pack_words(SEmit *e, Out *o, const Cached *c, int i) {
     emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[t_j] = tecc::pair_word(t_q%d, t_j);", c->name, i);
   else
     emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_j] = %s;", c->name,
-         cu_load_conv(e->a, c->v->dtype, arena_printf(e->a, "t_q%d.v[t_j]", i)));
+         cu_load_conv(e->sk.a, c->v->dtype, arena_printf(e->sk.a, "t_q%d.v[t_j]", i)));
 }
 
 /* The packs of this item of the broadcast operands the pass reads (a
@@ -814,7 +756,7 @@ static void load_item_packs(SEmit *e, Out *o) {
       emit(o, "%s %s[VEC];", cu_compute_ctype(c->v->dtype), c->name);
     open_block(o, "if (t_packs)");
     emit(o, "const tecc::Pack<%s, VEC> t_q%d = %s%s;", st, i,
-         loads_early(e, c) ? arena_printf(e->a, "EARLY ? t_e%d[t_k] : ", i) : "", operand_pack(e, c));
+         loads_early(e, c) ? arena_printf(e->sk.a, "EARLY ? t_e%d[t_k] : ", i) : "", operand_pack(e, c));
     item_pack_words(e, o, c, i);
     /* a norm's w or b of 16-bit values in a row that is not whole packs:
      * aligned loads and a shift (tecc::load_unaligned), inside its t_red */
@@ -845,12 +787,12 @@ static void open_elements(SEmit *e, Out *o) {
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
   if (e->vmask)
     emit_fragment(o, e->vmask);
-  if (e->vdecl && !e->rows)
+  if (e->vdecl && !e->sk.rows)
     emit_fragment(o, e->vdecl);
   /* VEC > 1 only when rows are whole packs: one bound check per pack */
   open_block(o, "if (%s)", item_in(e));
   load_item_packs(e, o); /* rows: once for the thread's rows */
-  if (e->rows) {
+  if (e->sk.rows) {
     open_thread_rows(e, o, 1);
     if (e->vdecl)
       emit_fragment(o, e->vdecl);
@@ -860,43 +802,43 @@ static void open_elements(SEmit *e, Out *o) {
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
   if (e->used_elem)
-    emit(o, "const int t_e = %s * VEC + t_j;", e->rows ? "(t_i * ITEMS + t_k)" : "t_k");
-  if (e->vec || e->used_r || memchr(e->used_red, 1, sizeof e->used_red))
-    emit(o, "const IndexT t_r = t_r0%s;", e->cvec ? "" : " + t_j");
-  if (e->vec) /* without packs, the row may end inside the last one */
+    emit(o, "const int t_e = %s * VEC + t_j;", e->sk.rows ? "(t_i * ITEMS + t_k)" : "t_k");
+  if (e->sk.vec || e->used_r || memchr(e->used_red, 1, sizeof e->used_red))
+    emit(o, "const IndexT t_r = t_r0%s;", e->sk.cvec ? "" : " + t_j");
+  if (e->sk.vec) /* without packs, the row may end inside the last one */
     emit(o, "if (!t_packs && t_r >= t_red) break;");
-  if (e->cvec) { /* without packs, the columns may end inside the last one (a block, not a break: */
+  if (e->sk.cvec) { /* without packs, the columns may end inside the last one (a block, not a break: */
     emit(o, "const IndexT t_o = t_o0 + t_j;"); /* a break kept an f64 column's registers in local memory) */
     open_block(o, "if (t_packs || t_o < t_outer)");
   }
 }
 
 static void close_elements(SEmit *e, Out *o) {
-  if (e->cvec)
+  if (e->sk.cvec)
     close_block(o, "");
   close_block(o, "");
   if (e->ipost)
     emit_fragment(o, e->ipost);
-  if (e->rows) {
+  if (e->sk.rows) {
     if (e->vafter)
       emit_fragment(o, e->vafter);
     close_thread_rows(o, 1);
   }
   close_block(o, "");
-  if (e->vafter && !e->rows)
+  if (e->vafter && !e->sk.rows)
     emit_fragment(o, e->vafter);
   close_block(o, "");
 }
 
 static void start_pass(SEmit *e) {
   forget_element_names(e);
-  e->pre = new_out(e->a);
-  e->body = new_out(e->a);
+  e->pre = new_out(e->sk.a);
+  e->body = new_out(e->sk.a);
   e->memo.len = 0;
   e->pass++;
   e->vdecl = e->vafter = e->vmask = NULL;
-  e->ipre = new_out(e->a);
-  e->ipost = new_out(e->a);
+  e->ipre = new_out(e->sk.a);
+  e->ipost = new_out(e->sk.a);
   memset(e->used_red, 0, sizeof e->used_red);
   e->used_elem = e->used_r = 0;
 }
@@ -911,18 +853,18 @@ static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
   if (head)
     emit_fragment(o, head);
   open_block(o, "%s", live_guard(e));
-  if (!e->reg) {
+  if (!e->sk.reg) {
     open_chunks(e, o);
     load_cached(e, o, e->pass);
   }
   open_elements(e, o);
-  emit_decompose(e, o, "t_r", e->st->axes, e->used_red);
+  emit_decompose(e, o, "t_r", e->sk.st->axes, e->used_red);
   emit_fragment(o, e->body);
   close_elements(e, o);
-  if (!e->reg)
+  if (!e->sk.reg)
     close_block(o, "");
   close_block(o, "");
-  if (split_kernel(e) && e->pass == 1)
+  if (stitch_split_kernel(&e->sk) && e->pass == 1)
     feed_partials(e, o);
   if (tail)
     emit_fragment(o, tail);
@@ -931,20 +873,20 @@ static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
 /* acc = the row's fold of every thread's accumulator `acc` (cvec: the
  * array over the thread's columns, in place). */
 static void emit_allreduce(SEmit *e, Out *o, const char *acc, const Red *x) {
-  if (e->cvec) {
+  if (e->sk.cvec) {
     emit(o, "tecc::column_allreduce_vec(%s, %s, (%s *)t_smem);", acc, x->op, x->type);
     return;
   }
   const char *at = row_ref(e, acc);
-  const char *fn = !e->row ? "tecc::column_allreduce" : e->lanes ? "tecc::lanes_allreduce<LANES>" : "tecc::row_allreduce";
-  row_stmt(e, o, arena_printf(e->a, "%s = %s(%s, %s, (%s *)t_smem);", at, fn, at, x->op, x->type), 0);
+  const char *fn = !e->sk.row ? "tecc::column_allreduce" : e->sk.lanes ? "tecc::lanes_allreduce<LANES>" : "tecc::row_allreduce";
+  row_stmt(e, o, arena_printf(e->sk.a, "%s = %s(%s, %s, (%s *)t_smem);", at, fn, at, x->op, x->type), 0);
 }
 
 /* The row scalar of reduction `r`: `val`, its all-reduced accumulator
  * (x's type), in r's type. */
 static void row_scalar(SEmit *e, Out *o, Value *r, const char *val, const Red *x) {
   const char *name = kernel_name_for(e, base_name(e, r));
-  row_decl(e, o, cu_compute_ctype(r->dtype), name, cu_convert(e->a, val, x->dt, r->dtype), 0, NULL, 0);
+  row_decl(e, o, cu_compute_ctype(r->dtype), name, cu_convert(e->sk.a, val, x->dt, r->dtype), 0, NULL, 0);
   e->red_name[r->id] = row_ref(e, name);
 }
 
@@ -964,7 +906,7 @@ static const char *fused_product_step(SEmit *e, Value *r, const Red *x, const ch
   if (!varies_along_row(e, p, map) || from_memory(e, p) || is_kept(e, p) || memo_find(&e->memo, p, map))
     return NULL;
   const char *a = sval(e, p->args[0], map), *b = sval(e, p->args[1], map);
-  return arena_printf(e->a, "tecc::fma(%s, %s, %s)", a, b, acc);
+  return arena_printf(e->sk.a, "tecc::fma(%s, %s, %s)", a, b, acc);
 }
 
 /* A max or min of a 16-bit float tensor the pass holds two to a 32-bit
@@ -982,7 +924,7 @@ static const Cached *paired_minmax(SEmit *e, Value *r, const Red *x) {
   Value *v = r->args[0];
   if (v->op == IR_CAST && v->dtype == DT_F32) /* a 16-bit float widened: exact */
     v = v->args[0];
-  if (!e->vec || (r->rop != RED_MAX && r->rop != RED_MIN) || x->dt != DT_F32 || !dtype_is_16bit(v->dtype) ||
+  if (!e->sk.vec || (r->rop != RED_MAX && r->rop != RED_MIN) || x->dt != DT_F32 || !dtype_is_16bit(v->dtype) ||
       !from_memory(e, v))
     return NULL;
   const Cached *c = find_cached(e, v, NULL);
@@ -998,30 +940,30 @@ static const Cached *paired_minmax(SEmit *e, Value *r, const Red *x) {
  * values again for the next pass either way (rows of 11008 and 16384
  * gained 1.3 to 1.6), as the stream kernel does for each chunk. */
 static const char *pairs_on(const SEmit *e) {
-  return e->reg ? "t_packs && tecc::pairs_minmax(VEC) && ITEMS >= 8" : "t_packs && tecc::pairs_minmax(VEC)";
+  return e->sk.reg ? "t_packs && tecc::pairs_minmax(VEC) && ITEMS >= 8" : "t_packs && tecc::pairs_minmax(VEC)";
 }
 
 /* The pair accumulator of r (paired_minmax()): declared in `head`, each
  * item's words folded in (e->ipre), then into `acc` in `fold`. */
 static void pair_minmax(SEmit *e, Value *r, const Cached *c, const Red *x, const char *acc, Out *head, Out *fold) {
   const int mx = r->rop == RED_MAX, bf = c->v->dtype == DT_BF16;
-  const char *pk_name = arena_printf(e->a, "t_pk%d", r->id), *pk = row_ref(e, pk_name);
+  const char *pk_name = arena_printf(e->sk.a, "t_pk%d", r->id), *pk = row_ref(e, pk_name);
   const char *inf = bf ? (mx ? "0xff80ff80u" : "0x7f807f80u") : (mx ? "0xfc00fc00u" : "0x7c007c00u");
   row_decl(e, head, "uint32_t", pk_name, inf, 1, mx ? "two elements' max a word" : "two elements' min a word", 0);
   open_block(e->ipre, "if (%s)", pairs_on(e));
   emit(e->ipre, "#pragma unroll");
   emit(e->ipre, "for (int t_w = 0; t_w < VEC / 2; t_w++) %s = tecc::minmax_pairs<%s, %s>(%s, %s[%s * (VEC / 2) + t_w]);",
-       pk, mx ? "true" : "false", bf ? "true" : "false", pk, c->name, e->rows ? "(t_i * ITEMS + t_k)" : "t_k");
+       pk, mx ? "true" : "false", bf ? "true" : "false", pk, c->name, e->sk.rows ? "(t_i * ITEMS + t_k)" : "t_k");
   close_block(e->ipre, "");
-  const char *words = arena_printf(e->a, "&%s", pk);
-  row_stmt(e, fold, arena_printf(e->a, "if (%s) %s = %s(%s, %s(%s, %s));", pairs_on(e), acc, x->op, acc, x->op,
-                                 pair_elem(e->a, c->v->dtype, words, "0"), pair_elem(e->a, c->v->dtype, words, "1")), 0);
+  const char *words = arena_printf(e->sk.a, "&%s", pk);
+  row_stmt(e, fold, arena_printf(e->sk.a, "if (%s) %s = %s(%s, %s(%s, %s));", pairs_on(e), acc, x->op, acc, x->op,
+                                 pair_elem(e->sk.a, c->v->dtype, words, "0"), pair_elem(e->sk.a, c->v->dtype, words, "1")), 0);
 }
 
 /* A reduction's accumulator t_acc<id>, declared in `head`; returns it as
  * read (row_ref()). */
 static const char *reduce_acc(SEmit *e, Value *r, const Red *x, Out *head) {
-  const char *acc_name = arena_printf(e->a, "t_acc%d", r->id);
+  const char *acc_name = arena_printf(e->sk.a, "t_acc%d", r->id);
   row_decl(e, head, x->type, acc_name, x->identity, 1, NULL, 0);
   return row_ref(e, acc_name);
 }
@@ -1039,28 +981,28 @@ static const char *rcount_param(SEmit *e, const char *type) {
  * passes, and one hoisted to the kernel's start delayed a block's first
  * loads (bench/NOTES.md, issue 12). */
 static const char *mean_of(SEmit *e, const char *acc, const char *type) {
-  return arena_printf(e->a, "tecc::mul(%s, %s)", acc, rcount_param(e, type));
+  return arena_printf(e->sk.a, "tecc::mul(%s, %s)", acc, rcount_param(e, type));
 }
 
 /* Both kernels of a group take the reciprocals of every mean in it, so
  * that one launch list serves both (the stream kernel's moments may not
  * divide where the register kernel does). */
 static void declare_rcounts(SEmit *e) {
-  for (int i = 0; i < e->st->reduces.len; i++) {
-    const Value *r = e->st->reduces.items[i];
+  for (int i = 0; i < e->sk.st->reduces.len; i++) {
+    const Value *r = e->sk.st->reduces.items[i];
     if (r->rop == RED_MEAN)
-      rcount_param(e, red_of(e->a, r).type);
+      rcount_param(e, red_of(e->sk.a, r).type);
   }
 }
 
 /* After the pass: the block all-reduce of r's accumulator (and the
  * cluster's) and the row scalar, in `tail`. */
 static void reduce_finish(SEmit *e, Value *r, const Red *x, Out *tail) {
-  const char *acc_name = arena_printf(e->a, "t_acc%d", r->id), *acc = row_ref(e, acc_name);
+  const char *acc_name = arena_printf(e->sk.a, "t_acc%d", r->id), *acc = row_ref(e, acc_name);
   emit_allreduce(e, tail, acc_name, x);
-  if (e->cluster) {
+  if (e->sk.cluster) {
     open_block(tail, "if (CLUSTER)");
-    row_stmt(e, tail, arena_printf(e->a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x->op), 0);
+    row_stmt(e, tail, arena_printf(e->sk.a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x->op), 0);
     close_block(tail, "");
   }
   row_scalar(e, tail, r, r->rop == RED_MEAN ? mean_of(e, acc, x->type) : acc, x);
@@ -1070,13 +1012,13 @@ static void reduce_finish(SEmit *e, Value *r, const Red *x, Out *tail) {
  * the block all-reduce and the row scalar (`tail`); a pair accumulator
  * folds in `fold` (NULL: `tail`). */
 static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail, Out *fold) {
-  Red x = red_of(e->a, r);
+  Red x = red_of(e->sk.a, r);
   const char *acc = reduce_acc(e, r, &x, head);
   const char *step = fused_product_step(e, r, &x, acc, map);
   const Cached *pairs = NULL;
   if (!step) {
     const char *arg = sval(e, r->args[0], map);
-    step = arena_printf(e->a, "%s(%s, %s)", x.op, acc, cu_convert(e->a, arg, r->args[0]->dtype, x.dt));
+    step = arena_printf(e->sk.a, "%s(%s, %s)", x.op, acc, cu_convert(e->sk.a, arg, r->args[0]->dtype, x.dt));
     pairs = paired_minmax(e, r, &x);
   }
   if (pairs) {
@@ -1092,13 +1034,13 @@ static void early_outputs(SEmit *e);
 
 static void reduction_pass(SEmit *e, Out *o, int level) {
   int map[TECC_MAX_RANK];
-  identity_map(map, e->g->domain.rank);
+  identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
-  Out *head = new_out(e->a), *tail = new_out(e->a);
+  Out *head = new_out(e->sk.a), *tail = new_out(e->sk.a);
   emit(head, "/* level %d */", level);
-  for (int i = 0; i < e->st->reduces.len; i++) {
-    Value *r = e->st->reduces.items[i];
-    if (e->st->level[r->id] == level)
+  for (int i = 0; i < e->sk.st->reduces.len; i++) {
+    Value *r = e->sk.st->reduces.items[i];
+    if (e->sk.st->level[r->id] == level)
       reduce_one(e, r, map, head, tail, NULL);
   }
   if (level == 1)
@@ -1133,7 +1075,7 @@ static void moments_of_one(SEmit *e, Value *r, Value *a, const char *elem, Momen
   emit(mo->decl, "%s t_cs%d = 0, t_cn%d = 0, t_cq%d = 0; /* this chunk's sum, count, squared deviations */", t, id,
        id, id);
   emit(mo->one, "t_cs%d = tecc::add(t_cs%d, %s);", id, id, elem);
-  if (e->vec) { /* whole packs: the count a pack at a time (exact, as every count of a chunk) */
+  if (e->sk.vec) { /* whole packs: the count a pack at a time (exact, as every count of a chunk) */
     emit(mo->one, "if (!t_packs) t_cn%d = tecc::add(t_cn%d, (%s)1);", id, id, t);
     emit(e->ipost, "if (t_packs) t_cn%d = tecc::add(t_cn%d, (%s)VEC);", id, id, t);
   } else {
@@ -1144,8 +1086,8 @@ static void moments_of_one(SEmit *e, Value *r, Value *a, const char *elem, Momen
        id);
   emit(mo->tail, "t_mo%d = tecc::row_allreduce_moments(t_mo%d, (tecc::Moments<%s> *)t_smem);", id, id, t);
   const char *name = kernel_name_for(e, base_name(e, r));
-  const char *val = r->rop == RED_MEAN ? mean_of(e, arena_printf(e->a, "t_mo%d.m2", id), t)
-                                       : arena_printf(e->a, "t_mo%d.m2", id);
+  const char *val = r->rop == RED_MEAN ? mean_of(e, arena_printf(e->sk.a, "t_mo%d.m2", id), t)
+                                       : arena_printf(e->sk.a, "t_mo%d.m2", id);
   emit(mo->tail, "const %s %s = %s;", cu_compute_ctype(r->dtype), name, val);
   e->red_name[r->id] = name;
 }
@@ -1154,7 +1096,7 @@ static void moments_of_one(SEmit *e, Value *r, Value *a, const char *elem, Momen
 static void chunk_loop(SEmit *e, Out *o, Out *body) {
   e->body = body;
   open_elements(e, o);
-  emit_decompose(e, o, "t_r", e->st->axes, e->used_red);
+  emit_decompose(e, o, "t_r", e->sk.st->axes, e->used_red);
   emit_fragment(o, body);
   close_elements(e, o);
 }
@@ -1185,7 +1127,7 @@ static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, Out
     emit_fragment(o, last);
   close_block(o, "");
   close_block(o, "");
-  if (split_kernel(e) && e->pass == 1)
+  if (stitch_split_kernel(&e->sk) && e->pass == 1)
     feed_partials(e, o);
 }
 
@@ -1208,7 +1150,7 @@ static const Value *chunk_summed(const Value *r, const PtrVec *seconds, const Pt
  * the count a pack at a time; bench/NOTES.md).  The packed and element by
  * element instances keep the same chunk sums, so the same bits. */
 static void sum_of_chunks(SEmit *e, Value *r, const Value *m, MomentOuts *mo) {
-  Red x = red_of(e->a, r);
+  Red x = red_of(e->sk.a, r);
   const char *acc = reduce_acc(e, r, &x, mo->head);
   emit(mo->merge, "%s = %s(%s, t_cs%d);", acc, x.op, acc, m->id);
   reduce_finish(e, r, &x, mo->tail);
@@ -1217,25 +1159,25 @@ static void sum_of_chunks(SEmit *e, Value *r, const Value *m, MomentOuts *mo) {
 /* Levels `level` and `level` + 1 (its second moments) in one pass. */
 static void moment_pass(SEmit *e, Out *o, int level) {
   int map[TECC_MAX_RANK];
-  identity_map(map, e->g->domain.rank);
+  identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
   MomentOuts mo;
   Out **outs[] = {&mo.decl, &mo.one, &mo.mid, &mo.two, &mo.merge, &mo.head, &mo.tail};
   for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
-    *outs[i] = new_out(e->a);
+    *outs[i] = new_out(e->sk.a);
   emit(mo.head, "/* levels %d and %d in one read: level %d's second moments, chunk by chunk */", level, level + 1,
        level + 1);
   PtrVec seconds = {0}, centred = {0}; /* level + 1's moments, and the values they centre */
-  for (int i = 0; i < e->st->reduces.len; i++) {
-    Value *r = e->st->reduces.items[i];
-    if (e->st->level[r->id] == level + 1) {
-      vec_push(e->a, &seconds, r);
-      vec_push(e->a, &centred, stitch_moment_mean(e->g, r, level + 1)->args[0]);
+  for (int i = 0; i < e->sk.st->reduces.len; i++) {
+    Value *r = e->sk.st->reduces.items[i];
+    if (e->sk.st->level[r->id] == level + 1) {
+      vec_push(e->sk.a, &seconds, r);
+      vec_push(e->sk.a, &centred, stitch_moment_mean(e->sk.g, r, level + 1)->args[0]);
     }
   }
-  for (int i = 0; i < e->st->reduces.len; i++) {
-    Value *r = e->st->reduces.items[i];
-    if (e->st->level[r->id] != level || stitch_mean_only_centres(e->kp, e->g, r))
+  for (int i = 0; i < e->sk.st->reduces.len; i++) {
+    Value *r = e->sk.st->reduces.items[i];
+    if (e->sk.st->level[r->id] != level || stitch_mean_only_centres(e->sk.kp, e->sk.g, r))
       continue;
     const Value *by = chunk_summed(r, &seconds, &centred);
     if (by)
@@ -1287,11 +1229,11 @@ static const char *shift_at(SEmit *e, Value *s, const Value *m, const char *at) 
   if (s == m)
     return at;
   if (s->op == IR_CONST)
-    return cu_const_literal(e->a, s);
+    return cu_const_literal(e->sk.a, s);
   const char *args[3] = {0};
   for (int i = 0; i < s->nargs; i++)
     args[i] = shift_at(e, s->args[i], m, at);
-  return cu_op_expr(e->a, s, args);
+  return cu_op_expr(e->sk.a, s, args);
 }
 
 /* The fragments of an online pass: `save` before a chunk's first loop,
@@ -1304,34 +1246,34 @@ typedef struct OnlineOuts {
 /* The online sum r = sum(exp(v - s)) of max m: accumulator t_os<r>. */
 static void online_sum_of_one(SEmit *e, Value *r, Value *m, const int *map, OnlineOuts *oo) {
   Value *ex = r->args[0], *d = ex->args[0];
-  Red x = red_of(e->a, r);
+  Red x = red_of(e->sk.a, r);
   const char *t = cu_compute_ctype(m->dtype);
   const int id = r->id;
-  const char *os = row_ref(e, arena_printf(e->a, "t_os%d", id)), *sh = row_ref(e, arena_printf(e->a, "t_sh%d", id));
-  const char *acc = row_ref(e, arena_printf(e->a, "t_acc%d", m->id)), *pm = row_ref(e, arena_printf(e->a, "t_pm%d", id));
-  row_decl(e, oo->head, x.type, arena_printf(e->a, "t_os%d", id), x.identity, 1,
+  const char *os = row_ref(e, arena_printf(e->sk.a, "t_os%d", id)), *sh = row_ref(e, arena_printf(e->sk.a, "t_sh%d", id));
+  const char *acc = row_ref(e, arena_printf(e->sk.a, "t_acc%d", m->id)), *pm = row_ref(e, arena_printf(e->sk.a, "t_pm%d", id));
+  row_decl(e, oo->head, x.type, arena_printf(e->sk.a, "t_os%d", id), x.identity, 1,
            "sum of exp about this thread's shift so far", 0);
-  row_decl(e, oo->save, t, arena_printf(e->a, "t_pm%d", id), acc, 0, "the thread's max before this chunk", 0);
-  row_decl(e, oo->rescale, t, arena_printf(e->a, "t_sh%d", id), shift_at(e, online_shift(r), m, acc), 0, NULL, 0);
+  row_decl(e, oo->save, t, arena_printf(e->sk.a, "t_pm%d", id), acc, 0, "the thread's max before this chunk", 0);
+  row_decl(e, oo->rescale, t, arena_printf(e->sk.a, "t_sh%d", id), shift_at(e, online_shift(r), m, acc), 0, NULL, 0);
   row_stmt(e, oo->rescale,
-           arena_printf(e->a, "%s = tecc::rescale_exp(%s, %s, %s);", os, os, shift_at(e, online_shift(r), m, pm), sh), 0);
+           arena_printf(e->sk.a, "%s = tecc::rescale_exp(%s, %s, %s);", os, os, shift_at(e, online_shift(r), m, pm), sh), 0);
   const char *dargs[] = {sval(e, d->args[0], map), sh};
-  const char *eargs[] = {cu_op_expr(e->a, d, dargs)};
-  const char *term = cu_convert(e->a, cu_op_expr(e->a, ex, eargs), ex->dtype, x.dt);
+  const char *eargs[] = {cu_op_expr(e->sk.a, d, dargs)};
+  const char *term = cu_convert(e->sk.a, cu_op_expr(e->sk.a, ex, eargs), ex->dtype, x.dt);
   emit(oo->two, "%s = %s(%s, %s);", os, x.op, os, term);
 }
 
 /* After the pass: each thread's sum about its own max, rescaled to the
  * row's shift, then summed across the row. */
 static void online_sum_tail(SEmit *e, Value *r, Value *m, Out *before, Out *after) {
-  Red x = red_of(e->a, r);
+  Red x = red_of(e->sk.a, r);
   Value *s = online_shift(r);
   const int id = r->id;
-  const char *os_name = arena_printf(e->a, "t_os%d", id), *os = row_ref(e, os_name);
-  const char *tm = row_ref(e, arena_printf(e->a, "t_tm%d", id));
-  row_decl(e, before, cu_compute_ctype(m->dtype), arena_printf(e->a, "t_tm%d", id),
-           row_ref(e, arena_printf(e->a, "t_acc%d", m->id)), 0, "the thread's own max", 0);
-  row_stmt(e, after, arena_printf(e->a, "%s = tecc::rescale_exp(%s, %s, %s);", os, os, shift_at(e, s, m, tm),
+  const char *os_name = arena_printf(e->sk.a, "t_os%d", id), *os = row_ref(e, os_name);
+  const char *tm = row_ref(e, arena_printf(e->sk.a, "t_tm%d", id));
+  row_decl(e, before, cu_compute_ctype(m->dtype), arena_printf(e->sk.a, "t_tm%d", id),
+           row_ref(e, arena_printf(e->sk.a, "t_acc%d", m->id)), 0, "the thread's own max", 0);
+  row_stmt(e, after, arena_printf(e->sk.a, "%s = tecc::rescale_exp(%s, %s, %s);", os, os, shift_at(e, s, m, tm),
                                   shift_at(e, s, m, e->red_name[m->id])), 0);
   emit_allreduce(e, after, os_name, &x);
   row_scalar(e, after, r, os, &x);
@@ -1340,18 +1282,18 @@ static void online_sum_tail(SEmit *e, Value *r, Value *m, Out *before, Out *afte
 /* Levels `level` and `level` + 1 (its online sums) in one pass. */
 static void online_pass(SEmit *e, Out *o, int level) {
   int map[TECC_MAX_RANK];
-  identity_map(map, e->g->domain.rank);
+  identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
   OnlineOuts oo;
   Out **outs[] = {&oo.save, &oo.rescale, &oo.two, &oo.head, &oo.tail};
   for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
-    *outs[i] = new_out(e->a);
-  Out *level_tail = new_out(e->a);
+    *outs[i] = new_out(e->sk.a);
+  Out *level_tail = new_out(e->sk.a);
   emit(oo.head, "/* levels %d and %d in one read: level %d's sums of exp, rescaled as the max grows */", level,
        level + 1, level + 1);
-  for (int i = 0; i < e->st->reduces.len; i++) {
-    Value *r = e->st->reduces.items[i];
-    if (e->st->level[r->id] == level)
+  for (int i = 0; i < e->sk.st->reduces.len; i++) {
+    Value *r = e->sk.st->reduces.items[i];
+    if (e->sk.st->level[r->id] == level)
       reduce_one(e, r, map, oo.head, level_tail, oo.rescale);
   }
   Out *one = e->body;
@@ -1360,17 +1302,17 @@ static void online_pass(SEmit *e, Out *o, int level) {
   e->memo.len = 0;
   e->body = oo.two;
   PtrVec sums = {0};
-  for (int i = 0; i < e->st->reduces.len; i++) {
-    Value *r = e->st->reduces.items[i];
-    if (e->st->level[r->id] == level + 1) {
-      vec_push(e->a, &sums, r);
-      online_sum_of_one(e, r, stitch_online_max(e->g, r, level + 1), map, &oo);
+  for (int i = 0; i < e->sk.st->reduces.len; i++) {
+    Value *r = e->sk.st->reduces.items[i];
+    if (e->sk.st->level[r->id] == level + 1) {
+      vec_push(e->sk.a, &sums, r);
+      online_sum_of_one(e, r, stitch_online_max(e->sk.g, r, level + 1), map, &oo);
     }
   }
-  Out *after = new_out(e->a);
+  Out *after = new_out(e->sk.a);
   for (int i = 0; i < sums.len; i++) {
     Value *r = sums.items[i];
-    online_sum_tail(e, r, stitch_online_max(e->g, r, level + 1), oo.tail, after);
+    online_sum_tail(e, r, stitch_online_max(e->sk.g, r, level + 1), oo.tail, after);
   }
   two_loop_pass(e, o, oo.head, oo.save, one, oo.rescale, oo.two, NULL, 0);
   emit_fragment(o, oo.tail);
@@ -1378,13 +1320,15 @@ static void online_pass(SEmit *e, Out *o, int level) {
   emit_fragment(o, after);
 }
 
+/* ---- outputs ---------------------------------------------------------------- */
+
 /* Stores `expr` in every buffer `v` lives in, at `off`. */
 static void emit_stores(SEmit *e, Out *o, Value *v, const char *expr, const char *off) {
-  const char *stored = cu_store_conv(e->a, v->dtype, expr);
-  for (int i = 0; i < e->k->noutputs; i++)
-    if (e->k->outputs[i].value == v)
+  const char *stored = cu_store_conv(e->sk.a, v->dtype, expr);
+  for (int i = 0; i < e->sk.k->noutputs; i++)
+    if (e->sk.k->outputs[i].value == v)
       emit(o, "%s[%s] = %s;", param(e, P_OUTPUT, i, NULL), off, stored);
-  if (e->kp->home[v->id].kind == HOME_WORKSPACE)
+  if (e->sk.kp->home[v->id].kind == HOME_WORKSPACE)
     emit(o, "%s[%s] = %s;", param(e, P_WS_WRITE, v->id, v), off, stored);
 }
 
@@ -1401,9 +1345,9 @@ static int stores_unaligned(const SEmit *e, DType t) {
  * after a partial chunk, and the packs of lanes left out were never
  * written (the stream kernel's backward second read; bench/NOTES.md). */
 static void declare_store_mask(SEmit *e) {
-  e->vmask = new_out(e->a);
+  e->vmask = new_out(e->sk.a);
   e->used_lane_mask = 1;
-  if (!e->rows) {
+  if (!e->sk.rows) {
     emit(e->vmask, "const unsigned t_sm = t_packs ? 0u : __ballot_sync(t_lm, t_r0 < %s); /* the lanes storing this item's packs */",
          row_end(e));
     return;
@@ -1421,15 +1365,15 @@ static void declare_store_mask(SEmit *e) {
  * as one pack. */
 static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int last) {
   const char *ct = cu_storage_ctype(t);
-  const char *s = arena_printf(e->a, "t_s_%s", ptr);
+  const char *s = arena_printf(e->sk.a, "t_s_%s", ptr);
   if (!e->vdecl) {
-    e->vdecl = new_out(e->a);
-    e->vafter = new_out(e->a);
+    e->vdecl = new_out(e->sk.a);
+    e->vafter = new_out(e->sk.a);
   }
   emit(e->vdecl, "tecc::Pack<%s, VEC> %s;", ct, s);
-  emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->a, t, expr));
-  const char *at = pack_offset(e), *left = e->cvec ? "t_outer - t_o0" : "t_red - t_r0";
-  const char *dst = arena_printf(e->a, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s)", ct, ptr, at);
+  emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->sk.a, t, expr));
+  const char *at = pack_offset(e), *left = e->sk.cvec ? "t_outer - t_o0" : "t_red - t_r0";
+  const char *dst = arena_printf(e->sk.a, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s)", ct, ptr, at);
   if (e->stage_part != 2)
     emit(e->vafter, last ? "if (%s && t_packs) tecc::store_stream(%s, %s);" : "if (%s && t_packs) *%s = %s;",
          item_in_operand(e), dst, s);
@@ -1440,7 +1384,7 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
     if (!e->vmask)
       declare_store_mask(e);
     emit(e->vafter, "%st_r0 < %s) tecc::store_unaligned(%s + %s, %s, %s, %s, %s);", other, row_end(e), ptr, at, s,
-         left, e->rows ? "t_sm[t_i]" : "t_sm", e->lanes ? "LANES ? LANES : 32" : "32");
+         left, e->sk.rows ? "t_sm[t_i]" : "t_sm", e->sk.lanes ? "LANES ? LANES : 32" : "32");
   } else {
     emit(e->vafter, "%st_r0 < %s) tecc::store_head(%s + %s, %s, %s);", other, row_end(e), ptr, at, s, left);
   }
@@ -1450,9 +1394,9 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
  * row values (rowstats' mean and variance)? */
 static int writes_along_row(SEmit *e) {
   int map[TECC_MAX_RANK];
-  identity_map(map, e->g->domain.rank);
-  for (int i = 0; i < e->g->roots.len; i++)
-    if (varies_along_row(e, e->g->roots.items[i], map))
+  identity_map(map, e->sk.g->domain.rank);
+  for (int i = 0; i < e->sk.g->roots.len; i++)
+    if (varies_along_row(e, e->sk.g->roots.items[i], map))
       return 1;
   return 0;
 }
@@ -1471,21 +1415,21 @@ static int writes_along_row(SEmit *e) {
  * 86.1), where either hint alone gave at most 8.6; column streams moved
  * -2.1 to +2.8 and keep plain loads and stores (bench/NOTES.md). */
 static int load_past_l2(SEmit *e, const Value *v, int pass) {
-  if (read_by_later_group(e->kp, e->g, v))
+  if (read_by_later_group(e->sk.kp, e->sk.g, v))
     return 0;
-  return e->reg ? !writes_along_row(e) : e->row && pass == e->last_pass;
+  return e->sk.reg ? !writes_along_row(e) : e->sk.row && pass == e->last_pass;
 }
 
 static int store_past_l2(const SEmit *e, const Value *v) {
-  return !e->reg && e->row && !read_by_later_group(e->kp, e->g, v);
+  return !e->sk.reg && e->sk.row && !read_by_later_group(e->sk.kp, e->sk.g, v);
 }
 
 static void stage_stores(SEmit *e, Value *v, const char *expr) {
   int last = store_past_l2(e, v);
-  for (int i = 0; i < e->k->noutputs; i++)
-    if (e->k->outputs[i].value == v)
+  for (int i = 0; i < e->sk.k->noutputs; i++)
+    if (e->sk.k->outputs[i].value == v)
       stage_one(e, param(e, P_OUTPUT, i, NULL), v->dtype, expr, last);
-  if (e->kp->home[v->id].kind == HOME_WORKSPACE)
+  if (e->sk.kp->home[v->id].kind == HOME_WORKSPACE)
     stage_one(e, param(e, P_WS_WRITE, v->id, v), v->dtype, expr, 0);
 }
 
@@ -1501,7 +1445,7 @@ static const char *store_value(SEmit *e, Value *v, const int *map) {
 static void row_output(SEmit *e, Value *v, const int *map, int part) {
   const char *val = store_value(e, v, map), *off = offset_expr(e, &v->shape, map);
   e->stage_part = part;
-  if ((e->vec || e->cvec) && off == e->lin) {
+  if ((e->sk.vec || e->sk.cvec) && off == e->lin) {
     stage_stores(e, v, val);
   } else {
     emit_stores(e, e->body, v, val, off);
@@ -1522,24 +1466,24 @@ static void row_output(SEmit *e, Value *v, const int *map, int part) {
  * its lane mask) took registers the first pass lacks (bf16 spills of 32
  * bytes grew to 152). */
 static int writes_early(SEmit *e, Value *v, const int *map) {
-  return e->reg && takes_packs(e) && !split_kernel(e) && varies_along_row(e, v, map) && v->id < e->st->nvalues &&
-         e->st->level[v->id] == 0 && offset_expr(e, &v->shape, map) == e->lin;
+  return e->sk.reg && stitch_takes_packs(&e->sk) && !stitch_split_kernel(&e->sk) && varies_along_row(e, v, map) && v->id < e->sk.st->nvalues &&
+         e->sk.st->level[v->id] == 0 && offset_expr(e, &v->shape, map) == e->lin;
 }
 
 static void early_outputs(SEmit *e) {
   int map[TECC_MAX_RANK];
-  identity_map(map, e->g->domain.rank);
-  for (int i = 0; i < e->g->roots.len; i++)
-    if (writes_early(e, e->g->roots.items[i], map))
-      row_output(e, e->g->roots.items[i], map, 1);
+  identity_map(map, e->sk.g->domain.rank);
+  for (int i = 0; i < e->sk.g->roots.len; i++)
+    if (writes_early(e, e->sk.g->roots.items[i], map))
+      row_output(e, e->sk.g->roots.items[i], map, 1);
 }
 
 static void output_pass(SEmit *e, Out *o) {
   int map[TECC_MAX_RANK], any = 0;
-  identity_map(map, e->g->domain.rank);
+  identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
-  for (int i = 0; i < e->g->roots.len; i++) {
-    Value *v = e->g->roots.items[i];
+  for (int i = 0; i < e->sk.g->roots.len; i++) {
+    Value *v = e->sk.g->roots.items[i];
     if (!varies_along_row(e, v, map))
       continue;
     row_output(e, v, map, writes_early(e, v, map) ? 2 : 0);
@@ -1553,11 +1497,11 @@ static void output_pass(SEmit *e, Out *o) {
 
 static void row_outputs(SEmit *e, Out *o) {
   int map[TECC_MAX_RANK];
-  identity_map(map, e->g->domain.rank);
-  e->pre = new_out(e->a);
-  Out *stores = new_out(e->a);
-  for (int i = 0; i < e->g->roots.len; i++) {
-    Value *v = e->g->roots.items[i];
+  identity_map(map, e->sk.g->domain.rank);
+  e->pre = new_out(e->sk.a);
+  Out *stores = new_out(e->sk.a);
+  for (int i = 0; i < e->sk.g->roots.len; i++) {
+    Value *v = e->sk.g->roots.items[i];
     if (varies_along_row(e, v, map))
       continue;
     emit_stores(e, stores, v, sval(e, v, map), offset_expr(e, &v->shape, map));
@@ -1565,7 +1509,7 @@ static void row_outputs(SEmit *e, Out *o) {
   emit_fragment(o, e->pre);
   if (!stores->b->len)
     return;
-  open_block(o, "if (t_live && %s == 0%s)", lane(e), split_kernel(e) ? " && blockIdx.y == 0" : "");
+  open_block(o, "if (t_live && %s == 0%s)", lane(e), stitch_split_kernel(&e->sk) ? " && blockIdx.y == 0" : "");
   if (thread_index(e))
     open_thread_rows(e, o, 1);
   emit_fragment(o, stores);
@@ -1573,6 +1517,8 @@ static void row_outputs(SEmit *e, Out *o) {
     close_thread_rows(o, 1);
   close_block(o, "");
 }
+
+/* ---- loads: the held row, a stream chunk, kept items ------------------------ */
 
 /* Loads the thread's elements of the full-domain inputs into registers:
  * the whole row (reg kernel, pass 0 = all), or one chunk of the inputs
@@ -1583,12 +1529,12 @@ static int loaded_in(const Cached *c, int pass) {
 
 /* The item of the thread's held elements that t_k of row t_i is. */
 static const char *held_item(const SEmit *e) {
-  return e->rows ? "(t_i * ITEMS + t_k)" : "t_k";
+  return e->sk.rows ? "(t_i * ITEMS + t_k)" : "t_k";
 }
 
 /* The register array of c's next row group (prefetch): t_n<id>. */
 static const char *next_name(const SEmit *e, const Cached *c) {
-  return arena_printf(e->a, "t_n%s", c->name + strlen("t_c"));
+  return arena_printf(e->sk.a, "t_n%s", c->name + strlen("t_c"));
 }
 
 /* The register array a load fills: t_c<id>, or the next rows' t_n<id>. */
@@ -1603,11 +1549,11 @@ static const char *held_name(const SEmit *e, const Cached *c) {
 static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned) {
   const char *ct = cu_storage_ctype(c->v->dtype);
   if (unaligned)
-    return arena_printf(e->a, "tecc::load_unaligned<VEC>(%s + %s, t_red - t_r0, %s, %s + (int64_t)t_outer * t_red)",
+    return arena_printf(e->sk.a, "tecc::load_unaligned<VEC>(%s + %s, t_red - t_r0, %s, %s + (int64_t)t_outer * t_red)",
                         c->ptr, pack_offset(e), c->ptr, c->ptr);
-  const char *at = arena_printf(e->a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", ct, c->ptr,
+  const char *at = arena_printf(e->sk.a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", ct, c->ptr,
                                 pack_offset(e));
-  return arena_printf(e->a, load_past_l2(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at);
+  return arena_printf(e->sk.a, load_past_l2(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at);
 }
 
 static int writes_along_row(SEmit *e);
@@ -1629,7 +1575,7 @@ static const char *loads_unaligned(SEmit *e, int pass) {
     if (loaded_in(c, pass) && (!dtype_is_16bit(c->v->dtype) || c->row))
       return NULL;
   }
-  return writes_along_row(e) ? "VEC > 1" : e->reg ? "VEC > 1 && ITEMS > 4" : NULL;
+  return writes_along_row(e) ? "VEC > 1" : e->sk.reg ? "VEC > 1 && ITEMS > 4" : NULL;
 }
 
 static void load_packs(SEmit *e, Out *o, int pass, int unaligned) {
@@ -1645,7 +1591,7 @@ static void load_packs(SEmit *e, Out *o, int pass, int unaligned) {
            held_name(e, c), held_item(e), i);
     else
       emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[%s * VEC + t_j] = %s;", held_name(e, c), held_item(e),
-           cu_load_conv(e->a, c->v->dtype, arena_printf(e->a, "t_p%d.v[t_j]", i)));
+           cu_load_conv(e->sk.a, c->v->dtype, arena_printf(e->sk.a, "t_p%d.v[t_j]", i)));
   }
 }
 
@@ -1653,7 +1599,7 @@ static void load_packs(SEmit *e, Out *o, int pass, int unaligned) {
 static void load_elements(SEmit *e, Out *o, int pass) {
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
-  if (e->cvec) {
+  if (e->sk.cvec) {
     emit(o, "const IndexT t_r = t_r0, t_o = t_o0 + t_j;");
     emit(o, "const bool t_in = t_o < t_outer && t_r < %s;", row_end(e));
   } else {
@@ -1664,13 +1610,13 @@ static void load_elements(SEmit *e, Out *o, int pass) {
   memcpy(all, e->used_red_any, sizeof all);
   if (!e->lin) {
     emit(o, "const IndexT t_rr = t_in ? t_r : 0;");
-    emit_decompose(e, o, "t_rr", e->st->axes, all);
+    emit_decompose(e, o, "t_rr", e->sk.st->axes, all);
   }
   for (int i = 0; i < e->cached.len; i++) {
     Cached *c = e->cached.items[i];
     if (!loaded_in(c, pass))
       continue;
-    load_one(e, o, c, held_name(e, c), arena_printf(e->a, "%s * VEC + t_j", held_item(e)), "t_in");
+    load_one(e, o, c, held_name(e, c), arena_printf(e->sk.a, "%s * VEC + t_j", held_item(e)), "t_in");
   }
   close_block(o, "");
 }
@@ -1682,7 +1628,7 @@ static int declare_cached(SEmit *e, Out *o, int pass) {
     Cached *c = e->cached.items[i];
     if (!loaded_in(c, pass))
       continue;
-    const char *held = e->rows ? "ROWS * ITEMS * VEC" : "ITEMS * VEC";
+    const char *held = e->sk.rows ? "ROWS * ITEMS * VEC" : "ITEMS * VEC";
     if (c->pairs)
       emit(o, "uint32_t %s[%s / 2]; /* two 16-bit elements a word */", held_name(e, c), held);
     else
@@ -1695,7 +1641,7 @@ static int declare_cached(SEmit *e, Out *o, int pass) {
 /* One item's loads of `pass` (t_k, from t_r0): whole packs, unaligned
  * packs, or element by element. */
 static void load_item(SEmit *e, Out *o, int pass) {
-  if (e->vec || e->cvec) {
+  if (e->sk.vec || e->sk.cvec) {
     open_block(o, "if (VEC > 1 && t_packs && %s && %s)", row_live_operand(e), item_in_operand(e));
     load_packs(e, o, pass, 0);
     const char *unaligned = loads_unaligned(e, pass);
@@ -1706,7 +1652,7 @@ static void load_item(SEmit *e, Out *o, int pass) {
     else_block(o);
   }
   load_elements(e, o, pass);
-  if (e->vec || e->cvec)
+  if (e->sk.vec || e->sk.cvec)
     close_block(o, "");
 }
 
@@ -1762,7 +1708,7 @@ static void kept_loads(SEmit *e, Out *o, int pass, int later) {
 /* The loads of `pass` into the arrays declare_cached() declared. */
 static void load_declared(SEmit *e, Out *o, int pass) {
   int back = count_kept(e, pass, 1), keep = count_kept(e, pass, 0);
-  if (e->rows)
+  if (e->sk.rows)
     open_thread_rows(e, o, 0);
   if (back || keep)
     emit(o, "const IndexT t_g0 = t_base / t_step * ITEMS; /* the row's item at the chunk's start */");
@@ -1784,7 +1730,7 @@ static void load_declared(SEmit *e, Out *o, int pass) {
     kept_loads(e, o, pass, 0);
     close_block(o, "");
   }
-  if (e->rows)
+  if (e->sk.rows)
     close_thread_rows(o, 0);
 }
 
@@ -1793,65 +1739,12 @@ static void load_cached(SEmit *e, Out *o, int pass) {
     load_declared(e, o, pass);
 }
 
-/* t_packs, rows moved as whole packs, aligned, is a template parameter
- * PACKS: that instance has no per-element row-end checks (on an H100 the
- * norms gained 0.6 to 4.7 points of copy, bench/NOTES.md).  Rows that
- * read an operand at a row offset of their own (an attention mask [S, D]
- * under [B, S, D]) take it too: masked softmax bf16 +3.7 on an H100 and
- * +8.3 on an H200, f32 -0.5 and +2.5 (the sixteenth device session; an
- * earlier code lost f32 6.5 with it).  Columns keep it an argument (a
- * PACKS instance lost softmax(x, 0) 2.7 and 10.6 points at 16384 x 4096). */
-static int takes_packs(const SEmit *e) {
-  return e->vec;
-}
-
-static int has_storage(const GroupSchedule *s, Storage st) {
-  for (int i = 0; i < s->nvariants; i++)
-    if (s->variants[i].storage == st)
-      return 1;
-  return 0;
-}
-
-static int has_fit(const GroupSchedule *s, FitRule fit) {
-  for (int i = 0; i < s->nvariants; i++)
-    if (s->variants[i].fit == fit)
-      return 1;
-  return 0;
-}
-
-/* Some variant of s has the flag at `field` (offsetof(Variant, prefetch),
- * ...) set: a warp variant that loads its next rows ahead (prefetch; with
- * literal sizes its block may be fixed, FIT_NONE, not FIT_SHORT_ROWS),
- * one whose WHOLE instance loads early. */
-static int any_variant(const GroupSchedule *s, size_t field) {
-  for (int i = 0; i < s->nvariants; i++)
-    if (*(const int *)((const char *)&s->variants[i] + field))
-      return 1;
-  return 0;
-}
-
-/* Some variant of the kernel (the register one, `reg`, or the stream one)
- * has a WHOLE instance. */
-static int whole_variant(const GroupSchedule *s, int reg) {
-  for (int i = 0; i < s->nvariants; i++)
-    if (s->variants[i].whole && (s->variants[i].storage != STORE_STREAM) == reg)
-      return 1;
-  return 0;
-}
+/* ---- the emitter ------------------------------------------------------------- */
 
 /* The emitter of the register kernel (`reg`) or the streaming one. */
 static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg) {
   SEmit *e = ARENA_NEW(a, SEmit);
-  e->a = a;
-  e->k = k;
-  e->kp = kp;
-  e->g = g;
-  e->st = g->stitch;
-  e->names = names;
-  e->reg = reg;
-  e->row = g->sched == SCHED_ROW;
-  e->sched = g->schedule;
-  e->cluster = reg && has_storage(g->schedule, STORE_CLUSTER);
+  e->sk = stitch_kernel(a, k, kp, g, names, reg);
   e->reuse = reg ? g->schedule->keep : NULL;
   e->red_name = ARENA_ARRAY(a, const char *, k->values.len + 1);
   e->kept = ARENA_ARRAY(a, char, k->values.len + 1);
@@ -1860,43 +1753,27 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   nameset_init(&e->taken, a);
   take_entry_names(&e->taken, k, names);
   e->names_mark = nameset_mark(&e->taken);
-  e->lin = reduce_linear_index(&g->domain, e->st->axes);
-  e->vec = e->row && g->plan->row_packs;                        /* e->lin is t_o * t_red + t_r */
-  e->cvec = stitch_column_packs(g) && most_vec(g->schedule) > 1; /* e->lin is t_r * t_outer + t_o */
-  e->rows = reg && e->vec && stitch_thread_rows(g);
-  e->prefetch = e->rows && any_variant(g->schedule, offsetof(Variant, prefetch));
-  e->lanes = reg && e->row && !e->cvec && has_fit(g->schedule, FIT_SHORT_ROWS);
-  e->whole = e->vec && whole_variant(g->schedule, reg);
-  e->split = e->cvec && has_fit(g->schedule, FIT_COLUMN_SPLIT);
+  e->lin = reduce_linear_index(&g->domain, g->stitch->axes);
   declare_rcounts(e);
   return e;
 }
 
-static const char *kernel_name(Arena *a, const Kernel *k, const Group *g, int reg) {
-  return arena_printf(a, "tecc_%s_g%d_%s", k->name, g->id, reg ? "reg" : "stream");
-}
-
 /* ---- the column split (stream kernel, PHASE 1 and 2) -------------------- */
-
-/* The partials' type: the accumulators' (one type, stitch_column_split()). */
-static const char *split_acc_type(const SEmit *e) {
-  return red_of(e->a, e->st->reduces.items[0]).type;
-}
 
 /* Partial p of chunk `chunk` for column t_o (stitch_column_split()). */
 static const char *partial_at(SEmit *e, const char *chunk, int p) {
-  return arena_printf(e->a, "t_part[(%s * %d + %d) * t_outer + t_o]", chunk, e->st->reduces.len, p);
+  return arena_printf(e->sk.a, "t_part[(%s * %d + %d) * t_outer + t_o]", chunk, e->sk.st->reduces.len, p);
 }
 
 /* In a split group, level 2 can only be online sums (stitch_column_split()). */
 static int is_online_sum(const SEmit *e, const Value *r) {
-  return e->st->nlevels == 2 && e->st->level[r->id] == 2;
+  return e->sk.st->nlevels == 2 && e->sk.st->level[r->id] == 2;
 }
 
 /* The partial of reduction r: its place among the group's reductions. */
 static int partial_index(const SEmit *e, const Value *r) {
-  for (int p = 0; p < e->st->reduces.len; p++)
-    if (e->st->reduces.items[p] == r)
+  for (int p = 0; p < e->sk.st->reduces.len; p++)
+    if (e->sk.st->reduces.items[p] == r)
       return p;
   internal_error("stitch: %%%d is not a reduction of its split", r->id);
 }
@@ -1904,7 +1781,7 @@ static int partial_index(const SEmit *e, const Value *r) {
 /* The accumulator of reduction r after its all-reduce: an online sum's
  * is about its max's value. */
 static const char *acc_after_allreduce(SEmit *e, const Value *r) {
-  return arena_printf(e->a, "t_%s%d[t_j]", is_online_sum(e, r) ? "os" : "acc", r->id);
+  return arena_printf(e->sk.a, "t_%s%d[t_j]", is_online_sum(e, r) ? "os" : "acc", r->id);
 }
 
 static void write_partials(SEmit *e, Out *o) {
@@ -1912,8 +1789,8 @@ static void write_partials(SEmit *e, Out *o) {
   open_block(o, "if (PHASE == 1)");
   open_block(o, "if (threadIdx.y == 0 && t_live)");
   open_thread_rows(e, o, 1);
-  for (int p = 0; p < e->st->reduces.len; p++)
-    emit(o, "%s = %s;", partial_at(e, "(IndexT)blockIdx.y", p), acc_after_allreduce(e, e->st->reduces.items[p]));
+  for (int p = 0; p < e->sk.st->reduces.len; p++)
+    emit(o, "%s = %s;", partial_at(e, "(IndexT)blockIdx.y", p), acc_after_allreduce(e, e->sk.st->reduces.items[p]));
   close_thread_rows(o, 1);
   close_block(o, "");
   close_block(o, "");
@@ -1927,17 +1804,17 @@ static void feed_partials(SEmit *e, Out *o) {
   emit(o, "/* split: the chunks' partial results, a share of the chunks a thread */");
   open_block(o, "if (t_live && PHASE == 2)");
   for (int online = 0; online <= 1; online++) {
-    Out *body = new_out(e->a);
-    for (int p = 0; p < e->st->reduces.len; p++) {
-      Value *r = e->st->reduces.items[p];
+    Out *body = new_out(e->sk.a);
+    for (int p = 0; p < e->sk.st->reduces.len; p++) {
+      Value *r = e->sk.st->reduces.items[p];
       if (is_online_sum(e, r) != online)
         continue;
-      Red x = red_of(e->a, r);
+      Red x = red_of(e->sk.a, r);
       const char *acc = acc_after_allreduce(e, r), *part = partial_at(e, "(IndexT)t_c", p);
       if (online) {
-        Value *m = stitch_online_max(e->g, r, 2);
+        Value *m = stitch_online_max(e->sk.g, r, 2);
         const char *chunk_max = partial_at(e, "(IndexT)t_c", partial_index(e, m));
-        part = arena_printf(e->a, "tecc::rescale_exp(%s, %s, %s)", part, shift_at(e, online_shift(r), m, chunk_max),
+        part = arena_printf(e->sk.a, "tecc::rescale_exp(%s, %s, %s)", part, shift_at(e, online_shift(r), m, chunk_max),
                             shift_at(e, online_shift(r), m, acc_after_allreduce(e, m)));
       }
       emit(body, "%s = %s(%s, %s);", acc, x.op, acc, part);
@@ -1953,14 +1830,16 @@ static void feed_partials(SEmit *e, Out *o) {
   close_block(o, "");
 }
 
+/* ---- the row loop: row groups, loads ahead, early operands ------------------ */
+
 /* The first row group of the block and the step to its next (a
  * cluster's blocks share theirs). */
 static const char *first_row_group(const SEmit *e, const char *rows) {
-  return arena_printf(e->a, e->cluster ? "(IndexT)(blockIdx.x / t_blocks) * %s" : "(IndexT)blockIdx.x * %s", rows);
+  return arena_printf(e->sk.a, e->sk.cluster ? "(IndexT)(blockIdx.x / t_blocks) * %s" : "(IndexT)blockIdx.x * %s", rows);
 }
 
 static const char *row_group_step(const SEmit *e, const char *rows) {
-  return arena_printf(e->a, e->cluster ? "(IndexT)(gridDim.x / t_blocks) * %s" : "(IndexT)gridDim.x * %s", rows);
+  return arena_printf(e->sk.a, e->sk.cluster ? "(IndexT)(gridDim.x / t_blocks) * %s" : "(IndexT)gridDim.x * %s", rows);
 }
 
 /* t_c<id> takes over what the loads ahead put in t_n<id>. */
@@ -1988,8 +1867,8 @@ static void take_next(SEmit *e, Out *o, int pass) {
  * online sums of softmax and logsumexp gained on one GPU what they lost
  * on the other (bench/NOTES.md, issue 12). */
 static int moments_ahead(SEmit *e, const PtrVec *centred) {
-  if (e->reg || !e->vec || e->pass % 2 == 0 || split_kernel(e) || writes_along_row(e) || centred->len != 1 ||
-      e->st->reduces.len > 2)
+  if (e->sk.reg || !e->sk.vec || e->pass % 2 == 0 || stitch_split_kernel(&e->sk) || writes_along_row(e) || centred->len != 1 ||
+      e->sk.st->reduces.len > 2)
     return 0;
   if (cu_compute_dtype(((Value *)centred->items[0])->dtype) != DT_F32)
     return 0;
@@ -2034,13 +1913,13 @@ static void open_chunks_ahead(SEmit *e, Out *o) {
  * computes this one: t_n<id> is loaded ahead (before the loop, then at the
  * top of each iteration for the next), and t_c<id> takes it over. */
 static void load_thread_rows(SEmit *e, Out *o) {
-  if (!e->prefetch) {
+  if (!e->sk.prefetch) {
     load_cached(e, o, 0);
     return;
   }
   const char *rows = "(blockDim.y * ROWS)";
   const char *ahead = "if (ROWS > 1 && t_packs)"; /* rows take PACKS: element by element spilled */
-  e->prologue = new_out(e->a);
+  e->prologue = new_out(e->sk.a);
   e->into_next = 1;
   declare_cached(e, e->prologue, 0);
   open_block(e->prologue, "%s", ahead);
@@ -2062,7 +1941,7 @@ static void load_thread_rows(SEmit *e, Out *o) {
 
 /* EARLY: the packs of the row operands (loads_early()) with the row. */
 static void load_early(SEmit *e, Out *o) {
-  if (!early_kernel(e))
+  if (!stitch_early_kernel(&e->sk))
     return;
   for (int i = 0; i < e->cached.len; i++) {
     const Cached *c = e->cached.items[i];
@@ -2085,14 +1964,16 @@ static void load_early(SEmit *e, Out *o) {
   close_block(o, "");
 }
 
+/* ---- the kernel: its passes, signature and row loop ------------------------- */
+
 /* The passes of the kernel being written (its plan's). */
 static const PlanKernel *plan_kernel(const SEmit *e) {
-  return e->reg ? &e->g->plan->reg : &e->g->plan->stream;
+  return e->sk.reg ? &e->sk.g->plan->reg : &e->sk.g->plan->stream;
 }
 
 /* The row loop's body: passes, outputs. */
 static void row_body(SEmit *e, Out *o) {
-  Out *passes = new_out(e->a);
+  Out *passes = new_out(e->sk.a);
   const PlanKernel *pk = plan_kernel(e);
   e->last_pass = e->pass + pk->npasses - 1 + writes_along_row(e); /* the last that reads the row */
   for (int i = 0; i < pk->npasses; i++) {
@@ -2104,19 +1985,19 @@ static void row_body(SEmit *e, Out *o) {
     else if (p->kind == PASS_LEVEL)
       reduction_pass(e, passes, p->level);
   }
-  if (split_kernel(e)) {
+  if (stitch_split_kernel(&e->sk)) {
     write_partials(e, passes);
     emit(passes, "/* split: the chunk's outputs, once the chunks' partials are folded (PHASE 0 and 2) */");
     open_block(passes, "if (PHASE != 1)");
   }
   output_pass(e, passes);
   row_outputs(e, passes);
-  if (split_kernel(e))
+  if (stitch_split_kernel(&e->sk))
     close_block(passes, "");
-  if (e->rows && memchr(e->used_kept, 1, sizeof e->used_kept))
+  if (e->sk.rows && memchr(e->used_kept, 1, sizeof e->used_kept))
     internal_error("stitch: a rows kernel indexes its one kept axis by more than t_o");
-  emit_decompose(e, o, "t_o", ~e->st->axes, e->used_kept);
-  if (e->reg)
+  emit_decompose(e, o, "t_o", ~e->sk.st->axes, e->used_kept);
+  if (e->sk.reg)
     load_thread_rows(e, o);
   load_early(e, o);
   emit_fragment(o, e->keep_decls);
@@ -2126,7 +2007,7 @@ static void row_body(SEmit *e, Out *o) {
 /* The stream kernel's packs per thread per chunk: more in its instances
  * of 32-bit indices where the schedule says (Variant.wide_items). */
 static void declare_stream_items(SEmit *e, Out *o) {
-  const Variant *v = &e->sched->variants[e->sched->nvariants - 1];
+  const Variant *v = &e->sk.sched->variants[e->sk.sched->nvariants - 1];
   if (v->wide_items)
     emit(o, "constexpr int ITEMS = sizeof(IndexT) == 4 ? %d : %d; /* packs per thread per chunk */", v->wide_items,
          v->items);
@@ -2143,85 +2024,67 @@ static void declare_cluster_lanes(Out *o) {
   emit(o, "const unsigned t_lane = t_rank * blockDim.x + threadIdx.x, t_lanes = t_blocks * blockDim.x;");
 }
 
-/* The kernel has an instance for whole row groups of whole rows (WHOLE):
- * where it takes PACKS. */
-static int whole_instance(const SEmit *e) {
-  return e->whole && takes_packs(e);
-}
-
-/* Variant v's kernel has a WHOLE instance: the stream kernel where its
- * variant says so, the register kernel where one of its variants does (the
- * launches are written by the register kernel's SEmit). */
-static int variant_whole_instance(const SEmit *e, const Variant *v) {
-  return v->storage == STORE_STREAM ? v->whole && takes_packs(e) : whole_instance(e);
-}
-
-/* Variant v launches it when its rows are whole. */
-static int launches_whole(const SEmit *e, const Variant *v) {
-  return v->whole && variant_whole_instance(e, v);
-}
-
 /* The template parameters of the kernel. */
 static const char *template_params(const SEmit *e) {
-  const char *packs = whole_instance(e) ? ", bool PACKS, bool WHOLE" : takes_packs(e) ? ", bool PACKS" : "";
-  const char *batch = e->sched->batch ? ", bool BATCH" : "";
-  if (!e->reg)
-    return arena_printf(e->a, "int VEC%s%s%s%s", packs, e->keep_bytes ? ", bool KEEP" : "",
-                        split_kernel(e) ? ", int PHASE" : "", batch);
-  return arena_printf(e->a, "int ITEMS, int VEC%s%s%s%s%s%s%s", e->rows ? ", int ROWS" : "", packs,
-                      e->cluster ? ", bool CLUSTER" : "", e->lanes ? ", int LANES" : "",
-                      early_kernel(e) ? ", bool EARLY" : "", narrow_kernel(e) ? ", bool NARROW" : "", batch);
+  const char *packs = stitch_whole_instance(&e->sk) ? ", bool PACKS, bool WHOLE" : stitch_takes_packs(&e->sk) ? ", bool PACKS" : "";
+  const char *batch = e->sk.sched->batch ? ", bool BATCH" : "";
+  if (!e->sk.reg)
+    return arena_printf(e->sk.a, "int VEC%s%s%s%s", packs, e->keep_bytes ? ", bool KEEP" : "",
+                        stitch_split_kernel(&e->sk) ? ", int PHASE" : "", batch);
+  return arena_printf(e->sk.a, "int ITEMS, int VEC%s%s%s%s%s%s%s", e->sk.rows ? ", int ROWS" : "", packs,
+                      e->sk.cluster ? ", bool CLUSTER" : "", e->sk.lanes ? ", int LANES" : "",
+                      stitch_early_kernel(&e->sk) ? ", bool EARLY" : "", stitch_narrow_kernel(&e->sk) ? ", bool NARROW" : "", batch);
 }
 
 /* The kernel written takes the parameters its plan lists, which the
  * launch passes. */
 static void check_params(const SEmit *e) {
-  const PtrVec *want = &e->g->plan->params;
+  const PtrVec *want = &e->sk.g->plan->params;
   int same = want->len == e->params.len;
   for (int i = 0; same && i < want->len; i++)
     same = param_rank(want->items[i]) == param_rank(e->params.items[i]);
   if (!same)
-    internal_error("stitch: %s group %d's kernel takes %d parameters, its plan %d or others", e->k->name, e->g->id,
+    internal_error("stitch: %s group %d's kernel takes %d parameters, its plan %d or others", e->sk.k->name, e->sk.g->id,
                    e->params.len, want->len);
 }
 
 static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
-  Out *body = new_out(e->a);
+  Out *body = new_out(e->sk.a);
   row_body(e, body);
-  const char *outer = count_expr(e, ~e->st->axes), *red = count_expr(e, e->st->axes);
+  const char *outer = count_expr(e, ~e->sk.st->axes), *red = count_expr(e, e->sk.st->axes);
   sort_params(e);
   check_params(e);
-  emit(o, "/* %s, group %d: %s, writes %s; %s */", e->k->name, e->g->id, class_name(e->sched->cls), roots,
-       e->reg ? (e->cluster ? "rows held in registers, across a cluster's blocks on sm_90"
+  emit(o, "/* %s, group %d: %s, writes %s; %s */", e->sk.k->name, e->sk.g->id, class_name(e->sk.sched->cls), roots,
+       e->sk.reg ? (e->sk.cluster ? "rows held in registers, across a cluster's blocks on sm_90"
                             : "rows held in registers")
               : "rows streamed, re-read by each pass");
   emit(o, "template <typename IndexT, %s>", template_params(e));
-  const char *extra = (e->vec || e->cvec) && !takes_packs(e) ? ", bool t_packs" : "";
-  if (split_kernel(e))
-    extra = arena_printf(e->a, "%s, %s *__restrict__ t_part, IndexT t_chunk", extra, split_acc_type(e));
+  const char *extra = (e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk) ? ", bool t_packs" : "";
+  if (stitch_split_kernel(&e->sk))
+    extra = arena_printf(e->sk.a, "%s, %s *__restrict__ t_part, IndexT t_chunk", extra, stitch_split_acc_type(&e->sk));
   if (e->keep_bytes)
-    extra = arena_printf(e->a, "%s, int t_keep", extra);
+    extra = arena_printf(e->sk.a, "%s, int t_keep", extra);
   /* NARROW: no minimum of blocks (0) in its other instances, as the
    * one-argument form: an explicit 1 moved ptxas's register choice (the
    * block variant of card bf16 from 32 registers to 48, -1.7 points of
    * copy at 16384 x 4096 on an H200) */
-  const char *bound = arena_printf(e->a, "%d", e->sched->max_threads);
-  if (narrow_kernel(e))
-    bound = arena_printf(e->a, "NARROW ? %d : %s, NARROW ? %d : 0", NARROW_THREADS, bound, NARROW_BLOCKS);
-  if (early_kernel(e))
-    bound = arena_printf(e->a, "EARLY ? %d : %s", e->sched->early_threads, bound);
-  open_block(o, "__global__ void __launch_bounds__(%s) %s(%s%s)", bound, kernel_name(e->a, e->k, e->g, e->reg),
-             param_decls(e->a, e->k, &e->params, 0), extra);
-  if (takes_packs(e))
+  const char *bound = arena_printf(e->sk.a, "%d", e->sk.sched->max_threads);
+  if (stitch_narrow_kernel(&e->sk))
+    bound = arena_printf(e->sk.a, "NARROW ? %d : %s, NARROW ? %d : 0", NARROW_THREADS, bound, NARROW_BLOCKS);
+  if (stitch_early_kernel(&e->sk))
+    bound = arena_printf(e->sk.a, "EARLY ? %d : %s", e->sk.sched->early_threads, bound);
+  open_block(o, "__global__ void __launch_bounds__(%s) %s(%s%s)", bound, stitch_kernel_name(&e->sk, e->sk.reg),
+             param_decls(e->sk.a, e->sk.k, &e->params, 0), extra);
+  if (stitch_takes_packs(&e->sk))
     emit(o, "constexpr bool t_packs = PACKS; /* whole packs, aligned: no row-end checks per element */");
-  if (whole_instance(e))
-    emit(o, e->reg ? "constexpr bool t_whole = WHOLE; /* whole row groups of whole rows: no row or item guards */"
+  if (stitch_whole_instance(&e->sk))
+    emit(o, e->sk.reg ? "constexpr bool t_whole = WHOLE; /* whole row groups of whole rows: no row or item guards */"
                    : "constexpr bool t_whole = WHOLE; /* rows of whole chunks: no item guards */");
-  else if (e->whole)
+  else if (e->sk.whole)
     emit(o, "constexpr bool t_whole = false; /* no PACKS, no WHOLE instance */");
-  if (e->cvec)
+  if (e->sk.cvec)
     emit(o, "__shared__ __align__(16) unsigned char t_smem[%d * VEC]; /* tecc::column_allreduce_vec */",
-         stitch_column_allreduce_bytes(e->g));
+         stitch_column_allreduce_bytes(e->sk.g));
   else
     emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
   if (e->keep_bytes) {
@@ -2231,48 +2094,48 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   }
   emit(o, "const IndexT t_outer = %s;", outer);
   emit(o, "const IndexT t_red = %s;", red);
-  if (e->sched->batch) /* schedule.c, batch_axes() */
-    emit(o, "const IndexT t_batch = %s; /* BATCH: the rows visited batch-fastest */", count_expr(e, e->sched->batch));
-  if (!e->reg)
+  if (e->sk.sched->batch) /* schedule.c, batch_axes() */
+    emit(o, "const IndexT t_batch = %s; /* BATCH: the rows visited batch-fastest */", count_expr(e, e->sk.sched->batch));
+  if (!e->sk.reg)
     declare_stream_items(e, o);
-  if (split_kernel(e)) {
+  if (stitch_split_kernel(&e->sk)) {
     emit(o, "/* the block's rows: all of them (PHASE 0), or chunk blockIdx.y of t_chunk rows (1, 2) */");
     emit(o, "const IndexT t_lo = PHASE ? (IndexT)blockIdx.y * t_chunk : 0;");
     emit(o, "const IndexT t_hi = PHASE && t_red - t_lo > t_chunk ? t_lo + t_chunk : t_red;");
   }
-  const char *item = e->row ? "y" : "x";
-  const char *block_rows = e->rows ? "(blockDim.y * ROWS)" : "blockDim.y";
-  if (e->cluster)
+  const char *item = e->sk.row ? "y" : "x";
+  const char *block_rows = e->sk.rows ? "(blockDim.y * ROWS)" : "blockDim.y";
+  if (e->sk.cluster)
     declare_cluster_lanes(o);
   if (e->prologue)
     emit_fragment(o, e->prologue);
-  if (e->cluster || e->rows) {
+  if (e->sk.cluster || e->sk.rows) {
     open_block(o, "for (IndexT t_ob = %s; t_ob < t_outer; t_ob += %s)", first_row_group(e, block_rows),
                row_group_step(e, block_rows));
-  } else if (e->cvec) {
+  } else if (e->sk.cvec) {
     open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * (blockDim.x * VEC); t_ob < t_outer; "
                   "t_ob += (IndexT)gridDim.x * (blockDim.x * VEC))");
   } else {
     open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s)", item, item);
   }
-  if (e->cvec) {
+  if (e->sk.cvec) {
     emit(o, "const IndexT t_o0 = t_ob + (IndexT)threadIdx.x * VEC; /* the thread's first column */");
     emit(o, "const bool t_live = t_o0 < t_outer;");
-  } else if (e->rows) {
+  } else if (e->sk.rows) {
     emit(o, "const IndexT t_o0 = t_ob + threadIdx.y; /* the thread's first row */");
-    emit(o, "const bool t_live = %st_o0 < t_outer;", e->whole ? "t_whole || " : "");
+    emit(o, "const bool t_live = %st_o0 < t_outer;", e->sk.whole ? "t_whole || " : "");
   } else {
-    const char *row = arena_printf(e->a, "t_ob + threadIdx.%s", item);
-    if (e->sched->batch) /* the BATCH instance visits the rows batch-fastest */
-      row = arena_printf(e->a, "BATCH ? tecc::batch_fastest<IndexT>(%s, t_outer, t_batch) : %s", row, row);
+    const char *row = arena_printf(e->sk.a, "t_ob + threadIdx.%s", item);
+    if (e->sk.sched->batch) /* the BATCH instance visits the rows batch-fastest */
+      row = arena_printf(e->sk.a, "BATCH ? tecc::batch_fastest<IndexT>(%s, t_outer, t_batch) : %s", row, row);
     emit(o, "const IndexT t_o = %s;", row);
-    emit(o, "const bool t_live = %st_o < t_outer;", e->whole && e->reg ? "t_whole || " : "");
+    emit(o, "const bool t_live = %st_o < t_outer;", e->sk.whole && e->sk.reg ? "t_whole || " : "");
   }
   if (e->used_lane_mask)
     emit(o, "const unsigned t_lm = t_packs ? 0u : __ballot_sync(0xffffffffu, t_live); /* the warp's lanes in a live row */");
   emit_fragment(o, body);
   close_block(o, "");
-  if (e->cluster)
+  if (e->sk.cluster)
     emit(o, "if (CLUSTER) tecc::cluster_drain(); /* the last row's slots may still be read */");
   close_block(o, "");
 }
@@ -2292,37 +2155,6 @@ static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, co
   return buf_cstr(&b);
 }
 
-static void emit_chunks_function(SEmit *e, Out *o);
-
-/* The bytes an element of v takes in the stream kernel's shared memory,
- * where that kernel keeps v (else 0): v over the whole domain (not a
- * broadcast operand), read by more than one of its passes (the plan's),
- * held in words of 4 or 8 bytes (16-bit values two to a word), in a kernel
- * of rows in packs (without a column split) whose stream variant keeps.
- * In the KEEP instance, which the host launches where the rows of a wave
- * fill more than half of L2 (tecc::keep_items), the later passes read the
- * row's first items, as many as fit, from shared memory rather than HBM:
- * the ones a backward pass reads last, which L2 is the least likely to
- * still hold (open_chunks()). */
-static int stream_kept_bytes(const SEmit *e, const Value *v) {
-  const Variant *last = &e->sched->variants[e->sched->nvariants - 1];
-  uint32_t passes = e->g->plan->stream.read_in[v->id];
-  int n = dtype_is_16bit(v->dtype) ? 2 : dtype_size(cu_compute_dtype(v->dtype));
-  if (!e->vec || !last->keeps || __builtin_popcount(passes) < 2 || !vec_contains(&e->g->plan->held, v))
-    return 0;
-  return (n == 2 || n == 4 || n == 8) && last->vec * n % 16 == 0 ? n : 0;
-}
-
-/* The stream kernel's kept bytes an element of an item (an item: VEC
- * times these a thread), for its launch. */
-static int stream_keep(const SEmit *e) {
-  const PtrVec *held = &e->g->plan->held;
-  int sum = 0;
-  for (int i = 0; i < held->len; i++)
-    sum += stream_kept_bytes(e, held->items[i]);
-  return sum;
-}
-
 /* The emitter of the stream kernel, which keeps values. */
 static SEmit *stream_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
   SEmit *e = new_semit(a, k, kp, g, names, 0);
@@ -2335,384 +2167,15 @@ static SEmit *stream_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
 void emit_stitch_kernel(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
   const char *roots = roots_str(a, k, kp, g);
   const GroupSchedule *s = g->schedule;
-  int reg = has_storage(s, STORE_REGISTERS) || has_storage(s, STORE_CLUSTER);
+  int reg = stitch_has_storage(s, STORE_REGISTERS) || stitch_has_storage(s, STORE_CLUSTER);
   if (reg)
     emit_one_kernel(new_semit(a, k, kp, g, names, 1), o, roots);
-  if (reg && has_storage(s, STORE_STREAM))
+  if (reg && stitch_has_storage(s, STORE_STREAM))
     emit_blank(o);
-  if (has_storage(s, STORE_STREAM))
+  if (stitch_has_storage(s, STORE_STREAM))
     emit_one_kernel(stream_semit(a, k, kp, g, names), o, roots);
-  if (has_fit(s, FIT_COLUMN_SPLIT)) {
+  if (stitch_has_fit(s, FIT_COLUMN_SPLIT)) {
     emit_blank(o);
-    emit_chunks_function(new_semit(a, k, kp, g, names, 0), o);
+    emit_stitch_chunks(o, a, k, kp, g, names);
   }
-}
-
-/* ---- the launch --------------------------------------------------------------- */
-
-static const char *host_count(SEmit *e, uint32_t mask) {
-  Buf b;
-  buf_init(&b, e->a);
-  int axes[TECC_MAX_RANK], n = shape_axes(&e->g->domain, mask, axes);
-  for (int j = 0; j < n; j++) {
-    Dim d = e->g->domain.d[axes[j]];
-    buf_printf(&b, "%s%s%s", j ? " * " : "", d.var >= 0 ? "(int64_t)" : "", host_dim(e->a, e->names, d));
-  }
-  return n ? buf_cstr(&b) : "INT64_C(1)";
-}
-
-/* The group's rows (columns, for a column group) and their length. */
-static void emit_group_sizes(SEmit *e, Out *o) {
-  emit(o, "const int64_t t_rows = %s;", host_count(e, ~e->st->axes));
-  emit(o, "const int64_t t_len = %s;", host_count(e, e->st->axes));
-}
-
-static int is_staged_output(SEmit *e, int out) {
-  int map[TECC_MAX_RANK];
-  for (int i = 0; i < e->g->domain.rank; i++)
-    map[i] = i;
-  Value *v = e->k->outputs[out].value;
-  for (int i = 0; i < e->g->roots.len; i++)
-    if (e->g->roots.items[i] == v && varies_along_row(e, v, map) && covers(e, &v->shape, map, 0))
-      return 1;
-  return 0;
-}
-
-/* " && tecc::aligned16(x) && ..." for the pointers moved in packs (the
- * plan's: in a kernel of columns in packs, only the held ones). */
-static const char *packed_pointers(SEmit *e) {
-  Buf b;
-  buf_init(&b, e->a);
-  if (!e->vec && !e->cvec)
-    return "";
-  const PtrVec *moved = e->vec ? &e->g->plan->packed : &e->g->plan->held;
-  for (int i = 0; i < moved->len; i++)
-    buf_printf(&b, " && tecc::aligned16(%s)", home_pointer(e->a, e->kp, e->names, moved->items[i]));
-  for (int i = 0; i < e->k->noutputs; i++)
-    if (is_staged_output(e, i))
-      buf_printf(&b, " && tecc::aligned16(%s)", e->names->outputs[i]);
-  return buf_cstr(&b);
-}
-
-/* The run-time condition of variant `v` (NULL: none); `small`: 32-bit
- * indices do. */
-static const char *variant_condition(SEmit *e, const Variant *v, const char *kernel, const char *small) {
-  switch (v->when) {
-  case WHEN_ALWAYS: return NULL;
-  case WHEN_ROW_AT_MOST: return arena_printf(e->a, "%s && t_len <= %lld", small, (long long)v->limit);
-  case WHEN_ROW_NARROWER:
-    return arena_printf(e->a, "%s && t_len <= %lld && tecc::ceil_div(t_len, %d) * 32 < "
-                              "tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024)",
-                        small, (long long)v->limit, 32 * v->items * v->vec, v->items * v->vec);
-  case WHEN_ROW_FITS:
-    return arena_printf(e->a, "%s && t_len <= (int64_t)(1024 / tecc::column_width(t_rows, t_len, %d, %d)) * %d", small,
-                        v->vec, v->items, v->items);
-  case WHEN_COLUMN_GROUPS: return arena_printf(e->a, "tecc::column_groups_fill(t_rows, %d)", v->vec);
-  case WHEN_COLUMN_SPLIT: return "t_chunks > 1";
-  case WHEN_CLUSTERS: {
-    const char *cond = arena_printf(e->a, "%s && t_len <= %lld && tecc::clusters_ok((const void *)%s)", small,
-                                    (long long)v->limit, kernel);
-    if (v->loops)
-      return cond;
-    return arena_printf(e->a, "%s && t_rows <= tecc::resident_clusters(%s, tecc::cluster_blocks(t_len, %d), %d)", cond,
-                        kernel, v->threads_x * v->items * v->vec, v->threads_x);
-  }
-  case WHEN_ALIGNED: case WHEN_LEN_AT_MOST: break;
-  }
-  internal_error("stitch: variant %s has no condition a stitch group can test", v->name);
-}
-
-/* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, ROWS][,
- * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, NARROW][, BATCH]> or,
- * streamed, <IndexT, VEC[, PACKS][, PHASE][, BATCH]>, with `packs`
- * (PACKS_NONE, PACKS_ALIGNED or PACKS_WHOLE) where it takes PACKS and
- * `phase` where PHASE; EARLY only in the WHOLE instance of a variant that
- * loads early, NARROW in the instances of a narrow variant. */
-static const char *instance(SEmit *e, const Variant *v, int packs, int phase) {
-  const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
-  const char *pk = takes_packs(e) ? (packs != PACKS_NONE ? ", true" : ", false") : "";
-  if (variant_whole_instance(e, v))
-    pk = arena_printf(e->a, "%s%s", pk, packs == PACKS_WHOLE ? ", true" : ", false");
-  const char *batch = !e->sched->batch ? "" : e->batch_now ? ", true" : ", false";
-  if (v->storage == STORE_STREAM)
-    return arena_printf(e->a, "%s<%s, %d%s%s%s%s>", kernel_name(e->a, e->k, e->g, 0), index, v->vec, pk,
-                        !e->stream_keep ? "" : e->keep_now ? ", true" : ", false",
-                        e->split ? arena_printf(e->a, ", %d", phase) : "", batch);
-  const char *cluster = !e->cluster ? "" : v->storage == STORE_CLUSTER ? ", true" : ", false";
-  const char *rows = e->rows ? arena_printf(e->a, ", %d", v->rows) : "";
-  if (v->rows > 1 && !e->rows)
-    internal_error("stitch: variant %s holds %d rows a thread in a kernel of one", v->name, v->rows);
-  const char *lanes = e->lanes ? arena_printf(e->a, ", %d", e->lanes_now) : "";
-  const char *early = !early_kernel(e) ? "" : v->early && packs == PACKS_WHOLE ? ", true" : ", false";
-  const char *narrow = !narrow_kernel(e) ? "" : variant_narrow(v) ? ", true" : ", false";
-  return arena_printf(e->a, "%s<%s, %d, %d%s%s%s%s%s%s%s>", kernel_name(e->a, e->k, e->g, 1), index, v->items,
-                      v->vec, rows, pk, cluster, lanes, early, narrow, batch);
-}
-
-/* The threads across the columns of a split block: a warp spans 32 packs
- * of a row (256 or 512 contiguous bytes) where the columns have them. */
-static const char *split_width(SEmit *e, int vec) {
-  return arena_printf(e->a, "tecc::pow2_at_least(tecc::ceil_div(t_rows, %d), 8, 32)", vec);
-}
-
-static const char *chunks_function(SEmit *e) {
-  return arena_printf(e->a, "tecc_%s_g%d_chunks", e->k->name, e->g->id);
-}
-
-/* The host function that says how many chunks the column split cuts the
- * rows into (1: an earlier variant runs, or no split helps): the launch
- * and the entry's workspace both ask it, so they agree. */
-static void emit_chunks_function(SEmit *e, Out *o) {
-  emit(o, "/* %s, group %d: the chunks of rows its column split takes, 1 when an earlier variant runs */",
-       e->k->name, e->g->id);
-  open_block(o, "inline int %s(int64_t t_rows, int64_t t_len, bool t_small)", chunks_function(e));
-  for (int i = 0; i < e->sched->nvariants; i++) {
-    const Variant *v = &e->sched->variants[i];
-    if (v->fit == FIT_COLUMN_SPLIT) {
-      emit(o, "return tecc::column_chunks(t_rows, t_len, %d, %s);", v->vec, split_width(e, v->vec));
-      break;
-    }
-    emit(o, "if (%s) return 1;", variant_condition(e, v, NULL, "t_small"));
-  }
-  close_block(o, "");
-}
-
-/* t_tx x t_ty threads and t_grid blocks, by the variant's fit rule. */
-static void emit_block(SEmit *e, Out *o, const Variant *v) {
-  switch (v->fit) {
-  case FIT_NONE:
-    emit(o, "const int t_tx = %d, t_ty = %d;", v->threads_x, v->threads_y);
-    break;
-  case FIT_ROW:
-    if (variant_narrow(v))
-      emit(o, "const int t_tx = (int)tecc::ceil_div(t_len, %d) * 32; /* the warps the row needs */",
-           32 * v->items * v->vec);
-    else
-      emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %s);", v->items * v->vec,
-           v->one_read ? "tecc::one_read_threads(t_rows)" : "1024");
-    emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
-    break;
-  case FIT_SHORT_ROWS: /* the grid and the block's rows: each instance's (tecc::launch_rows) */
-    emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), %d, 32), t_ty = %d / t_tx;",
-         v->items * v->vec, MIN_ROW_LANES, v->block);
-    return;
-  case FIT_COLUMNS:
-    emit(o, "const int t_tx = tecc::column_width(t_rows, t_len, %d, %d);", v->vec,
-         v->storage == STORE_REGISTERS ? v->items : 0);
-    emit(o, "const int t_ty = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024 / t_tx);", v->items);
-    break;
-  case FIT_CLUSTER:
-    emit(o, "const unsigned t_cluster = tecc::cluster_blocks(t_len, %d);", v->threads_x * v->items * v->vec);
-    return;
-  case FIT_COLUMN_SPLIT:
-    emit(o, "const int t_tx = %s, t_ty = %d / t_tx;", split_width(e, v->vec), v->block);
-    emit(o, "const dim3 t_grid((unsigned)tecc::ceil_div(t_rows, (int64_t)t_tx * %d), (unsigned)t_chunks);", v->vec);
-    return;
-  }
-  const char *rows = e->row ? (v->rows > 1 ? arena_printf(e->a, "t_ty * %d", v->rows) : "t_ty")
-                   : v->vec > 1 ? arena_printf(e->a, "t_tx * %d", v->vec) : "t_tx";
-  if (v->sm_threads == 0)
-    emit(o, "const unsigned t_grid = tecc::cover_grid(t_rows, %s);", rows);
-  else
-    emit(o, "const unsigned t_grid = tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));", rows, v->sm_threads);
-}
-
-/* The launch of one instance of the variant; a stream kernel of a group
- * with a column split also takes the partials and the chunk (none in
- * PHASE 0). */
-static void emit_instance_launch(SEmit *e, Out *o, const Variant *v, const char *args, int packs, int phase) {
-  if (e->split && v->storage == STORE_STREAM)
-    args = phase ? arena_printf(e->a, "%s, (%s *)t_part%d, (int64_t)t_chunk", args, split_acc_type(e), e->g->id)
-                 : arena_printf(e->a, "%s, (%s *)nullptr, (int64_t)0", args, split_acc_type(e));
-  if (v->fit == FIT_CLUSTER) {
-    const char *kernel = instance(e, v, packs, phase);
-    emit(o, "tecc::launch_cluster(%s, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(%s, t_cluster, %d)), "
-         "dim3(%d), t_cluster, stream, %s);", kernel, kernel, v->threads_x, v->threads_x, args);
-  }
-  else if (v->storage == STORE_STREAM && e->stream_keep) {
-    e->keep_now = 1;
-    const char *kernel = instance(e, v, packs, phase);
-    e->keep_now = 0;
-    const int bytes = v->vec * e->stream_keep; /* an item's, a thread */
-    emit(o, "static tecc::DeviceCache t_kc; /* its KEEP instance's shared memory budget, per device */");
-    emit(o, "const int t_keep = tecc::keep_items(t_kc, (const void *)%s, t_rows, t_len, t_tx, t_ty, %d, %d);", kernel,
-         v->vec, e->stream_keep);
-    emit(o, "if (t_keep > 0)");
-    emit(o, "  %s<<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep * %d * t_tx * t_ty, stream>>>(%s, t_keep);", kernel,
-         bytes, args);
-    emit(o, "else");
-    emit(o, "  %s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s, 0);", instance(e, v, packs, phase), args);
-  } else if (v->fit == FIT_SHORT_ROWS)
-    emit(o, "tecc::launch_rows(t_wb[%d], %s, t_rows, t_tx, t_ty, %d, %d, stream, %s);", e->row_sites++,
-         instance(e, v, packs, phase), v->rows > 1 ? v->rows : 1, v->sm_threads, args);
-  else
-    emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", instance(e, v, packs, phase), args);
-}
-
-/* Rows moved in packs take the PACKS instance, with no per-element
- * row-end checks, whole row groups of whole rows the WHOLE one, with no
- * guards at all; others the one that loads element by element. */
-static void emit_packs_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
-  if (!takes_packs(e)) {
-    emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
-    return;
-  }
-  if (v->storage == STORE_STREAM && e->stream_keep) { /* launches of several lines */
-    if (launches_whole(e, v)) {
-      open_block(o, "if (t_whole)");
-      emit_instance_launch(e, o, v, args, PACKS_WHOLE, 0);
-      else_if_block(o, "t_packs");
-    } else {
-      open_block(o, "if (t_packs)");
-    }
-    emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
-    else_block(o);
-    emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
-    close_block(o, "");
-    return;
-  }
-  if (launches_whole(e, v)) {
-    emit(o, "if (t_whole)");
-    o->indent++;
-    emit_instance_launch(e, o, v, args, PACKS_WHOLE, 0);
-    o->indent--;
-    emit(o, "else if (t_packs)");
-  } else {
-    emit(o, "if (t_packs)");
-  }
-  o->indent++;
-  emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
-  o->indent--;
-  emit(o, "else");
-  o->indent++;
-  emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
-  o->indent--;
-}
-
-/* The instance of the lanes of a row (LANES, t_tx) in the warp variant. */
-static void emit_lanes_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
-  if (!e->lanes || v->fit != FIT_SHORT_ROWS) {
-    emit_packs_launch(e, o, v, args);
-    return;
-  }
-  emit(o, "switch (t_tx) { /* the lanes of a row: LANES */");
-  for (int l = MIN_ROW_LANES; l <= 32; l *= 2) {
-    emit(o, l < 32 ? "case %d:" : "default:", l);
-    o->indent++;
-    e->lanes_now = l;
-    emit_packs_launch(e, o, v, args);
-    emit(o, "break;");
-    o->indent--;
-  }
-  emit(o, "}");
-  e->lanes_now = 0;
-}
-
-/* One variant's block, grid and launch: the BATCH instance where the rows
- * are visited batch-fastest (t_batched), and in the warp variant the
- * instance of its lanes a row (LANES, t_tx), each launched by
- * tecc::launch_rows, which picks its block (one warp or t_ty rows) and
- * grid once a device. */
-static void emit_variant_launch(SEmit *e, Out *o, const Variant *v, const char *args) {
-  emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
-       v->rows > 1 ? arena_printf(e->a, ", ROWS %d", v->rows) : "");
-  emit_block(e, o, v);
-  if (launches_whole(e, v) && v->storage == STORE_STREAM)
-    emit(o, "const bool t_whole = t_packs && t_len %% ((int64_t)t_tx * %d) == 0; /* rows of whole chunks */",
-         stream_chunk(v));
-  else if (launches_whole(e, v))
-    emit(o, "const bool t_whole = t_packs && t_len == (int64_t)t_tx * %d && t_rows %% t_ty == 0; /* whole row groups "
-            "of whole rows */", v->items * v->vec);
-  if (v->fit == FIT_COLUMN_SPLIT) { /* the chunks' partials, then their fold and the writes */
-    emit(o, "const int64_t t_chunk = tecc::ceil_div(t_len, (int64_t)t_chunks);");
-    emit_instance_launch(e, o, v, args, PACKS_NONE, 1);
-    emit_instance_launch(e, o, v, args, PACKS_NONE, 2);
-    return;
-  }
-  Out *launch = v->fit == FIT_SHORT_ROWS ? new_out(e->a) : o;
-  e->row_sites = 0;
-  if (!e->sched->batch) {
-    emit_lanes_launch(e, launch, v, args);
-  } else {
-    open_block(launch, "if (t_batched)");
-    e->batch_now = 1;
-    emit_lanes_launch(e, launch, v, args);
-    e->batch_now = 0;
-    else_block(launch);
-    emit_lanes_launch(e, launch, v, args);
-    close_block(launch, "");
-  }
-  if (launch == o)
-    return;
-  emit(o, "static tecc::DeviceCache t_wb[%d]; /* each launch's block: one warp or t_ty rows (tecc::launch_rows) */",
-       e->row_sites);
-  emit_fragment(o, launch);
-}
-
-/* The variants in order: the first whose condition holds is launched. */
-static void emit_variants(SEmit *e, Out *o, const char *args) {
-  const GroupSchedule *s = e->sched;
-  for (int i = 0; i < s->nvariants; i++) {
-    const Variant *v = &s->variants[i];
-    const char *cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), "sizeof(IndexT) == 4");
-    if (i == 0 && cond)
-      open_block(o, "if (%s)", cond);
-    else if (i == 0)
-      open_scope(o);
-    else if (cond)
-      else_if_block(o, "%s", cond);
-    else
-      else_block(o);
-    emit_variant_launch(e, o, v, args);
-  }
-  close_block(o, "");
-}
-
-void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
-  SEmit *e = new_semit(a, k, kp, g, names, 1);
-  if (has_storage(g->schedule, STORE_STREAM))
-    e->stream_keep = stream_keep(e);
-  const char *args = launch_args(a, kp, names, &g->plan->params);
-  const GroupSchedule *s = g->schedule;
-  emit(o, "/* group %d: %s, %d reduction level(s), %d value(s) held per element */", g->id, class_name(s->cls),
-       g->stitch->nlevels, s->held);
-  open_scope(o);
-  emit_group_sizes(e, o);
-  open_block(o, "if (t_rows > 0)");
-  /* The same element-to-thread split whatever the alignment (so the same
-   * sums, bit for bit): misaligned rows keep VEC and load element by
-   * element (t_packs false). */
-  if (e->vec || e->cvec)
-    emit(o, "const bool t_packs = %s %% %d == 0%s;", e->cvec ? "t_rows" : "t_len", most_vec(s), packed_pointers(e));
-  if ((e->vec || e->cvec) && !takes_packs(e))
-    args = arena_printf(a, "%s, t_packs", args);
-  if (s->batch) /* schedule.c, batch_axes() */
-    emit(o, "const bool t_batched = %s > 1 && %s * t_len * %lld > %lld; /* the rows visited batch-fastest (BATCH) */",
-         host_count(e, s->batch), host_count(e, ~g->stitch->axes & ~s->batch), (long long)s->batch_bytes,
-         (long long)s->batch_limit);
-  if (e->split)
-    emit(o, "const int t_chunks = %s(t_rows, t_len, sizeof(IndexT) == 4);", chunks_function(e));
-  emit_variants(e, o, args);
-  emit_launch_check(o);
-  close_block(o, "");
-  close_block(o, "");
-}
-
-int emit_stitch_partials(const Group *g) {
-  return g->kind == GROUP_STITCH && has_fit(g->schedule, FIT_COLUMN_SPLIT);
-}
-
-void emit_stitch_partial_space(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names,
-                               const char *small) {
-  SEmit *e = new_semit(a, k, kp, g, names, 0);
-  emit(o, "int64_t t_part_off%d = -1;", g->id);
-  open_scope(o);
-  emit_group_sizes(e, o);
-  emit(o, "const int t_chunks = t_rows > 0 ? %s(t_rows, t_len, %s) : 1;", chunks_function(e), small);
-  open_block(o, "if (t_chunks > 1)");
-  emit(o, "t_part_off%d = t_ws_bytes;", g->id);
-  emit(o, "t_ws_bytes += ((int64_t)t_chunks * %d * t_rows * (int64_t)sizeof(%s) + 255) / 256 * 256;",
-       g->stitch->reduces.len, split_acc_type(e));
-  close_block(o, "");
-  close_block(o, "");
 }

@@ -17,6 +17,9 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
  * emit_stitch_partial_space() adds their bytes to t_ws_bytes at
  * t_part_off<id> (-1: none this call); `small`: 32-bit indices do. */
 int emit_stitch_partials(const Group *g);
+/* The host function of a group with a column split that gives its chunks
+ * (emit_stitch_kernel() writes it beside the kernels). */
+void emit_stitch_chunks(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names);
 void emit_stitch_partial_space(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names,
                                const char *small);
 

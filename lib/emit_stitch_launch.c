@@ -1,0 +1,397 @@
+/* emit_stitch_launch.c — the host code that launches a stitch group's
+ * kernels (emit_stitch.h): the group's sizes, the test of its packed
+ * pointers, then its variants in order, each launching the instance of the
+ * register or stream kernel (stitch_kernel.h) its sizes select.  The
+ * launch reads the group's plan (stitch_plan.h: the kernels' parameters,
+ * what moves in packs, the bytes the stream kernel keeps) and schedule;
+ * it writes no kernel. */
+#include "emit_stitch.h"
+#include "stitch_kernel.h"
+
+#include <string.h>
+
+/* One launch being written. */
+typedef struct SLaunch {
+  StitchKernel sk;  /* the shape of the kernel it launches: the register one (whose launches also
+                       name the stream kernel's instances), or the stream one */
+  int stream_keep;  /* the stream kernel's kept bytes an element of an item (stitch_keep_bytes()) */
+  int keep_now;     /* the launch being written: the stream kernel's KEEP instance */
+  int lanes_now;    /* the LANES of the instance being launched */
+  int batch_now;    /* the BATCH instance (rows batch-fastest); the cluster condition asks the
+                       occupancy of the other, as it is written first */
+  int row_sites;    /* the warp variant's launches written so far: each its t_wb[] cache */
+} SLaunch;
+
+static SLaunch *new_launch(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg) {
+  SLaunch *e = ARENA_NEW(a, SLaunch);
+  e->sk = stitch_kernel(a, k, kp, g, names, reg);
+  return e;
+}
+
+static const char *host_count(SLaunch *e, uint32_t mask) {
+  Buf b;
+  buf_init(&b, e->sk.a);
+  int axes[TECC_MAX_RANK], n = shape_axes(&e->sk.g->domain, mask, axes);
+  for (int j = 0; j < n; j++) {
+    Dim d = e->sk.g->domain.d[axes[j]];
+    buf_printf(&b, "%s%s%s", j ? " * " : "", d.var >= 0 ? "(int64_t)" : "", host_dim(e->sk.a, e->sk.names, d));
+  }
+  return n ? buf_cstr(&b) : "INT64_C(1)";
+}
+
+/* The group's rows (columns, for a column group) and their length. */
+static void emit_group_sizes(SLaunch *e, Out *o) {
+  emit(o, "const int64_t t_rows = %s;", host_count(e, ~e->sk.st->axes));
+  emit(o, "const int64_t t_len = %s;", host_count(e, e->sk.st->axes));
+}
+
+static int is_staged_output(SLaunch *e, int out) {
+  int map[TECC_MAX_RANK];
+  for (int i = 0; i < e->sk.g->domain.rank; i++)
+    map[i] = i;
+  Value *v = e->sk.k->outputs[out].value;
+  for (int i = 0; i < e->sk.g->roots.len; i++)
+    if (e->sk.g->roots.items[i] == v && varies_along(&v->shape, map, e->sk.st->axes) && covers_domain(&e->sk.g->domain, e->sk.st->axes, &v->shape, map, 0))
+      return 1;
+  return 0;
+}
+
+/* " && tecc::aligned16(x) && ..." for the pointers moved in packs (the
+ * plan's: in a kernel of columns in packs, only the held ones). */
+static const char *packed_pointers(SLaunch *e) {
+  Buf b;
+  buf_init(&b, e->sk.a);
+  if (!e->sk.vec && !e->sk.cvec)
+    return "";
+  const PtrVec *moved = e->sk.vec ? &e->sk.g->plan->packed : &e->sk.g->plan->held;
+  for (int i = 0; i < moved->len; i++)
+    buf_printf(&b, " && tecc::aligned16(%s)", home_pointer(e->sk.a, e->sk.kp, e->sk.names, moved->items[i]));
+  for (int i = 0; i < e->sk.k->noutputs; i++)
+    if (is_staged_output(e, i))
+      buf_printf(&b, " && tecc::aligned16(%s)", e->sk.names->outputs[i]);
+  return buf_cstr(&b);
+}
+
+/* The run-time condition of variant `v` (NULL: none); `small`: 32-bit
+ * indices do. */
+static const char *variant_condition(SLaunch *e, const Variant *v, const char *kernel, const char *small) {
+  switch (v->when) {
+  case WHEN_ALWAYS: return NULL;
+  case WHEN_ROW_AT_MOST: return arena_printf(e->sk.a, "%s && t_len <= %lld", small, (long long)v->limit);
+  case WHEN_ROW_NARROWER:
+    return arena_printf(e->sk.a, "%s && t_len <= %lld && tecc::ceil_div(t_len, %d) * 32 < "
+                              "tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024)",
+                        small, (long long)v->limit, 32 * v->items * v->vec, v->items * v->vec);
+  case WHEN_ROW_FITS:
+    return arena_printf(e->sk.a, "%s && t_len <= (int64_t)(1024 / tecc::column_width(t_rows, t_len, %d, %d)) * %d", small,
+                        v->vec, v->items, v->items);
+  case WHEN_COLUMN_GROUPS: return arena_printf(e->sk.a, "tecc::column_groups_fill(t_rows, %d)", v->vec);
+  case WHEN_COLUMN_SPLIT: return "t_chunks > 1";
+  case WHEN_CLUSTERS: {
+    const char *cond = arena_printf(e->sk.a, "%s && t_len <= %lld && tecc::clusters_ok((const void *)%s)", small,
+                                    (long long)v->limit, kernel);
+    if (v->loops)
+      return cond;
+    return arena_printf(e->sk.a, "%s && t_rows <= tecc::resident_clusters(%s, tecc::cluster_blocks(t_len, %d), %d)", cond,
+                        kernel, v->threads_x * v->items * v->vec, v->threads_x);
+  }
+  case WHEN_ALIGNED: case WHEN_LEN_AT_MOST: break;
+  }
+  internal_error("stitch: variant %s has no condition a stitch group can test", v->name);
+}
+
+/* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, ROWS][,
+ * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, NARROW][, BATCH]> or,
+ * streamed, <IndexT, VEC[, PACKS][, PHASE][, BATCH]>, with `packs`
+ * (PACKS_NONE, PACKS_ALIGNED or PACKS_WHOLE) where it takes PACKS and
+ * `phase` where PHASE; EARLY only in the WHOLE instance of a variant that
+ * loads early, NARROW in the instances of a narrow variant. */
+static const char *instance(SLaunch *e, const Variant *v, int packs, int phase) {
+  const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
+  const char *pk = stitch_takes_packs(&e->sk) ? (packs != PACKS_NONE ? ", true" : ", false") : "";
+  if (stitch_variant_whole_instance(&e->sk, v))
+    pk = arena_printf(e->sk.a, "%s%s", pk, packs == PACKS_WHOLE ? ", true" : ", false");
+  const char *batch = !e->sk.sched->batch ? "" : e->batch_now ? ", true" : ", false";
+  if (v->storage == STORE_STREAM)
+    return arena_printf(e->sk.a, "%s<%s, %d%s%s%s%s>", stitch_kernel_name(&e->sk, 0), index, v->vec, pk,
+                        !e->stream_keep ? "" : e->keep_now ? ", true" : ", false",
+                        e->sk.split ? arena_printf(e->sk.a, ", %d", phase) : "", batch);
+  const char *cluster = !e->sk.cluster ? "" : v->storage == STORE_CLUSTER ? ", true" : ", false";
+  const char *rows = e->sk.rows ? arena_printf(e->sk.a, ", %d", v->rows) : "";
+  if (v->rows > 1 && !e->sk.rows)
+    internal_error("stitch: variant %s holds %d rows a thread in a kernel of one", v->name, v->rows);
+  const char *lanes = e->sk.lanes ? arena_printf(e->sk.a, ", %d", e->lanes_now) : "";
+  const char *early = !stitch_early_kernel(&e->sk) ? "" : v->early && packs == PACKS_WHOLE ? ", true" : ", false";
+  const char *narrow = !stitch_narrow_kernel(&e->sk) ? "" : variant_narrow(v) ? ", true" : ", false";
+  return arena_printf(e->sk.a, "%s<%s, %d, %d%s%s%s%s%s%s%s>", stitch_kernel_name(&e->sk, 1), index, v->items,
+                      v->vec, rows, pk, cluster, lanes, early, narrow, batch);
+}
+
+/* The threads across the columns of a split block: a warp spans 32 packs
+ * of a row (256 or 512 contiguous bytes) where the columns have them. */
+static const char *split_width(SLaunch *e, int vec) {
+  return arena_printf(e->sk.a, "tecc::pow2_at_least(tecc::ceil_div(t_rows, %d), 8, 32)", vec);
+}
+
+static const char *chunks_function(SLaunch *e) {
+  return arena_printf(e->sk.a, "tecc_%s_g%d_chunks", e->sk.k->name, e->sk.g->id);
+}
+
+/* The host function that says how many chunks the column split cuts the
+ * rows into (1: an earlier variant runs, or no split helps): the launch
+ * and the entry's workspace both ask it, so they agree. */
+void emit_stitch_chunks(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
+  SLaunch *e = new_launch(a, k, kp, g, names, 0);
+  emit(o, "/* %s, group %d: the chunks of rows its column split takes, 1 when an earlier variant runs */",
+       e->sk.k->name, e->sk.g->id);
+  open_block(o, "inline int %s(int64_t t_rows, int64_t t_len, bool t_small)", chunks_function(e));
+  for (int i = 0; i < e->sk.sched->nvariants; i++) {
+    const Variant *v = &e->sk.sched->variants[i];
+    if (v->fit == FIT_COLUMN_SPLIT) {
+      emit(o, "return tecc::column_chunks(t_rows, t_len, %d, %s);", v->vec, split_width(e, v->vec));
+      break;
+    }
+    emit(o, "if (%s) return 1;", variant_condition(e, v, NULL, "t_small"));
+  }
+  close_block(o, "");
+}
+
+/* t_tx x t_ty threads and t_grid blocks, by the variant's fit rule. */
+static void emit_block(SLaunch *e, Out *o, const Variant *v) {
+  switch (v->fit) {
+  case FIT_NONE:
+    emit(o, "const int t_tx = %d, t_ty = %d;", v->threads_x, v->threads_y);
+    break;
+  case FIT_ROW:
+    if (variant_narrow(v))
+      emit(o, "const int t_tx = (int)tecc::ceil_div(t_len, %d) * 32; /* the warps the row needs */",
+           32 * v->items * v->vec);
+    else
+      emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %s);", v->items * v->vec,
+           v->one_read ? "tecc::one_read_threads(t_rows)" : "1024");
+    emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
+    break;
+  case FIT_SHORT_ROWS: /* the grid and the block's rows: each instance's (tecc::launch_rows) */
+    emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), %d, 32), t_ty = %d / t_tx;",
+         v->items * v->vec, MIN_ROW_LANES, v->block);
+    return;
+  case FIT_COLUMNS:
+    emit(o, "const int t_tx = tecc::column_width(t_rows, t_len, %d, %d);", v->vec,
+         v->storage == STORE_REGISTERS ? v->items : 0);
+    emit(o, "const int t_ty = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024 / t_tx);", v->items);
+    break;
+  case FIT_CLUSTER:
+    emit(o, "const unsigned t_cluster = tecc::cluster_blocks(t_len, %d);", v->threads_x * v->items * v->vec);
+    return;
+  case FIT_COLUMN_SPLIT:
+    emit(o, "const int t_tx = %s, t_ty = %d / t_tx;", split_width(e, v->vec), v->block);
+    emit(o, "const dim3 t_grid((unsigned)tecc::ceil_div(t_rows, (int64_t)t_tx * %d), (unsigned)t_chunks);", v->vec);
+    return;
+  }
+  const char *rows = e->sk.row ? (v->rows > 1 ? arena_printf(e->sk.a, "t_ty * %d", v->rows) : "t_ty")
+                   : v->vec > 1 ? arena_printf(e->sk.a, "t_tx * %d", v->vec) : "t_tx";
+  if (v->sm_threads == 0)
+    emit(o, "const unsigned t_grid = tecc::cover_grid(t_rows, %s);", rows);
+  else
+    emit(o, "const unsigned t_grid = tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));", rows, v->sm_threads);
+}
+
+/* The launch of one instance of the variant; a stream kernel of a group
+ * with a column split also takes the partials and the chunk (none in
+ * PHASE 0). */
+static void emit_instance_launch(SLaunch *e, Out *o, const Variant *v, const char *args, int packs, int phase) {
+  if (e->sk.split && v->storage == STORE_STREAM)
+    args = phase ? arena_printf(e->sk.a, "%s, (%s *)t_part%d, (int64_t)t_chunk", args, stitch_split_acc_type(&e->sk), e->sk.g->id)
+                 : arena_printf(e->sk.a, "%s, (%s *)nullptr, (int64_t)0", args, stitch_split_acc_type(&e->sk));
+  if (v->fit == FIT_CLUSTER) {
+    const char *kernel = instance(e, v, packs, phase);
+    emit(o, "tecc::launch_cluster(%s, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(%s, t_cluster, %d)), "
+         "dim3(%d), t_cluster, stream, %s);", kernel, kernel, v->threads_x, v->threads_x, args);
+  }
+  else if (v->storage == STORE_STREAM && e->stream_keep) {
+    e->keep_now = 1;
+    const char *kernel = instance(e, v, packs, phase);
+    e->keep_now = 0;
+    const int bytes = v->vec * e->stream_keep; /* an item's, a thread */
+    emit(o, "static tecc::DeviceCache t_kc; /* its KEEP instance's shared memory budget, per device */");
+    emit(o, "const int t_keep = tecc::keep_items(t_kc, (const void *)%s, t_rows, t_len, t_tx, t_ty, %d, %d);", kernel,
+         v->vec, e->stream_keep);
+    emit(o, "if (t_keep > 0)");
+    emit(o, "  %s<<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep * %d * t_tx * t_ty, stream>>>(%s, t_keep);", kernel,
+         bytes, args);
+    emit(o, "else");
+    emit(o, "  %s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s, 0);", instance(e, v, packs, phase), args);
+  } else if (v->fit == FIT_SHORT_ROWS)
+    emit(o, "tecc::launch_rows(t_wb[%d], %s, t_rows, t_tx, t_ty, %d, %d, stream, %s);", e->row_sites++,
+         instance(e, v, packs, phase), v->rows > 1 ? v->rows : 1, v->sm_threads, args);
+  else
+    emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", instance(e, v, packs, phase), args);
+}
+
+/* Rows moved in packs take the PACKS instance, with no per-element
+ * row-end checks, whole row groups of whole rows the WHOLE one, with no
+ * guards at all; others the one that loads element by element. */
+static void emit_packs_launch(SLaunch *e, Out *o, const Variant *v, const char *args) {
+  if (!stitch_takes_packs(&e->sk)) {
+    emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
+    return;
+  }
+  if (v->storage == STORE_STREAM && e->stream_keep) { /* launches of several lines */
+    if (stitch_launches_whole(&e->sk, v)) {
+      open_block(o, "if (t_whole)");
+      emit_instance_launch(e, o, v, args, PACKS_WHOLE, 0);
+      else_if_block(o, "t_packs");
+    } else {
+      open_block(o, "if (t_packs)");
+    }
+    emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
+    else_block(o);
+    emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
+    close_block(o, "");
+    return;
+  }
+  if (stitch_launches_whole(&e->sk, v)) {
+    emit(o, "if (t_whole)");
+    o->indent++;
+    emit_instance_launch(e, o, v, args, PACKS_WHOLE, 0);
+    o->indent--;
+    emit(o, "else if (t_packs)");
+  } else {
+    emit(o, "if (t_packs)");
+  }
+  o->indent++;
+  emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
+  o->indent--;
+  emit(o, "else");
+  o->indent++;
+  emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
+  o->indent--;
+}
+
+/* The instance of the lanes of a row (LANES, t_tx) in the warp variant. */
+static void emit_lanes_launch(SLaunch *e, Out *o, const Variant *v, const char *args) {
+  if (!e->sk.lanes || v->fit != FIT_SHORT_ROWS) {
+    emit_packs_launch(e, o, v, args);
+    return;
+  }
+  emit(o, "switch (t_tx) { /* the lanes of a row: LANES */");
+  for (int l = MIN_ROW_LANES; l <= 32; l *= 2) {
+    emit(o, l < 32 ? "case %d:" : "default:", l);
+    o->indent++;
+    e->lanes_now = l;
+    emit_packs_launch(e, o, v, args);
+    emit(o, "break;");
+    o->indent--;
+  }
+  emit(o, "}");
+  e->lanes_now = 0;
+}
+
+/* One variant's block, grid and launch: the BATCH instance where the rows
+ * are visited batch-fastest (t_batched), and in the warp variant the
+ * instance of its lanes a row (LANES, t_tx), each launched by
+ * tecc::launch_rows, which picks its block (one warp or t_ty rows) and
+ * grid once a device. */
+static void emit_variant_launch(SLaunch *e, Out *o, const Variant *v, const char *args) {
+  emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
+       v->rows > 1 ? arena_printf(e->sk.a, ", ROWS %d", v->rows) : "");
+  emit_block(e, o, v);
+  if (stitch_launches_whole(&e->sk, v) && v->storage == STORE_STREAM)
+    emit(o, "const bool t_whole = t_packs && t_len %% ((int64_t)t_tx * %d) == 0; /* rows of whole chunks */",
+         stream_chunk(v));
+  else if (stitch_launches_whole(&e->sk, v))
+    emit(o, "const bool t_whole = t_packs && t_len == (int64_t)t_tx * %d && t_rows %% t_ty == 0; /* whole row groups "
+            "of whole rows */", v->items * v->vec);
+  if (v->fit == FIT_COLUMN_SPLIT) { /* the chunks' partials, then their fold and the writes */
+    emit(o, "const int64_t t_chunk = tecc::ceil_div(t_len, (int64_t)t_chunks);");
+    emit_instance_launch(e, o, v, args, PACKS_NONE, 1);
+    emit_instance_launch(e, o, v, args, PACKS_NONE, 2);
+    return;
+  }
+  Out *launch = v->fit == FIT_SHORT_ROWS ? new_out(e->sk.a) : o;
+  e->row_sites = 0;
+  if (!e->sk.sched->batch) {
+    emit_lanes_launch(e, launch, v, args);
+  } else {
+    open_block(launch, "if (t_batched)");
+    e->batch_now = 1;
+    emit_lanes_launch(e, launch, v, args);
+    e->batch_now = 0;
+    else_block(launch);
+    emit_lanes_launch(e, launch, v, args);
+    close_block(launch, "");
+  }
+  if (launch == o)
+    return;
+  emit(o, "static tecc::DeviceCache t_wb[%d]; /* each launch's block: one warp or t_ty rows (tecc::launch_rows) */",
+       e->row_sites);
+  emit_fragment(o, launch);
+}
+
+/* The variants in order: the first whose condition holds is launched. */
+static void emit_variants(SLaunch *e, Out *o, const char *args) {
+  const GroupSchedule *s = e->sk.sched;
+  for (int i = 0; i < s->nvariants; i++) {
+    const Variant *v = &s->variants[i];
+    const char *cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), "sizeof(IndexT) == 4");
+    if (i == 0 && cond)
+      open_block(o, "if (%s)", cond);
+    else if (i == 0)
+      open_scope(o);
+    else if (cond)
+      else_if_block(o, "%s", cond);
+    else
+      else_block(o);
+    emit_variant_launch(e, o, v, args);
+  }
+  close_block(o, "");
+}
+
+void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
+  SLaunch *e = new_launch(a, k, kp, g, names, 1);
+  if (stitch_has_storage(g->schedule, STORE_STREAM))
+    e->stream_keep = stitch_keep_bytes(&e->sk);
+  const char *args = launch_args(a, kp, names, &g->plan->params);
+  const GroupSchedule *s = g->schedule;
+  emit(o, "/* group %d: %s, %d reduction level(s), %d value(s) held per element */", g->id, class_name(s->cls),
+       g->stitch->nlevels, s->held);
+  open_scope(o);
+  emit_group_sizes(e, o);
+  open_block(o, "if (t_rows > 0)");
+  /* The same element-to-thread split whatever the alignment (so the same
+   * sums, bit for bit): misaligned rows keep VEC and load element by
+   * element (t_packs false). */
+  if (e->sk.vec || e->sk.cvec)
+    emit(o, "const bool t_packs = %s %% %d == 0%s;", e->sk.cvec ? "t_rows" : "t_len", stitch_most_vec(s), packed_pointers(e));
+  if ((e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk))
+    args = arena_printf(a, "%s, t_packs", args);
+  if (s->batch) /* schedule.c, batch_axes() */
+    emit(o, "const bool t_batched = %s > 1 && %s * t_len * %lld > %lld; /* the rows visited batch-fastest (BATCH) */",
+         host_count(e, s->batch), host_count(e, ~g->stitch->axes & ~s->batch), (long long)s->batch_bytes,
+         (long long)s->batch_limit);
+  if (e->sk.split)
+    emit(o, "const int t_chunks = %s(t_rows, t_len, sizeof(IndexT) == 4);", chunks_function(e));
+  emit_variants(e, o, args);
+  emit_launch_check(o);
+  close_block(o, "");
+  close_block(o, "");
+}
+
+int emit_stitch_partials(const Group *g) {
+  return g->kind == GROUP_STITCH && stitch_has_fit(g->schedule, FIT_COLUMN_SPLIT);
+}
+
+void emit_stitch_partial_space(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names,
+                               const char *small) {
+  SLaunch *e = new_launch(a, k, kp, g, names, 0);
+  emit(o, "int64_t t_part_off%d = -1;", g->id);
+  open_scope(o);
+  emit_group_sizes(e, o);
+  emit(o, "const int t_chunks = t_rows > 0 ? %s(t_rows, t_len, %s) : 1;", chunks_function(e), small);
+  open_block(o, "if (t_chunks > 1)");
+  emit(o, "t_part_off%d = t_ws_bytes;", g->id);
+  emit(o, "t_ws_bytes += ((int64_t)t_chunks * %d * t_rows * (int64_t)sizeof(%s) + 255) / 256 * 256;",
+       g->stitch->reduces.len, stitch_split_acc_type(&e->sk));
+  close_block(o, "");
+  close_block(o, "");
+}

@@ -1,0 +1,152 @@
+/* stitch_kernel.c — the shape of a stitch group's kernels (stitch_kernel.h). */
+#include "stitch_kernel.h"
+
+#include <stddef.h>
+
+int stitch_most_vec(const GroupSchedule *s) {
+  int most = 1;
+  for (int i = 0; i < s->nvariants; i++)
+    most = s->variants[i].vec > most ? s->variants[i].vec : most;
+  return most;
+}
+
+int stitch_has_storage(const GroupSchedule *s, Storage st) {
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].storage == st)
+      return 1;
+  return 0;
+}
+
+int stitch_has_fit(const GroupSchedule *s, FitRule fit) {
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].fit == fit)
+      return 1;
+  return 0;
+}
+
+/* A warp variant that loads its next rows ahead (prefetch; with literal
+ * sizes its block may be fixed, FIT_NONE, not FIT_SHORT_ROWS), one whose
+ * WHOLE instance loads early, ... */
+int stitch_any_variant(const GroupSchedule *s, size_t field) {
+  for (int i = 0; i < s->nvariants; i++)
+    if (*(const int *)((const char *)&s->variants[i] + field))
+      return 1;
+  return 0;
+}
+
+/* Some variant of the kernel (the register one, `reg`, or the stream one)
+ * has a WHOLE instance. */
+static int whole_variant(const GroupSchedule *s, int reg) {
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].whole && (s->variants[i].storage != STORE_STREAM) == reg)
+      return 1;
+  return 0;
+}
+
+StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg) {
+  StitchKernel sk = {0};
+  const GroupSchedule *s = g->schedule;
+  sk.a = a;
+  sk.k = k;
+  sk.kp = kp;
+  sk.g = g;
+  sk.st = g->stitch;
+  sk.sched = s;
+  sk.names = names;
+  sk.reg = reg;
+  sk.row = g->sched == SCHED_ROW;
+  sk.cluster = reg && stitch_has_storage(s, STORE_CLUSTER);
+  sk.vec = sk.row && g->plan->row_packs;                       /* the linear index: t_o * t_red + t_r */
+  sk.cvec = stitch_column_packs(g) && stitch_most_vec(s) > 1; /* ... t_r * t_outer + t_o */
+  sk.rows = reg && sk.vec && stitch_thread_rows(g);
+  sk.prefetch = sk.rows && stitch_any_variant(s, offsetof(Variant, prefetch));
+  sk.lanes = reg && sk.row && !sk.cvec && stitch_has_fit(s, FIT_SHORT_ROWS);
+  sk.whole = sk.vec && whole_variant(s, reg);
+  sk.split = sk.cvec && stitch_has_fit(s, FIT_COLUMN_SPLIT);
+  return sk;
+}
+
+const char *stitch_kernel_name(const StitchKernel *sk, int reg) {
+  return arena_printf(sk->a, "tecc_%s_g%d_%s", sk->k->name, sk->g->id, reg ? "reg" : "stream");
+}
+
+/* t_packs, rows moved as whole packs, aligned, is a template parameter
+ * PACKS: that instance has no per-element row-end checks (on an H100 the
+ * norms gained 0.6 to 4.7 points of copy, bench/NOTES.md).  Rows that
+ * read an operand at a row offset of their own (an attention mask [S, D]
+ * under [B, S, D]) take it too: masked softmax bf16 +3.7 on an H100 and
+ * +8.3 on an H200, f32 -0.5 and +2.5 (the sixteenth device session; an
+ * earlier code lost f32 6.5 with it).  Columns keep it an argument (a
+ * PACKS instance lost softmax(x, 0) 2.7 and 10.6 points at 16384 x 4096). */
+int stitch_takes_packs(const StitchKernel *sk) {
+  return sk->vec;
+}
+
+/* An instance for whole row groups of whole rows (WHOLE): where it takes
+ * PACKS. */
+int stitch_whole_instance(const StitchKernel *sk) {
+  return sk->whole && stitch_takes_packs(sk);
+}
+
+/* The stream kernel of a group with a column split: PHASE 0 reads all
+ * rows, 1 a chunk of them for its partial results, 2 folds the chunks'
+ * partials and writes the chunk. */
+int stitch_split_kernel(const StitchKernel *sk) {
+  return sk->split && !sk->reg;
+}
+
+/* A row operand the register kernel loads early (the plan's). */
+int stitch_early_kernel(const StitchKernel *sk) {
+  return sk->reg && stitch_any_variant(sk->sched, offsetof(Variant, early)) && stitch_takes_packs(sk) &&
+         sk->g->plan->early.len > 0;
+}
+
+/* A variant's blocks are the warps its rows need, bound to NARROW_BLOCKS
+ * an SM (schedule.c). */
+int stitch_narrow_kernel(const StitchKernel *sk) {
+  for (int i = 0; sk->reg && i < sk->sched->nvariants; i++)
+    if (variant_narrow(&sk->sched->variants[i]))
+      return 1;
+  return 0;
+}
+
+/* The stream kernel where its variant says so, the register kernel where
+ * one of its variants does (the launches are written for the register
+ * kernel's shape). */
+int stitch_variant_whole_instance(const StitchKernel *sk, const Variant *v) {
+  return v->storage == STORE_STREAM ? v->whole && stitch_takes_packs(sk) : stitch_whole_instance(sk);
+}
+
+int stitch_launches_whole(const StitchKernel *sk, const Variant *v) {
+  return v->whole && stitch_variant_whole_instance(sk, v);
+}
+
+/* v over the whole domain (not a broadcast operand), read by more than one
+ * of the stream kernel's passes (the plan's), held in words of 4 or 8
+ * bytes (16-bit values two to a word), in a kernel of rows in packs
+ * (without a column split) whose stream variant keeps.  In the KEEP
+ * instance, which the host launches where the rows of a wave fill more
+ * than half of L2 (tecc::keep_items), the later passes read the row's
+ * first items, as many as fit, from shared memory rather than HBM: the
+ * ones a backward pass reads last, which L2 is the least likely to still
+ * hold (emit_stitch.c, open_chunks()). */
+int stitch_kept_bytes(const StitchKernel *sk, const Value *v) {
+  const Variant *last = &sk->sched->variants[sk->sched->nvariants - 1];
+  uint32_t passes = sk->g->plan->stream.read_in[v->id];
+  int n = dtype_is_16bit(v->dtype) ? 2 : dtype_size(cu_compute_dtype(v->dtype));
+  if (!sk->vec || !last->keeps || __builtin_popcount(passes) < 2 || !vec_contains(&sk->g->plan->held, v))
+    return 0;
+  return (n == 2 || n == 4 || n == 8) && last->vec * n % 16 == 0 ? n : 0;
+}
+
+int stitch_keep_bytes(const StitchKernel *sk) {
+  const PtrVec *held = &sk->g->plan->held;
+  int sum = 0;
+  for (int i = 0; i < held->len; i++)
+    sum += stitch_kept_bytes(sk, held->items[i]);
+  return sum;
+}
+
+const char *stitch_split_acc_type(const StitchKernel *sk) {
+  return cu_compute_ctype(stitch_acc_dtype(sk->st->reduces.items[0]));
+}

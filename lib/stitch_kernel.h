@@ -1,0 +1,80 @@
+/* stitch_kernel.h — the shape of one of a stitch group's kernels (the
+ * register kernel or the stream kernel): what it moves in packs, how many
+ * rows a thread holds, which template parameters it takes, and so which
+ * instances it has.  The kernel's body (emit_stitch.c) and its launch
+ * (emit_stitch_launch.c) both ask these questions, of the group's plan
+ * (stitch_plan.h) and schedule (schedule.h), here, so that the instances
+ * one writes are the instances the other launches.
+ *
+ * Everything lives in the compilation's arena. */
+#ifndef TECC_STITCH_KERNEL_H
+#define TECC_STITCH_KERNEL_H
+
+#include "emit.h"
+#include "schedule.h"
+#include "stitch.h"
+#include "stitch_plan.h"
+
+typedef struct StitchKernel {
+  Arena *a;
+  Kernel *k;
+  KernelPlan *kp;
+  Group *g;
+  const Stitch *st;
+  const GroupSchedule *sched;
+  const EntryNames *names;
+  int reg;      /* the register kernel (else the stream kernel) */
+  int row;      /* schedule row (else column) */
+  int vec;      /* contiguous rows: VEC-element packs (the PACKS instance) */
+  int cvec;     /* columns: VEC neighbouring columns a thread, moved in packs */
+  int rows;     /* reg kernel of rows: ROWS rows a thread (t_o0 + t_i * blockDim.y) */
+  int prefetch; /* rows: an instance of ROWS > 1 loads the next row group ahead (t_n<id>) */
+  int lanes;    /* reg kernel of rows with a warp variant: the lanes of a row, LANES (0: blockDim.x) */
+  int whole;    /* rows in packs: the WHOLE instance drops the reg kernel's row and item guards
+                   (whole row groups of whole rows), the stream kernel's item guards (rows of
+                   whole chunks) */
+  int split;    /* the group has a column split variant (its stream kernel takes PHASE) */
+  int cluster;  /* reg kernel: a row may span a thread-block cluster (CLUSTER) */
+} StitchKernel;
+
+/* The register kernel (`reg`) of g, or its stream kernel. */
+StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg);
+/* "tecc_<kernel>_g<id>_reg" (`reg`) or "..._stream". */
+const char *stitch_kernel_name(const StitchKernel *sk, int reg);
+
+/* The instances of a kernel that takes PACKS: element by element, in
+ * aligned packs, and in packs of whole row groups of whole rows (WHOLE). */
+enum { PACKS_NONE, PACKS_ALIGNED, PACKS_WHOLE };
+
+/* The schedule's variants: the widest pack (VEC); some variant with
+ * storage `st`, fit rule `fit`, or the int flag at `field` set
+ * (offsetof(Variant, prefetch), ...). */
+int stitch_most_vec(const GroupSchedule *s);
+int stitch_has_storage(const GroupSchedule *s, Storage st);
+int stitch_has_fit(const GroupSchedule *s, FitRule fit);
+int stitch_any_variant(const GroupSchedule *s, size_t field);
+
+/* The kernel's template parameters beyond IndexT, ITEMS and VEC: PACKS
+ * (rows moved as whole packs, aligned), WHOLE after it, PHASE (a column
+ * split's stream kernel), EARLY (a row operand loaded with the row),
+ * NARROW (blocks of the warps a row needs). */
+int stitch_takes_packs(const StitchKernel *sk);
+int stitch_whole_instance(const StitchKernel *sk);
+int stitch_split_kernel(const StitchKernel *sk);
+int stitch_early_kernel(const StitchKernel *sk);
+int stitch_narrow_kernel(const StitchKernel *sk);
+/* Variant v's kernel has a WHOLE instance; v launches it when its rows
+ * are whole. */
+int stitch_variant_whole_instance(const StitchKernel *sk, const Variant *v);
+int stitch_launches_whole(const StitchKernel *sk, const Variant *v);
+
+/* The bytes an element of v takes in the stream kernel's shared memory,
+ * where it keeps v (else 0), and their sum over the values it keeps. */
+int stitch_kept_bytes(const StitchKernel *sk, const Value *v);
+int stitch_keep_bytes(const StitchKernel *sk);
+
+/* The partials' type of a column split: the accumulators' (one type,
+ * stitch_column_split()). */
+const char *stitch_split_acc_type(const StitchKernel *sk);
+
+#endif
