@@ -52,16 +52,20 @@ static void put_dim(Buf *b, const Kernel *k, Dim d) {
     buf_printf(b, "$%d", d.var);
 }
 
+static void put_shape(Buf *b, const Kernel *k, const Shape *s) {
+  buf_puts(b, "[");
+  for (int i = 0; i < s->rank; i++) {
+    if (i)
+      buf_puts(b, ", ");
+    put_dim(b, k, s->d[i]);
+  }
+  buf_puts(b, "]");
+}
+
 const char *shape_str(Arena *a, const Kernel *k, const Shape *s) {
   Buf b;
   buf_init(&b, a);
-  buf_puts(&b, "[");
-  for (int i = 0; i < s->rank; i++) {
-    if (i)
-      buf_puts(&b, ", ");
-    put_dim(&b, k, s->d[i]);
-  }
-  buf_puts(&b, "]");
+  put_shape(&b, k, s);
   return buf_cstr(&b);
 }
 
@@ -146,9 +150,11 @@ static void put_axes(Buf *b, uint32_t axes) {
   buf_puts(b, "}");
 }
 
-static void put_type(Buf *b, Arena *a, const Kernel *k, DType t,
-                     const Shape *s) {
-  buf_printf(b, "%s%s", dtype_name(t), shape_str(a, k, s));
+/* Written into the dump itself: a string of its own per value would
+ * take a 256-byte buffer each from the arena. */
+static void put_type(Buf *b, const Kernel *k, DType t, const Shape *s) {
+  buf_puts(b, dtype_name(t));
+  put_shape(b, k, s);
 }
 
 static void put_opname(Buf *b, const Value *v) {
@@ -172,7 +178,7 @@ static void put_opname(Buf *b, const Value *v) {
   }
 }
 
-static void dump_value(Buf *b, Arena *a, const Kernel *k, const Value *v) {
+static void dump_value(Buf *b, const Kernel *k, const Value *v) {
   buf_printf(b, "  %%%d = ", v->id);
   put_opname(b, v);
   if (v->op == IR_INPUT)
@@ -186,22 +192,22 @@ static void dump_value(Buf *b, Arena *a, const Kernel *k, const Value *v) {
   if (v->op == IR_REDUCE)
     put_axes(b, v->axes);
   buf_puts(b, " : ");
-  put_type(b, a, k, v->dtype, &v->shape);
+  put_type(b, k, v->dtype, &v->shape);
   if (v->name && v->op != IR_INPUT)
     buf_printf(b, "  # %s", v->name);
   buf_puts(b, "\n");
 }
 
-static void dump_header(Buf *b, Arena *a, const Kernel *k) {
+static void dump_header(Buf *b, const Kernel *k) {
   buf_printf(b, "kernel %s(", k->name);
   for (int i = 0; i < k->ninputs; i++) {
     buf_printf(b, "%s%s: ", i ? ", " : "", k->inputs[i].name);
-    put_type(b, a, k, k->inputs[i].dtype, &k->inputs[i].shape);
+    put_type(b, k, k->inputs[i].dtype, &k->inputs[i].shape);
   }
   buf_puts(b, ") -> (");
   for (int i = 0; i < k->noutputs; i++) {
     buf_printf(b, "%s%s: ", i ? ", " : "", k->outputs[i].name);
-    put_type(b, a, k, k->outputs[i].dtype, &k->outputs[i].shape);
+    put_type(b, k, k->outputs[i].dtype, &k->outputs[i].shape);
   }
   buf_puts(b, ")\n");
   if (k->nsizevars) {
@@ -212,10 +218,10 @@ static void dump_header(Buf *b, Arena *a, const Kernel *k) {
   }
 }
 
-static void dump_kernel(Buf *b, Arena *a, const Kernel *k) {
-  dump_header(b, a, k);
+static void dump_kernel(Buf *b, const Kernel *k) {
+  dump_header(b, k);
   for (int i = 0; i < k->values.len; i++)
-    dump_value(b, a, k, k->values.items[i]);
+    dump_value(b, k, k->values.items[i]);
   for (int i = 0; i < k->noutputs; i++)
     buf_printf(b, "  output %s = %%%d\n", k->outputs[i].name,
                k->outputs[i].value->id);
@@ -227,7 +233,7 @@ const char *ir_dump(Arena *a, const Module *m) {
   for (int i = 0; i < m->nkernels; i++) {
     if (i)
       buf_puts(&b, "\n");
-    dump_kernel(&b, a, m->kernels[i]);
+    dump_kernel(&b, m->kernels[i]);
   }
   return buf_cstr(&b);
 }
