@@ -130,15 +130,20 @@ void buf_putn(Buf *b, const char *s, size_t n) {
 
 void buf_puts(Buf *b, const char *s) { buf_putn(b, s, strlen(s)); }
 
+/* Formats into the room left and again only when the text did not fit:
+ * the dumps and emitters print mostly short pieces into a large buffer. */
 void buf_vprintf(Buf *b, const char *fmt, va_list ap) {
+  size_t room = b->cap - b->len;
   va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
+  int n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, ap2);
   va_end(ap2);
   if (n < 0)
     internal_error("bad format '%s'", fmt);
-  buf_reserve(b, (size_t)n);
-  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  if ((size_t)n >= room) {
+    buf_reserve(b, (size_t)n);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  }
   b->len += (size_t)n;
 }
 
