@@ -47,14 +47,6 @@ int dtype_is_float(DType t) {
 int dtype_is_int(DType t) { return t == DT_I32 || t == DT_I64; }
 int dtype_is_16bit(DType t) { return t == DT_F16 || t == DT_BF16; }
 
-/* Index of `name` in a table of n names, or -1. */
-static int find_name(const char *const *names, int n, const char *name) {
-  for (int i = 0; i < n; i++)
-    if (names[i] && strcmp(names[i], name) == 0)
-      return i;
-  return -1;
-}
-
 int dtype_from_name(const char *name, DType *out) {
   for (int i = 0; i < DT_COUNT; i++)
     if (strcmp(dtype_table[i].name, name) == 0) {
@@ -74,21 +66,4 @@ const char *binary_name(BinaryOp op) {
 
 const char *reduce_name(ReduceOp op) {
   return (unsigned)op < RED_COUNT ? reduce_names[op] : "?";
-}
-
-/* Only the named builtins (not the operators - and not). */
-int unary_from_name(const char *name, UnaryOp *out) {
-  int i = find_name(unary_names, UN_NEG, name);
-  if (i < 0)
-    return 0;
-  *out = (UnaryOp)i;
-  return 1;
-}
-
-int reduce_from_name(const char *name, ReduceOp *out) {
-  int i = find_name(reduce_names, RED_COUNT, name);
-  if (i < 0)
-    return 0;
-  *out = (ReduceOp)i;
-  return 1;
 }

@@ -131,7 +131,5 @@ int dtype_from_name(const char *name, DType *out); /* 1 when found */
 const char *unary_name(UnaryOp op);
 const char *binary_name(BinaryOp op);
 const char *reduce_name(ReduceOp op);
-int unary_from_name(const char *name, UnaryOp *out);
-int reduce_from_name(const char *name, ReduceOp *out);
 
 #endif

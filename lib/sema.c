@@ -181,7 +181,7 @@ typedef struct KernelBuild {
 } KernelBuild;
 
 static int reserved_name(Sema *s, const char *name, SrcRange loc) {
-  if (!is_builtin_name(name))
+  if (!is_builtin_name(s, name))
     return 0;
   sema_error(s, loc, "cannot redefine builtin '%s'", name);
   return 1;
@@ -201,7 +201,7 @@ static Binding *bind(Sema *s, const char *name, SrcRange loc, TVal *val) {
  * its uses do not report again. */
 static int check_new_name(Sema *s, const char *name, SrcRange loc, int decl) {
   Binding *old = strmap_get(s->scope, name);
-  if (!old && (is_builtin_name(name) || strmap_get(&s->sizevars, name))) {
+  if (!old && (is_builtin_name(s, name) || strmap_get(&s->sizevars, name))) {
     if (!reserved_name(s, name, loc))
       sema_error(s, loc, "'%s' is already a size variable", name);
     bind(s, name, loc, NULL);
@@ -233,10 +233,10 @@ static int add_sizevar(Sema *s, const char *name, SrcRange loc) {
   int i = sizevar_index(s, name);
   if (i >= 0)
     return i;
-  if (is_builtin_name(name) || strmap_get(&s->fns, name) ||
+  if (is_builtin_name(s, name) || strmap_get(&s->fns, name) ||
       strmap_get(&s->later_fns, name)) {
     sema_error(s, loc, "size variable '%s' has the name of a %s", name,
-               is_builtin_name(name) ? "builtin" : "function");
+               is_builtin_name(s, name) ? "builtin" : "function");
     return -2;
   }
   if (strmap_get(s->scope, name) || strmap_get(&s->tensor_names, name)) {
@@ -324,7 +324,7 @@ static void fn_arity(const FnDef *f, int *lo, int *hi) {
 static int check_callee(Sema *s, const Expr *call, int order, FnDef **fn) {
   int lo, hi;
   *fn = NULL;
-  if (builtin_arity(call->name, &lo, &hi))
+  if (builtin_arity(s, call->name, &lo, &hi))
     return check_arity(s, call, lo, hi);
   FnDef *f = strmap_get(&s->fns, call->name);
   const Stmt *later = strmap_get(&s->later_fns, call->name);
@@ -492,7 +492,7 @@ static void undeclared(Sema *s, const Expr *e) {
   } else if (strmap_get(&s->sizevars, e->name))
     sema_error(s, e->loc, "size variable '%s' cannot be used as a value",
                e->name);
-  else if (is_builtin_name(e->name) || strmap_get(&s->fns, e->name))
+  else if (is_builtin_name(s, e->name) || strmap_get(&s->fns, e->name))
     sema_error(s, e->loc, "'%s' is a function; call it with arguments",
                e->name);
   else
@@ -573,7 +573,7 @@ static TVal *eval_call(Sema *s, const Expr *e) {
     f = strmap_get(&s->fns, e->name);
   if (!ok)
     return NULL;
-  if (f && !builtin_arity(e->name, &(int){0}, &(int){0}))
+  if (f && !builtin_arity(s, e->name, &(int){0}, &(int){0}))
     return expand_fn(s, f, e, args);
   set_loc(s, e);
   return sema_builtin_call(s, e, args, e->nargs);
@@ -1260,6 +1260,7 @@ TypedProgram *sema_check(Compilation *c, AstFile *main) {
   s->c = c;
   s->a = c->arena;
   s->d = &c->diags;
+  sema_builtins_init(s);
   load_prelude(s);
   ImportState is = {0};
   *file_state(s, &is, main->source->id) = 1;

@@ -93,6 +93,7 @@ typedef struct Sema {
   StrMap fns;    /* name -> FnDef*: prelude, imported and main-file fns */
   StrMap later_fns; /* name -> Stmt*: every fn of the main file */
   StrMap tensor_names; /* every tensor name of the main file */
+  StrMap builtins; /* name -> BuiltinInfo* (sema_expr.c): reserved names */
   int order;     /* running definition order */
   int import_failed; /* an import was missing or had syntax errors */
   /* the kernel being checked */
@@ -129,9 +130,12 @@ TVal *sema_unary(Sema *s, UnaryOp op, TVal *a, SrcRange op_loc, SrcRange loc);
 TVal *sema_binary(Sema *s, BinaryOp op, TVal *a, TVal *b, SrcRange op_loc,
                   SrcRange loc);
 TVal *sema_builtin_call(Sema *s, const Expr *call, TVal **args, int nargs);
+/* The builtin names in s->builtins, once per compilation. */
+void sema_builtins_init(Sema *s);
 /* 1 when `name` is a builtin function (not a prelude fn); its arity. */
-int builtin_arity(const char *name, int *min_args, int *max_args);
-int is_builtin_name(const char *name);
+int builtin_arity(Sema *s, const char *name, int *min_args, int *max_args);
+/* A builtin function, prelude fn or constant: not to be defined again. */
+int is_builtin_name(Sema *s, const char *name);
 
 /* The value of an output: a weak value becomes a constant of the declared
  * dtype (`declared` non-NULL), else i32/f32, made where the output is

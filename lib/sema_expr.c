@@ -672,35 +672,51 @@ typedef struct BuiltinInfo {
   ReduceOp rop;
 } BuiltinInfo;
 
-static BuiltinInfo builtin_lookup(const char *name) {
-  BuiltinInfo bi = {BI_NONE, 0, 0, 0, 0};
-  if (dtype_from_name(name, &bi.dtype))
-    bi.kind = BI_CAST;
-  else if (unary_from_name(name, &bi.uop))
-    bi.kind = BI_UNARY;
-  else if (reduce_from_name(name, &bi.rop))
-    bi.kind = BI_REDUCE;
-  else if (!strcmp(name, "where"))
-    bi.kind = BI_WHERE;
-  else if (!strcmp(name, "clamp"))
-    bi.kind = BI_CLAMP;
-  else {
-    static const struct {
-      const char *name;
-      BinaryOp op;
-    } binaries[] = {{"maximum", BIN_MAXIMUM}, {"minimum", BIN_MINIMUM},
-                    {"pow", BIN_POW},         {"atan2", BIN_ATAN2}};
-    for (size_t i = 0; i < sizeof binaries / sizeof binaries[0]; i++)
-      if (!strcmp(name, binaries[i].name)) {
-        bi.kind = BI_BINARY;
-        bi.bop = binaries[i].op;
-      }
-  }
-  return bi;
+static void put_builtin(Sema *s, const char *name, BuiltinInfo bi) {
+  BuiltinInfo *p = ARENA_NEW(s->a, BuiltinInfo);
+  *p = bi;
+  strmap_put(s->a, &s->builtins, name, p);
 }
 
-int builtin_arity(const char *name, int *min_args, int *max_args) {
-  BuiltinInfo bi = builtin_lookup(name);
+/* Put in the reverse order of precedence, so that a name in two tables
+ * takes the first: a dtype, a unary builtin, a reduction, where, clamp,
+ * then the binary ones.  The other reserved names (prelude fns and
+ * constants) are BI_NONE. */
+void sema_builtins_init(Sema *s) {
+  static const char *const others[] = {"softmax", "log_softmax", "logsumexp",
+                                       "pi",      "inf",         "nan"};
+  static const struct {
+    const char *name;
+    BinaryOp op;
+  } binaries[] = {{"maximum", BIN_MAXIMUM}, {"minimum", BIN_MINIMUM},
+                  {"pow", BIN_POW},         {"atan2", BIN_ATAN2}};
+  for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+    put_builtin(s, others[i], (BuiltinInfo){.kind = BI_NONE});
+  for (size_t i = 0; i < sizeof binaries / sizeof binaries[0]; i++)
+    put_builtin(s, binaries[i].name,
+                (BuiltinInfo){.kind = BI_BINARY, .bop = binaries[i].op});
+  put_builtin(s, "clamp", (BuiltinInfo){.kind = BI_CLAMP});
+  put_builtin(s, "where", (BuiltinInfo){.kind = BI_WHERE});
+  for (int op = RED_COUNT - 1; op >= 0; op--)
+    put_builtin(s, reduce_name((ReduceOp)op),
+                (BuiltinInfo){.kind = BI_REDUCE, .rop = (ReduceOp)op});
+  for (int op = UN_NEG - 1; op >= 0; op--)
+    put_builtin(s, unary_name((UnaryOp)op),
+                (BuiltinInfo){.kind = BI_UNARY, .uop = (UnaryOp)op});
+  for (int t = DT_COUNT - 1; t >= 0; t--)
+    put_builtin(s, dtype_name((DType)t),
+                (BuiltinInfo){.kind = BI_CAST, .dtype = (DType)t});
+}
+
+/* One hash lookup: every call and every name defined asks, some of them
+ * twice. */
+static BuiltinInfo builtin_lookup(Sema *s, const char *name) {
+  const BuiltinInfo *bi = strmap_get(&s->builtins, name);
+  return bi ? *bi : (BuiltinInfo){.kind = BI_NONE};
+}
+
+int builtin_arity(Sema *s, const char *name, int *min_args, int *max_args) {
+  BuiltinInfo bi = builtin_lookup(s, name);
   static const int arity[][2] = {[BI_NONE] = {0, 0},  [BI_CAST] = {1, 1},
                                  [BI_UNARY] = {1, 1}, [BI_REDUCE] = {1, -1},
                                  [BI_BINARY] = {2, 2}, [BI_WHERE] = {3, 3},
@@ -710,15 +726,8 @@ int builtin_arity(const char *name, int *min_args, int *max_args) {
   return bi.kind != BI_NONE;
 }
 
-int is_builtin_name(const char *name) {
-  static const char *const others[] = {"softmax", "log_softmax", "logsumexp",
-                                       "pi",      "inf",         "nan"};
-  if (builtin_lookup(name).kind != BI_NONE)
-    return 1;
-  for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
-    if (!strcmp(name, others[i]))
-      return 1;
-  return 0;
+int is_builtin_name(Sema *s, const char *name) {
+  return strmap_get(&s->builtins, name) != NULL;
 }
 
 /* Only the axis arguments of a reduction may be a list of axes. */
@@ -735,7 +744,7 @@ TVal *sema_builtin_call(Sema *s, const Expr *call, TVal **args, int nargs) {
   for (int i = 0; i < nargs; i++)
     if (!args[i])
       return NULL;
-  BuiltinInfo bi = builtin_lookup(call->name);
+  BuiltinInfo bi = builtin_lookup(s, call->name);
   if (!check_no_axes_list(s, args, bi.kind == BI_REDUCE ? 1 : nargs))
     return NULL;
   switch (bi.kind) {
