@@ -82,7 +82,8 @@ static int is_const_value(const Value *v, double x) {
 
 typedef struct Table {
   Value **slots;
-  int cap;
+  int cap; /* a power of two, at least twice len */
+  int len;
 } Table;
 
 typedef struct Opt {
@@ -404,23 +405,48 @@ static int same_value(const Value *a, const Value *b) {
          memcmp(&a->fval, &b->fval, sizeof a->fval) == 0;
 }
 
-static Value *hashcons(Table *t, Value *v) {
+/* The slot of v's equal in t, else the empty slot where v goes. */
+static Value **table_slot(const Table *t, const Value *v) {
+  uint32_t mask = (uint32_t)t->cap - 1;
+  for (uint32_t i = (uint32_t)value_hash(v) & mask;; i = (i + 1) & mask)
+    if (!t->slots[i] || same_value(t->slots[i], v))
+      return &t->slots[i];
+}
+
+static void table_init(Arena *a, Table *t, int cap) {
+  t->cap = cap;
+  t->len = 0;
+  t->slots = ARENA_ARRAY(a, Value *, cap);
+}
+
+/* Twice the slots.  The values in it are not changed once in (their
+ * hashes hold), and none is equal to another, so each finds its place. */
+static void table_grow(Arena *a, Table *t) {
+  Table bigger;
+  table_init(a, &bigger, t->cap * 2);
+  for (int i = 0; i < t->cap; i++)
+    if (t->slots[i]) {
+      *table_slot(&bigger, t->slots[i]) = t->slots[i];
+      bigger.len++;
+    }
+  *t = bigger;
+}
+
+static Value *hashcons(Arena *a, Table *t, Value *v) {
   if (v->op == IR_INPUT)
     return v;
-  uint32_t mask = (uint32_t)t->cap - 1;
-  for (uint32_t i = (uint32_t)value_hash(v) & mask;; i = (i + 1) & mask) {
-    if (!t->slots[i]) {
-      t->slots[i] = v;
-      return v;
-    }
-    if (same_value(t->slots[i], v))
-      return t->slots[i];
-  }
+  Value **slot = table_slot(t, v);
+  if (*slot)
+    return *slot;
+  *slot = v;
+  if (++t->len * 2 > t->cap)
+    table_grow(a, t);
+  return v;
 }
 
 /* The existing value equal to v, or v itself, now in the output list. */
 static Value *intern(Opt *o, Value *v) {
-  Value *canon = hashcons(&o->t, v);
+  Value *canon = hashcons(o->a, &o->t, v);
   if (canon == v)
     vec_push(o->a, &o->out, v);
   return canon;
@@ -517,10 +543,11 @@ static void remove_dead(Opt *o, Kernel *k) {
 }
 
 static void optimize_kernel(Arena *a, Kernel *k) {
-  Opt o = {a, k, {NULL, 16}, {0}};
-  while (o.t.cap < 8 * (k->values.len + 1))
-    o.t.cap *= 2;
-  o.t.slots = ARENA_ARRAY(a, Value *, o.t.cap);
+  Opt o = {a, k, {0}, {0}};
+  int cap = 16;
+  while (cap < 2 * (k->values.len + 1))
+    cap *= 2;
+  table_init(a, &o.t, cap);
   for (int i = 0; i < k->values.len; i++)
     clear_unused_fields(k->values.items[i]);
   forward(&o, k);
