@@ -904,9 +904,17 @@ static const char *implicit_name(Sema *s, const SourceFile *f) {
   return buf_cstr(&b);
 }
 
+/* The values no one reads are the outputs: a few of many assignments. */
+static int count_unread(const KernelBuild *kb) {
+  int n = 0;
+  for (int i = 0; i < kb->assigns.len; i++)
+    n += !((Binding *)kb->assigns.items[i])->reads;
+  return n;
+}
+
 static void implicit_outputs(Sema *s, KernelBuild *kb, StrMap *outs) {
   TypedKernel *k = s->k;
-  k->outputs = ARENA_ARRAY(s->a, TypedOutput, kb->assigns.len + 1);
+  k->outputs = ARENA_ARRAY(s->a, TypedOutput, count_unread(kb) + 1);
   int n = 0, ok = 1;
   for (int i = 0; i < kb->assigns.len; i++) {
     Binding *b = kb->assigns.items[i];
