@@ -1,4 +1,4 @@
-"""tecc benchmark harness (performance.md): build the suite with tecc at -O2
+"""tecc benchmark harness (doc/performance.md): build the suite with tecc at -O2
 and -O0, check every result against a float64 reference, time tecc, PyTorch
 eager and torch.compile against a device-to-device copy measured in the same
 run, and write a table, a CSV and a plot.  Run it through bench/run.sh.
@@ -682,7 +682,7 @@ def table(rows):
 
 def latency_table(lat):
     """Plain and graph-replay latency, and each one's excess over the empty
-    kernel's (performance.md: within 2 us)."""
+    kernel's (doc/performance.md: within 2 us)."""
     empty = next((r for r in lat if r["what"] == "empty kernel"), {})
     form = "%-20s %-9s %9s %9s %10s %10s %s"
     lines = [form % ("latency", "shape", "plain us", "graph us", "plain-empty",

@@ -1,5 +1,5 @@
 // The latency floor: an empty kernel launched through the same ctypes path
-// as the tecc entry points (performance.md: latency cases vs an empty kernel).
+// as the tecc entry points (doc/performance.md: latency cases vs an empty kernel).
 #include <cuda_runtime.h>
 
 __global__ void bench_empty_kernel() {}

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/run.sh [--quick] [bench.py options]: the whole performance.md
+# bench/run.sh [--quick] [bench.py options]: the whole doc/performance.md
 # benchmark in one command on a GPU machine with nvcc, python3 and PyTorch.
 # Results go to $OUT (else ./bench-out): bench.csv, latency.csv, bench.png.
 #

@@ -1,4 +1,4 @@
-"""The performance.md suite: each case as a .te kernel, a float64 reference
+"""The doc/performance.md suite: each case as a .te kernel, a float64 reference
 and the PyTorch code a user would write for it (timed eager and compiled).
 
 Every kernel uses the size variables M and N (and B for a batch), so one

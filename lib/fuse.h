@@ -1,5 +1,5 @@
 /* fuse.h — fusion: partition each kernel into groups, one launch each
- * (design.md, pipeline step 5; the groups are described in groups.h).
+ * (doc/design.md, pipeline step 5; the groups are described in groups.h).
  *
  *   -O0: every computed value is stored and is its own group.
  *   -O1, -O2: only reductions are stored.  A reduction group recomputes its

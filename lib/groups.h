@@ -1,6 +1,6 @@
 /* groups.h — what fusion produces and every later pass reads: groups
  * (one kernel launch each), where each value lives, and the plan of a
- * kernel (design.md, pipeline step 5).  fuse.c and stitch.c fill these;
+ * kernel (doc/design.md, pipeline step 5).  fuse.c and stitch.c fill these;
  * schedule.c and the emitters read them.
  *
  * A group is one kernel launch.  It computes its roots and writes them to

@@ -1,6 +1,6 @@
 /* interp.h — the reference interpreter: evaluates a Kernel of lib/ir.h.
  *
- * The oracle of every numerical test (design.md).  Floats are computed in
+ * The oracle of every numerical test (doc/design.md).  Floats are computed in
  * float64, integers and bools in int64 (wrapped to the value's dtype after
  * each operation), and values are rounded only where they are stored: at
  * outputs, and at explicit casts to f32/f16/bf16 (round to nearest even).

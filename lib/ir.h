@@ -1,4 +1,4 @@
-/* ir.h — the tensor IR (design.md, pipeline step 3).
+/* ir.h — the tensor IR (doc/design.md, pipeline step 3).
  *
  * Per kernel, a DAG of SSA values in topological order.  Every value has a
  * dtype and a shape; shapes of elementwise operands are equal (lowering

@@ -1,4 +1,4 @@
-/* opt.h — the optimizer (opt.c; design.md, pipeline step 4): constant
+/* opt.h — the optimizer (opt.c; doc/design.md, pipeline step 4): constant
  * folding, CSE, algebraic identities exact in IEEE arithmetic, strength
  * reduction of ** and / by literals (opt.c says which rewrites are
  * bit-exact), dead-value removal.  It runs at every -O level (-O0 only

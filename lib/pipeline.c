@@ -1,5 +1,5 @@
-/* pipeline.c — the one place that lists the passes, in order (design.md
- * "Pipeline", as QBE's main.c):
+/* pipeline.c — the one place that lists the passes, in order (doc/design.md,
+ * "The pipeline"; as QBE's main.c):
  *
  *   parse -> sema -> lower -> opt -> fuse -> schedule -> emit
  *

@@ -1,4 +1,4 @@
-/* schedule.h — tile selection (schedule.c; design.md, pipeline step 6).
+/* schedule.h — tile selection (schedule.c; doc/design.md, pipeline step 6).
  *
  * For each fused group the pass writes a GroupSchedule: the schedule class
  * and a short list of variants, each one kernel instance and its launch.

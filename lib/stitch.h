@@ -1,4 +1,4 @@
-/* stitch.h — stitch fusion (design.md, pipeline steps 5 and 6; H9).
+/* stitch.h — stitch fusion (doc/design.md, pipeline steps 5 and 6; H9).
  *
  * At -O1 and -O2, reductions over the same row space (the same argument
  * domain and the same reduced axes, literal-1 axes aside) are clustered

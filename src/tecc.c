@@ -1,4 +1,4 @@
-/* tecc.c — the command (cli.md): options, files, exit codes; nothing else.
+/* tecc.c — the command (doc/cli.md): options, files, exit codes; nothing else.
  *
  * Everything else is libtecc (tecc.h).  Exit status: 0 success, 1 the
  * program has errors, 2 usage or I/O error.  Output files are written to
@@ -623,7 +623,7 @@ static char *header_for(const char *cu) {
   return concat(cu, ".h");
 }
 
-/* Default names (cli.md): the input's stem in the current directory; the
+/* Default names (doc/cli.md): the input's stem in the current directory; the
  * header beside the .cu, none with -o - unless -H is given; --emit=header
  * writes to -H, else -o; the dependency file is -MF, else the output with
  * .d. */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# cli.sh — the tecc command's behaviour (cli.md): options, exit codes,
+# cli.sh — the tecc command's behaviour (doc/cli.md): options, exit codes,
 # standard input and output, where files go, atomic writes.
 . "$top_srcdir/tests/tap.sh"
 
@@ -31,7 +31,7 @@ for opt in -o -H --header= --emit= -O0 -O1 -O2 -I -D --arch= --name= \
   --explain -MD -MF -MT -MP -Werror ' -w ' --fdiagnostics-plain --version --help; do
   grep -q -e "$opt" out || missing="$missing $opt"
 done
-is "$missing" "" "--help lists every option of cli.md"
+is "$missing" "" "--help lists every option of doc/cli.md"
 ok "--help starts with a usage line" grep -q '^Usage: tecc ' out
 run good.te --help --bogus
 is "$rc" 0 "--help acts at once, before later arguments"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# outputs.sh — where the .cu and .h go (cli.md): default names, -o, -H,
+# outputs.sh — where the .cu and .h go (doc/cli.md): default names, -o, -H,
 # --header, -o -, --emit=header, and how the .cu includes its header.
 . "$top_srcdir/tests/tap.sh"
 

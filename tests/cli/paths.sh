@@ -1,6 +1,6 @@
 #!/bin/sh
 # paths.sh — the generated files do not depend on how the input was named
-# (cli.md, abi.md §1: deterministic output): the same input compiled from
+# (doc/cli.md, doc/abi.md §1: deterministic output): the same input compiled from
 # two directories, through a relative and an absolute path (and -I paths
 # alike), gives byte-identical .cu and .h, which name the source by its
 # base name only.

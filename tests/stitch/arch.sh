@@ -3,7 +3,7 @@
 # plan of a softmax over long rows has a cluster variant and the .cu its
 # cluster code (thread-block clusters, distributed shared memory); for
 # sm_80 neither.  Each .cu compiles with nvcc for its own architecture
-# (tests/nvcc/compile.sh also builds the sm_90 files for sm_80: cli.md).
+# (tests/nvcc/compile.sh also builds the sm_90 files for sm_80: doc/cli.md).
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-arch.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
