@@ -1,4 +1,4 @@
-/* parser.y — the grammar of .te files (language.md §3, §4).
+/* parser.y — the grammar of .te files (doc/language.md §4-§6).
  *
  * A pure LALR(1) parser with LAC.  Actions build the AST (lib/ast.h) in the
  * compilation's arena.  Syntax errors are reported by
@@ -171,7 +171,7 @@ static ExprVal call(ParseState *ps, const char *name, TeLoc name_loc, PtrVec *ar
   return expr_val(ps, e, depth + 1, loc);
 }
 
-/* `a OP b` where a is itself a comparison: language.md §4 forbids chains. */
+/* `a OP b` where a is itself a comparison: doc/language.md §6 forbids chains. */
 static ExprVal comparison(ParseState *ps, BinaryOp op, TeLoc op_loc, ExprVal a,
                           ExprVal b, TeLoc loc, int chained) {
   if (chained)
@@ -508,7 +508,7 @@ dim_list:
   | dim_list ',' IDENT      { $$ = dim_list(ps, $1, $3, 0, @3); }
   ;
 
-/* ---- expressions (language.md §4, lowest precedence first) ---- */
+/* ---- expressions (doc/language.md §6, lowest precedence first) ---- */
 
 expr: or_expr;
 

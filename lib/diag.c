@@ -1,4 +1,4 @@
-/* diag.c — collecting and formatting diagnostics (language.md §8).
+/* diag.c — collecting and formatting diagnostics (doc/language.md §11).
  *
  * Diagnostics are kept in report order.  Formatting follows gcc:
  *   FILE:LINE:COL: error: MESSAGE

@@ -1,4 +1,4 @@
-/* diag.h — source files and diagnostics (language.md §8).
+/* diag.h — source files and diagnostics (doc/language.md §11).
  *
  * Positions are byte ranges into a SourceFile; line and column are computed
  * only when a diagnostic is formatted.  Diagnostics are collected in a
@@ -68,7 +68,7 @@ typedef struct LineCursor {
 void line_cursor_init(LineCursor *c, const SourceFile *f);
 void line_cursor_get(LineCursor *c, const SourceFile *f, uint32_t off, int *line, int *col);
 
-/* language.md §8 text of every diagnostic and its notes. */
+/* doc/language.md §11 text of every diagnostic and its notes. */
 const char *diag_format_all(const DiagList *d, int plain);
 
 SrcRange range_join(SrcRange a, SrcRange b);

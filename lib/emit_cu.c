@@ -424,7 +424,7 @@ static Value *stored_form(Value *v) {
 
 /* The stores of the group's roots at t_i, packed or not.
  * Every value of the element first, then every store: an output written
- * in place over an input (abi.md §3) is read before it is overwritten. */
+ * in place over an input (doc/abi.md §4) is read before it is overwritten. */
 static Out *loop_body(GEmit *e, int vec) {
   e->body = new_out(e->a);
   e->lin_used = 0;

@@ -1,4 +1,4 @@
-/* emit_header.c — the generated C header (abi.md §1, §2, §4), and the
+/* emit_header.c — the generated C header (doc/abi.md §1-§3), and the
  * entry-point signatures and file names the .cu shares with it
  * (emit_header.h). */
 #include "emit_header.h"

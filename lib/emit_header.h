@@ -1,5 +1,5 @@
-/* emit_header.h — the generated C header (emit_header.c; abi.md §1, §2,
- * §4), and the signatures and file names the .cu shares with it. */
+/* emit_header.h — the generated C header (emit_header.c; doc/abi.md
+ * §1-§3), and the signatures and file names the .cu shares with it. */
 #ifndef TECC_EMIT_HEADER_H
 #define TECC_EMIT_HEADER_H
 

@@ -1,5 +1,5 @@
 /* fold.h — evaluation of one scalar operation at compile time, with the
- * dtype semantics of language.md §5 (integer wrap, Python // and %, exact
+ * dtype semantics of doc/language.md §6, §8, §9.4 (integer wrap, Python // and %, exact
  * integer **, saturating casts, rounding to f32/f16/bf16).  Used by sema for
  * weak literals (computed as i64/f64) and by opt.c for constant folding. */
 #ifndef TECC_FOLD_H

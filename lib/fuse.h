@@ -17,7 +17,7 @@
 
 FusionPlan *fuse_module(Compilation *c, Module *m, int opt_level);
 
-/* Output `out` may be exactly input `in`'s buffer (abi.md §3), given that
+/* Output `out` may be exactly input `in`'s buffer (doc/abi.md §4), given that
  * they have the same dtype and layout. */
 int fuse_in_place_ok(const KernelPlan *kp, int out, int in);
 

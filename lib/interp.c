@@ -3,7 +3,7 @@
  * Every reachable IR value is materialized as a dense array: doubles for
  * float dtypes, int64 for bool and integers (wrapped to the dtype after
  * each operation).  A value's array is freed after its last use.  The
- * element semantics follow language.md §5-§7; each rule sits in one small
+ * element semantics follow doc/language.md §6-§10; each rule sits in one small
  * function below. */
 #include "interp.h"
 

@@ -4,11 +4,11 @@
  * float64, integers and bools in int64 (wrapped to the value's dtype after
  * each operation), and values are rounded only where they are stored: at
  * outputs, and at explicit casts to f32/f16/bf16 (round to nearest even).
- * Semantics are language.md §5-§7 exactly: Python // and %, exact integer
+ * Semantics are doc/language.md §6-§10 exactly: Python // and %, exact integer
  * **, saturating float->int casts, NaN-propagating max/min, first-index
  * argmax, identities over empty axes.
  *
- * Buffers are dense row-major in their storage format (abi.md §2): uint8
+ * Buffers are dense row-major in their storage format (doc/abi.md §2, §4): uint8
  * bool, int32, int64, uint16 bit patterns for f16/bf16, float, double.  A
  * rank-0 input is a pointer to one element.  The interpreter allocates its
  * own scratch with malloc and frees it before returning; it never prints. */
@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include "ir.h"
 
-/* The values of abi.md §4 (tecc_status), for code that has no generated
+/* The values of doc/abi.md §3 (tecc_status), for code that has no generated
  * header at hand. */
 enum {
   INTERP_SUCCESS = 0,
@@ -39,7 +39,7 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
 
 /* interp_kernel, and when outputs_mag is non-NULL, each non-NULL
  * outputs_mag[j] receives the magnitude bound `mag` of output j's elements
- * (abi.md §6, "Accumulation and cancellation"): the scale of the rounding
+ * (doc/abi.md §6, "Outputs that cancel"): the scale of the rounding
  * error a correct float evaluation may carry, so that
  *   |out - ref| <= atol + rtol * (|ref| + mag).
  * Integer and bool outputs get 0 (compared exactly).  Without outputs_mag

@@ -4,7 +4,7 @@
  * dtype and a shape; shapes of elementwise operands are equal (lowering
  * inserts explicit IR_BROADCAST).  16-bit floats appear only as inputs,
  * as the result of an explicit cast, and at output stores: everything on
- * them is computed in f32 (language.md §5), so lowering casts them to f32
+ * them is computed in f32 (doc/language.md §8.4), so lowering casts them to f32
  * first.  All values live in the compilation's arena.
  *
  * Operand and result dtypes (lower.c guarantees them; H2):

@@ -35,7 +35,7 @@
  * contract (abi.md §6: rtol 1e-5 for f32, 1e-12 for f64, against an f64
  * evaluation of the program as written) is thousands of ulp wide; only an
  * exact power within 3 ulp of the largest finite number may round to inf.
- * On integers (wrapping, language.md §5) x ** 0, 2, 3, 4 become 1 and
+ * On integers (wrapping, doc/language.md §12) x ** 0, 2, 3, 4 become 1 and
  * products, equal to exact pow modulo 2^32 or 2^64.  Not rewritten: other
  * exponents (x ** 2.5; x ** -0.5, as rsqrt is not correctly rounded),
  * division by a non-power of two (x / 3.0: 1/3 is inexact).  16-bit values

@@ -1,4 +1,4 @@
-/* sema.c — program structure (language.md §3): imports, functions and
+/* sema.c — program structure (doc/language.md §4-§5): imports, functions and
  * their inlining, kernels (explicit and implicit), names, size variables,
  * outputs, -D bindings; each expression is typed by sema_expr.c.  The
  * result is the typed program of typed.h (sema_check()); see sema.h. */
@@ -1210,7 +1210,7 @@ static TypedProgram *make_program(Sema *s, PtrVec *kernels) {
 }
 
 /* Every fn and tensor name of the main file: a size variable may not
- * share a name with any of them (language.md §2). */
+ * share a name with any of them (doc/language.md §3). */
 static void collect_names(Sema *s, const Stmt *st) {
   void *yes = (void *)st;
   switch (st->kind) {

@@ -10,7 +10,7 @@
  * so it never stretches); lowering substitutes -D values into the
  * finished kernel.
  *
- * Weak literals (language.md §5) are compile-time constants: an expression
+ * Weak literals (doc/language.md §8.2) are compile-time constants: an expression
  * made only of literals and pi/inf/nan is folded in i64/f64 (fold.c) and
  * stays weak until it meets a typed operand, which gives it its dtype.  A
  * weak value that reaches an output, a reduction or where() with only weak
@@ -19,7 +19,7 @@
  * An integer literal next to bool gives i32 (m == 1 compares in i32).  A
  * weak value assigned to a declared output takes the declared dtype.
  *
- * Choices where language.md is silent (also in doc/language.md):
+ * tecc's choices where the language leaves a point open (doc/language.md):
  * - arithmetic, maximum/minimum/atan2/pow, abs/sign/relu and rounding on
  *   bool are errors (cast first); math functions on bool compute in f32;
  * - max/min of bool are any/all; sum and prod of bool count in i64; argmax

@@ -1,5 +1,5 @@
 /* sema_expr.c — typing of each expression (broadcasting, promotion,
- * builtin rules of language.md §5–§6, weak literals: see sema.h).  Each
+ * builtin rules of doc/language.md §6–§10, weak literals: see sema.h).  Each
  * typed expression becomes a TypedNode (typed.h) appended to the kernel's
  * node list; clamp is typed as minimum(maximum()), and constant
  * expressions are folded here.  lower.c builds the IR from the nodes. */

@@ -94,7 +94,7 @@ const char *tecc_result_dump(const tecc_result *r);
 
 size_t tecc_result_num_diagnostics(const tecc_result *r);
 const tecc_diagnostic *tecc_result_diagnostic(const tecc_result *r, size_t i);
-/* All diagnostics formatted as language.md §8 says (with source line and
+/* All diagnostics formatted as doc/language.md §11 says (with source line and
  * caret unless `plain`); "" when there are none. */
 const char *tecc_result_format_diagnostics(tecc_result *r, int plain);
 

@@ -9,7 +9,7 @@
  * compilation's arena.
  *
  * Dtypes are .te dtypes: a node of dtype f16/bf16 other than an input or
- * a cast is computed in f32 (language.md §5); lower.c inserts that and
+ * a cast is computed in f32 (doc/language.md §8.4); lower.c inserts that and
  * every other conversion and broadcast.  Shapes are symbolic: a size
  * variable bound by -D is still a variable (Dim.var indexes
  * TypedKernel.sizevars); lowering substitutes the values into the finished

@@ -1,5 +1,5 @@
 #!/bin/sh
-# sema.sh — golden tests of the semantic diagnostics (language.md §2-§8).
+# sema.sh — golden tests of the semantic diagnostics (language.md §3-§11).
 # For each tests/sema/NAME.te:
 #   NAME.expected  the exact stderr of `tecc --emit=ir [ARGS] NAME.te`, run in
 #                  tests/sema so that positions read NAME.te:L:C

@@ -3,7 +3,7 @@
 # literal, per operator class, unary builtins and reductions) and of
 # broadcasting (literal 1s, size variables that never stretch), from the
 # tables in tests/types/ (written by tests/types/gen-tables.py from a model
-# of language.md §5-§6, not from tecc).  One TAP line per table row.
+# of language.md §6-§10, not from tecc).  One TAP line per table row.
 : "${TECC:?TECC must name the tecc binary}"
 : "${top_srcdir:=.}"
 dir="$top_srcdir/tests/types"

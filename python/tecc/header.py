@@ -234,7 +234,7 @@ PROTO = re.compile(r"\btecc_status\s+([A-Za-z_]\w*)\s*\(([^()]*)\)\s*;")
 
 
 def parse_statuses(text):
-    """The enum tecc_status values the header defines (abi.md section 4)."""
+    """The enum tecc_status values the header defines (abi.md section 3)."""
     names = dict(STATUS_NAMES)
     for m in re.finditer(r"\b(TECC_[A-Z_]+)\s*=\s*(\d+)", strip_comments(text)):
         names[int(m.group(2))] = m.group(1)

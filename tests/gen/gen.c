@@ -154,7 +154,7 @@ static Val mk(const char *text, Dt dt, Shape sh, double lo, double hi, int exact
   return v;
 }
 
-/* ---- dtype rules (language.md §5) ---------------------------------------------- */
+/* ---- dtype rules (language.md §8) ---------------------------------------------- */
 
 static Dt promote(const Val *a, const Val *b) {
   if (a->weak && !b->weak) {

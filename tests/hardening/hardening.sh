@@ -1,6 +1,6 @@
 #!/bin/sh
 # hardening.sh — entry-point hardening on a GPU (TAP from hardening_main.cu):
-# every status code of abi.md §4, argument errors write nothing, in-place
+# every status code of abi.md §3, argument errors write nothing, in-place
 # and aliasing, several host threads on several streams, CUDA graph capture
 # and replay, bitwise-repeatable runs, a library built with -DTECC_INDEX64=0.
 # Skipped without a GPU or nvcc.

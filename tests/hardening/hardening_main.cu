@@ -1,7 +1,7 @@
 // hardening_main.cu — entry-point hardening tests (abi.md §3-§5), TAP.
 //
 // Built by hardening.sh with the .cu files tecc writes for hardening.te
-// (-O2) and hardening_ws.te (-O0).  Checks: every status code of abi.md §4
+// (-O2) and hardening_ws.te (-O0).  Checks: every status code of abi.md §3
 // and its string; argument errors write nothing and leave nothing pending;
 // exact in-place calls of an elementwise kernel work and other overlaps are
 // refused; calls from several host threads on several streams; a CUDA
@@ -176,7 +176,7 @@ static void test_argument_errors(cudaStream_t s) {
   poison(idx, 8 * sizeof(int64_t));
   expect_error(h_argmax(x, idx, 8, 0, s), TECC_ERROR_EMPTY_REDUCTION, idx, 8 * sizeof(int64_t),
                s, "argmax over an empty axis");
-  // identities over empty axes (language.md §6)
+  // identities over empty axes (language.md §10)
   float *sm = dev_alloc<float>(8);
   st = h_stats(x, sm, sm + 4, 4, 0, s);
   CHECK(cudaStreamSynchronize(s));

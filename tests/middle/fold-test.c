@@ -1,7 +1,7 @@
 /* fold-test.c — compile-time scalar semantics (lib/fold.c): rounding to
  * f32/f16/bf16, integer wrap, Python // and %, exact integer **, saturating
  * casts.  Expected values are worked out by hand from IEEE 754 and
- * language.md §5. */
+ * language.md §6, §8 and §9.4. */
 #include <math.h>
 
 #include "fold.h"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gen-tables.py — writes promotion.tsv and broadcast.tsv from an independent
-model of language.md §5-§6 (not from tecc).  Run it from tests/types after a
+model of language.md §6-§10 (not from tecc).  Run it from tests/types after a
 change of the rules; tests/types.sh checks tecc against the tables.
 
 promotion.tsv: OP  LHS  RHS  RESULT    (RHS '-' for unary ops and reductions)
