@@ -41,8 +41,8 @@ not_ok() {
 }
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 
-# extract FILE.md DIR: write the blocks into DIR and one line per block,
-# "KIND LINE PATH LIB OPTS...", into DIR/index.
+# extract DOC DIR: write the blocks of the Markdown file DOC into DIR and
+# one line per block, "KIND LINE PATH LIB OPTS...", into DIR/index.
 extract() {
   awk -v dir="$2" -v doc="$1" '
     function fail(msg) { printf "%s:%d: %s\n", doc, NR, msg > "/dev/stderr"; bad = 1; exit 1 }
