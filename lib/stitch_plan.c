@@ -286,7 +286,6 @@ int worth_keeping(const Value *v) {
   return 0;
 }
 
-
 /* Values computed whole in several passes and worth their registers are
  * kept; then a kept value whose readers are all kept too is dropped. */
 static const char *choose_kept(Arena *a, const KernelPlan *kp, const Group *g, StitchPlan *sp) {
