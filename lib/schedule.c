@@ -1,5 +1,6 @@
 /* schedule.c — tile selection: a schedule record per fused group
- * (schedule.h), and their text for --emit=plan.
+ * (schedule.h), and their text for --emit=plan (whose words for a
+ * variant's condition --emit=json reuses, emit_dumps.c).
  *
  * The numbers come from a few budgets, named below: 256-thread blocks for
  * elementwise work (seed 004), 2048 resident threads per SM for the grid,
@@ -53,6 +54,21 @@ const char *class_name(SchedClass c) {
 const char *storage_name(Storage s) {
   static const char *const names[] = {"none", "registers", "cluster", "stream"};
   return names[s];
+}
+
+const char *when_name(When w) {
+  static const char *const names[] = {"always",   "aligned",       "len_at_most", "row_at_most", "row_narrower",
+                                      "row_fits", "column_groups", "clusters",    "column_split"};
+  return names[w];
+}
+
+const char *fit_name(FitRule f) {
+  static const char *const names[] = {"none", "row", "short_rows", "cluster", "columns", "column_split"};
+  return names[f];
+}
+
+int when_uses_limit(When w) {
+  return w == WHEN_LEN_AT_MOST || w == WHEN_ROW_AT_MOST || w == WHEN_ROW_NARROWER || w == WHEN_CLUSTERS;
 }
 
 /* ---- sizes known at compile time --------------------------------------- */
@@ -617,7 +633,7 @@ void schedule_module(Compilation *c, Module *m, FusionPlan *p) {
 
 /* ---- --emit=plan ----------------------------------------------------------- */
 
-static const char *condition_text(Arena *a, const Variant *v, int first) {
+const char *variant_condition_text(Arena *a, const Variant *v, int first) {
   switch (v->when) {
   case WHEN_ALWAYS: return first ? "always" : "otherwise";
   case WHEN_ALIGNED: return "when every tensor moved in packs is aligned to its pack";
@@ -695,8 +711,8 @@ static const char *grid_text(Arena *a, const Variant *v) {
 }
 
 static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
-  buf_printf(b, "    variant %s (%s): %s, VEC %d", v->name, condition_text(a, v, first), storage_name(v->storage),
-             v->vec);
+  buf_printf(b, "    variant %s (%s): %s, VEC %d", v->name, variant_condition_text(a, v, first),
+             storage_name(v->storage), v->vec);
   if (v->storage == STORE_REGISTERS || v->storage == STORE_CLUSTER || v->storage == STORE_STREAM)
     buf_printf(b, ", ITEMS %d", v->items);
   if (v->wide_items)

@@ -162,6 +162,18 @@ int stream_chunk(const Variant *v);
 
 const char *class_name(SchedClass c);
 const char *storage_name(Storage s);
+/* The names --emit=json gives a When and a FitRule: the enumerator in
+ * lower case without its prefix ("row_at_most", "short_rows"). */
+const char *when_name(When w);
+const char *fit_name(FitRule f);
+
+/* Variant.limit is part of condition w (else it is unused). */
+int when_uses_limit(When w);
+
+/* The condition of variant v in words, as --emit=plan and --emit=json
+ * write it: "when R <= 4096 and 32-bit indices do"; WHEN_ALWAYS is
+ * "always" for the first variant, "otherwise" after others. */
+const char *variant_condition_text(Arena *a, const Variant *v, int first);
 
 /* The target of an --arch string (sm_XY); unknown newer ones get sm_90's. */
 Target target_of(const char *arch);
