@@ -1,5 +1,6 @@
 /* emit_dumps.c — --emit=fused, dot and json (emit_dumps.h). */
 #include "emit_dumps.h"
+#include "schedule.h"
 #include "stitch.h"
 
 #include <stdio.h>
@@ -165,6 +166,67 @@ static void json_ids(Buf *b, const PtrVec *v) {
   buf_puts(b, "]");
 }
 
+static const char *json_bool(int x) {
+  return x ? "true" : "false";
+}
+
+/* The fields of a variant's condition: when, and its limit where the
+ * condition has one (null otherwise), then the words of --emit=plan. */
+static void json_condition(Buf *b, Arena *a, const Variant *v, int first) {
+  buf_printf(b, "\"when\": \"%s\", \"limit\": ", when_name(v->when));
+  if (when_uses_limit(v->when))
+    buf_printf(b, "%lld", (long long)v->limit);
+  else
+    buf_puts(b, "null");
+  buf_puts(b, ", \"condition\": ");
+  json_str(b, variant_condition_text(a, v, first));
+}
+
+/* Every field of a Variant (schedule.h), in its order. */
+static void json_variant(Buf *b, Arena *a, const Variant *v, int first) {
+  buf_puts(b, "          {\"name\": ");
+  json_str(b, v->name);
+  buf_puts(b, ", ");
+  json_condition(b, a, v, first);
+  buf_printf(b, ", \"storage\": \"%s\", \"fit\": \"%s\", \"vec\": %d, \"items\": %d, \"rows\": %d",
+             storage_name(v->storage), fit_name(v->fit), v->vec, v->items, v->rows);
+  buf_printf(b, ", \"prefetch\": %s, \"threads_x\": %d, \"threads_y\": %d, \"block\": %d, \"cluster\": %d",
+             json_bool(v->prefetch), v->threads_x, v->threads_y, v->block, v->cluster);
+  buf_printf(b, ", \"sm_threads\": %d, \"split\": %d, \"index_bits\": %d, \"one_read\": %s, \"wide_items\": %d",
+             v->sm_threads, v->split, v->index_bits, json_bool(v->one_read), v->wide_items);
+  buf_printf(b, ", \"keeps\": %s, \"loops\": %s, \"early\": %s, \"whole\": %s}", json_bool(v->keeps),
+             json_bool(v->loops), json_bool(v->early), json_bool(v->whole));
+}
+
+/* The ids of the values a stitch group keeps across passes (GroupSchedule.keep). */
+static void json_kept(Buf *b, const Kernel *k, const GroupSchedule *s) {
+  buf_puts(b, "[");
+  int n = 0;
+  for (int i = 0; s->keep && i < k->values.len; i++)
+    if (s->keep[i])
+      buf_printf(b, "%s%d", n++ ? ", " : "", i);
+  buf_puts(b, "]");
+}
+
+/* The group's GroupSchedule (schedule.h): its numbers, then its variants
+ * in the order the host tries them. */
+static void json_schedule(Buf *b, Arena *a, const Kernel *k, const Group *g) {
+  const GroupSchedule *s = g->schedule;
+  buf_printf(b, ",\n         \"class\": \"%s\", \"max_threads\": %d, \"early_threads\": %d, \"final_threads\": %d",
+             class_name(s->cls), s->max_threads, s->early_threads, s->final_threads);
+  buf_printf(b, ", \"held\": %d, \"budget\": %d, \"kept\": ", s->held, s->budget);
+  json_kept(b, k, s);
+  buf_printf(b, ", \"batch\": [%s], \"batch_bytes\": %lld, \"batch_limit\": %lld, \"decided\": %s",
+             axes_str(a, s->batch, g->domain.rank), (long long)s->batch_bytes, (long long)s->batch_limit,
+             json_bool(s->decided));
+  buf_puts(b, ",\n         \"variants\": [\n");
+  for (int i = 0; i < s->nvariants; i++) {
+    json_variant(b, a, &s->variants[i], i == 0);
+    buf_puts(b, i + 1 < s->nvariants ? ",\n" : "\n");
+  }
+  buf_puts(b, "         ]");
+}
+
 static void json_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
   buf_printf(b, "        {\"id\": %d, \"kind\": \"%s\", \"schedule\": \"%s\", \"domain\": ", g->id,
              group_kind_name(g->kind), schedule_name(g->sched));
@@ -177,6 +239,7 @@ static void json_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   json_ids(b, &g->reads);
   buf_puts(b, ", \"bytes\": ");
   json_str(b, group_bytes(a, k, kp, g));
+  json_schedule(b, a, k, g);
   buf_puts(b, "}");
 }
 

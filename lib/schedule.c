@@ -612,8 +612,11 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
     s->batch_bytes = f.own_bytes;
     s->batch_limit = t->l2_bytes / 2;
   }
-  if (g->kind == GROUP_STITCH)
-    decide(s, reduced_length(g), small_domain(g));
+  if (g->kind == GROUP_STITCH) {
+    int64_t len = reduced_length(g);
+    s->decided = len >= 0;
+    decide(s, len, small_domain(g));
+  }
   s->max_threads = max_threads(s);
   s->early_threads = early_threads(s);
   s->final_threads = s->cls == CLASS_FULL ? FINAL_THREADS : ELEMENTWISE_THREADS;

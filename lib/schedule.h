@@ -141,6 +141,8 @@ typedef struct GroupSchedule {
   int64_t batch_bytes; /* ... when Q*R*batch_bytes, what moves between two batches' reads of
                          one row of the broadcast operand in domain order, exceeds batch_limit */
   int64_t batch_limit; /* half the target's L2 */
+  int decided;        /* stitch: the row length is literal (or bound by -D), so the conditions on it
+                         were decided here: only the variants that can run remain (decide()) */
 } GroupSchedule;
 
 /* Fills g->schedule for every group of every kernel. */
