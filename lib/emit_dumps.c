@@ -3,6 +3,7 @@
 #include "schedule.h"
 #include "stitch.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -133,6 +134,17 @@ static void json_shape(Buf *b, const Kernel *k, const Shape *s) {
   buf_puts(b, "]");
 }
 
+/* JSON has no infinity or NaN: those constants are the strings "inf",
+ * "-inf" and "nan". */
+static void json_float(Buf *b, double x) {
+  if (isnan(x))
+    buf_puts(b, ", \"value\": \"nan\"");
+  else if (isinf(x))
+    buf_puts(b, x < 0 ? ", \"value\": \"-inf\"" : ", \"value\": \"inf\"");
+  else
+    buf_printf(b, ", \"value\": %.17g", x);
+}
+
 static void json_value(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Value *v) {
   buf_printf(b, "        {\"id\": %d, \"op\": ", v->id);
   json_str(b, op_label(a, v));
@@ -153,7 +165,7 @@ static void json_value(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   if (v->op == IR_INPUT)
     buf_printf(b, ", \"input\": %d", v->index);
   if (v->op == IR_CONST && (v->dtype == DT_F16 || v->dtype == DT_BF16 || v->dtype == DT_F32 || v->dtype == DT_F64))
-    buf_printf(b, ", \"value\": %.17g", v->fval);
+    json_float(b, v->fval);
   else if (v->op == IR_CONST)
     buf_printf(b, ", \"value\": %lld", (long long)v->ival);
   buf_printf(b, ", \"group\": %d, \"stored\": %s}", kp->group_of[v->id], kp->stored[v->id] ? "true" : "false");
