@@ -1,8 +1,9 @@
 #!/bin/sh
 # quickstart.sh — from a fresh Debian machine to a built tecc and a first
 # generated kernel.  Installs what is missing (flex bison autoconf automake
-# libtool pkg-config make gcc, and cmake and ninja-build, which the test of
-# the CMake package uses; with sudo unless run as root), generates the
+# libtool pkg-config make gcc, cmake and ninja-build, which the test of
+# the CMake package uses, and jq, which the tests read --emit=json with;
+# with sudo unless run as root), generates the
 # build system, configures and builds in the source tree, then compiles
 # examples/softmax.te into quickstart/softmax.cu and quickstart/softmax.h
 # (and, when nvcc is there, checks that the .cu compiles).
@@ -17,7 +18,7 @@ say() { printf 'quickstart: %s\n' "$*"; }
 # command:package pairs for what the build and the tests need.
 tools="flex:flex bison:bison autoconf:autoconf automake:automake
 libtoolize:libtool pkg-config:pkg-config make:make gcc:gcc
-cmake:cmake ninja:ninja-build"
+cmake:cmake ninja:ninja-build jq:jq"
 
 missing=
 for pair in $tools; do

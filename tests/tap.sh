@@ -8,7 +8,8 @@
 #   done_testing                  # exit status: 0 when all passed
 #
 # Other helpers: skip_all REASON, skip NAME REASON, diag TEXT, fail NAME,
-# pass NAME, is_exit WANT NAME CMD... (checks the exit status exactly).
+# pass NAME, is_exit WANT NAME CMD... (checks the exit status exactly),
+# have_jq (for the tests that read --emit=json).
 
 tap_n=0
 tap_failed=0
@@ -51,6 +52,18 @@ is() {
 diff_ok() {
   if tap_diff=$(diff -u "$2" "$3" 2>&1); then pass "$1"; else
     fail "$1"; diag "$tap_diff"; fi
+}
+
+# have_jq: true when $JQ runs (configure's JQ, exported by make check;
+# unset, as when a script runs by hand: jq from PATH); false when configure
+# found no jq (the caller skips, saying so).  A jq that was named but does
+# not run is no reason to skip: the test bails out, saying which.
+have_jq() {
+  : "${JQ=jq}"
+  [ -n "$JQ" ] || return 1
+  "$JQ" -n 1 > /dev/null 2>&1 && return 0
+  echo "Bail out! jq ($JQ) does not run: install jq (Debian: apt-get install jq) and configure again"
+  exit 1
 }
 
 done_testing() {
