@@ -1,0 +1,247 @@
+#!/bin/sh
+# kernels.sh — how the emitters write the schedules of
+# tests/stitch/schedule/programs.te into CUDA: which kernel instances
+# exist and which launch takes which (template parameters PACKS, WHOLE,
+# CLUSTER, NARROW, EARLY, BATCH, KEEP), the loads and stores (streamed
+# past L2, packs, unaligned chunks, loads ahead), the guards each
+# instance keeps, the order of a kernel's passes and statements, and the
+# arithmetic (fma, reciprocals, pairs of 16-bit values).  These are
+# properties of the generated text that no schedule record carries, so
+# they are greps of the .cu; the decisions behind them (which variants,
+# their conditions and numbers) are read from --emit=json by
+# tests/stitch/schedule.sh.
+#
+# The second stage of full and split column reductions is a dependent
+# launch that waits for the first; a variance shares its mean's pass in
+# the stream kernel, which loads its next chunk ahead; a stream kernel
+# that reads a row again keeps its first packs in shared memory in its
+# KEEP instance and walks the row backward in its second pass; the
+# register kernel's cluster arithmetic is in its CLUSTER instance only; a
+# register kernel that writes only row values streams its loads past L2,
+# one that writes along the row does not, and a stream kernel streams its
+# last read of a row and its outputs; softmax's sum of exp shares its
+# max's pass (online, rescaled as the max grows); a norm's w and an
+# attention mask are loaded a pack per item; the warp variant's
+# instances take the lanes of a row as a template parameter (LANES); the
+# WHOLE instances drop the row and item guards; 16-bit rows that are not
+# whole packs move through the aligned chunks they span; an output along
+# the row that reads no reduction is stored in the register kernel's
+# first pass; a max or min of 16-bit values held in pairs folds them a
+# pair at a time where a thread holds 8 packs an item; a fused f32 or f64
+# a*b + c, a*b - c or c - a*b whose product has no other use is one fma;
+# a mean multiplies by the reciprocal of the row's length, which the
+# launching host code passes.
+. "$top_srcdir/tests/tap.sh"
+work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-kernels.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+
+"$TECC" -O2 "$top_srcdir/tests/stitch/schedule/programs.te" -o "$work/s.cu" || { echo "Bail out! tecc failed"; exit 1; }
+
+# The text of generated kernel $1 (up to its closing brace).
+kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
+# The row loads (16-byte packs) of kernel $1.
+row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
+# The first line of kernel $1 that has $2.
+line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
+
+plan 130
+# Second stages (emit_cu.c): how the ordered second stage of a full or
+# split column reduction is launched (a dependent launch, tecc::launch_next)
+# and waits for the first is launch code; its block (final_threads) is
+# schedule.sh's.
+ok "full reduction: the second stage is a dependent launch" grep -q 'tecc::launch_next(tecc_fullsum_bf16_g0_full_final<IndexT>, dim3(1), dim3(512)' "$work/s.cu"
+ok "column reduction: the second stage is a dependent launch" grep -q 'tecc::launch_next(tecc_colsum_bf16_g0_column_final<IndexT>' "$work/s.cu"
+n_wait=$(grep -c 'tecc::wait_for_prior_grid(); /\*' "$work/s.cu")
+is "$n_wait" 4 "each second stage waits for its first (fullsum, 3 colsums)"
+# A stream kernel's passes (emit_stitch.c): its chunk loops and loads, and
+# which it loads ahead, are its text; whether it reads a row once
+# (one_read) is schedule.sh's.
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'for (IndexT t_base = ')" 1 "rowstats f32 stream: the variance shares the mean's read"
+# Its one pass loads the next chunk while it folds this one
+# (moments_ahead()): the first chunk before the loop, the next at its top.
+is "$(row_loads tecc_rowstats_f32_g0_stream)" 2 "rowstats f32 stream: the row's packs loaded in two places, the first chunk and the next"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_n0\[t_k \* VEC + t_j\] = t_p0.v\[t_j\];')" 2 "rowstats f32 stream: both into the chunk ahead, t_n0"
+ok "rowstats f32 stream: the first chunk ahead of the loop" sh -c "grep -q 'const IndexT t_nb = 0; /\* the first chunk, loaded ahead of the loop \*/' '$work/s.cu'"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -A1 'if (t_base + t_step < t_red) {' | grep -c 'const IndexT t_nb = t_base + t_step;')" 1 "rowstats f32 stream: the next chunk while this one computes"
+is "$(kernel_text tecc_var_f32_g0_stream | grep -c 'const IndexT t_nb = t_base + t_step;')" 1 "var f32 stream: loads ahead too"
+is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 't_nb')" 0 "layernorm f32 stream (writes the row in a later pass): no loads ahead"
+is "$(kernel_text tecc_logsumexp_f32_g0_stream | grep -c 't_nb\|for (IndexT t_base')" 1 "logsumexp f32 stream (online sums, not moments): one chunk loop, no loads ahead"
+ok "rowstats f32 stream: chunk moments merged" sh -c "grep -q 'tecc::MergeMoments()(t_mo' '$work/s.cu'"
+ok "rowstats f32 stream: moments all-reduced" sh -c "grep -q 'tecc::row_allreduce_moments(t_mo' '$work/s.cu'"
+is "$(row_loads tecc_layernorm_f32_g0_stream)" 2 "layernorm f32 stream: two reads (the moments, then y)"
+# Kept packs (emit_stitch.c, stream_semit(); tecc::keep_items): a stream
+# kernel that reads a row again keeps its first packs of each value read
+# again in shared memory, stored once the chunk's loads are under way,
+# and its later passes take them back; one that reads a row once keeps
+# nothing.  The host keeps them where a wave's rows fill more than half of L2.
+# (Which variants keep, Variant.keeps, is schedule.sh's; this is the code
+# that keeps and takes back.)
+is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 'tecc::keep_put<VEC>(t_kept + (t_g \* t_kw + VEC \* 0 / 16) \* t_kth + t_kid, t_kth, t_c0 + t_k \* VEC);')" 1 "layernorm f32 stream: x kept by its first pass"
+is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 'tecc::keep_get<VEC>(t_kept + (t_g \* t_kw + VEC \* 0 / 16) \* t_kth + t_kid, t_kth, t_c0 + t_k \* VEC);')" 1 "layernorm f32 stream: taken back by its second"
+is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -B3 'const IndexT t_g = t_g0 + t_k;$' | grep -c '^ *}$')" 1 "layernorm f32 stream: kept in a loop after the chunk's loads"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'keep')" 0 "rowstats f32 stream (one read): no keep"
+is "$(kernel_text tecc_addrms_bf16_g0_stream | grep -c 'tecc::keep_put<VEC / 2>(')" 2 "add_rmsnorm bf16 stream: x and r kept, two to a word"
+ok "add_rmsnorm bf16 stream: an item of both, 2 bytes an element each" sh -c "grep -q 'constexpr int t_kw = VEC \* 4 / 16; /\* their 16-byte words an item \*/' '$work/s.cu'"
+ok "layernorm f32: the launch asks keep_items (rows, length, 4 bytes an element), then runs the KEEP instance with the shared memory" sh -c "grep -A2 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true>, t_rows, t_len, t_tx, t_ty, 4, 4);' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true><<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep \* 16 \* t_tx \* t_ty, stream>>>(x, y, (IndexT)M, (IndexT)N, 1.0f / (float)t_len, t_keep);'"
+ok "layernorm f32: or, keeping nothing, the instance without it" sh -c "grep -A4 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true>' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, false><<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(x, y, (IndexT)M, (IndexT)N, 1.0f / (float)t_len, 0);'"
+# Rows of whole chunks take the stream kernel's WHOLE instance, without
+# item guards (schedule.c, v->whole of the stream variant; which variants
+# are whole is schedule.sh's): the launch that picks it and the guards it
+# drops.
+ok "layernorm f32 stream: rows of whole chunks (of 8 packs of 4) run the WHOLE instance, kept items too" sh -c "grep -A3 'const bool t_whole = t_packs && t_len % ((int64_t)t_tx \* 32) == 0; /\* rows of whole chunks \*/' '$work/s.cu' | grep -q 'tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, true, true>'"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'if (t_whole || t_r0 < t_red)')" 2 "rowstats f32 stream: its WHOLE instance drops the item guards of both loops"
+is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 'if (KEEP && t_g < t_keep)')" 2 "layernorm f32 stream: kept only by the KEEP instance"
+# The arithmetic of moments (emit_stitch.c): the sums and fmas the
+# kernels compute.
+is "$(kernel_text tecc_var_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 0 "var f32 stream: no sum for a mean that only centres the moments"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 1 "rowstats f32 stream: the mean, an output, keeps its sum"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_acc[0-9]*\[t_i\] = tecc::fma(v[0-9]*, v[0-9]*, t_acc[0-9]*\[t_i\]);')" 1 "rowstats f32 registers: the squares accumulate with one fma"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_cq[0-9]* = tecc::fma(t_dv[0-9]*, t_dv[0-9]*, t_cq[0-9]*);')" 1 "rowstats f32 stream: the chunk's squared deviations with one fma"
+is "$(kernel_text tecc_nofma_g0_reg | grep -c 'tecc::fma(')" 0 "no fma for a max, an integer sum or a sum of a sum"
+# Instances (template parameters CLUSTER and NARROW): which launch takes
+# which, the cluster code only the CLUSTER instance has, the bounds each is
+# compiled with, and the host's tests; the narrow and cluster variants,
+# their conditions and whether clusters loop are schedule.sh's.
+is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, 1, true, false, false, [0-9]*, [a-z]*>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 7 "rowstats f32: seven launches of instances without cluster arithmetic (the warp variant's four LANES, block, narrow, long)"
+ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::launch_cluster(tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0, false>,' "$work/s.cu"
+is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, [a-z]*, false, false, 0, true><<<' "$work/s.cu")" 2 "rowstats f32: the narrow launches take the NARROW instance, with packs and without"
+ok "rowstats f32: the NARROW instance bound to 3 blocks of 384 an SM, the others to no minimum" grep -q '__global__ void __launch_bounds__(NARROW ? 384 : 1024, NARROW ? 3 : 0) tecc_rowstats_f32_g0_reg(' "$work/s.cu"
+ok "the cluster rank and size only in the CLUSTER instance" grep -q 'const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;' "$work/s.cu"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -A2 'if (CLUSTER) {' | grep -c 't_acc[0-9]*\[t_i\] = tecc::cluster_allreduce(')" 2 "rowstats f32: the cluster all-reduce of both levels under CLUSTER"
+ok "softmax f32: the cluster condition asks the device how many clusters it holds" grep -q '&& t_rows <= tecc::resident_clusters(tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0>, tecc::cluster_blocks(t_len, 32768), 1024)) {' "$work/s.cu"
+ok "rmsw bf16: a grid of the clusters the device holds at once" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, true, 0, false>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, true, 0, false>, t_cluster, 1024)), dim3(1024)' "$work/s.cu"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::cluster_allreduce(t_acc[0-9]*\[t_i\], tecc::[A-Za-z]*(), t_slot, t_par);')" 2 "rowstats f32: each cluster all-reduce takes the next of the two slots"
+ok "rowstats f32: the CLUSTER instance waits for the cluster before it ends" sh -c "sed -n '/__global__ .* tecc_rowstats_f32_g0_reg(/,/^}/p' '$work/s.cu' | tail -2 | grep -q 'if (CLUSTER) tecc::cluster_drain();'"
+is "$(sed -n '/T cluster_allreduce(T v, Op op, unsigned char (&slots)\[32\], unsigned &parity) {/,/^}/p' "$work/s.cu" | grep -c '__cluster_barrier_wait();')" 1 "the cluster all-reduce waits at one barrier"
+# The order of a stream kernel's reads, and which loads and stores stream
+# past L2 (tecc::load_stream, tecc::store_stream): code, in no record.
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 'for (IndexT t_base = (t_red - 1) / t_step \* t_step; t_base >= 0 && t_base < t_red; t_base -= t_step) {')" 1 "softmax f32 stream: the second read walks the row backward"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 'for (IndexT t_base = 0; t_base < t_red; t_base += t_step) {')" 1 "softmax f32 stream: the first read walks it forward"
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 't_base = t_lo + (t_hi - t_lo - 1) / t_step \* t_step; t_base >= t_lo && t_base < t_hi; t_base -= t_step) {')" 1 "softmax col bf16 split stream: its second read backward over its chunk"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "rowstats f32 registers: row values only, loads streamed past L2"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::load_stream(')" 2 "rowstats f32 stream: its one read, the last, streamed past L2 (the first chunk and each next one)"
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::load_stream(\|tecc::store_stream(')" 0 "softmax f32 registers (writes y along the row): plain loads and stores"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_p0 = \*reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "softmax f32 stream: the first read plain (kept in L2 for the second)"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "softmax f32 stream: the last read streamed past L2"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 'tecc::store_stream(reinterpret_cast<tecc::Pack<float, VEC> \*>(y + t_o \* t_red + t_r0), t_s_y);')" 1 "softmax f32 stream: y stored past L2"
+# The reads of the stream kernels, their online sums, and the loads of
+# row operands and of column packs (the packs' VEC is schedule.sh's).
+is "$(row_loads tecc_softmax_f32_g0_stream)" 2 "softmax f32 stream: two reads (the max and the sum of exp, then y)"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_os[0-9]* = tecc::rescale_exp(')" 2 "softmax f32 stream: the sum rescaled per chunk and to the row's max"
+is "$(row_loads tecc_logsumexp_f32_g0_stream)" 1 "logsumexp f32 stream: one read"
+ok "logsumexp f32 stream: the shift of an infinite max is 0" sh -c "grep -q 'tecc::rescale_exp(t_os[0-9]*, tecc::isinf(t_pm[0-9]*) ? 0.0f : t_pm[0-9]*, t_sh[0-9]*)' '$work/s.cu'"
+is "$(kernel_text tecc_xent_f32_g0_stream | grep -c 'const tecc::Pack<float, VEC> t_p')" 2 "cross-entropy f32 stream: one read of l and t"
+is "$(kernel_text tecc_softmax_col_f32_g0_stream | grep -c 't_c0\[t_k \* VEC + t_j\] = t_in ?')" 2 "softmax f32 column stream: two reads"
+ok "rmsnorm bf16: w loaded a pack per item" sh -c "grep -q 't_q[0-9]* = \*reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0);' '$work/s.cu'"
+ok "masked softmax bf16: the mask's row at its row offset" sh -c "grep -q 'reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(m + (t_d1) \* t_red + t_r0);' '$work/s.cu'"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'm\[(t_d1) \* N + t_d2\]')" 0 "masked softmax bf16: no element-by-element mask loads"
+is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(x + t_r0 \* t_outer + t_o0)')" 1 "softmax bf16 columns: a pack of a row's VEC columns per item"
+is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'tecc::column_allreduce_vec(t_acc[0-9]*, ')" 2 "softmax bf16 columns: each level all-reduces VEC columns at once"
+is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'reinterpret_cast<tecc::Pack<uint16_t, VEC> \*>(y + t_r0 \* t_outer + t_o0) = t_s_y')" 1 "softmax bf16 columns: y stored a pack per item"
+is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c 'b\[t_o\]')" 1 "a per-column operand: loaded per column of the thread"
+is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c '  m\[t_o\] = ')" 1 "a column output: stored per column of the thread"
+# Rows a thread: short rows that read w share each pack of it between two
+# rows (rmsw). Which variant holds two rows and loads ahead (Variant.rows,
+# prefetch) is schedule.sh's; here the code of its rows and loads.
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -A12 'EARLY ? t_e1\[t_k\] : \*reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0)' | grep -c 'for (int t_i = 0; t_i < ROWS; t_i++)')" 1 "rmsw bf16: w's pack loaded once, then the thread's rows"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'const IndexT t_o = t_o0 + (IndexT)t_i \* blockDim.y;')" 6 "rmsw bf16: rows t_o0 + t_i * blockDim.y (the first loads ahead, the next, the loads of ROWS 1, the sum, y's store mask, y)"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c '^ *if (ROWS > 1 && t_packs) {$')" 2 "rmsw bf16: the PACKS instance of ROWS 2 loads its rows ahead (before the loop, then each next group)"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 't_c0\[t_q\] = t_n0\[t_q\];')" 1 "rmsw bf16: the rows loaded ahead become this iteration's"
+is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 't_n[0-9]')" 0 "addrms bf16: no arrays of the next rows"
+# Packs as a template parameter: rows that are whole packs, aligned, run
+# the PACKS instance (no per-element row-end checks), others the instance
+# that loads element by element.
+is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A5 'static tecc::DeviceCache t_wb\[8\];' | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc::launch_rows(t_wb\[0\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 4, false>, ' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
+is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A30 'static tecc::DeviceCache t_wb\[8\];' | grep -o -E '^ *tecc::launch_rows\(t_wb\[[0-7]\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, false, (4|8|16|32), false>, ' | sort -u | wc -l)" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
+# EARLY (schedule.c, early_operands()): the block variant's WHOLE instance
+# of a norm loads w's packs with the row, before the reductions (which
+# variant, and its bound, are schedule.sh's): where the loads are; then
+# the all-reduce over LANES and the PACKS instance's row-end checks.
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -e 't_e1\[t_k\] = \*reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0);' -e 'lanes_allreduce' | head -1 | grep -c 't_e1')" 1 "rmsw bf16: w's early packs are loaded before the first all-reduce"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 't_acc[0-9]*\[t_i\] = tecc::lanes_allreduce<LANES>(t_acc[0-9]*\[t_i\], tecc::Sum(), (float \*)t_smem);')" 1 "rmsw bf16: the row's sum all-reduced over LANES lanes (unconditional shuffles in the warp variant)"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'constexpr bool t_packs = PACKS;')" 1 "rmsw bf16: the row-end checks are compile-time under PACKS"
+# Whole row groups of whole rows: the warp variant of one row a thread
+# and the block variant have an instance without row or item guards
+# (WHOLE; which variants are whole is schedule.sh's): the launches that
+# take it, the host's test, and the guards it folds.
+# The warp variant's launches (runtime launch_rows): each picks its block,
+# one warp or 128 threads, by the device's occupancy of its instance.
+is "$(sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' "$work/s.cu" | sed -n '/\/\* warp: /,/\/\* block: /p' | grep -c -e 't_grid' -e '<<<')" 0 "softmax f32 warp: no grid or launch of its own, launch_rows picks them"
+ok "softmax f32 warp: a cache for each of its 12 launches (4 LANES, WHOLE, PACKS, neither)" sh -c "sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' '$work/s.cu' | grep -q 'static tecc::DeviceCache t_wb\[12\]; /\* each launch.s block: one warp or t_ty rows (tecc::launch_rows) \*/' && sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' '$work/s.cu' | grep -o 'tecc::launch_rows(t_wb\[[0-9]*\]' | sort -u | wc -l | grep -qx 12"
+ok "softmax f32: whole when R fills the lanes' packs and the rows fill the blocks" grep -q 'const bool t_whole = t_packs && t_len == (int64_t)t_tx \* 16 && t_rows % t_ty == 0; /\* whole row groups of whole rows \*/' "$work/s.cu"
+is "$(grep -A1 '^ *if (t_whole)$' "$work/s.cu" | grep -c -E '^ *(tecc::launch_rows\(t_wb\[[0-9]+\], )?tecc_softmax_f32_g0_reg<int32_t, 4, 4, 1, true, true, false, (0|4|8|16|32)>(<<<|, t_rows, t_tx)')" 5 "softmax f32: the WHOLE instance for the warp variant's four LANES and the block variant"
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'constexpr bool t_whole = WHOLE;')" 1 "softmax f32: its guards compile-time under WHOLE"
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -v 'else if (t_r0 < t_red) tecc::store_head(' | grep -c -e 't_r0 < t_red' -e 't_o < t_outer')" "$(kernel_text tecc_softmax_f32_g0_reg | grep -c -e 't_whole || t_r0 < t_red' -e 't_whole || t_o < t_outer')" "softmax f32: every row and item guard folds under WHOLE (but the partial pack's, which packs never take)"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'if (VEC > 1 && t_packs && t_o < t_outer && (t_whole || t_r0 < t_red)) {')" 2 "rmsw bf16: the next rows' loads keep their row guard (the last group's next is past the end)"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 't_whole')" 0 "masked bf16: no WHOLE guards"
+ok "masked bf16 (a mask at its own row offset): a PACKS instance too" grep -q '__global__ void __launch_bounds__([0-9]*) tecc_masked_bf16_g0_reg(.*, IndexT D) {' "$work/s.cu"
+# 16-bit rows that are not whole packs: loads of two aligned chunks and a
+# shift, where the group writes along the row (in every kernel) or only
+# reduces it (in the register instances of ITEMS 8); stores of aligned
+# chunks across the lanes of a row.
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c '} else if (VEC > 1 && (t_whole || t_o < t_outer) && (t_whole || t_r0 < t_red)) {')" 1 "softmax bf16 registers: rows that are not whole packs take the unaligned loads"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(x + t_o \* t_red + t_r0, t_red - t_r0, x, x + (int64_t)t_outer \* t_red);')" 1 "softmax bf16 registers: a pack at any 2-byte boundary, inside the tensor"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::load_unaligned<VEC>(x + ')" 2 "softmax bf16 stream: both reads"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'else if (t_r0 < t_red) tecc::store_unaligned(y + t_o \* t_red + t_r0, t_s_y, t_red - t_r0, t_sm\[t_i\], LANES ? LANES : 32);')" 1 "softmax bf16 registers: y stored in aligned chunks across a row's lanes (LANES a row, or warps)"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::store_unaligned(.*, t_sm, 32);')" 1 "softmax bf16 stream: y the same, 32 lanes a segment"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 't_sm\[t_i\] = t_packs ? 0u : __ballot_sync(t_lm, (t_whole || t_o < t_outer) && t_r0 < t_red);')" 1 "softmax bf16 registers: the lanes that store each row's item, a ballot before its guards"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'const unsigned t_sm = t_packs ? 0u : __ballot_sync(t_lm, t_r0 < t_red);')" 1 "softmax bf16 stream: the lanes that store the item, a ballot before its guard"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'const unsigned t_lm = t_packs ? 0u : __ballot_sync(0xffffffffu, t_live);')" 1 "softmax bf16 stream: the warp's live lanes, once a row group"
+is "$(grep -c '__activemask' "$work/s.cu")" 0 "no mask of whichever lanes happen to run together"
+is "$(kernel_text tecc_card_bf16_g0_reg | grep -c '} else if (VEC > 1 && ITEMS > 4 && ')" 1 "card bf16 (only reduces): unaligned loads only in the instances of ITEMS 8"
+is "$(kernel_text tecc_card_bf16_g0_stream | grep -c 'load_unaligned')" 0 "card bf16 stream: element by element"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(w + t_r0, t_red - t_r0, w, w + t_red);')" 1 "rmsw bf16: w at any alignment, inside its N"
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'load_unaligned\|store_unaligned')" 0 "softmax f32: element by element (4-byte elements)"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(s + ')" 1 "masked bf16 (PACKS): the scores of a row that is not whole packs through the aligned chunks they span"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'load_unaligned<VEC>(m + ')" 0 "masked bf16: its mask (at a row offset of its own) element by element there"
+# Rows batch-fastest (schedule.c, batch_axes(); which groups, and their
+# batch_bytes and batch_limit, are schedule.sh's): the BATCH instances,
+# their row of the visit, and the host's test of the sizes.
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'const IndexT t_o = BATCH ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch) : t_ob + threadIdx.y;')" 1 "masked bf16 registers: the row of the visit in the BATCH instance"
+is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 'const IndexT t_o = BATCH ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch) : t_ob + threadIdx.y;')" 1 "masked bf16 stream: the row of the visit in the BATCH instance"
+ok "masked bf16: BATCH where the batch is over 1 and S*N*6 bytes (s, m and y) past half the L2" grep -q 'const bool t_batched = (int64_t)B > 1 && (int64_t)S \* t_len \* 6 > 26214400;' "$work/s.cu"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, [0-9]*, true>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 5 "masked bf16: a BATCH instance of each register launch (the warp's four LANES, block)"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, [0-9]*, false>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 5 "masked bf16: and one in domain order"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, false, false, [0-9]*, \(true\|false\)>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 10 "masked bf16: each also without PACKS"
+is "$(kernel_text tecc_mask_and_row_f32_g0_reg | grep -c 'batch_fastest')" 0 "a mask and a row of the batch: no visit order"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'batch_fastest')" 0 "rmsnorm bf16: no visit order"
+# An output along the row that reads no reduction (add_rmsnorm's h) is
+# stored in the register kernel's first pass, before the row's all-reduce,
+# in its PACKS instance; its other instances and the stream kernel store
+# it with y (emit_stitch.c, writes_early()).
+h_pack='&& t_packs) \*reinterpret_cast<tecc::Pack<float, VEC> \*>(h + t_o \* t_red + t_r0) = t_s_h;'
+ok "addh f32 registers: h's packs stored before the row's all-reduce" test "$(line_of tecc_addh_f32_g0_reg "$h_pack")" -lt "$(line_of tecc_addh_f32_g0_reg 'lanes_allreduce')"
+ok "addh f32 registers: y's packs after it" test "$(line_of tecc_addh_f32_g0_reg '(y + t_o \* t_red + t_r0) = t_s_y;')" -gt "$(line_of tecc_addh_f32_g0_reg 'lanes_allreduce')"
+is "$(kernel_text tecc_addh_f32_g0_reg | grep -c 'if (!t_packs && t_r0 < t_red) tecc::store_head(h + ')" 1 "addh f32 registers: h of a row not whole packs stored with y"
+is "$(kernel_text tecc_addh_f32_g0_stream | grep -c 'tecc::store_stream(reinterpret_cast<tecc::Pack<float, VEC> \*>(h + ')" 1 "addh f32 stream: h stored with y, in the last pass"
+# Column split: a softmax(x, 0) whose column groups leave SMs idle cuts
+# its rows into chunks (the split variant is schedule.sh's): partials of
+# each chunk, then their fold and the writes.
+ok "split: the partials (PHASE 1), then the fold and the writes (PHASE 2), each over groups x chunks" sh -c "grep -A5 '/\* split: stream, VEC 4, ITEMS 4 \*/' '$work/s.cu' | grep -q 'tecc_softmax_col_bf16_g0_stream<int64_t, 4, 1><<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(x, y, (IndexT)M, (IndexT)N, t_packs, (float \*)t_part0, (int64_t)t_chunk);' && grep -A6 '/\* split: stream, VEC 4, ITEMS 4 \*/' '$work/s.cu' | grep -q 'stream<int64_t, 4, 2><<<t_grid'"
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 't_part\[((IndexT)blockIdx.y \* 2 + [01]) \* t_outer + t_o\] = t_\(acc2\|os6\)\[t_j\];')" 2 "split PHASE 1: the chunk's max and its sum of exp about it"
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 't_os6\[t_j\] = tecc::Sum()(t_os6\[t_j\], tecc::rescale_exp(t_part\[((IndexT)t_c \* 2 + 1) \* t_outer + t_o\], t_part\[((IndexT)t_c \* 2 + 0) \* t_outer + t_o\], t_acc2\[t_j\]));')" 1 "split PHASE 2: each chunk's sum rescaled from its max to the thread's"
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'for (unsigned t_c = threadIdx.y; t_c < gridDim.y; t_c += blockDim.y) {')" 2 "split PHASE 2: a share of the chunks a thread, folded by the block's all-reduce"
+ok "split: the entry sizes the partials by the launch's own chunk count" grep -q 't_chunks = t_rows > 0 ? tecc_softmax_col_bf16_g0_chunks(t_rows, t_len, !t_big) : 1;' "$work/s.cu"
+# 16-bit max and min a pair at a time (emit_stitch.c, paired_minmax()):
+# the stream kernel folds the pairs after each chunk's max loop, before
+# the rescale; the register kernel only in its ITEMS 8 instances.
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 't_pk2 = tecc::minmax_pairs<true, true>(t_pk2, t_c0\[t_k \* (VEC / 2) + t_w\]);')" 1 "softmax bf16 stream: the max folds a chunk's words a pair at a time"
+ok "softmax bf16 stream: the pairs fold into the max before the rescale" test "$(line_of tecc_softmax_bf16_g0_stream 'bf16_pair(&t_pk2, 1)')" -lt "$(line_of tecc_softmax_bf16_g0_stream 'const float t_sh')"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'if (t_packs && tecc::pairs_minmax(VEC) && ITEMS >= 8)')" 2 "softmax bf16 registers: pairs (an item's words, then the max) in the ITEMS 8 instances only"
+is "$(kernel_text tecc_rowmin_f16_g0_stream | grep -c 'tecc::minmax_pairs<false, false>(')" 1 "min of f16: f16 pairs"
+is "$(kernel_text tecc_logsumexp_f32_g0_stream | grep -c 't_pk')" 0 "logsumexp f32: no pairs"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c -e 'if (t_packs) t_cn[0-9]* = tecc::add(t_cn[0-9]*, (float)VEC);' -e 't_acc[0-9]* = tecc::Sum()(t_acc[0-9]*, t_cs[0-9]*);')" 2 "rowstats f32 stream: the count a pack at a time, the mean from the chunk sums"
+# A fused row's a*b + c, a*b - c and c - a*b in f32 or f64 whose product
+# has no other use is one fma (emit_stitch.c, fused_multiply_add()); a
+# mean is the sum times the reciprocal of the row's length, which the
+# launching host code computes once (mean_of(), P_RCOUNT).
+is "$(kernel_text tecc_lnwb_f32_g0_reg | grep -c 'const float y_val = tecc::fma(v[0-9]*, w_val, b_val);')" 1 "layernorm's * w + b: one fma"
+is "$(kernel_text tecc_fmas_f32_g0_reg | grep -c 'const float z_val = tecc::fma(-(x_val), 3.0f, v[0-9]*\[t_i\]);')" 1 "c - a*b: fma(-a, b, c)"
+is "$(kernel_text tecc_fmas_f32_g0_reg | grep -c 'const float u_val = tecc::fma(x_val, x_val, -(p));')" 2 "a*b - c: fma(a, b, -c)"
+is "$(kernel_text tecc_fmas_f32_g0_reg | grep -c 'const float y_val = tecc::add(p, 1.0f);')" 2 "a product used twice: multiplied once, added as written"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::mul(t_acc[0-9]*\[t_i\], t_rcount)')" 2 "rowstats f32: both means by the reciprocal"
+is "$(grep -c '/ (float)t_red' "$work/s.cu")" 0 "no fused row divides by its length"
+ok "rowstats f32: the reciprocal a float parameter" grep -q '__global__ void __launch_bounds__(NARROW ? 384 : 1024, NARROW ? 3 : 0) tecc_rowstats_f32_g0_reg(const float \*__restrict__ x, float \*__restrict__ m, float \*__restrict__ v, IndexT M, IndexT N, float t_rcount) {' "$work/s.cu"
+is "$(grep -o 'tecc_center_f64_g0_\(reg\|stream\)<[^>]*><<<[^;]*;' "$work/s.cu" | grep -vc '(x, y, (IndexT)M, (IndexT)N, 1.0 / (double)t_len\(, [t_a-z0-9]*\)\?);')" 0 "f64 mean: every launch passes 1 / t_len in double"
+ok "f64 mean: by the double reciprocal" sh -c "sed -n '/__global__ .* tecc_center_f64_g0_stream(/,/^}/p' '$work/s.cu' | grep -q 'tecc::mul(t_acc[0-9]*, t_rcount64)'"
+done_testing
