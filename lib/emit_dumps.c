@@ -2,6 +2,7 @@
 #include "emit_dumps.h"
 #include "schedule.h"
 #include "stitch.h"
+#include "stitch_plan.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -239,6 +240,71 @@ static void json_schedule(Buf *b, Arena *a, const Kernel *k, const Group *g) {
   buf_puts(b, "         ]");
 }
 
+static const char *pass_kind_name(PassKind kind) {
+  switch (kind) {
+  case PASS_LEVEL: return "level";
+  case PASS_MOMENTS: return "moments";
+  case PASS_ONLINE: return "online";
+  case PASS_OUTPUT: return "output";
+  }
+  unreachable();
+}
+
+/* One kernel's passes (stitch_plan.h): kind, the levels folded, reads and
+ * computed values by id. */
+static void json_plan_kernel(Buf *b, const char *name, const PlanKernel *pk) {
+  buf_printf(b, "\"%s\": [", name);
+  for (int i = 0; i < pk->npasses; i++) {
+    const PlanPass *p = &pk->passes[i];
+    buf_printf(b, "%s{\"kind\": \"%s\", \"level\": %d, \"levels\": %d, \"reads\": ", i ? ", " : "",
+               pass_kind_name(p->kind), p->level, p->levels);
+    json_ids(b, &p->reads);
+    buf_puts(b, ", \"computes\": ");
+    json_ids(b, &p->computed);
+    buf_puts(b, "}");
+  }
+  buf_puts(b, "]");
+}
+
+/* The parameter kinds of a kernel, as the plan lists them. */
+static const char *param_kind_name(ParamKind kind) {
+  switch (kind) {
+  case P_INPUT: return "input";
+  case P_SCALAR: return "scalar";
+  case P_OUTPUT: return "output";
+  case P_STORED_READ: return "stored_read";
+  case P_WS_WRITE: return "workspace_write";
+  case P_SIZE: return "size";
+  case P_FASTDIV: return "fastdiv";
+  case P_RCOUNT: return "reciprocal_count";
+  }
+  unreachable();
+}
+
+/* A stitch group's plan: its kernels' passes, what it holds, reads along
+ * the row, moves in packs and loads early, and the kernels' parameters. */
+static void json_plan(Buf *b, const StitchPlan *sp) {
+  buf_puts(b, ",\n         \"plan\": {");
+  json_plan_kernel(b, "register_passes", &sp->reg);
+  buf_puts(b, ",\n                  ");
+  json_plan_kernel(b, "stream_passes", &sp->stream);
+  buf_puts(b, ",\n                  \"held\": ");
+  json_ids(b, &sp->held);
+  buf_puts(b, ", \"along\": ");
+  json_ids(b, &sp->along);
+  buf_puts(b, ", \"packed\": ");
+  json_ids(b, &sp->packed);
+  buf_puts(b, ", \"early\": ");
+  json_ids(b, &sp->early);
+  buf_printf(b, ", \"stream_reads\": %d, \"own_bytes\": %d, \"pack_bytes\": %d, \"params\": [", sp->stream_reads,
+             sp->own_bytes, sp->pack_bytes);
+  for (int i = 0; i < sp->params.len; i++) {
+    const KParam *p = sp->params.items[i];
+    buf_printf(b, "%s{\"kind\": \"%s\", \"index\": %d}", i ? ", " : "", param_kind_name(p->kind), p->index);
+  }
+  buf_puts(b, "]}");
+}
+
 static void json_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
   buf_printf(b, "        {\"id\": %d, \"kind\": \"%s\", \"schedule\": \"%s\", \"domain\": ", g->id,
              group_kind_name(g->kind), schedule_name(g->sched));
@@ -252,6 +318,8 @@ static void json_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   buf_puts(b, ", \"bytes\": ");
   json_str(b, group_bytes(a, k, kp, g));
   json_schedule(b, a, k, g);
+  if (g->plan)
+    json_plan(b, g->plan);
   buf_puts(b, "}");
 }
 

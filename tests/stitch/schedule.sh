@@ -51,7 +51,7 @@ variants() { group "$1" '[.variants[].name] | join(" ")'; }
 # The elements a chunk of a stream variant takes (schedule.c, stream_chunk()).
 chunk='(([.items, .wide_items] | max) * .vec)'
 
-plan 70
+plan 78
 ok "--emit=json is one JSON document, every kernel in it" \
   "$JQ" -e --argjson n "$(grep -c '^kernel ' "$te")" '.kernels | length == $n' "$work/s.json"
 # The condition's words are the plan's (schedule.c, variant_condition_text()).
@@ -205,4 +205,16 @@ is "$(group softmax_64x1024 '{decided, variants: [.variants[] | {name, fit, thre
   "softmax of 64 x 1024: decided at compile time, the block variant alone, its block fixed"
 is "$(group softmax_f32 '{decided, n: (.variants | length)}')" '{"decided":false,"n":5}' \
   "softmax of M x N: every variant, chosen at run time"
+# The stitch plan (stitch_plan.c): each kernel's passes and what they read.
+passes() { group "$1" "[.plan.$2[] | .kind + \"\(.level)\"] | join(\" \")"; }
+is "$(passes softmax_f32 register_passes)" "level1 level2 output0" "softmax f32: the register kernel folds a level a pass, then writes"
+is "$(passes softmax_f32 stream_passes)" "online1 output0" "softmax f32: the stream kernel folds the max and the sum of exp in one read"
+is "$(passes layernorm_f32 stream_passes)" "moments1 output0" "layernorm f32: the mean and the variance in one read of the stream"
+is "$(passes rowstats_f32 stream_passes)" "moments1 output0" "rowstats f32: one moments pass"
+is "$(group rowstats_f32 .plan.stream_reads)" 1 "rowstats f32: the stream reads each row once (it writes nothing along it)"
+is "$(group softmax_f32 '.plan.stream_reads')" 2 "softmax f32: the stream reads each row twice"
+is "$(group lnwb_f32 '{held: (.plan.held | length), along: (.plan.along | length), early: (.plan.early | length)}')" \
+  '{"held":1,"along":2,"early":2}' "layernorm with w and b: x held, w and b read along the row, loaded early"
+is "$(group softmax_f32 '[.plan.params[].kind] | join(" ")')" "input output size size" \
+  "softmax f32: the kernels take x, y, M and N"
 done_testing
