@@ -126,8 +126,6 @@ const char *fresh_name(Arena *a, NameSet *taken, const char *want);
 /* Marks the entry point's parameter names taken. */
 void take_entry_names(NameSet *taken, const Kernel *k, const EntryNames *n);
 void identity_map(int *map, int rank);
-/* The map of broadcast `v`'s argument, given v's `map`. */
-void broadcast_arg_map(const Value *v, const int *map, int *arg_map);
 /* With reduced `axes` trailing (row) or leading (column) in `domain`: a
  * linear index of an element from t_o and t_r; else NULL. */
 const char *reduce_linear_index(const Shape *domain, uint32_t axes);

@@ -153,13 +153,6 @@ void identity_map(int *map, int rank) {
     map[i] = i;
 }
 
-void broadcast_arg_map(const Value *v, const int *map, int *arg_map) {
-  const Value *arg = v->args[0];
-  int shift = v->shape.rank - arg->shape.rank;
-  for (int j = 0; j < arg->shape.rank; j++)
-    arg_map[j] = dim_is_one(&arg->shape, j) ? -1 : map[j + shift];
-}
-
 const char *reduce_linear_index(const Shape *s, uint32_t axes) {
   int seen_red = 0, kept_after_red = 0, seen_kept = 0, red_after_kept = 0;
   for (int i = 0; i < s->rank; i++) {

@@ -7,11 +7,6 @@
 
 #include <string.h>
 
-typedef struct Seen {
-  int id;
-  int map[TECC_MAX_RANK];
-} Seen;
-
 typedef struct Walk {
   Arena *a;
   const KernelPlan *kp;
@@ -57,26 +52,6 @@ static void widen(Walk *w, DType t) {
     w->pack_bytes = dtype_size(t);
 }
 
-static int seen_before(Walk *w, PtrVec *seen, const Value *v, const int *map) {
-  for (int i = 0; i < seen->len; i++) {
-    const Seen *s = seen->items[i];
-    if (s->id == v->id && memcmp(s->map, map, sizeof(int) * (size_t)v->shape.rank) == 0)
-      return 1;
-  }
-  Seen *s = ARENA_NEW(w->a, Seen);
-  s->id = v->id;
-  memcpy(s->map, map, sizeof(int) * (size_t)v->shape.rank);
-  vec_push(w->a, seen, s);
-  return 0;
-}
-
-static void broadcast_map(const Value *v, const int *map, int *amap) {
-  const Value *arg = v->args[0];
-  int shift = v->shape.rank - arg->shape.rank;
-  for (int j = 0; j < arg->shape.rank; j++)
-    amap[j] = dim_is_one(&arg->shape, j) ? -1 : map[j + shift];
-}
-
 /* ---- loop groups ------------------------------------------------------- */
 
 /* Every non-1 axis of the domain indexes `s` (emit_cu.c's identity test). */
@@ -98,11 +73,11 @@ static void loop_visit(Walk *w, const Value *v, const int *map) {
     return;
   if (v->op == IR_BROADCAST) {
     int amap[TECC_MAX_RANK];
-    broadcast_map(v, map, amap);
+    broadcast_arg_map(v, map, amap);
     loop_visit(w, v->args[0], amap);
     return;
   }
-  if (seen_before(w, &w->seen, v, map))
+  if (seen_before(w->a, &w->seen, v, map))
     return;
   if (loop_reads_memory(w, v)) {
     int by_value = v->op == IR_INPUT && v->shape.rank == 0; /* a scalar argument */

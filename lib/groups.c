@@ -1,6 +1,8 @@
 /* groups.c — names and shape helpers for the groups of groups.h. */
 #include "groups.h"
 
+#include <string.h>
+
 const char *group_kind_name(GroupKind k) {
   return k == GROUP_LOOP ? "loop" : k == GROUP_STITCH ? "stitch" : "reduce";
 }
@@ -71,6 +73,31 @@ int varies_along(const Shape *s, const int *map, uint32_t axes) {
   for (int j = 0; j < s->rank; j++)
     if (!dim_is_one(s, j) && map[j] >= 0 && ((axes >> map[j]) & 1u))
       return 1;
+  return 0;
+}
+
+void broadcast_arg_map(const Value *v, const int *map, int *arg_map) {
+  const Value *arg = v->args[0];
+  int shift = v->shape.rank - arg->shape.rank;
+  for (int j = 0; j < arg->shape.rank; j++)
+    arg_map[j] = dim_is_one(&arg->shape, j) ? -1 : map[j + shift];
+}
+
+typedef struct Seen {
+  int id;
+  int map[TECC_MAX_RANK];
+} Seen;
+
+int seen_before(Arena *a, PtrVec *seen, const Value *v, const int *map) {
+  for (int i = 0; i < seen->len; i++) {
+    const Seen *s = seen->items[i];
+    if (s->id == v->id && memcmp(s->map, map, sizeof(int) * (size_t)v->shape.rank) == 0)
+      return 1;
+  }
+  Seen *s = ARENA_NEW(a, Seen);
+  s->id = v->id;
+  memcpy(s->map, map, sizeof(int) * (size_t)v->shape.rank);
+  vec_push(a, seen, s);
   return 0;
 }
 

@@ -109,6 +109,11 @@ int varies_along(const Shape *s, const int *map, uint32_t axes);
 /* The non-1 axes of `s` at `map` are exactly the domain's non-1 axes (its
  * kept ones only, when `kept_only`), in order. */
 int covers_domain(const Shape *domain, uint32_t axes, const Shape *s, const int *map, int kept_only);
+/* The map of broadcast `v`'s argument, given v's `map`. */
+void broadcast_arg_map(const Value *v, const int *map, int *arg_map);
+/* Has a walk visited v at `map` before (`seen`: what it visited, each the
+ * id and map of a value, allocated in `a`)?  If not, it is now. */
+int seen_before(Arena *a, PtrVec *seen, const Value *v, const int *map);
 /* "M*N": the product of `s`'s non-1 dims in `mask`, by name ("1": none). */
 const char *dims_text(Arena *a, const Kernel *k, const Shape *s, uint32_t mask);
 /* "4*M*N + 4*M": the bytes one launch of `g` moves, at least. */

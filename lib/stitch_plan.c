@@ -10,11 +10,6 @@
 
 #include <string.h>
 
-typedef struct Seen {
-  int id;
-  int map[TECC_MAX_RANK];
-} Seen;
-
 typedef struct Walk {
   Arena *a;
   const KernelPlan *kp;
@@ -36,26 +31,6 @@ typedef struct Walk {
 static int contiguous_rows(const Group *g);
 
 /* ---- the walk ---------------------------------------------------------- */
-
-static int seen_before(Walk *w, PtrVec *seen, const Value *v, const int *map) {
-  for (int i = 0; i < seen->len; i++) {
-    const Seen *s = seen->items[i];
-    if (s->id == v->id && memcmp(s->map, map, sizeof(int) * (size_t)v->shape.rank) == 0)
-      return 1;
-  }
-  Seen *s = ARENA_NEW(w->a, Seen);
-  s->id = v->id;
-  memcpy(s->map, map, sizeof(int) * (size_t)v->shape.rank);
-  vec_push(w->a, seen, s);
-  return 0;
-}
-
-static void broadcast_map(const Value *v, const int *map, int *amap) {
-  const Value *arg = v->args[0];
-  int shift = v->shape.rank - arg->shape.rank;
-  for (int j = 0; j < arg->shape.rank; j++)
-    amap[j] = dim_is_one(&arg->shape, j) ? -1 : map[j + shift];
-}
 
 static int in_stitch(const Group *g, const Value *v) {
   return vec_contains(&g->stitch->reduces, v);
@@ -168,12 +143,12 @@ static void walk_value(Walk *w, const Value *v, const int *given) {
     return;
   if (v->op == IR_BROADCAST) {
     int amap[TECC_MAX_RANK];
-    broadcast_map(v, map, amap);
+    broadcast_arg_map(v, map, amap);
     walk_value(w, v->args[0], amap);
     return;
   }
   int row_level = !varies_along(&v->shape, map, w->axes);
-  if (seen_before(w, row_level ? &w->row_seen : &w->seen, v, map))
+  if (seen_before(w->a, row_level ? &w->row_seen : &w->seen, v, map))
     return;
   if (reads_memory(w, v))
     read_memory(w, v, map, row_level);
