@@ -1595,6 +1595,16 @@ static void load_packs(SEmit *e, Out *o, int pass, int unaligned) {
   }
 }
 
+/* Does `pass` load 16-bit values held two to a word? */
+static int loads_pairs(const SEmit *e, int pass) {
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (loaded_in(c, pass) && c->pairs)
+      return 1;
+  }
+  return 0;
+}
+
 /* Element by element, 0 past the row's end. */
 static void load_elements(SEmit *e, Out *o, int pass) {
   emit(o, "#pragma unroll");
@@ -1602,6 +1612,13 @@ static void load_elements(SEmit *e, Out *o, int pass) {
   if (e->sk.cvec) {
     emit(o, "const IndexT t_r = t_r0, t_o = t_o0 + t_j;");
     emit(o, "const bool t_in = t_o < t_outer && t_r < %s;", row_end(e));
+  } else if (e->sk.vec && !loads_pairs(e, pass)) {
+    /* without packs, one check an item: an element past the row's end
+     * (which no loop reads) loads its last one; a check an element kept
+     * each item's VEC predicates live, and layernorm f32's ITEMS 8
+     * instance spilled 44 bytes (none so; 16-bit pairs spilled more) */
+    emit(o, "const IndexT t_r = t_packs || t_r0 + t_j < t_red ? t_r0 + t_j : t_red - 1;");
+    emit(o, "const bool t_in = %s && (t_packs ? t_r < t_red : t_r0 < t_red);", row_live_operand(e));
   } else {
     emit(o, "const IndexT t_r = t_r0 + t_j;");
     emit(o, "const bool t_in = %s && t_r < t_red;", row_live_operand(e));
