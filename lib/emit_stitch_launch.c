@@ -45,15 +45,16 @@ static void emit_group_sizes(SLaunch *e, Out *o) {
   emit(o, "const int64_t t_len = %s;", host_count(e, e->sk.st->axes));
 }
 
+/* Output `out` is a root of the group along the row at the element's own
+ * index (stored in packs). */
 static int is_staged_output(SLaunch *e, int out) {
+  const Group *g = e->sk.g;
   int map[TECC_MAX_RANK];
-  for (int i = 0; i < e->sk.g->domain.rank; i++)
+  for (int i = 0; i < g->domain.rank; i++)
     map[i] = i;
   Value *v = e->sk.k->outputs[out].value;
-  for (int i = 0; i < e->sk.g->roots.len; i++)
-    if (e->sk.g->roots.items[i] == v && varies_along(&v->shape, map, e->sk.st->axes) && covers_domain(&e->sk.g->domain, e->sk.st->axes, &v->shape, map, 0))
-      return 1;
-  return 0;
+  return vec_contains(&g->roots, v) && varies_along(&v->shape, map, g->stitch->axes) &&
+         covers_domain(&g->domain, g->stitch->axes, &v->shape, map, 0);
 }
 
 /* " && tecc::aligned16(x) && ..." for the pointers moved in packs (the
@@ -201,7 +202,8 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
  * PHASE 0). */
 static void emit_instance_launch(SLaunch *e, Out *o, const Variant *v, const char *args, int packs, int phase) {
   if (e->sk.split && v->storage == STORE_STREAM)
-    args = phase ? arena_printf(e->sk.a, "%s, (%s *)t_part%d, (int64_t)t_chunk", args, stitch_split_acc_type(&e->sk), e->sk.g->id)
+    args = phase ? arena_printf(e->sk.a, "%s, (%s *)t_part%d, (int64_t)t_chunk", args, stitch_split_acc_type(&e->sk),
+                                e->sk.g->id)
                  : arena_printf(e->sk.a, "%s, (%s *)nullptr, (int64_t)0", args, stitch_split_acc_type(&e->sk));
   if (v->fit == FIT_CLUSTER) {
     const char *kernel = instance(e, v, packs, phase);
@@ -362,7 +364,8 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
    * sums, bit for bit): misaligned rows keep VEC and load element by
    * element (t_packs false). */
   if (e->sk.vec || e->sk.cvec)
-    emit(o, "const bool t_packs = %s %% %d == 0%s;", e->sk.cvec ? "t_rows" : "t_len", stitch_most_vec(s), packed_pointers(e));
+    emit(o, "const bool t_packs = %s %% %d == 0%s;", e->sk.cvec ? "t_rows" : "t_len", stitch_most_vec(s),
+         packed_pointers(e));
   if ((e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk))
     args = arena_printf(a, "%s, t_packs", args);
   if (s->batch) /* schedule.c, batch_axes() */

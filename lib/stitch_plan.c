@@ -434,8 +434,10 @@ void plan_stitches(Compilation *c, Module *m, FusionPlan *p) {
 static const char *pass_name(Arena *a, const PlanPass *p) {
   switch (p->kind) {
   case PASS_LEVEL: return arena_printf(a, "level %d", p->level);
-  case PASS_MOMENTS: return arena_printf(a, "levels %d-%d (means and second moments, one read)", p->level, p->level + 1);
-  case PASS_ONLINE: return arena_printf(a, "levels %d-%d (max and online sums of exp, one read)", p->level, p->level + 1);
+  case PASS_MOMENTS:
+    return arena_printf(a, "levels %d-%d (means and second moments, one read)", p->level, p->level + 1);
+  case PASS_ONLINE:
+    return arena_printf(a, "levels %d-%d (max and online sums of exp, one read)", p->level, p->level + 1);
   case PASS_OUTPUT: return "outputs";
   }
   unreachable();
