@@ -179,6 +179,12 @@ static void json_ids(Buf *b, const PtrVec *v) {
   buf_puts(b, "]");
 }
 
+/* `, "name": [ids]`: a field of value ids. */
+static void json_ids_field(Buf *b, const char *name, const PtrVec *v) {
+  buf_printf(b, ", \"%s\": ", name);
+  json_ids(b, v);
+}
+
 static const char *json_bool(int x) {
   return x ? "true" : "false";
 }
@@ -259,8 +265,7 @@ static void json_plan_kernel(Buf *b, const char *name, const PlanKernel *pk) {
     buf_printf(b, "%s{\"kind\": \"%s\", \"level\": %d, \"levels\": %d, \"reads\": ", i ? ", " : "",
                pass_kind_name(p->kind), p->level, p->levels);
     json_ids(b, &p->reads);
-    buf_puts(b, ", \"computes\": ");
-    json_ids(b, &p->computed);
+    json_ids_field(b, "computes", &p->computed);
     buf_puts(b, "}");
   }
   buf_puts(b, "]");
@@ -290,12 +295,9 @@ static void json_plan(Buf *b, const StitchPlan *sp) {
   json_plan_kernel(b, "stream_passes", &sp->stream);
   buf_puts(b, ",\n                  \"held\": ");
   json_ids(b, &sp->held);
-  buf_puts(b, ", \"along\": ");
-  json_ids(b, &sp->along);
-  buf_puts(b, ", \"packed\": ");
-  json_ids(b, &sp->packed);
-  buf_puts(b, ", \"early\": ");
-  json_ids(b, &sp->early);
+  json_ids_field(b, "along", &sp->along);
+  json_ids_field(b, "packed", &sp->packed);
+  json_ids_field(b, "early", &sp->early);
   buf_printf(b, ", \"stream_reads\": %d, \"own_bytes\": %d, \"pack_bytes\": %d, \"params\": [", sp->stream_reads,
              sp->own_bytes, sp->pack_bytes);
   for (int i = 0; i < sp->params.len; i++) {
@@ -309,12 +311,9 @@ static void json_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   buf_printf(b, "        {\"id\": %d, \"kind\": \"%s\", \"schedule\": \"%s\", \"domain\": ", g->id,
              group_kind_name(g->kind), schedule_name(g->sched));
   json_shape(b, k, &g->domain);
-  buf_puts(b, ", \"roots\": ");
-  json_ids(b, &g->roots);
-  buf_puts(b, ", \"members\": ");
-  json_ids(b, &g->members);
-  buf_puts(b, ", \"reads\": ");
-  json_ids(b, &g->reads);
+  json_ids_field(b, "roots", &g->roots);
+  json_ids_field(b, "members", &g->members);
+  json_ids_field(b, "reads", &g->reads);
   buf_puts(b, ", \"bytes\": ");
   json_str(b, group_bytes(a, k, kp, g));
   json_schedule(b, a, k, g);
