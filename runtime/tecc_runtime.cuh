@@ -510,13 +510,21 @@ template <typename T, int N> struct alignas(sizeof(T) * N) Pack {
 };
 
 /* @piece store_head @needs Pack */
-/* The first n (< N) elements of a pack, element by element: the end of a
- * row that is not whole packs.  Unrolled, so the pack stays in registers. */
+/* The first n elements of a pack (all N where n >= N), element by
+ * element: a row that is not whole packs.  Unrolled, so the pack stays in
+ * registers; a whole pack's stores take no predicate each (with one per
+ * element, ptxas spilled the f32 stream kernels of such rows at 64
+ * registers: issue 45). */
 template <typename T, int N, typename IndexT>
 __device__ __forceinline__ void store_head(T *p, const Pack<T, N> &s, IndexT n) {
+  if (n >= N) {
 #pragma unroll
-  for (int j = 0; j < N; j++)
-    if (j < n) p[j] = s.v[j];
+    for (int j = 0; j < N; j++) p[j] = s.v[j];
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; j++)
+      if (j < n) p[j] = s.v[j];
+  }
 }
 
 /* @piece pair_word set_pair_half bf16_pair f16_pair @needs Pack f16_to_f32 */
