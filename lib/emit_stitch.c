@@ -2022,14 +2022,15 @@ static void row_body(SEmit *e, Out *o) {
 }
 
 /* The stream kernel's packs per thread per chunk: more in its instances
- * of 32-bit indices where the schedule says (Variant.wide_items). */
+ * of 32-bit indices where the schedule says (Variant.wide_items), fewer
+ * in those of 64-bit indices (Variant.items64). */
 static void declare_stream_items(SEmit *e, Out *o) {
   const Variant *v = &e->sk.sched->variants[e->sk.sched->nvariants - 1];
-  if (v->wide_items)
-    emit(o, "constexpr int ITEMS = sizeof(IndexT) == 4 ? %d : %d; /* packs per thread per chunk */", v->wide_items,
-         v->items);
+  int small = v->wide_items ? v->wide_items : v->items, wide = v->items64 ? v->items64 : v->items;
+  if (small != wide)
+    emit(o, "constexpr int ITEMS = sizeof(IndexT) == 4 ? %d : %d; /* packs per thread per chunk */", small, wide);
   else
-    emit(o, "constexpr int ITEMS = %d; /* packs per thread per chunk */", v->items);
+    emit(o, "constexpr int ITEMS = %d; /* packs per thread per chunk */", small);
 }
 
 /* The cluster-capable kernel takes a row per cluster, its lanes across

@@ -23,7 +23,8 @@ int footprint_held(const Footprint *f) {
 }
 
 int footprint_budget(const Footprint *f, int registers) {
-  int inputs = 2 * f->held_inputs - f->held_pairs, kept = 2 * f->kept; /* half registers */
+  int inputs = 2 * f->held_inputs - f->held_pairs + 2 * f->held_wide; /* half registers */
+  int kept = 2 * f->kept + 2 * f->kept_wide;
   int need = inputs > kept ? inputs : kept;
   int budget = 2 * registers / (need > 0 ? need : 2);
   return budget > 0 ? budget : 1;
@@ -122,6 +123,8 @@ static void reduce_footprint(Walk *w) {
 static void stitch_footprint(const StitchPlan *sp, Footprint *f) {
   f->held_inputs = sp->held.len;
   f->held_pairs = sp->held_pairs;
+  f->held_wide = sp->held_wide;
+  f->kept_wide = sp->kept_wide;
   f->kept = sp->nkept;
   f->keep = sp->keep;
   f->row_operands = sp->along.len > 0;

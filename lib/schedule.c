@@ -247,7 +247,15 @@ static int takes_whole(const Group *g, int rows, int vec) {
  * 131072 (ptxas gave its KEEP instance 64 registers for 55), softmax,
  * rmsnorm and add_rmsnorm bf16 moved within 0.5 but one +1.1. */
 
-/* A stream kernel of 4-byte elements that reads each row again
+/* A stream kernel's instances of 64-bit indices take half its packs a
+ * chunk: their index and address arithmetic takes twice the registers,
+ * and at ITEMS 4 ptxas spilled 8 to 208 bytes of them (16-bit rows that
+ * are not whole packs, f32 kept values; issue 45).  They run only on
+ * tensors of 2^31 elements and more, each a second or more of HBM
+ * traffic, where a chunk of half the packs still has 8 KB a block in
+ * flight.
+ *
+ * A stream kernel of 4-byte elements that reads each row again
  * (softmax, layernorm f32: the rows in flight in L2 for the second read)
  * takes twice the packs a chunk where 32-bit indices do: on an H100
  * layernorm f32 1024 x 65536 gained 7 to 9.5 points of copy, softmax f32
@@ -355,6 +363,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v->storage = STORE_STREAM;
   v->index_bits = 0; /* 64-bit only when the sizes need it: 64-bit index math cost bf16 rows 20% */
   v->wide_items = reread_items(g, max_items, v->items, vec);
+  v->items64 = v->items > 1 ? v->items / 2 : 0;
   v->keeps = g->plan->stream_reads >= 2;
   v->whole = vec > 1 && (!v->keeps || vec <= 4);
 }
@@ -720,6 +729,8 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
     buf_printf(b, ", ITEMS %d", v->items);
   if (v->wide_items)
     buf_printf(b, " (%d where 32-bit indices do)", v->wide_items);
+  if (v->items64)
+    buf_printf(b, " (%d with 64-bit indices)", v->items64);
   if (v->rows > 1)
     buf_printf(b, ", ROWS %d", v->rows);
   buf_printf(b, ", %s, %s", block_text(a, v), grid_text(a, v));

@@ -111,6 +111,7 @@ typedef struct Variant {
                           an SM, when the rows fill them (FIT_ROW) */
   int wide_items;      /* stream that reads each row again: ITEMS of its instances of
                           32-bit indices (0: items) */
+  int items64;         /* stream rows: ITEMS of its instances of 64-bit indices (0: items) */
   int keeps;           /* stream that reads each row again: keeps the row's first packs of what
                           it reads again in shared memory, where a wave's rows fill more than
                           half of L2 (tecc::keep_items, emit_stitch.c) */

@@ -280,6 +280,7 @@ static const char *choose_kept(Arena *a, const KernelPlan *kp, const Group *g, S
   for (int i = 0; i < n; i++) {
     reuse[i] = (char)(reuse[i] && second.kept_read[i]);
     sp->nkept += reuse[i];
+    sp->kept_wide += reuse[i] && dtype_size(((const Value *)kp->kernel->values.items[i])->dtype) == 8;
   }
   sp->keep = reuse;
   Walk final = new_walk(a, kp, g, &sp->reg, reuse);
@@ -384,6 +385,7 @@ static void plan_bytes(const KernelPlan *kp, const Group *g, StitchPlan *sp) {
   for (int i = 0; i < sp->held.len; i++) {
     const Value *v = sp->held.items[i];
     sp->own_bytes += dtype_size(v->dtype);
+    sp->held_wide += dtype_size(v->dtype) == 8;
     if (packed) {
       widen(sp, v->dtype);
       sp->held_pairs += dtype_is_16bit(v->dtype); /* held two to a register (emit_stitch.c) */

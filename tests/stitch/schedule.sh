@@ -100,10 +100,10 @@ is "$(variant layernorm_f32 stream "{whole, chunk: $chunk}")" '{"whole":true,"ch
 is "$(variant softmax_bf16 stream .whole)" false "softmax bf16 stream (16-bit, read again): no WHOLE instance"
 is "$(variant rowstats_f32 stream "{whole, chunk: $chunk}")" '{"whole":true,"chunk":16}' \
   "rowstats f32 stream: rows of whole chunks (R % (T*16) == 0) without item guards"
-is "$(variant softmax_f32 stream '{items, wide_items}')" '{"items":4,"wide_items":8}' \
-  "softmax f32 stream (reads a row twice): 8 packs a chunk with 32-bit indices, 4 with 64-bit"
-is "$(variant softmax_bf16 stream '{items, wide_items}')" '{"items":4,"wide_items":0}' \
-  "softmax bf16 stream: 4 packs a chunk (8 spilled)"
+is "$(variant softmax_f32 stream '{items, wide_items, items64}')" '{"items":4,"wide_items":8,"items64":2}' \
+  "softmax f32 stream (reads a row twice): 8 packs a chunk with 32-bit indices, 2 with 64-bit"
+is "$(variant softmax_bf16 stream '{items, wide_items, items64}')" '{"items":4,"wide_items":0,"items64":2}' \
+  "softmax bf16 stream: 4 packs a chunk (8 spilled), 2 with 64-bit indices (4 spilled)"
 is "$(variant rowstats_f32 stream '{items, wide_items}')" '{"items":4,"wide_items":0}' \
   "rowstats f32 stream (reads a row once): 4 packs a chunk"
 is "$(variant softmax_f32 stream '{when, condition, storage, vec, items, wide_items}')" \
