@@ -404,25 +404,19 @@ static const char *roots_str(GEmit *e) {
   return buf_cstr(&b);
 }
 
-/* The blocks an SM its instances of 64-bit indices are bound to: as many
- * as 64 registers a thread allow.  With the bound's threads alone ptxas
- * gave them 32 to 40 registers, for every block an SM can hold, and
- * spilled 8 to 24 bytes (their index arithmetic is twice as wide; issue
- * 45); an explicit minimum lets it take what they need.  Those of 32-bit
- * indices keep the one-argument form (0): a minimum moves ptxas's choice
- * for them too, and they run the suite. */
-static int wide_index_blocks(int max_threads) {
-  int blocks = 65536 / (max_threads * 64);
-  return blocks > 0 ? blocks : 1;
-}
-
-/* The kernel's comment, template line and signature; opens its body. */
+/* The kernel's comment, template line and signature; opens its body.
+ * Its instances of 64-bit indices are bound to at least one block an SM:
+ * with the bound's threads alone ptxas gave them 32 to 40 registers, for
+ * every block an SM can hold, and spilled 8 to 24 bytes (their index
+ * arithmetic is twice as wide; issue 45); with a minimum it takes what
+ * they need (a minimum of 4 blocks of 256 spilled f64 column
+ * reductions).  Those of 32-bit indices keep the one-argument form (0):
+ * a minimum moves ptxas's choice for them too, and they run the suite. */
 static void open_kernel(GEmit *e, Out *o, const char *tparams, int max_threads, const char *extra) {
   emit(o, "/* %s, group %d: %s (%s), writes %s; from %s */", e->k->name, e->g->id,
        group_kind_name(e->g->kind), class_name(e->g->schedule->cls), roots_str(e), source_lines(e));
   emit(o, "template <%s>", tparams);
-  open_block(o, "__global__ void __launch_bounds__(%d, sizeof(IndexT) == 8 ? %d : 0) %s(%s%s)", max_threads,
-             wide_index_blocks(max_threads), e->kname,
+  open_block(o, "__global__ void __launch_bounds__(%d, sizeof(IndexT) == 8 ? 1 : 0) %s(%s%s)", max_threads, e->kname,
              param_decls(e->a, e->k, &e->params, e->g->kind == GROUP_LOOP && e->kp->in_place_ok), extra);
 }
 

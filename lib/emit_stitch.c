@@ -72,7 +72,6 @@ typedef struct SEmit {
   PtrVec cached;      /* Cached* */
   /* Fragments of the pass being written (emit.h: emit_fragment()): */
   Out *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
-  Out *vmask;          /* vec: the lanes that store an item's packs unaligned (t_sm) */
   Out *ipre, *ipost;   /* vec: each item's statements a pack at a time, before and after its
                           elements (each row's; the pass's first element loop only) */
   Out *pre;            /* row scope, before the pass */
@@ -82,7 +81,6 @@ typedef struct SEmit {
   char used_red[TECC_MAX_RANK];  /* this pass */
   int used_elem;      /* this pass's element body names t_e (a held or kept value's element) */
   int used_r;         /* ... names t_r (an element of the domain's own rows, e->lin) */
-  int used_lane_mask; /* the kernel names t_lm (declare_store_mask()) */
   char used_red_any[TECC_MAX_RANK];
   const char **red_name; /* by value id: the row scalar of a reduction */
   /* reg kernel: full-domain values several passes would compute are kept
@@ -704,7 +702,7 @@ static void load_one(SEmit *e, Out *o, const Cached *c, const char *name, const 
 
 
 /* Rows of 16-bit values that are not whole packs move through the
- * aligned 16-byte chunks they span (tecc::load_unaligned,
+ * aligned 4-byte words they span (tecc::load_unaligned,
  * tecc::store_unaligned), not element by element: rows in 16-byte packs
  * (VEC 8), in a kernel with a PACKS instance, whose aligned path does not
  * carry that code (where t_packs was an argument, as masked rows' once,
@@ -762,8 +760,8 @@ static void load_item_packs(SEmit *e, Out *o) {
      * aligned loads and a shift (tecc::load_unaligned), inside its t_red */
     if (moves_unaligned(e) && dtype_is_16bit(c->v->dtype) && strcmp(c->row, "0") == 0) {
       else_block(o);
-      emit(o, "const tecc::Pack<%s, VEC> t_q%d = tecc::load_unaligned<VEC>(%s + t_r0, t_red - t_r0, %s, %s + t_red);",
-           st, i, c->ptr, c->ptr, c->ptr);
+      emit(o, "const tecc::Pack<%s, VEC> t_q%d = tecc::load_unaligned<VEC>(%s, t_r0, t_red - t_r0, t_red);", st, i,
+           c->ptr);
       item_pack_words(e, o, c, i);
       close_block(o, "");
       continue;
@@ -785,8 +783,6 @@ static void open_elements(SEmit *e, Out *o) {
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
-  if (e->vmask)
-    emit_fragment(o, e->vmask);
   if (e->vdecl && !e->sk.rows)
     emit_fragment(o, e->vdecl);
   /* VEC > 1 only when rows are whole packs: one bound check per pack */
@@ -836,7 +832,7 @@ static void start_pass(SEmit *e) {
   e->body = new_out(e->sk.a);
   e->memo.len = 0;
   e->pass++;
-  e->vdecl = e->vafter = e->vmask = NULL;
+  e->vdecl = e->vafter = NULL;
   e->ipre = new_out(e->sk.a);
   e->ipost = new_out(e->sk.a);
   memset(e->used_red, 0, sizeof e->used_red);
@@ -1337,29 +1333,6 @@ static int stores_unaligned(const SEmit *e, DType t) {
   return moves_unaligned(e) && dtype_is_16bit(t);
 }
 
-/* The lanes that store this item's packs through tecc::store_unaligned
- * (its shuffles' mask): a ballot among the warp's lanes in a live row
- * (t_lm), taken before the item's guards, where all of them run it
- * (not in the PACKS instance, which stores aligned packs).
- * __activemask() there gave a subset where the lanes had not reconverged
- * after a partial chunk, and the packs of lanes left out were never
- * written (the stream kernel's backward second read; bench/NOTES.md). */
-static void declare_store_mask(SEmit *e) {
-  e->vmask = new_out(e->sk.a);
-  e->used_lane_mask = 1;
-  if (!e->sk.rows) {
-    emit(e->vmask, "const unsigned t_sm = t_packs ? 0u : __ballot_sync(t_lm, t_r0 < %s); /* the lanes storing this item's packs */",
-         row_end(e));
-    return;
-  }
-  emit(e->vmask, "unsigned t_sm[ROWS]; /* the lanes storing this item's packs, each row */");
-  emit(e->vmask, "#pragma unroll");
-  open_block(e->vmask, "for (int t_i = 0; t_i < ROWS; t_i++)");
-  emit(e->vmask, "const IndexT t_o = t_o0 + (IndexT)t_i * blockDim.y;");
-  emit(e->vmask, "t_sm[t_i] = t_packs ? 0u : __ballot_sync(t_lm, (%s) && t_r0 < %s);", row_in(e), row_end(e));
-  close_block(e->vmask, "");
-}
-
 /* A full-domain output of the vec kernel: each thread's VEC consecutive
  * elements (cvec: the item's VEC columns) go to a staging array, then out
  * as one pack. */
@@ -1381,10 +1354,7 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
     return;
   const char *other = e->stage_part == 2 ? "if (!t_packs && " : "else if (";
   if (stores_unaligned(e, t)) {
-    if (!e->vmask)
-      declare_store_mask(e);
-    emit(e->vafter, "%st_r0 < %s) tecc::store_unaligned(%s + %s, %s, %s, %s, %s);", other, row_end(e), ptr, at, s,
-         left, e->sk.rows ? "t_sm[t_i]" : "t_sm", e->sk.lanes ? "LANES ? LANES : 32" : "32");
+    emit(e->vafter, "%st_r0 < %s) tecc::store_unaligned(%s + %s, %s, %s);", other, row_end(e), ptr, at, s, left);
   } else {
     emit(e->vafter, "%st_r0 < %s) tecc::store_head(%s + %s, %s, %s);", other, row_end(e), ptr, at, s, left);
   }
@@ -1549,8 +1519,8 @@ static const char *held_name(const SEmit *e, const Cached *c) {
 static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned) {
   const char *ct = cu_storage_ctype(c->v->dtype);
   if (unaligned)
-    return arena_printf(e->sk.a, "tecc::load_unaligned<VEC>(%s + %s, t_red - t_r0, %s, %s + (int64_t)t_outer * t_red)",
-                        c->ptr, pack_offset(e), c->ptr, c->ptr);
+    return arena_printf(e->sk.a, "tecc::load_unaligned<VEC>(%s, %s, t_red - t_r0, t_outer * t_red)", c->ptr,
+                        pack_offset(e));
   const char *at = arena_printf(e->sk.a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", ct, c->ptr,
                                 pack_offset(e));
   return arena_printf(e->sk.a, load_past_l2(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at);
@@ -1558,7 +1528,7 @@ static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned)
 
 static int writes_along_row(SEmit *e);
 
-/* Its loads: each pack with two aligned 16-byte loads, where every value
+/* Its loads: each pack through the aligned words it spans, where every value
  * the pass loads is 16-bit, of the domain's own rows.  The condition
  * under which they do
  * (NULL: never): rows the group writes along, always; rows it only reduces
@@ -2034,8 +2004,14 @@ static void declare_stream_items(SEmit *e, Out *o) {
 }
 
 /* The cluster-capable kernel takes a row per cluster, its lanes across
- * the cluster's blocks (one row per block). */
+ * the cluster's blocks (one row per block).  Its CLUSTER instances are
+ * launched only where the file was compiled for sm_90 (tecc::clusters_ok):
+ * compiled for an older architecture their bodies are empty (a plain
+ * `nvcc -c`, for sm_75, compiled softmax's four for nothing). */
 static void declare_cluster_lanes(Out *o) {
+  emit(o, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900");
+  emit(o, "if (CLUSTER) return; /* never launched: tecc::clusters_ok wants sm_90 code */");
+  emit(o, "#endif");
   emit(o, "__shared__ __align__(16) unsigned char t_slot[32]; /* this block's row results, for the cluster, in turn */");
   emit(o, "unsigned t_par = 0; /* the slot of the next tecc::cluster_allreduce */");
   emit(o, "const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;");
@@ -2149,8 +2125,6 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     emit(o, "const IndexT t_o = %s;", row);
     emit(o, "const bool t_live = %st_o < t_outer;", e->sk.whole && e->sk.reg ? "t_whole || " : "");
   }
-  if (e->used_lane_mask)
-    emit(o, "const unsigned t_lm = t_packs ? 0u : __ballot_sync(0xffffffffu, t_live); /* the warp's lanes in a live row */");
   emit_fragment(o, body);
   close_block(o, "");
   if (e->sk.cluster)

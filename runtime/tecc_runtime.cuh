@@ -546,42 +546,38 @@ __device__ __forceinline__ float f16_pair(const uint32_t *w, int e) {
   return f16_to_f32((uint16_t)(w[e >> 1] >> (16 * (e & 1))));
 }
 
-/* @piece bytes_at load_unaligned store_unaligned @needs Pack store_head */
-/* The 16 bytes from byte `at` (even, < 16) of the 32 in w[0..7]: the
- * window from byte at & 8, then from at & 12, then a funnel shift. */
-__device__ __forceinline__ uint4 bytes_at(const uint32_t *w, unsigned at) {
-  uint32_t h[6], c[5], out[4];
-#pragma unroll
-  for (int i = 0; i < 6; i++) h[i] = at & 8 ? w[i + 2] : w[i];
-#pragma unroll
-  for (int i = 0; i < 5; i++) c[i] = at & 4 ? h[i + 1] : h[i];
-#pragma unroll
-  for (int i = 0; i < 4; i++) out[i] = __funnelshift_r(c[i], c[i + 1], (at & 3) * 8);
-  return make_uint4(out[0], out[1], out[2], out[3]);
-}
-
-
-/* The pack of eight 16-bit elements at p, which need not be aligned to
- * it (rows of a length that is not whole packs start anywhere), with the
- * elements from the n-th on 0 (past the row's end).  Where the aligned
- * 16-byte chunks it spans lie inside [lo, hi) (the tensor), two aligned
- * loads and a funnel shift, else element by element: a thread takes the
- * same elements as from an aligned pack, so the same sums, bit for bit.
- * With tecc::store_unaligned it took bf16 rows of 11007 and 50257 on an
- * H100 from 6-22% of copy (element by element, spilled) to 35-60%
- * (bench/NOTES.md, issue 12). */
+/* @piece load_unaligned store_unaligned @needs Pack store_head */
+/* The pack of eight 16-bit elements at t + at, element `at` of a tensor
+ * of `total`, which need not be aligned to it (rows of a length that is
+ * not whole packs start anywhere), with the elements from the n-th on 0
+ * (past the row's end).  Where the aligned 4-byte words it spans lie
+ * inside the tensor, four of them, or five and a funnel shift where the
+ * pack starts 2 bytes past a word; else (the tensor's first and last
+ * packs) element by element: a thread takes the same elements as from an
+ * aligned pack, so
+ * the same sums, bit for bit.  Words, not the two aligned 16-byte chunks
+ * the pack spans and a funnel shift across them: those held twice the
+ * registers of an aligned pack's loads in flight, and 16-bit rows held
+ * in registers spilled (issue 45).  (With the chunks, and the stores
+ * below, bf16 rows of 11007 and 50257 went on an H100 from 6-22% of copy
+ * element by element to 35-60%: bench/NOTES.md, issue 12.) */
 template <int N, typename IndexT>
-__device__ __forceinline__ Pack<uint16_t, N> load_unaligned(const uint16_t *p, IndexT n, const uint16_t *lo,
-                                                            const uint16_t *hi) {
+__device__ __forceinline__ Pack<uint16_t, N> load_unaligned(const uint16_t *t, IndexT at, IndexT n, IndexT total) {
   static_assert(N == 8, "a 16-byte pack of 16-bit elements");
   Pack<uint16_t, N> r;
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p), q = a & ~(uintptr_t)15;
-  const unsigned s = (unsigned)(a & 15); /* even: the elements are 2-byte aligned */
-  if (q >= reinterpret_cast<uintptr_t>(lo) && q + (s ? 32 : 16) <= reinterpret_cast<uintptr_t>(hi)) {
-    const uint4 c0 = *reinterpret_cast<const uint4 *>(q);
-    const uint4 c1 = s ? *reinterpret_cast<const uint4 *>(q + 16) : c0;
-    const uint32_t w[8] = {c0.x, c0.y, c0.z, c0.w, c1.x, c1.y, c1.z, c1.w};
-    *reinterpret_cast<uint4 *>(r.v) = bytes_at(w, s);
+  const uint16_t *p = t + at;
+  const bool odd = (reinterpret_cast<uintptr_t>(p) & 2) != 0; /* the elements are 2-byte aligned */
+  /* the words from the one p is in: from t's on unless p is t, 2 bytes
+   * past a word; up to t + total's */
+  if ((at > 0 || !odd) && at + N + (odd ? 1 : 0) <= total) {
+    const uint32_t *w = reinterpret_cast<const uint32_t *>(p - (odd ? 1 : 0));
+    uint32_t u[5];
+#pragma unroll
+    for (int i = 0; i < 4; i++) u[i] = w[i];
+    u[4] = odd ? w[4] : 0u;
+    uint32_t *o = reinterpret_cast<uint32_t *>(r.v);
+#pragma unroll
+    for (int i = 0; i < 4; i++) o[i] = __funnelshift_r(u[i], u[i + 1], odd ? 16 : 0);
     if (n < N) {
 #pragma unroll
       for (int j = 0; j < N; j++)
@@ -595,44 +591,31 @@ __device__ __forceinline__ Pack<uint16_t, N> load_unaligned(const uint16_t *p, I
 }
 
 /* Stores the first n (> 0) of eight 16-bit elements v at p, which need
- * not be aligned to them, where the lanes of each `width`-lane segment of
- * the warp (those in `mask`, every one calling) hold consecutive packs of
- * a row.  Each lane writes the aligned 16-byte chunk that ends inside its
- * pack, completed by the tail of the pack before (its lane's, through a
- * shuffle); element by element, only what no chunk covers: a row's ends
- * and the packs at a segment's ends. */
+ * not be aligned to them: a whole pack in four aligned 4-byte words, or
+ * where p is 2 bytes past a word an element, three words (a funnel shift
+ * of the pack) and an element; the end of a row element by element.
+ * Each lane writes its own pack: the aligned 16-byte chunk that ends in
+ * it, completed by the lane before's tail through a shuffle, took a
+ * ballot of the storing lanes every item and the registers of two packs
+ * (issue 45). */
 template <int N, typename IndexT>
-__device__ __forceinline__ void store_unaligned(uint16_t *p, const Pack<uint16_t, N> &v, IndexT n, unsigned mask,
-                                                int width) {
+__device__ __forceinline__ void store_unaligned(uint16_t *p, const Pack<uint16_t, N> &v, IndexT n) {
   static_assert(N == 8, "a 16-byte pack of 16-bit elements");
-  const uint32_t *u = reinterpret_cast<const uint32_t *>(v.v);
-  uint32_t w[8]; /* the pack before, then this one */
-#pragma unroll
-  for (int i = 0; i < 4; i++) {
-    w[i] = __shfl_up_sync(mask, u[i], 1, width);
-    w[i + 4] = u[i];
-  }
-  const unsigned s = (unsigned)(reinterpret_cast<uintptr_t>(p) & 15); /* even */
-  if (s == 0) {
-    if (n >= N)
-      *reinterpret_cast<uint4 *>(p) = *reinterpret_cast<const uint4 *>(v.v);
-    else
-      store_head(p, v, n);
+  if (n < N) {
+    store_head(p, v, n);
     return;
   }
-  const int lane = (int)(threadIdx.x + threadIdx.y * blockDim.x) % width; /* in its segment */
-  const int head = (int)(16 - s) / 2; /* this pack's elements in the chunk that ends in it */
-  if (lane > 0 && n >= head) {
-    *reinterpret_cast<uint4 *>(p - s / 2) = bytes_at(w, 16 - s);
+  const uint32_t *u = reinterpret_cast<const uint32_t *>(v.v);
+  if ((reinterpret_cast<uintptr_t>(p) & 2) == 0) {
+    uint32_t *w = reinterpret_cast<uint32_t *>(p);
+#pragma unroll
+    for (int i = 0; i < 4; i++) w[i] = u[i];
   } else {
+    uint32_t *w = reinterpret_cast<uint32_t *>(p + 1);
+    p[0] = v.v[0];
 #pragma unroll
-    for (int j = 0; j < N; j++)
-      if (j < head && j < n) p[j] = v.v[j];
-  }
-  if (lane == width - 1 || n - N < head) { /* no chunk of the next lane takes the tail */
-#pragma unroll
-    for (int j = 0; j < N; j++)
-      if (j >= head && j < n) p[j] = v.v[j];
+    for (int i = 0; i < 3; i++) w[i] = __funnelshift_r(u[i], u[i + 1], 16);
+    p[7] = v.v[7];
   }
 }
 

@@ -144,7 +144,7 @@ is "$(kernel_text tecc_colshift_f32_g0_reg | grep -c '  m\[t_o\] = ')" 1 "a colu
 # rows (rmsw). Which variant holds two rows and loads ahead (Variant.rows,
 # prefetch) is schedule.sh's; here the code of its rows and loads.
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -A12 'EARLY ? t_e1\[t_k\] : \*reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0)' | grep -c 'for (int t_i = 0; t_i < ROWS; t_i++)')" 1 "rmsw bf16: w's pack loaded once, then the thread's rows"
-is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'const IndexT t_o = t_o0 + (IndexT)t_i \* blockDim.y;')" 6 "rmsw bf16: rows t_o0 + t_i * blockDim.y (the first loads ahead, the next, the loads of ROWS 1, the sum, y's store mask, y)"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'const IndexT t_o = t_o0 + (IndexT)t_i \* blockDim.y;')" 5 "rmsw bf16: rows t_o0 + t_i * blockDim.y (the first loads ahead, the next, the loads of ROWS 1, the sum, y)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c '^ *if (ROWS > 1 && t_packs) {$')" 2 "rmsw bf16: the PACKS instance of ROWS 2 loads its rows ahead (before the loop, then each next group)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 't_c0\[t_q\] = t_n0\[t_q\];')" 1 "rmsw bf16: the rows loaded ahead become this iteration's"
 is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 't_n[0-9]')" 0 "addrms bf16: no arrays of the next rows"
@@ -175,24 +175,22 @@ is "$(kernel_text tecc_softmax_f32_g0_reg | grep -v 'else if (t_r0 < t_red) tecc
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'if (VEC > 1 && t_packs && t_o < t_outer && (t_whole || t_r0 < t_red)) {')" 2 "rmsw bf16: the next rows' loads keep their row guard (the last group's next is past the end)"
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 't_whole')" 0 "masked bf16: no WHOLE guards"
 ok "masked bf16 (a mask at its own row offset): a PACKS instance too" grep -q '__global__ void __launch_bounds__([0-9]*) tecc_masked_bf16_g0_reg(.*, IndexT D) {' "$work/s.cu"
-# 16-bit rows that are not whole packs: loads of two aligned chunks and a
-# shift, where the group writes along the row (in every kernel) or only
-# reduces it (in the register instances of ITEMS 8); stores of aligned
-# chunks across the lanes of a row.
+# 16-bit rows that are not whole packs: loads of the aligned words a pack
+# spans and a shift, where the group writes along the row (in every
+# kernel) or only reduces it (in the register instances of ITEMS 8);
+# stores of aligned words, each lane its own pack (no ballot, no shuffle).
 is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c '} else if (VEC > 1 && (t_whole || t_o < t_outer) && (t_whole || t_r0 < t_red)) {')" 1 "softmax bf16 registers: rows that are not whole packs take the unaligned loads"
-is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(x + t_o \* t_red + t_r0, t_red - t_r0, x, x + (int64_t)t_outer \* t_red);')" 1 "softmax bf16 registers: a pack at any 2-byte boundary, inside the tensor"
-is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::load_unaligned<VEC>(x + ')" 2 "softmax bf16 stream: both reads"
-is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'else if (t_r0 < t_red) tecc::store_unaligned(y + t_o \* t_red + t_r0, t_s_y, t_red - t_r0, t_sm\[t_i\], LANES ? LANES : 32);')" 1 "softmax bf16 registers: y stored in aligned chunks across a row's lanes (LANES a row, or warps)"
-is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::store_unaligned(.*, t_sm, 32);')" 1 "softmax bf16 stream: y the same, 32 lanes a segment"
-is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 't_sm\[t_i\] = t_packs ? 0u : __ballot_sync(t_lm, (t_whole || t_o < t_outer) && t_r0 < t_red);')" 1 "softmax bf16 registers: the lanes that store each row's item, a ballot before its guards"
-is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'const unsigned t_sm = t_packs ? 0u : __ballot_sync(t_lm, t_r0 < t_red);')" 1 "softmax bf16 stream: the lanes that store the item, a ballot before its guard"
-is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'const unsigned t_lm = t_packs ? 0u : __ballot_sync(0xffffffffu, t_live);')" 1 "softmax bf16 stream: the warp's live lanes, once a row group"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(x, t_o \* t_red + t_r0, t_red - t_r0, t_outer \* t_red);')" 1 "softmax bf16 registers: a pack at any 2-byte boundary, inside the tensor"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::load_unaligned<VEC>(x, ')" 2 "softmax bf16 stream: both reads"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'else if (t_r0 < t_red) tecc::store_unaligned(y + t_o \* t_red + t_r0, t_s_y, t_red - t_r0);')" 1 "softmax bf16 registers: y stored in aligned words, each lane its pack"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::store_unaligned(y + .*, t_s_y, t_red - t_r0);')" 1 "softmax bf16 stream: y the same"
+is "$(grep -c '__ballot_sync\|\bt_lm\b\|\bt_sm\b' "$work/s.cu")" 0 "no ballot of the lanes that store (the stores need no shuffle)"
 is "$(grep -c '__activemask' "$work/s.cu")" 0 "no mask of whichever lanes happen to run together"
 is "$(kernel_text tecc_card_bf16_g0_reg | grep -c '} else if (VEC > 1 && ITEMS > 4 && ')" 1 "card bf16 (only reduces): unaligned loads only in the instances of ITEMS 8"
 is "$(kernel_text tecc_card_bf16_g0_stream | grep -c 'load_unaligned')" 0 "card bf16 stream: element by element"
-is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(w + t_r0, t_red - t_r0, w, w + t_red);')" 1 "rmsw bf16: w at any alignment, inside its N"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(w, t_r0, t_red - t_r0, t_red);')" 1 "rmsw bf16: w at any alignment, inside its N"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'load_unaligned\|store_unaligned')" 0 "softmax f32: element by element (4-byte elements)"
-is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(s + ')" 1 "masked bf16 (PACKS): the scores of a row that is not whole packs through the aligned chunks they span"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(s, ')" 1 "masked bf16 (PACKS): the scores of a row that is not whole packs through the aligned chunks they span"
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'load_unaligned<VEC>(m + ')" 0 "masked bf16: its mask (at a row offset of its own) element by element there"
 # Rows batch-fastest (schedule.c, batch_axes(); which groups, and their
 # batch_bytes and batch_limit, are schedule.sh's): the BATCH instances,
