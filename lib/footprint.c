@@ -23,8 +23,8 @@ int footprint_held(const Footprint *f) {
 }
 
 int footprint_budget(const Footprint *f, int registers) {
-  int inputs = 2 * f->held_inputs - f->held_pairs + 2 * f->held_wide; /* half registers */
-  int kept = 2 * f->kept + 2 * f->kept_wide;
+  int inputs = 2 * f->held_inputs - f->held_pairs + 6 * f->held_wide; /* half registers */
+  int kept = 2 * f->kept + 6 * f->kept_wide;
   int need = inputs > kept ? inputs : kept;
   int budget = 2 * registers / (need > 0 ? need : 2);
   return budget > 0 ? budget : 1;

@@ -24,13 +24,13 @@ typedef struct Footprint {
   int pack_bytes;   /* widest element moved in packs; 0: nothing can move in packs */
   int held_inputs;  /* stitch: full-domain memory values held per element */
   int held_pairs;   /* stitch: of those, 16-bit ones in packed rows (two to a register) */
-  int held_wide;    /* stitch: of those, 8-byte ones (two registers each) */
+  int held_wide;    /* stitch: of those, 8-byte ones (four registers' budget each) */
   int own_bytes;    /* bytes read and written per element of the domain.  loop: the tensors at
                        its index; stitch: the inputs it holds, the operands with rows of
                        their own (a mask, not a norm's w) and the outputs along the row */
   int slow_math;    /* loop: software math functions (erf, sin, ...) computed per element */
   int kept;         /* stitch: math results kept per element for later passes */
-  int kept_wide;    /* stitch: of those, 8-byte ones (two registers each) */
+  int kept_wide;    /* stitch: of those, 8-byte ones (four registers' budget each) */
   const char *keep; /* stitch: by value id, 1 for the values kept (or NULL) */
   int row_operands; /* stitch: memory values read along the row but not over the whole domain
                        (a norm's w and b, a mask broadcast over a batch) */
@@ -51,10 +51,12 @@ int footprint_held(const Footprint *f);
 
 /* Elements of each value a thread may hold in `registers` registers: a
  * 16-bit input of a packed row takes half a register (the stitch emitter
- * holds it in pairs), an 8-byte value (f64, i64) two, every other held or
- * kept value one (counting f64 as one register held 16 x 2 doubles in 32
- * registers' budget, and ptxas spilled 264 to 544 bytes: issue 45); the
- * inputs die as the kept values are born, so the larger need counts. */
+ * holds it in pairs), an 8-byte value (f64, i64) four (its two, and the
+ * double-width temporaries of its arithmetic), every other held or kept
+ * value one.  (Counting f64 as one register held 16 x 2 doubles in the
+ * 32 registers' budget, and ptxas spilled 264 to 544 bytes; as two, 8
+ * to 160: issue 45.)  The inputs die as the kept values are born, so the
+ * larger need counts. */
 int footprint_budget(const Footprint *f, int registers);
 
 

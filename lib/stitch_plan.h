@@ -72,7 +72,7 @@ typedef struct StitchPlan {
                            the row with rows of their own, the outputs along the row */
   int pack_bytes;       /* rows (or columns) moved in packs: the widest such element; 0: no packs */
   int held_pairs;       /* of the held values, 16-bit ones in packed rows (two to a register) */
-  int held_wide;        /* of the held values, 8-byte ones (f64, i64: two registers each) */
+  int held_wide;        /* of the held values, 8-byte ones (f64, i64: footprint_budget counts them four) */
   int kept_wide;        /* of the kept values, 8-byte ones */
   PtrVec params;        /* KParam*: the parameters of both kernels, in order */
 } StitchPlan;
