@@ -253,19 +253,26 @@ struct TrigArgD { double r, rr; int q; };
 /* |x| >= 105615, x finite: x = m 2^e with m the 24-bit mantissa; 128 bits
  * of 2/pi from word i on, where 2 <= d = e - 32 (i - 1) <= 33, give
  * x 2/pi mod 4 to 2^-71 (m times the words before is a multiple of 4).
- * In 32-bit limbs (few registers): l1 to l3 of m (w0 w1 w2 w3), whose unit
- * is bit 128 - d. */
+ * m (w0 w1 w2 w3) in 32-bit limbs, from the last word on, keeping only the
+ * limbs l1 to l3 that hold the unit (bit 128 - d) and what follows it: a
+ * loop, not unrolled, so that this rare path holds few registers beside
+ * the other elements of a vectorized loop (CUDA's holds a local array). */
 __host__ __device__ __forceinline__ TrigArgF trig_reduce_big(float x) {
   const uint32_t u = trig_bits(x) & 0x7fffffffu;
   const int e = (int)(u >> 23) - 150;
   const uint64_t m = (u & 0x7fffffu) | 0x800000u;
   const int i = (e + 30) >> 5, d = e + 32 - 32 * i;
-  uint64_t t = m * trig_two_over_pi(i + 3);
-  t = m * trig_two_over_pi(i + 2) + (t >> 32);
-  const uint32_t l1 = (uint32_t)t;
-  t = m * trig_two_over_pi(i + 1) + (t >> 32);
-  const uint32_t l2 = (uint32_t)t;
-  const uint32_t l3 = (uint32_t)m * (uint32_t)trig_two_over_pi(i) + (uint32_t)(t >> 32);
+  uint64_t t = 0;
+  uint32_t l1 = 0, l2 = 0, l3 = 0;
+#ifdef __CUDA_ARCH__
+#pragma unroll 1
+#endif
+  for (int k = i + 3; k >= i; k--) {
+    t = m * trig_two_over_pi(k) + (t >> 32);
+    l1 = l2;
+    l2 = l3;
+    l3 = (uint32_t)t;
+  }
   /* bits 66 - d to 129 - d: the quadrant on top, then the fraction */
   const uint64_t w = (uint64_t)trig_funnel(l2, l3, 34 - d) << 32 | trig_funnel(l1, l2, 34 - d);
   TrigArgF a;
