@@ -48,7 +48,7 @@ __device__ __forceinline__ float f64_to_f32_odd(double d) {
 __device__ __forceinline__ uint16_t f64_to_f16(double d) { return f32_to_f16(f64_to_f32_odd(d)); }
 __device__ __forceinline__ uint16_t f64_to_bf16(double d) { return f32_to_bf16(f64_to_f32_odd(d)); }
 
-/* @piece exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh erf floor ceil round trunc fabs */
+/* @piece exp exp2 expm1 log log2 log10 log1p sqrt rsqrt asin acos atan sinh cosh tanh erf floor ceil round trunc fabs */
 /* ---- float math: one name, f32 and f64 overloads ----------------------- */
 
 #define TECC_MATH1(name, f32fn, f64fn)                                   \
@@ -75,9 +75,6 @@ TECC_MATH1(log10, ::log10f, ::log10)
 TECC_MATH1(log1p, ::log1pf, ::log1p)
 TECC_MATH1(sqrt, ::sqrtf, ::sqrt)
 TECC_MATH1(rsqrt, ::rsqrtf, ::rsqrt)
-TECC_MATH1(sin, ::sinf, ::sin)
-TECC_MATH1(cos, ::cosf, ::cos)
-TECC_MATH1(tan, ::tanf, ::tan)
 TECC_MATH1(asin, ::asinf, ::asin)
 TECC_MATH1(acos, ::acosf, ::acos)
 TECC_MATH1(atan, ::atanf, ::atan)
@@ -91,6 +88,446 @@ TECC_MATH1(round, ::rintf, ::rint) /* half to even */
 TECC_MATH1(trunc, ::truncf, ::trunc)
 TECC_MATH1(fabs, ::fabsf, ::fabs)
 #undef TECC_MATH1
+
+/* @piece sin cos tan */
+/* ---- sin, cos, tan: tecc's own, in registers -------------------------- */
+/* CUDA's sin, cos and tan reduce a huge argument (Payne-Hanek) through an
+ * array in local memory, which gave every kernel calling them a stack frame
+ * (issue 45); these index nothing but constant tables.  The host runs the
+ * same code (tests/runtime/trig.sh): every rounding is written out, fma
+ * included, so that host and device agree.
+ *
+ * x = j pi/2 + r with |r| <= pi/4 (a hair more): sin x is sin r, cos r,
+ * -sin r or -cos r by j mod 4.  Up to a moderate |x|, j is x 2/pi rounded
+ * by adding 1.5 2^p (p the precision: the integer lands in the low bits of
+ * the sum, with no conversion instruction), and r = x - j pi/2 with pi/2 in
+ * three parts (Cody-Waite): x - j C1 is exact, C2 and C3 give back what C1
+ * lacks; each part is below what is left of pi/2, so that for j = 0 every
+ * step adds -0 and sin(-0) stays -0.  Past that bound the bits of 2/pi that
+ * matter multiply the mantissa exactly, as integers (Payne-Hanek): the bits
+ * before them give multiples of 4, those after them cannot move r.  sin r,
+ * cos r and tan r are minimax polynomials in r^2 on [-pi/4, pi/4] (Remez on
+ * the relative error, coefficients rounded one at a time and the rest
+ * refitted); odd j gives -1/tan r.  The largest errors found: f32 sin and
+ * cos 1.56 ulp, tan 0.98 (every float); f64 sin and cos 1.51, tan 0.93
+ * (10^7 samples of every exponent). */
+
+__host__ __device__ __forceinline__ float trig_fma(float a, float b, float c) {
+#ifdef __CUDA_ARCH__
+  return __fmaf_rn(a, b, c);
+#else
+  return ::fmaf(a, b, c);
+#endif
+}
+__host__ __device__ __forceinline__ double trig_fma(double a, double b, double c) {
+#ifdef __CUDA_ARCH__
+  return __fma_rn(a, b, c);
+#else
+  return ::fma(a, b, c);
+#endif
+}
+/* Products and sums that nvcc may not contract into an fma. */
+__host__ __device__ __forceinline__ float trig_mul(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+__host__ __device__ __forceinline__ double trig_mul(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+__host__ __device__ __forceinline__ float trig_add(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+__host__ __device__ __forceinline__ double trig_add(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+__host__ __device__ __forceinline__ uint32_t trig_bits(float f) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  __builtin_memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+__host__ __device__ __forceinline__ uint64_t trig_bits(double d) {
+#ifdef __CUDA_ARCH__
+  return (uint64_t)__double_as_longlong(d);
+#else
+  uint64_t u;
+  __builtin_memcpy(&u, &d, sizeof u);
+  return u;
+#endif
+}
+__host__ __device__ __forceinline__ float trig_float(uint32_t u) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(u);
+#else
+  float f;
+  __builtin_memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+__host__ __device__ __forceinline__ double trig_double(uint64_t u) {
+#ifdef __CUDA_ARCH__
+  return __longlong_as_double((long long)u);
+#else
+  double d;
+  __builtin_memcpy(&d, &u, sizeof d);
+  return d;
+#endif
+}
+/* a != 0 */
+__host__ __device__ __forceinline__ int trig_clz(uint64_t a) {
+#ifdef __CUDA_ARCH__
+  return __clzll((long long)a);
+#else
+  return __builtin_clzll(a);
+#endif
+}
+
+/* 2/pi: word k holds bits 32k - 31 to 32k after the point; word 0, the
+ * bits before it, is 0.  Enough for any exponent of a double. */
+#define TECC_TWO_OVER_PI \
+  0x00000000u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, \
+  0x3c439041u, 0xfe5163abu, 0xdebbc561u, 0xb7246e3au, 0x424dd2e0u, 0x06492eeau, \
+  0x09d1921cu, 0xfe1deb1cu, 0xb129a73eu, 0xe88235f5u, 0x2ebb4484u, 0xe99c7026u, \
+  0xb45f7e41u, 0x3991d639u, 0x835339f4u, 0x9c845f8bu, 0xbdf9283bu, 0x1ff897ffu, \
+  0xde05980fu, 0xef2f118bu, 0x5a0a6d1fu, 0x6d367ecfu, 0x27cb09b7u, 0x4f463f66u, \
+  0x9e5fea2du, 0x7527bac7u, 0xebe5f17bu, 0x3d0739f7u, 0x8a5292eau, 0x6bfb5fb1u, \
+  0x1f8d5d08u, 0x56033046u
+__device__ const uint32_t trig_two_over_pi_dev[38] = {TECC_TWO_OVER_PI};
+const uint32_t trig_two_over_pi_host[38] = {TECC_TWO_OVER_PI};
+#undef TECC_TWO_OVER_PI
+__host__ __device__ __forceinline__ uint64_t trig_two_over_pi(int k) {
+#ifdef __CUDA_ARCH__
+  return trig_two_over_pi_dev[k];
+#else
+  return trig_two_over_pi_host[k];
+#endif
+}
+/* Bits sh to sh + 31 of (hi lo), 1 <= sh <= 32. */
+__host__ __device__ __forceinline__ uint32_t trig_funnel(uint32_t lo, uint32_t hi, int sh) {
+  return (uint32_t)(((uint64_t)hi << 32 | lo) >> sh);
+}
+
+/* The polynomials of sin r (r + r^3 S(r^2)) and cos r (1 + r^2 C(r^2),
+ * C's last coefficient -1/2) for f64 as one Horner chain in r^2, sin's
+ * with a leading 0: A0 ... A6, then a pad; two coefficients a load. */
+#define TECC_SINCOS_F64                                                          \
+  {0.0, 1.58985037130787707e-10}, {-2.50507921449285486e-08, 2.75573139498652434e-06}, \
+      {-1.98412698307251701e-04, 8.33333333332391367e-03},                       \
+      {-1.66666666666666408e-01, 0.0},                                            \
+      {-1.13653708435261777e-11, 2.08758449468885747e-09},                       \
+      {-2.75573153513345881e-07, 2.48015872934115193e-05},                       \
+      {-1.38888888888814496e-03, 4.16666666666666505e-02}, {-0.5, 0.0}
+__device__ const double2 trig_sincos_f64_dev[8] = {TECC_SINCOS_F64};
+const double2 trig_sincos_f64_host[8] = {TECC_SINCOS_F64};
+#undef TECC_SINCOS_F64
+__host__ __device__ __forceinline__ const double2 *trig_sincos_f64(int cos) {
+#ifdef __CUDA_ARCH__
+  return trig_sincos_f64_dev + 4 * cos;
+#else
+  return trig_sincos_f64_host + 4 * cos;
+#endif
+}
+
+/* x = (j + 4k) pi/2 + r; q is j (mod 4); f64 carries r + rr. */
+struct TrigArgF { float r, rr; int q; };
+struct TrigArgD { double r, rr; int q; };
+
+/* |x| >= 105615, x finite: x = m 2^e with m the 24-bit mantissa; 128 bits
+ * of 2/pi from word i on, where 2 <= d = e - 32 (i - 1) <= 33, give
+ * x 2/pi mod 4 to 2^-71 (m times the words before is a multiple of 4).
+ * m (w0 w1 w2 w3) in 32-bit limbs, from the last word on, keeping only the
+ * limbs l1 to l3 that hold the unit (bit 128 - d) and what follows it: a
+ * loop, not unrolled, so that this rare path holds few registers beside
+ * the other elements of a vectorized loop (CUDA's holds a local array). */
+__host__ __device__ __forceinline__ TrigArgF trig_reduce_big(float x) {
+  const uint32_t u = trig_bits(x) & 0x7fffffffu;
+  const int e = (int)(u >> 23) - 150;
+  const uint64_t m = (u & 0x7fffffu) | 0x800000u;
+  const int i = (e + 30) >> 5, d = e + 32 - 32 * i;
+  uint64_t t = 0;
+  uint32_t l1 = 0, l2 = 0, l3 = 0;
+#ifdef __CUDA_ARCH__
+#pragma unroll 1
+#endif
+  for (int k = i + 3; k >= i; k--) {
+    t = m * trig_two_over_pi(k) + (t >> 32);
+    l1 = l2;
+    l2 = l3;
+    l3 = (uint32_t)t;
+  }
+  /* bits 66 - d to 129 - d: the quadrant on top, then the fraction */
+  const uint64_t w = (uint64_t)trig_funnel(l2, l3, 34 - d) << 32 | trig_funnel(l1, l2, 34 - d);
+  TrigArgF a;
+  a.q = (int)((w + (1ull << 61)) >> 62); /* to the nearest quarter turn */
+  const int64_t f = (int64_t)(w << 2);    /* what is left, 2^-64 of one */
+  const double r = trig_mul((double)f, 8.51530395021638614e-20); /* pi/2 2^-64 */
+  a.r = (float)r;
+  a.rr = (float)trig_add(r, -(double)a.r);
+  if (x < 0.0f) {
+    a.r = -a.r;
+    a.rr = -a.rr;
+    a.q = -a.q;
+  }
+  return a;
+}
+
+/* Cody-Waite below 105615 (CUDA's bound too: for j < 2^16 the three parts,
+ * 73 bits of pi/2, keep r to a fraction of an ulp for every float).  sin
+ * and cos take r from three fmas, as CUDA does, within about an ulp of r.
+ * tan, whose -1/tan r keeps the relative error of r, takes r + rr:
+ * r = r1 - RN(j C2) and its error.  r - r1 is exact (r1 is a multiple of
+ * 2^-24, and so of the ulp of j C2, below 2^-8), so -j C2 - (r - r1) rounds
+ * once; -(r - r1), not r1 - r: -0 for x = -0.  NaN stays on this path and
+ * comes out NaN; inf is NaN. */
+__host__ __device__ __forceinline__ TrigArgF trig_reduce(float x, bool tail) {
+  const float t = trig_fma(x, 6.366197467e-01f, 12582912.0f);
+  const float j = trig_add(t, -12582912.0f);
+  TrigArgF a;
+  a.q = (int)trig_bits(t);
+  const float r1 = trig_fma(j, -1.570796251e+00f, x);
+  if (tail) {
+    a.r = trig_add(r1, -trig_mul(j, 7.549789416e-08f));
+    a.rr = trig_fma(j, -7.549789416e-08f, -trig_add(a.r, -r1));
+    a.rr = trig_fma(j, -5.390302953e-15f, a.rr);
+  } else {
+    a.r = trig_fma(j, -7.549789416e-08f, r1);
+    a.r = trig_fma(j, -5.390302953e-15f, a.r);
+    a.rr = 0.0f;
+  }
+  if (::fabsf(x) >= 105615.0f) {
+    if ((trig_bits(x) & 0x7fffffffu) >= 0x7f800000u) {
+      a.r = x - x;
+      a.rr = 0.0f;
+      a.q = 0;
+    } else {
+      a = trig_reduce_big(x);
+    }
+  }
+  return a;
+}
+
+/* sin r for even q, cos r for odd, negated for q mod 4 >= 2: both
+ * polynomials, then a select (fewer instructions than picking each
+ * coefficient by q): sin r + r^3 (S1 + r^2 (S2 + r^2 S3)), r^3 as an fma
+ * with +0 so that sin(-0) is -0, and cos 1 + r^2 (-1/2 + r^2 (C1 + ...)). */
+__host__ __device__ __forceinline__ float trig_sincos(TrigArgF a) {
+  const float x2 = trig_mul(a.r, a.r);
+  float s = trig_fma(-1.950788283e-04f, x2, 8.332106285e-03f);
+  s = trig_fma(s, x2, -1.666665375e-01f);
+  s = trig_fma(s, trig_fma(x2, a.r, 0.0f), a.r);
+  float c = trig_fma(2.446038343e-05f, x2, -1.388760284e-03f);
+  c = trig_fma(c, x2, 4.166665301e-02f);
+  c = trig_fma(c, x2, -0.5f);
+  c = trig_fma(c, x2, 1.0f);
+  return trig_float(trig_bits((a.q & 1) ? c : s) ^ ((uint32_t)a.q << 30 & 0x80000000u));
+}
+
+/* tan r = r + r^3 T(r^2); -1/tan r for odd q. */
+__host__ __device__ __forceinline__ float trig_tan(TrigArgF a) {
+  const float x2 = trig_mul(a.r, a.r), x3 = trig_mul(x2, a.r);
+  float p = 4.349488299e-03f;
+  p = trig_fma(p, x2, 1.657864050e-04f);
+  p = trig_fma(p, x2, 1.075356640e-02f);
+  p = trig_fma(p, x2, 2.132530697e-02f);
+  p = trig_fma(p, x2, 5.404842645e-02f);
+  p = trig_fma(p, x2, 1.333280802e-01f);
+  p = trig_fma(p, x2, 3.333334327e-01f);
+  const float t = trig_fma(x3, p, a.r);
+  float tl = trig_fma(x3, p, -trig_add(t, -a.r));
+  tl = trig_fma(a.rr, trig_fma(t, t, 1.0f), tl);
+  const float th = trig_add(t, tl);
+  if (!(a.q & 1)) return th;
+  const float q0 = -1.0f / th;
+  const float e = trig_fma(q0, trig_add(tl, -trig_add(th, -t)), trig_fma(q0, th, 1.0f));
+  return trig_fma(q0, e, q0);
+}
+
+__host__ __device__ __forceinline__ float sin(float x) { return trig_sincos(trig_reduce(x, false)); }
+__host__ __device__ __forceinline__ float cos(float x) {
+  TrigArgF a = trig_reduce(x, false);
+  a.q += 1; /* cos x = sin(x + pi/2) */
+  return trig_sincos(a);
+}
+__host__ __device__ __forceinline__ float tan(float x) { return trig_tan(trig_reduce(x, true)); }
+
+/* |x| >= 2^31, x finite: as for f32 with the 53-bit mantissa (ml and mh
+ * its 32-bit halves) and 224 bits of 2/pi (x 2/pi mod 4 to 2^-138),
+ * keeping 128 bits of the result: a double comes within 2^-61 quarter
+ * turn of a multiple of pi/2 (at 6381956970095103 2^797), so r still has
+ * 60 bits after that.  The unit of m (w0 ... w6) is bit 224 - d, in l6. */
+__host__ __device__ __forceinline__ TrigArgD trig_reduce_big(double x) {
+  const uint64_t u = trig_bits(x) & 0x7fffffffffffffffull;
+  const int e = (int)(u >> 52) - 1075;
+  const uint64_t m = (u & 0xfffffffffffffull) | 0x10000000000000ull;
+  const uint64_t ml = m & 0xffffffffu, mh = m >> 32;
+  const int i = (e + 30) >> 5, d = e + 32 - 32 * i;
+  /* ml (w0 ... w6) into a1 to a6, then mh (w1 ... w6) added a limb up */
+  uint64_t t = ml * trig_two_over_pi(i + 6);
+  t = ml * trig_two_over_pi(i + 5) + (t >> 32);
+  const uint32_t a1 = (uint32_t)t;
+  t = ml * trig_two_over_pi(i + 4) + (t >> 32);
+  const uint32_t a2 = (uint32_t)t;
+  t = ml * trig_two_over_pi(i + 3) + (t >> 32);
+  const uint32_t a3 = (uint32_t)t;
+  t = ml * trig_two_over_pi(i + 2) + (t >> 32);
+  const uint32_t a4 = (uint32_t)t;
+  t = ml * trig_two_over_pi(i + 1) + (t >> 32);
+  const uint32_t a5 = (uint32_t)t;
+  const uint32_t a6 = (uint32_t)ml * (uint32_t)trig_two_over_pi(i) + (uint32_t)(t >> 32);
+  t = mh * trig_two_over_pi(i + 6) + a1;
+  t = mh * trig_two_over_pi(i + 5) + a2 + (t >> 32);
+  const uint32_t l2 = (uint32_t)t;
+  t = mh * trig_two_over_pi(i + 4) + a3 + (t >> 32);
+  const uint32_t l3 = (uint32_t)t;
+  t = mh * trig_two_over_pi(i + 3) + a4 + (t >> 32);
+  const uint32_t l4 = (uint32_t)t;
+  t = mh * trig_two_over_pi(i + 2) + a5 + (t >> 32);
+  const uint32_t l5 = (uint32_t)t;
+  const uint32_t l6 = (uint32_t)mh * (uint32_t)trig_two_over_pi(i + 1) + a6 + (uint32_t)(t >> 32);
+  /* bits 98 - d to 225 - d: the quadrant on top, then the fraction */
+  const int sh = 34 - d;
+  const uint64_t hi = (uint64_t)trig_funnel(l5, l6, sh) << 32 | trig_funnel(l4, l5, sh);
+  const uint64_t lo = (uint64_t)trig_funnel(l3, l4, sh) << 32 | trig_funnel(l2, l3, sh);
+  TrigArgD a;
+  a.q = (int)((hi + (1ull << 61)) >> 62);
+  /* the fraction, a signed quarter turn in units of 2^-128, as sign and
+   * magnitude, normalized: (fh fl) 2^-n */
+  uint64_t fh = hi << 2 | lo >> 62, fl = lo << 2;
+  const bool neg = (int64_t)fh < 0;
+  if (neg) {
+    fl = 0 - fl;
+    fh = ~fh + (fl == 0);
+  }
+  int n = 0;
+  if (fh == 0) { /* not for a double (above); fl != 0 then */
+    fh = fl;
+    fl = 0;
+    n = 64;
+  }
+  const int z = trig_clz(fh);
+  if (z) {
+    fh = fh << z | fl >> (64 - z);
+    fl <<= z;
+  }
+  n += z;
+  /* (fh fl) 2^-128 = h + l, h with fh's top 53 bits; times pi/2 */
+  const double h = trig_mul((double)(fh >> 11), 1.1102230246251565e-16);          /* 2^-53 */
+  const double l = trig_mul((double)(fh << 53 | fl >> 11), 6.018531076210112e-36); /* 2^-117 */
+  const double p = trig_mul(h, 1.57079632679489656e+00);
+  double pe = trig_fma(h, 1.57079632679489656e+00, -p);
+  pe = trig_fma(h, 6.12323399573676604e-17, pe);
+  pe = trig_fma(l, 1.57079632679489656e+00, pe);
+  const double s = trig_double((uint64_t)(1023 - n) << 52); /* 2^-n */
+  const double r = trig_add(p, pe);
+  a.r = trig_mul(r, s);
+  a.rr = trig_mul(trig_add(pe, -trig_add(r, -p)), s);
+  if (neg != (x < 0.0)) {
+    a.r = -a.r;
+    a.rr = -a.rr;
+  }
+  if (x < 0.0) a.q = -a.q;
+  return a;
+}
+
+/* As for f32, below 2^31 (CUDA's bound too; r1 is a multiple of 2^-53,
+ * j C2 below 2^-23). */
+__host__ __device__ __forceinline__ TrigArgD trig_reduce(double x, bool tail) {
+  const double t = trig_fma(x, 6.36619772367581382e-01, 6755399441055744.0);
+  const double j = trig_add(t, -6755399441055744.0);
+  TrigArgD a;
+  a.q = (int)(uint32_t)trig_bits(t);
+  const double r1 = trig_fma(j, -1.57079632679489656e+00, x);
+  if (tail) {
+    a.r = trig_add(r1, -trig_mul(j, 6.12323399573676480e-17));
+    a.rr = trig_fma(j, -6.12323399573676480e-17, -trig_add(a.r, -r1));
+    a.rr = trig_fma(j, -1.08285667392191403e-32, a.rr);
+  } else {
+    a.r = trig_fma(j, -6.12323399573676480e-17, r1);
+    a.r = trig_fma(j, -1.08285667392191403e-32, a.r);
+    a.rr = 0.0;
+  }
+  if (::fabs(x) >= 2147483648.0) {
+    if ((trig_bits(x) & 0x7fffffffffffffffull) >= 0x7ff0000000000000ull) {
+      a.r = x - x;
+      a.rr = 0.0;
+      a.q = 0;
+    } else {
+      a = trig_reduce_big(x);
+    }
+  }
+  return a;
+}
+
+/* As for f32: f + f r^2 z, f = +-1 or +-r, z the chain's end. */
+__host__ __device__ __forceinline__ double trig_sincos(TrigArgD a) {
+  const bool c = (a.q & 1) != 0;
+  const double2 *k = trig_sincos_f64(c);
+  const double x2 = trig_mul(a.r, a.r);
+  double z = trig_fma(k[0].x, x2, k[0].y);
+  z = trig_fma(z, x2, k[1].x);
+  z = trig_fma(z, x2, k[1].y);
+  z = trig_fma(z, x2, k[2].x);
+  z = trig_fma(z, x2, k[2].y);
+  z = trig_fma(z, x2, k[3].x);
+  const double f = trig_double(trig_bits(c ? 1.0 : a.r) ^ ((uint64_t)a.q << 62 & 0x8000000000000000ull));
+  return trig_fma(z, trig_fma(x2, f, 0.0), f);
+}
+
+/* tan (r + rr) = t + tl, t = r + r^3 T(r^2) and tl its rounding error plus
+ * rr (1 + t^2); -1/(t + tl) for odd q as q0 (1 + e), q0 = -1/t and e the
+ * residual 1 + q0 (t + tl). */
+__host__ __device__ __forceinline__ double trig_tan(TrigArgD a) {
+  const double x2 = trig_mul(a.r, a.r), x3 = trig_mul(x2, a.r);
+  double p = 9.58318325139605007e-06;
+  p = trig_fma(p, x2, -2.32714610872775048e-05);
+  p = trig_fma(p, x2, 4.65371442008072315e-05);
+  p = trig_fma(p, x2, -2.30161318206580383e-05);
+  p = trig_fma(p, x2, 6.50567817300110816e-05);
+  p = trig_fma(p, x2, 8.48099670720408764e-05);
+  p = trig_fma(p, x2, 2.43232936622342312e-04);
+  p = trig_fma(p, x2, 5.89019869121972395e-04);
+  p = trig_fma(p, x2, 1.45601196335945786e-03);
+  p = trig_fma(p, x2, 3.59210604969079734e-03);
+  p = trig_fma(p, x2, 8.86323737162714176e-03);
+  p = trig_fma(p, x2, 2.18694884381097840e-02);
+  p = trig_fma(p, x2, 5.39682539712321996e-02);
+  p = trig_fma(p, x2, 1.33333333333291615e-01);
+  p = trig_fma(p, x2, 3.33333333333333481e-01);
+  const double t = trig_fma(x3, p, a.r);
+  double tl = trig_fma(x3, p, -trig_add(t, -a.r));
+  tl = trig_fma(a.rr, trig_fma(t, t, 1.0), tl);
+  const double th = trig_add(t, tl);
+  if (!(a.q & 1)) return th;
+  const double q0 = -1.0 / th;
+  const double e = trig_fma(q0, trig_add(tl, -trig_add(th, -t)), trig_fma(q0, th, 1.0));
+  return trig_fma(q0, e, q0);
+}
+
+__host__ __device__ __forceinline__ double sin(double x) { return trig_sincos(trig_reduce(x, false)); }
+__host__ __device__ __forceinline__ double cos(double x) {
+  TrigArgD a = trig_reduce(x, false);
+  a.q += 1;
+  return trig_sincos(a);
+}
+__host__ __device__ __forceinline__ double tan(double x) { return trig_tan(trig_reduce(x, true)); }
 
 /* @piece pow atan2 fmod copysign */
 __device__ __forceinline__ float pow(float a, float b) { return ::powf(a, b); }
