@@ -246,7 +246,8 @@ __host__ __device__ __forceinline__ const double2 *trig_sincos_f64(int cos) {
 #endif
 }
 
-/* x = (j + 4k) pi/2 + r; q is j (mod 4); f64 carries r + rr. */
+/* x = (j + 4k) pi/2 + r; q is j (mod 4); tan's r + rr (rr 0 for sin and
+ * cos, but past Payne-Hanek). */
 struct TrigArgF { float r, rr; int q; };
 struct TrigArgD { double r, rr; int q; };
 
@@ -290,7 +291,7 @@ __host__ __device__ __forceinline__ TrigArgF trig_reduce_big(float x) {
 }
 
 /* Cody-Waite below 105615 (CUDA's bound too: for j < 2^16 the three parts,
- * 73 bits of pi/2, keep r to a fraction of an ulp for every float).  sin
+ * 73 bits of pi/2, are enough for every float, checked).  sin
  * and cos take r from three fmas, as CUDA does, within about an ulp of r.
  * tan, whose -1/tan r keeps the relative error of r, takes r + rr:
  * r = r1 - RN(j C2) and its error.  r - r1 is exact (r1 is a multiple of
