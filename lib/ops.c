@@ -20,6 +20,7 @@ static const char *const unary_names[UN_COUNT] = {
 #undef X
     [UN_NEG] = "-",
     [UN_NOT] = "not",
+    [UN_DETACH] = "detach",
 };
 
 static const char *const binary_names[BIN_COUNT] = {

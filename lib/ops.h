@@ -101,8 +101,10 @@ typedef enum UnaryOp {
 #define X(e, name, kind) UN_##e,
   TECC_UNARY_BUILTINS(X)
 #undef X
-  UN_NEG, /* unary - */
-  UN_NOT, /* not */
+  UN_NEG,    /* unary - */
+  UN_NOT,    /* not */
+  UN_DETACH, /* detach(x): x, through which no gradient flows; only in the
+                IR between lowering and the grad pass, which removes it */
   UN_COUNT
 } UnaryOp;
 

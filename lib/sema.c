@@ -127,7 +127,7 @@ static void suggest_builtins(Suggestion *sg) {
 #define X(e, name, ctype, size) name,
       TECC_DTYPES(X)
 #undef X
-      "maximum", "minimum", "pow", "atan2", "where", "clamp"};
+      "maximum", "minimum", "pow", "atan2", "where", "clamp", "detach"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     suggest_consider(sg, names[i]);
 }

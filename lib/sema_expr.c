@@ -401,6 +401,7 @@ static UnaryKind unary_kind(UnaryOp op) {
 #undef X
       [UN_NEG] = UK_K,
       [UN_NOT] = UK_K,
+      [UN_DETACH] = UK_K,
   };
   return kinds[op];
 }
@@ -478,6 +479,20 @@ static TVal *sema_cast(Sema *s, DType to, TVal *a, SrcRange loc) {
     return tv_tensor(s, const_node(s, to, weak_cast_value(a, to), &scalar_shape),
                      loc);
   return tv_tensor(s, new_node1(s, TN_CAST, to, a->node), loc);
+}
+
+/* detach(x): x, with no gradient (grad.md).  Only a float tensor can carry
+ * one: a weak constant, an integer or a bool is returned as it is. */
+static TVal *sema_detach(Sema *s, TVal *a, SrcRange loc) {
+  if (is_weak(a) || !dtype_is_float(a->dtype)) {
+    TVal *t = tv_new(s, a->kind, loc);
+    *t = *a;
+    t->loc = loc;
+    t->literal = 0;
+    return t;
+  }
+  return tv_tensor(s, unary_node(s, UN_DETACH, a->dtype, a->dtype, a->node),
+                   loc);
 }
 
 /* ---- where and clamp ----------------------------------------------------- */
@@ -661,7 +676,8 @@ typedef enum Builtin {
   BI_REDUCE,
   BI_BINARY,
   BI_WHERE,
-  BI_CLAMP
+  BI_CLAMP,
+  BI_DETACH
 } Builtin;
 
 typedef struct BuiltinInfo {
@@ -696,6 +712,7 @@ void sema_builtins_init(Sema *s) {
     put_builtin(s, binaries[i].name,
                 (BuiltinInfo){.kind = BI_BINARY, .bop = binaries[i].op});
   put_builtin(s, "clamp", (BuiltinInfo){.kind = BI_CLAMP});
+  put_builtin(s, "detach", (BuiltinInfo){.kind = BI_DETACH});
   put_builtin(s, "where", (BuiltinInfo){.kind = BI_WHERE});
   for (int op = RED_COUNT - 1; op >= 0; op--)
     put_builtin(s, reduce_name((ReduceOp)op),
@@ -720,7 +737,7 @@ int builtin_arity(Sema *s, const char *name, int *min_args, int *max_args) {
   static const int arity[][2] = {[BI_NONE] = {0, 0},  [BI_CAST] = {1, 1},
                                  [BI_UNARY] = {1, 1}, [BI_REDUCE] = {1, -1},
                                  [BI_BINARY] = {2, 2}, [BI_WHERE] = {3, 3},
-                                 [BI_CLAMP] = {3, 3}};
+                                 [BI_CLAMP] = {3, 3}, [BI_DETACH] = {1, 1}};
   *min_args = arity[bi.kind][0];
   *max_args = arity[bi.kind][1];
   return bi.kind != BI_NONE;
@@ -760,6 +777,8 @@ TVal *sema_builtin_call(Sema *s, const Expr *call, TVal **args, int nargs) {
     return sema_where(s, call, args);
   case BI_CLAMP:
     return sema_clamp(s, call, args);
+  case BI_DETACH:
+    return sema_detach(s, args[0], call->loc);
   default:
     internal_error("sema_builtin_call: '%s' is not a builtin", call->name);
   }
