@@ -87,6 +87,10 @@ typedef struct Value {
   UnaryOp uop;     /* IR_UNARY */
   BinaryOp bop;    /* IR_BINARY */
   ReduceOp rop;    /* IR_REDUCE */
+  int clamp_bound; /* IR_BINARY maximum (minimum) that clamp(x, lo, hi) is
+                      made of: at a tie the gradient goes to args[0], the
+                      value clamped, not half to each (grad.c; opt.c's CSE
+                      ignores it, it runs after grad) */
   uint32_t axes;   /* IR_REDUCE: bit i set when axis i is reduced */
   int index;       /* IR_INPUT: the input's position */
   int64_t ival;    /* IR_CONST of bool/i32/i64 */

@@ -121,7 +121,9 @@ static Value *binary_node_ir(Lower *l, const TypedNode *n) {
   DType ct = compute_dtype(n->arg_dtype);
   Value *x = operand(l, n->args[0], ct, &n->shape);
   Value *y = operand(l, n->args[1], ct, &n->shape);
-  return binary_ir(l, n->bop, compute_dtype(n->dtype), x, y);
+  Value *v = binary_ir(l, n->bop, compute_dtype(n->dtype), x, y);
+  v->clamp_bound = n->clamp_bound;
+  return v;
 }
 
 static Value *select_ir(Lower *l, const TypedNode *n) {
@@ -158,9 +160,12 @@ static Value *reduce_or_identity(Lower *l, ReduceOp op, DType ct, Value *x,
   return reduce_ir(l, op, ct, x, mask);
 }
 
-/* Population variance: mean((x - mean(x))**2), two passes. */
+/* Population variance: mean((x - mean(x))**2), two passes.  The inner
+ * mean is detached: its exact gradient is zero (the deviations sum to
+ * zero), so var's gradient is 2 (x - mean(x)) / count, as torch.var's. */
 static Value *variance(Lower *l, Value *x, uint32_t mask) {
   Value *m = reduce_or_identity(l, RED_MEAN, x->dtype, x, mask);
+  m = unary_ir(l, UN_DETACH, m->dtype, m);
   Value *d = binary_ir(l, BIN_SUB, x->dtype, x, bcast(l, m, &x->shape));
   Value *sq = binary_ir(l, BIN_MUL, x->dtype, d, d);
   return reduce_or_identity(l, RED_MEAN, x->dtype, sq, mask);

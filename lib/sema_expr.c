@@ -525,6 +525,13 @@ static TVal *sema_where(Sema *s, const Expr *call, TVal **args) {
   return tv_tensor(s, n, call->loc);
 }
 
+/* The maximum or minimum node just made for clamp(), if one was (two weak
+ * operands fold to a weak value). */
+static void mark_clamp_bound(TVal *t) {
+  if (t && t->kind == TV_TENSOR && t->node->op == TN_BINARY)
+    t->node->clamp_bound = 1;
+}
+
 static TVal *sema_clamp(Sema *s, const Expr *call, TVal **args) {
   for (int i = 0; i < 3; i++)
     if (is_bool(args[i])) {
@@ -533,7 +540,10 @@ static TVal *sema_clamp(Sema *s, const Expr *call, TVal **args) {
     }
   TVal *lo = sema_binary(s, BIN_MAXIMUM, args[0], args[1], call->name_loc,
                          call->loc);
-  return sema_binary(s, BIN_MINIMUM, lo, args[2], call->name_loc, call->loc);
+  mark_clamp_bound(lo);
+  TVal *hi = sema_binary(s, BIN_MINIMUM, lo, args[2], call->name_loc, call->loc);
+  mark_clamp_bound(hi);
+  return hi;
 }
 
 /* ---- reductions ------------------------------------------------------------ */

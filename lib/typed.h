@@ -48,6 +48,8 @@ typedef struct TypedNode {
   UnaryOp uop;     /* TN_UNARY */
   BinaryOp bop;    /* TN_BINARY */
   ReduceOp rop;    /* TN_REDUCE: never max/min of bool (any/all instead) */
+  int clamp_bound; /* TN_BINARY maximum/minimum made by clamp(): see
+                      Value.clamp_bound */
   uint32_t axes;   /* TN_REDUCE: bit i set when axis i is reduced */
   int input;       /* TN_INPUT: its index in TypedKernel.inputs */
   Scalar value;    /* TN_CONST, in the dtype it is computed in (f32 for
