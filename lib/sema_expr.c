@@ -286,7 +286,7 @@ typedef enum OpKind { KIND_A, KIND_C, KIND_L } OpKind;
 
 static OpKind binary_kind(BinaryOp op) {
   static const OpKind kinds[BIN_COUNT] = {
-#define X(e, spelling, kind) [BIN_##e] = KIND_##kind,
+#define X(e, spelling, kind, d) [BIN_##e] = KIND_##kind,
       TECC_BINARY_OPS(X)
 #undef X
   };
@@ -396,7 +396,7 @@ typedef enum UnaryKind { UK_F, UK_K, UK_P, UK_R } UnaryKind;
 
 static UnaryKind unary_kind(UnaryOp op) {
   static const UnaryKind kinds[UN_COUNT] = {
-#define X(e, name, kind) [UN_##e] = UK_##kind,
+#define X(e, name, kind, d) [UN_##e] = UK_##kind,
       TECC_UNARY_BUILTINS(X)
 #undef X
       [UN_NEG] = UK_K,
