@@ -335,6 +335,11 @@ static int check_callee(Sema *s, const Expr *call, int order, FnDef **fn) {
     diag_note(s->d, d, later->name_loc, "'%s' is defined here", call->name);
     return 0;
   }
+  if (!f && !strcmp(call->name, "grad")) {
+    sema_error(s, call->name_loc, "'grad' makes a kernel: write 'kernel NAME = "
+                                  "grad(KERNEL)' at the top level");
+    return 0;
+  }
   if (!f) {
     /* after a broken import, the function may well be defined there */
     Suggestion sg;
@@ -1231,20 +1236,21 @@ static const char *grad_te_signature(Sema *s, TypedKernel *gk) {
   return sig;
 }
 
-/* `kernel NAME = grad(OF, WRT...)`: the gradient kernel's signature. */
-static void check_grad(Sema *s, const Stmt *st) {
+/* `kernel NAME = grad(OF, WRT...)`: the gradient kernel, with its
+ * signature; NULL after an error. */
+static const TypedKernel *check_grad(Sema *s, const Stmt *st) {
   const KernelDef *kd = grad_target(s, st);
   if (!kd)
-    return;
+    return NULL;
   const TypedKernel *k = kd->k;
   TypedGrad *g = grad_inputs(s, st, k);
   if (g && !float_outputs(k)) {
     sema_error(s, st->of_loc, "kernel '%s' has no float output to differentiate",
                k->name);
-    return;
+    return NULL;
   }
   if (!g)
-    return;
+    return NULL;
   g->of = kd->index;
   TypedKernel *gk = ARENA_NEW(s->a, TypedKernel);
   gk->name = st->name;
@@ -1254,9 +1260,10 @@ static void check_grad(Sema *s, const Stmt *st) {
   gk->sizevars = k->sizevars;
   gk->nsizevars = k->nsizevars;
   if (!grad_signature(s, st, k, g, gk))
-    return;
+    return NULL;
   gk->te_signature = grad_te_signature(s, gk);
   vec_push(s->a, &s->kernels, gk);
+  return gk;
 }
 
 /* ---- imports ------------------------------------------------------------- */
@@ -1466,16 +1473,20 @@ static void leave_file(Sema *s, FileNames saved) {
 
 /* A kernel definition or grad statement of any file. */
 static void define_kernel(Sema *s, const Stmt *st, int order) {
-  int errors = s->d->n_errors;
   if (!check_kernel_name(s, st->name, st->name_loc, &s->kernel_names, "")) {
     add_kernel_def(s, st, NULL);
     return;
   }
-  if (st->kind == STMT_GRAD)
-    check_grad(s, st);
-  else
+  const TypedKernel *k = NULL;
+  int errors = s->d->n_errors;
+  if (st->kind == STMT_GRAD) {
+    k = check_grad(s, st);
+  } else {
     check_kernel(s, st, order);
-  add_kernel_def(s, st, s->d->n_errors == errors ? s->kernels.items[s->kernels.len - 1] : NULL);
+    if (s->d->n_errors == errors)
+      k = s->kernels.items[s->kernels.len - 1];
+  }
+  add_kernel_def(s, st, k);
 }
 
 static void check_imported_stmts(Sema *s, const AstFile *f) {
