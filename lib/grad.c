@@ -1,4 +1,5 @@
-/* grad.c — reverse-mode differentiation on the IR (grad.h; grad.md).
+/* grad.c — reverse-mode differentiation on the IR (grad.h; language.md
+ * §13).
  *
  * The gradient kernel of k with respect to inputs W takes k's inputs and
  * a cotangent dy per float output y of k, and writes for each I in W the

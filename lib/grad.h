@@ -1,8 +1,8 @@
 /* grad.h — reverse-mode differentiation (grad.c, grad_rules.c;
  * doc/design.md, pipeline step 3b): the IR of each `kernel g = grad(k, ...)`
- * (grad.md), built from k's IR between lowering and optimization, so that
- * from then on a gradient kernel is an ordinary kernel: optimized, fused,
- * scheduled, emitted and interpreted like any other.
+ * (language.md §13), built from k's IR between lowering and optimization,
+ * so that from then on a gradient kernel is an ordinary kernel: optimized,
+ * fused, scheduled, emitted and interpreted like any other.
  *
  * The rest of this header is the module's inside: grad.c builds the
  * kernels and sweeps the adjoints, grad_rules.c has the rule of each

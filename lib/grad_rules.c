@@ -2,8 +2,9 @@
  * value v = op(a, b, ...) goes to its operands (grad.h).
  *
  * Each rule is PyTorch autograd's for the equivalent torch function
- * (grad.md §3), written as torch's derivatives.yaml and FunctionsManual
- * compute it, also where the function is not differentiable:
+ * (language.md §13.3), written as torch's derivatives.yaml and
+ * FunctionsManual compute it, also where the function is not
+ * differentiable:
  *   abs       dv * sign(a): 0 at 0
  *   relu      where(y <= 0, 0, dv) (threshold_backward): 0 at 0
  *   maximum   to the larger, dv / 2 to each at a tie; minimum alike

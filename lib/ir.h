@@ -123,8 +123,8 @@ typedef struct KernelOutput {
   Value *value; /* dtype == the output's dtype */
 } KernelOutput;
 
-/* What a gradient kernel differentiates (grad.md): lowering records it
- * and grad.c builds the kernel from it. */
+/* What a gradient kernel differentiates (language.md §13): lowering
+ * records it and grad.c builds the kernel from it. */
 typedef struct GradRequest {
   const struct Kernel *of; /* the kernel differentiated, lowered */
   const int *wrt;          /* its inputs differentiated, by index */

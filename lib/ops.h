@@ -27,7 +27,8 @@ typedef enum DType {
 /* Elementwise unary builtins: UNARY(enum, name, kind, derivative)
  * kind: F = float math (ints compute in f32/f64), K = keeps integer dtypes,
  *       P = predicate (gives bool), R = rounding (identity on integers)
- * derivative: its rule in grad_rules.c (d_none: no gradient, grad.md §3) */
+ * derivative: its rule in grad_rules.c (d_none: no gradient,
+ * language.md §13.3) */
 #define TECC_UNARY_BUILTINS(X)              \
   X(ABS, "abs", K, d_abs)                   \
   X(EXP, "exp", F, d_exp)                   \

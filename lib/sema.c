@@ -1053,7 +1053,7 @@ static int check_kernel_name(Sema *s, const char *name, SrcRange loc,
   return 1;
 }
 
-/* ---- gradient kernels (grad.md) ----------------------------------------- */
+/* ---- gradient kernels (language.md §13) ------------------------------ */
 
 /* A kernel that grad may name: one defined with a body or by grad, in the
  * main file or an imported one. */

@@ -481,8 +481,9 @@ static TVal *sema_cast(Sema *s, DType to, TVal *a, SrcRange loc) {
   return tv_tensor(s, new_node1(s, TN_CAST, to, a->node), loc);
 }
 
-/* detach(x): x, with no gradient (grad.md).  Only a float tensor can carry
- * one: a weak constant, an integer or a bool is returned as it is. */
+/* detach(x): x, with no gradient (language.md §13.4).  Only a float
+ * tensor can carry one: a weak constant, an integer or a bool is returned
+ * as it is. */
 static TVal *sema_detach(Sema *s, TVal *a, SrcRange loc) {
   if (is_weak(a) || !dtype_is_float(a->dtype)) {
     TVal *t = tv_new(s, a->kind, loc);

@@ -92,8 +92,8 @@ typedef struct TypedOutput {
                        converts for the store */
 } TypedOutput;
 
-/* A gradient kernel (grad.md): the kernel it differentiates and with
- * respect to which of that kernel's inputs.  Its TypedKernel has the
+/* A gradient kernel (language.md §13): the kernel it differentiates and
+ * with respect to which of that kernel's inputs.  Its TypedKernel has the
  * signature (the inputs, cotangents last, and the gradients as outputs,
  * with no value); grad.c builds its IR from the lowered forward's. */
 typedef struct TypedGrad {
