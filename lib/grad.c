@@ -22,7 +22,7 @@
 
 DType grad_dtype(DType t) { return t == DT_F64 ? DT_F64 : DT_F32; }
 
-/* ---- shapes --------------------------------------------------------------- */
+/* ---- shapes ------------------------------------------------------------- */
 
 static int is_one(Dim d) { return d.var < 0 && d.size == 1; }
 
@@ -57,7 +57,7 @@ static int ones_then(const Shape *longer, const Shape *shorter) {
   return 1;
 }
 
-/* ---- builders ------------------------------------------------------------- */
+/* ---- builders ----------------------------------------------------------- */
 
 static Value *make(Grad *g, IrOp op, DType t, const Shape *sh) {
   Value *v = ir_new_value(g->a, g->k, op, t, sh);
@@ -152,7 +152,7 @@ Value *grad_reduce(Grad *g, ReduceOp op, Value *x, uint32_t axes) {
   return v;
 }
 
-/* ---- adjoints --------------------------------------------------------------- */
+/* ---- adjoints ----------------------------------------------------------- */
 
 Value *grad_re(Grad *g, const Value *v) {
   Value *r = g->re[v->id];
@@ -179,7 +179,7 @@ void grad_push(Grad *g, const Value *v, int i, Value *d) {
     add_adjoint(g, v->args[i], d);
 }
 
-/* ---- the gradient kernel ----------------------------------------------------- */
+/* ---- the gradient kernel ------------------------------------------------ */
 
 static int differentiated(const GradRequest *r, int input) {
   for (int i = 0; i < r->nwrt; i++)
@@ -267,7 +267,8 @@ static void store_gradient(Grad *g, const KernelInput *in) {
   g->loc = in->value->loc;
   Value *d = g->adj[in->value->id];
   if (!d)
-    d = grad_fit(g, grad_const(g, grad_dtype(in->dtype), 0.0), &in->value->shape);
+    d = grad_fit(g, grad_const(g, grad_dtype(in->dtype), 0.0),
+                 &in->value->shape);
   d = grad_cast(g, d, in->dtype);
   const char *name = arena_printf(g->a, "d%s", in->name);
   if (!d->name)
@@ -297,7 +298,7 @@ static void build_gradient(Arena *a, Kernel *k) {
   k->grad = NULL;
 }
 
-/* ---- detach() ------------------------------------------------------------ */
+/* ---- detach() ----------------------------------------------------------- */
 
 static int is_detach(const Value *v) {
   return v->op == IR_UNARY && v->uop == UN_DETACH;

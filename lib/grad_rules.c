@@ -84,7 +84,7 @@ static Value *expand(Grad *g, const Value *v, Value *x) {
   return grad_fit(g, x, &sh);
 }
 
-/* ---- no gradient, and the unary operations -------------------------------- */
+/* ---- no gradient, and the unary operations ------------------------------ */
 
 static void d_none(Grad *g, const Value *v, Value *dv) {
   (void)g;
@@ -233,7 +233,7 @@ static void d_softplus(Grad *g, const Value *v, Value *dv) {
   chain(g, v, dv, fn(g, UN_SIGMOID, arg(g, v, 0)));
 }
 
-/* ---- binary operations ------------------------------------------------------ */
+/* ---- binary operations -------------------------------------------------- */
 
 static void d_add(Grad *g, const Value *v, Value *dv) {
   grad_push(g, v, 0, dv);
@@ -325,7 +325,7 @@ static void d_atan2(Grad *g, const Value *v, Value *dv) {
     grad_push(g, v, 1, mul(g, mul(g, dv, neg(g, a)), recip));
 }
 
-/* ---- reductions -------------------------------------------------------------- */
+/* ---- reductions --------------------------------------------------------- */
 
 static void d_sum(Grad *g, const Value *v, Value *dv) {
   grad_push(g, v, 0, expand(g, v, dv));
@@ -357,8 +357,8 @@ static void d_prod(Grad *g, const Value *v, Value *dv) {
   Value *a = arg(g, v, 0);
   Value *is_zero = cmp(g, BIN_EQ, a, k(g, a, 0));
   Value *zeros = grad_reduce(g, RED_SUM, grad_cast(g, is_zero, DT_I64), v->axes);
-  Value *nonzero = grad_reduce(g, RED_PROD, grad_select(g, is_zero, k(g, a, 1), a),
-                               v->axes);
+  Value *ones_at_zeros = grad_select(g, is_zero, k(g, a, 1), a);
+  Value *nonzero = grad_reduce(g, RED_PROD, ones_at_zeros, v->axes);
   Value *none = cmp(g, BIN_EQ, zeros, k(g, zeros, 0));
   Value *one = cmp(g, BIN_EQ, zeros, k(g, zeros, 1));
   Value *others = grad_select(g, is_zero, only(g, one, nonzero),
@@ -377,7 +377,7 @@ static void d_extreme(Grad *g, const Value *v, Value *dv) {
 static void d_max(Grad *g, const Value *v, Value *dv) { d_extreme(g, v, dv); }
 static void d_min(Grad *g, const Value *v, Value *dv) { d_extreme(g, v, dv); }
 
-/* ---- casts, broadcasts, where ---------------------------------------------- */
+/* ---- casts, broadcasts, where ------------------------------------------- */
 
 static void d_cast(Grad *g, const Value *v, Value *dv) {
   DType from = v->args[0]->dtype;
@@ -408,7 +408,7 @@ static void d_select(Grad *g, const Value *v, Value *dv) {
     grad_push(g, v, 2, except(g, c, dv));
 }
 
-/* ---- the tables --------------------------------------------------------------- */
+/* ---- the tables --------------------------------------------------------- */
 
 typedef void Rule(Grad *g, const Value *v, Value *dv);
 

@@ -1058,7 +1058,6 @@ static int check_kernel_name(Sema *s, const char *name, SrcRange loc,
 /* A kernel that grad may name: one defined with a body or by grad, in the
  * main file or an imported one. */
 typedef struct KernelDef {
-  const Stmt *stmt;
   const TypedKernel *k; /* NULL when its definition had errors */
   int index;            /* its index in Sema.kernels */
 } KernelDef;
@@ -1068,7 +1067,6 @@ static void add_kernel_def(Sema *s, const Stmt *st, const TypedKernel *k) {
   if (strmap_get(&s->kernel_defs, st->name))
     return;
   KernelDef *kd = ARENA_NEW(s->a, KernelDef);
-  kd->stmt = st;
   kd->k = k;
   kd->index = s->kernels.len - 1;
   strmap_put(s->a, &s->kernel_defs, st->name, kd);
@@ -1435,7 +1433,8 @@ static void collect_names(Sema *s, const Stmt *st) {
     strmap_put(s->a, &s->tensor_names, st->name, yes);
     break;
   case STMT_KERNEL:
-    strmap_put(s->a, &s->later_kernels, st->name, yes);
+    if (!strmap_get(&s->later_kernels, st->name))
+      strmap_put(s->a, &s->later_kernels, st->name, yes);
     for (int i = 0; i < st->nparams; i++)
       strmap_put(s->a, &s->tensor_names, st->params[i].name, yes);
     for (int i = 0; i < st->nouts; i++)
@@ -1457,11 +1456,16 @@ typedef struct FileNames {
   StrMap later_fns, tensor_names, later_kernels;
 } FileNames;
 
-static FileNames enter_file(Sema *s, const AstFile *f) {
-  FileNames saved = {s->later_fns, s->tensor_names, s->later_kernels};
+static void collect_file_names(Sema *s, const AstFile *f) {
   s->later_fns = s->tensor_names = s->later_kernels = (StrMap){0};
   for (int i = 0; i < f->nstmts; i++)
     collect_names(s, f->stmts[i]);
+}
+
+/* An imported file's names replace the importing file's for a while. */
+static FileNames enter_file(Sema *s, const AstFile *f) {
+  FileNames saved = {s->later_fns, s->tensor_names, s->later_kernels};
+  collect_file_names(s, f);
   return saved;
 }
 
@@ -1528,7 +1532,7 @@ static int grads_implicit(Sema *s, const AstFile *f, const char *name) {
 static void check_main(Sema *s, const AstFile *f) {
   int *orders = ARENA_ARRAY(s->a, int, f->nstmts + 1);
   int explicit = defines_kernels(f);
-  enter_file(s, f);
+  collect_file_names(s, f);
   if (grads_implicit(s, f, implicit_name(s, f->source)))
     return;
   for (int i = 0; i < f->nstmts; i++) {
