@@ -315,6 +315,41 @@ static Stmt *kernel_stmt(ParseState *ps, const char *name, TeLoc name_loc, PtrVe
   return s;
 }
 
+/* `kernel NAME = grad(OF, WRT...)`: the value must be a call of grad
+ * whose arguments are names. */
+static Stmt *grad_stmt(ParseState *ps, const char *name, TeLoc name_loc, ExprVal v,
+                       TeLoc loc) {
+  const Expr *e = v.e;
+  if (e->kind != EXPR_CALL || strcmp(e->name, "grad") != 0) {
+    perror_at(ps, (TeLoc){e->loc.begin, e->loc.end},
+              "a kernel defined with '=' is a gradient: 'kernel %s = grad(KERNEL, ...)'",
+              name);
+    return NULL;
+  }
+  if (e->nargs == 0) {
+    perror_at(ps, (TeLoc){e->loc.begin, e->loc.end},
+              "'grad' takes the kernel to differentiate, then the inputs to "
+              "differentiate with respect to");
+    return NULL;
+  }
+  for (int i = 0; i < e->nargs; i++)
+    if (e->args[i]->kind != EXPR_NAME) {
+      perror_at(ps, (TeLoc){e->args[i]->loc.begin, e->args[i]->loc.end},
+                "the arguments of 'grad' are names: a kernel, then its inputs");
+      return NULL;
+    }
+  Stmt *s = new_stmt(ps, STMT_GRAD, loc);
+  s->name = name;
+  s->name_loc = R(ps, name_loc);
+  s->of = e->args[0]->name;
+  s->of_loc = e->args[0]->loc;
+  s->nparams = e->nargs - 1;
+  s->params = ARENA_ARRAY(ps->arena, Param, s->nparams ? s->nparams : 1);
+  for (int i = 1; i < e->nargs; i++)
+    s->params[i - 1] = (Param){e->args[i]->name, e->args[i]->loc, NULL};
+  return s;
+}
+
 static PtrVec *stmt_list(ParseState *ps, PtrVec *list, Stmt *s) {
   if (!list)
     list = ARENA_NEW(ps->arena, PtrVec);
@@ -377,7 +412,7 @@ static void recover(ParseState *ps, int lookahead, int keep_brackets) {
 %type <op> cmp_op mul_op
 %type <list> args arg_list params_opt params outs out_list body dim_list
 %type <list> fn_params_opt fn_params
-%type <stmt> stmt import fn_def kernel_def decl assign body_item
+%type <stmt> stmt import fn_def kernel_def grad_def decl assign body_item
 %type <type> type
 %type <param> param out fn_param
 
@@ -392,6 +427,7 @@ stmt:
     import
   | fn_def
   | kernel_def
+  | grad_def
   | decl
   | assign
   | ';'                     { $$ = NULL; }
@@ -441,6 +477,10 @@ fn_param:
 kernel_def:
     KERNEL IDENT '(' params_opt ')' ARROW outs '{' body '}'
                             { $$ = kernel_stmt(ps, $2, @2, $4, $7, $9, @$); }
+  ;
+
+grad_def:
+    KERNEL IDENT '=' expr   { $$ = grad_stmt(ps, $2, @2, $4, @$); }
   ;
 
 params_opt:

@@ -94,6 +94,14 @@ static void dump_stmt(Dumper *d, const Stmt *s, int depth) {
     for (int i = 0; i < s->nbody; i++)
       dump_stmt(d, s->body[i], depth + 1);
     return;
+  case STMT_GRAD:
+    buf_printf(b, "kernel %s = grad(%s", s->name, s->of);
+    for (int i = 0; i < s->nparams; i++)
+      buf_printf(b, ", %s", s->params[i].name);
+    buf_puts(b, ")");
+    put_position(d, s->loc);
+    buf_puts(b, "\n");
+    return;
   case STMT_DECL:
     buf_printf(b, "decl %s: ", s->name);
     put_type(b, s->type);

@@ -62,6 +62,8 @@ typedef enum StmtKind {
   STMT_IMPORT, /* path, path_loc, loc */
   STMT_FN,     /* name, params (types NULL), body */
   STMT_KERNEL, /* name, params (inputs), outs, body (STMT_ASSIGN list) */
+  STMT_GRAD,   /* kernel NAME = grad(OF, WRT...): name, of, params (the
+                  inputs named, types NULL; none: every float input) */
   STMT_DECL,   /* name, type: an implicit kernel's input */
   STMT_ASSIGN  /* name, value */
 } StmtKind;
@@ -71,6 +73,8 @@ typedef struct Stmt {
   SrcRange loc;      /* the whole statement */
   const char *name;  /* fn, kernel, declared or assigned name */
   SrcRange name_loc;
+  const char *of;    /* grad: the kernel differentiated */
+  SrcRange of_loc;
   const char *path;  /* import */
   SrcRange path_loc; /* import: the quoted file name, quotes included */
   AstType *type;     /* decl */

@@ -335,6 +335,10 @@ const char *emit_json(Compilation *c, Module *m, FusionPlan *p) {
     json_str(&b, k->name);
     buf_puts(&b, ",\n      \"signature\": ");
     json_str(&b, k->te_signature);
+    if (k->grad_of) {
+      buf_puts(&b, ",\n      \"gradient_of\": ");
+      json_str(&b, k->grad_of);
+    }
     buf_puts(&b, ",\n      \"sizes\": [");
     for (int s = 0; s < k->nsizevars; s++) {
       if (s)

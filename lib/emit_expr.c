@@ -225,7 +225,7 @@ const char *cu_const_literal(Arena *a, const Value *v) {
 
 static const char *unary_kind(UnaryOp op) {
   static const char *const kinds[] = {
-#define X(e, name, kind) #kind,
+#define X(e, name, kind, d) #kind,
       TECC_UNARY_BUILTINS(X)
 #undef X
   };

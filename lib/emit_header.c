@@ -125,6 +125,8 @@ const char *emit_header(Compilation *c, Module *m) {
     const Kernel *k = m->kernels[i];
     emit_blank(o);
     emit(o, "/* %s */", k->te_signature ? k->te_signature : k->name);
+    if (k->grad_of)
+      emit(o, "/* gradient of %s */", k->grad_of);
     emit(o, "%s;", entry_signature(a, k, entry_names(a, k)));
   }
   emit_epilogue(o, guard);

@@ -95,7 +95,7 @@ static const char *const ir_op_names[] = {
 };
 
 static const char *const binary_mnemonics[] = {
-#define X(e, spelling, kind) #e,
+#define X(e, spelling, kind, d) #e,
     TECC_BINARY_OPS(X)
 #undef X
 };
@@ -216,6 +216,8 @@ static void dump_header(Buf *b, const Kernel *k) {
       buf_printf(b, "%s %s", i ? "," : "", k->sizevars[i].name);
     buf_puts(b, "\n");
   }
+  if (k->grad_of)
+    buf_printf(b, "  gradient of %s\n", k->grad_of);
 }
 
 static void dump_kernel(Buf *b, const Kernel *k) {
@@ -333,6 +335,15 @@ static int same_shape_as_args(const Value *v) {
   return 1;
 }
 
+static int equal_up_to_ones(const Shape *a, const Shape *b);
+
+static const char *check_input(const Value *v, const KernelInput *in) {
+  if (v->dtype != in->dtype || !equal_up_to_ones(&v->shape, &in->shape) ||
+      (v->shape.rank == 0) != (in->shape.rank == 0))
+    return "input dtype or shape";
+  return NULL;
+}
+
 static const char *check_value(const Kernel *k, const Value *v, int i) {
   if (v->id != i || v->nargs != ir_arity[v->op])
     return "id or arity";
@@ -342,7 +353,7 @@ static const char *check_value(const Kernel *k, const Value *v, int i) {
   switch (v->op) {
   case IR_INPUT:
     return v->index < k->ninputs && k->inputs[v->index].value == v
-               ? NULL
+               ? check_input(v, &k->inputs[v->index])
                : "input index";
   case IR_CONST:
     return v->shape.rank == 0 && compute_dtype_ok(v->dtype) ? NULL : "const";

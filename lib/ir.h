@@ -35,6 +35,9 @@
  *   flat row-major index over the whole tensor.
  * - Outputs: KernelOutput.value has the output's dtype; its shape equals
  *   KernelOutput.shape up to literal-1 axes (same element order).
+ * - Inputs: IR_INPUT has its KernelInput's dtype and, up to literal-1 axes,
+ *   its shape (a gradient's cotangent takes the shape of the value its
+ *   forward output stores); rank 0 exactly when the input's is.
  * - Value.name: the first .te name the value was assigned to; Value.loc:
  *   the .te expression (for code inlined from a fn: the call site). */
 #ifndef TECC_IR_H
@@ -87,6 +90,10 @@ typedef struct Value {
   UnaryOp uop;     /* IR_UNARY */
   BinaryOp bop;    /* IR_BINARY */
   ReduceOp rop;    /* IR_REDUCE */
+  int clamp_bound; /* IR_BINARY maximum (minimum) that clamp(x, lo, hi) is
+                      made of: at a tie the gradient goes to args[0], the
+                      value clamped, not half to each (grad.c; opt.c's CSE
+                      ignores it, it runs after grad) */
   uint32_t axes;   /* IR_REDUCE: bit i set when axis i is reduced */
   int index;       /* IR_INPUT: the input's position */
   int64_t ival;    /* IR_CONST of bool/i32/i64 */
@@ -116,6 +123,14 @@ typedef struct KernelOutput {
   Value *value; /* dtype == the output's dtype */
 } KernelOutput;
 
+/* What a gradient kernel differentiates (language.md §13): lowering
+ * records it and grad.c builds the kernel from it. */
+typedef struct GradRequest {
+  const struct Kernel *of; /* the kernel differentiated, lowered */
+  const int *wrt;          /* its inputs differentiated, by index */
+  int nwrt;
+} GradRequest;
+
 typedef struct Kernel {
   const char *name;
   SrcRange loc;
@@ -128,6 +143,11 @@ typedef struct Kernel {
   int nsizevars;
   PtrVec values;     /* Value*, topological; values.items[i]->id == i */
   const char *te_signature; /* e.g. "kernel ln(x: bf16[N, D]) -> (y: bf16[N, D])" */
+  const char *grad_of; /* a gradient kernel: the kernel it is the gradient of */
+  const GradRequest *grad; /* from lowering to the grad pass, which builds
+                              the kernel: no values, inputs or outputs yet */
+  int imported;        /* from an imported file: lowered for grad only,
+                          and gone after the grad pass */
 } Kernel;
 
 typedef struct Module {

@@ -11,6 +11,7 @@
 
 typedef struct Lower {
   Arena *a;
+  const Module *m; /* the kernels lowered so far */
   Kernel *k;
   const TypedKernel *tk;
   Value **values;      /* by node order: the IR of each node lowered */
@@ -121,7 +122,9 @@ static Value *binary_node_ir(Lower *l, const TypedNode *n) {
   DType ct = compute_dtype(n->arg_dtype);
   Value *x = operand(l, n->args[0], ct, &n->shape);
   Value *y = operand(l, n->args[1], ct, &n->shape);
-  return binary_ir(l, n->bop, compute_dtype(n->dtype), x, y);
+  Value *v = binary_ir(l, n->bop, compute_dtype(n->dtype), x, y);
+  v->clamp_bound = n->clamp_bound;
+  return v;
 }
 
 static Value *select_ir(Lower *l, const TypedNode *n) {
@@ -158,9 +161,12 @@ static Value *reduce_or_identity(Lower *l, ReduceOp op, DType ct, Value *x,
   return reduce_ir(l, op, ct, x, mask);
 }
 
-/* Population variance: mean((x - mean(x))**2), two passes. */
+/* Population variance: mean((x - mean(x))**2), two passes.  The inner
+ * mean is detached: its exact gradient is zero (the deviations sum to
+ * zero), so var's gradient is 2 (x - mean(x)) / count, as torch.var's. */
 static Value *variance(Lower *l, Value *x, uint32_t mask) {
   Value *m = reduce_or_identity(l, RED_MEAN, x->dtype, x, mask);
+  m = unary_ir(l, UN_DETACH, m->dtype, m);
   Value *d = binary_ir(l, BIN_SUB, x->dtype, x, bcast(l, m, &x->shape));
   Value *sq = binary_ir(l, BIN_MUL, x->dtype, d, d);
   return reduce_or_identity(l, RED_MEAN, x->dtype, sq, mask);
@@ -273,11 +279,32 @@ static void bind_defines(Lower *l) {
     substitute_shape(&k->outputs[i].shape, newvar, value);
 }
 
+/* A gradient kernel: what grad.c differentiates, an earlier kernel. */
+static Kernel *gradient_request(Lower *l, const TypedKernel *tk) {
+  Kernel *k = ARENA_NEW(l->a, Kernel);
+  k->name = tk->name;
+  k->loc = tk->loc;
+  k->te_signature = tk->te_signature;
+  k->imported = tk->imported;
+  GradRequest *r = ARENA_NEW(l->a, GradRequest);
+  if (tk->grad->of >= l->m->nkernels)
+    internal_error("lower: %s differentiates a later kernel", tk->name);
+  r->of = l->m->kernels[tk->grad->of];
+  r->wrt = tk->grad->wrt;
+  r->nwrt = tk->grad->nwrt;
+  k->grad = r;
+  k->grad_of = r->of->name;
+  return k;
+}
+
 static Kernel *lower_kernel(Lower *l, const TypedKernel *tk) {
+  if (tk->grad)
+    return gradient_request(l, tk);
   l->tk = tk;
   l->k = ARENA_NEW(l->a, Kernel);
   l->k->name = tk->name;
   l->k->loc = tk->loc;
+  l->k->imported = tk->imported;
   l->values = ARENA_ARRAY(l->a, Value *, tk->nnodes + 1);
   for (int i = 0; i < tk->nnodes; i++)
     l->values[i] = node_ir(l, tk->nodes[i]);
@@ -298,9 +325,9 @@ Module *lower_program(Compilation *c, const TypedProgram *p) {
   Lower l = {0};
   l.a = c->arena;
   Module *m = ARENA_NEW(l.a, Module);
-  m->nkernels = p->nkernels;
   m->kernels = ARENA_ARRAY(l.a, Kernel *, p->nkernels + 1);
+  l.m = m;
   for (int i = 0; i < p->nkernels; i++)
-    m->kernels[i] = lower_kernel(&l, p->kernels[i]);
+    m->kernels[m->nkernels++] = lower_kernel(&l, p->kernels[i]);
   return m;
 }

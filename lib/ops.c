@@ -15,21 +15,22 @@ static const DTypeInfo dtype_table[DT_COUNT] = {
 };
 
 static const char *const unary_names[UN_COUNT] = {
-#define X(e, name, kind) [UN_##e] = name,
+#define X(e, name, kind, d) [UN_##e] = name,
     TECC_UNARY_BUILTINS(X)
 #undef X
     [UN_NEG] = "-",
     [UN_NOT] = "not",
+    [UN_DETACH] = "detach",
 };
 
 static const char *const binary_names[BIN_COUNT] = {
-#define X(e, name, kind) [BIN_##e] = name,
+#define X(e, name, kind, d) [BIN_##e] = name,
     TECC_BINARY_OPS(X)
 #undef X
 };
 
 static const char *const reduce_names[RED_COUNT] = {
-#define X(e, name) [RED_##e] = name,
+#define X(e, name, d) [RED_##e] = name,
     TECC_REDUCTIONS(X)
 #undef X
 };

@@ -1,8 +1,9 @@
 /* ops.h — the one list of dtypes, builtins and IR operations.
  *
  * Each X-macro list is expanded where a table is needed (names, arity,
- * C spelling, properties), so adding an op is one line here plus its
- * semantics in the interpreter and the emitter. */
+ * C spelling, properties, derivative), so adding an op is one line here
+ * plus its semantics in the interpreter and the emitter and its
+ * derivative in grad_rules.c. */
 #ifndef TECC_OPS_H
 #define TECC_OPS_H
 
@@ -23,98 +24,104 @@ typedef enum DType {
   DT_COUNT
 } DType;
 
-/* Elementwise unary builtins: UNARY(enum, name, kind)
+/* Elementwise unary builtins: UNARY(enum, name, kind, derivative)
  * kind: F = float math (ints compute in f32/f64), K = keeps integer dtypes,
- *       P = predicate (gives bool), R = rounding (identity on integers) */
-#define TECC_UNARY_BUILTINS(X) \
-  X(ABS, "abs", K)             \
-  X(EXP, "exp", F)             \
-  X(EXP2, "exp2", F)           \
-  X(EXPM1, "expm1", F)         \
-  X(LOG, "log", F)             \
-  X(LOG2, "log2", F)           \
-  X(LOG10, "log10", F)         \
-  X(LOG1P, "log1p", F)         \
-  X(SQRT, "sqrt", F)           \
-  X(RSQRT, "rsqrt", F)         \
-  X(SIN, "sin", F)             \
-  X(COS, "cos", F)             \
-  X(TAN, "tan", F)             \
-  X(ASIN, "asin", F)           \
-  X(ACOS, "acos", F)           \
-  X(ATAN, "atan", F)           \
-  X(SINH, "sinh", F)           \
-  X(COSH, "cosh", F)           \
-  X(TANH, "tanh", F)           \
-  X(ERF, "erf", F)             \
-  X(SIGMOID, "sigmoid", F)     \
-  X(RELU, "relu", K)           \
-  X(GELU, "gelu", F)           \
-  X(GELU_TANH, "gelu_tanh", F) \
-  X(SILU, "silu", F)           \
-  X(SOFTPLUS, "softplus", F)   \
-  X(FLOOR, "floor", R)         \
-  X(CEIL, "ceil", R)           \
-  X(ROUND, "round", R)         \
-  X(TRUNC, "trunc", R)         \
-  X(SIGN, "sign", K)           \
-  X(ISNAN, "isnan", P)         \
-  X(ISINF, "isinf", P)         \
-  X(ISFINITE, "isfinite", P)
+ *       P = predicate (gives bool), R = rounding (identity on integers)
+ * derivative: its rule in grad_rules.c (d_none: no gradient,
+ * language.md §13.3) */
+#define TECC_UNARY_BUILTINS(X)              \
+  X(ABS, "abs", K, d_abs)                   \
+  X(EXP, "exp", F, d_exp)                   \
+  X(EXP2, "exp2", F, d_exp2)                \
+  X(EXPM1, "expm1", F, d_expm1)             \
+  X(LOG, "log", F, d_log)                   \
+  X(LOG2, "log2", F, d_log2)                \
+  X(LOG10, "log10", F, d_log10)             \
+  X(LOG1P, "log1p", F, d_log1p)             \
+  X(SQRT, "sqrt", F, d_sqrt)                \
+  X(RSQRT, "rsqrt", F, d_rsqrt)             \
+  X(SIN, "sin", F, d_sin)                   \
+  X(COS, "cos", F, d_cos)                   \
+  X(TAN, "tan", F, d_tan)                   \
+  X(ASIN, "asin", F, d_asin)                \
+  X(ACOS, "acos", F, d_acos)                \
+  X(ATAN, "atan", F, d_atan)                \
+  X(SINH, "sinh", F, d_sinh)                \
+  X(COSH, "cosh", F, d_cosh)                \
+  X(TANH, "tanh", F, d_tanh)                \
+  X(ERF, "erf", F, d_erf)                   \
+  X(SIGMOID, "sigmoid", F, d_sigmoid)       \
+  X(RELU, "relu", K, d_relu)                \
+  X(GELU, "gelu", F, d_gelu)                \
+  X(GELU_TANH, "gelu_tanh", F, d_gelu_tanh) \
+  X(SILU, "silu", F, d_silu)                \
+  X(SOFTPLUS, "softplus", F, d_softplus)    \
+  X(FLOOR, "floor", R, d_none)              \
+  X(CEIL, "ceil", R, d_none)                \
+  X(ROUND, "round", R, d_none)              \
+  X(TRUNC, "trunc", R, d_none)              \
+  X(SIGN, "sign", K, d_none)                \
+  X(ISNAN, "isnan", P, d_none)              \
+  X(ISINF, "isinf", P, d_none)              \
+  X(ISFINITE, "isfinite", P, d_none)
 
-/* Binary operators and builtins: BINARY(enum, spelling, kind)
- * kind: A = arithmetic, C = comparison (gives bool), L = logical (bool) */
-#define TECC_BINARY_OPS(X)      \
-  X(ADD, "+", A)                \
-  X(SUB, "-", A)                \
-  X(MUL, "*", A)                \
-  X(DIV, "/", A)                \
-  X(FLOORDIV, "//", A)          \
-  X(MOD, "%", A)                \
-  X(POW, "**", A)               \
-  X(MAXIMUM, "maximum", A)      \
-  X(MINIMUM, "minimum", A)      \
-  X(ATAN2, "atan2", A)          \
-  X(EQ, "==", C)                \
-  X(NE, "!=", C)                \
-  X(LT, "<", C)                 \
-  X(LE, "<=", C)                \
-  X(GT, ">", C)                 \
-  X(GE, ">=", C)                \
-  X(AND, "and", L)              \
-  X(OR, "or", L)
+/* Binary operators and builtins: BINARY(enum, spelling, kind, derivative)
+ * kind: A = arithmetic, C = comparison (gives bool), L = logical (bool)
+ * derivative: as for the unary builtins */
+#define TECC_BINARY_OPS(X)            \
+  X(ADD, "+", A, d_add)               \
+  X(SUB, "-", A, d_sub)               \
+  X(MUL, "*", A, d_mul)               \
+  X(DIV, "/", A, d_div)               \
+  X(FLOORDIV, "//", A, d_none)        \
+  X(MOD, "%", A, d_mod)               \
+  X(POW, "**", A, d_pow)              \
+  X(MAXIMUM, "maximum", A, d_maximum) \
+  X(MINIMUM, "minimum", A, d_minimum) \
+  X(ATAN2, "atan2", A, d_atan2)       \
+  X(EQ, "==", C, d_none)              \
+  X(NE, "!=", C, d_none)              \
+  X(LT, "<", C, d_none)               \
+  X(LE, "<=", C, d_none)              \
+  X(GT, ">", C, d_none)               \
+  X(GE, ">=", C, d_none)              \
+  X(AND, "and", L, d_none)            \
+  X(OR, "or", L, d_none)
 
-/* Reductions: REDUCE(enum, name) */
-#define TECC_REDUCTIONS(X) \
-  X(SUM, "sum")            \
-  X(PROD, "prod")          \
-  X(MAX, "max")            \
-  X(MIN, "min")            \
-  X(MEAN, "mean")          \
-  X(VAR, "var")            \
-  X(ANY, "any")            \
-  X(ALL, "all")            \
-  X(ARGMAX, "argmax")      \
-  X(ARGMIN, "argmin")
+/* Reductions: REDUCE(enum, name, derivative), the derivative as for the
+ * unary builtins (var never reaches the IR: lowering spells it with mean) */
+#define TECC_REDUCTIONS(X)    \
+  X(SUM, "sum", d_sum)        \
+  X(PROD, "prod", d_prod)     \
+  X(MAX, "max", d_max)        \
+  X(MIN, "min", d_min)        \
+  X(MEAN, "mean", d_mean)     \
+  X(VAR, "var", d_none)       \
+  X(ANY, "any", d_none)       \
+  X(ALL, "all", d_none)       \
+  X(ARGMAX, "argmax", d_none) \
+  X(ARGMIN, "argmin", d_none)
 
 typedef enum UnaryOp {
-#define X(e, name, kind) UN_##e,
+#define X(e, name, kind, d) UN_##e,
   TECC_UNARY_BUILTINS(X)
 #undef X
-  UN_NEG, /* unary - */
-  UN_NOT, /* not */
+  UN_NEG,    /* unary - */
+  UN_NOT,    /* not */
+  UN_DETACH, /* detach(x): x, through which no gradient flows; only in the
+                IR between lowering and the grad pass, which removes it */
   UN_COUNT
 } UnaryOp;
 
 typedef enum BinaryOp {
-#define X(e, name, kind) BIN_##e,
+#define X(e, name, kind, d) BIN_##e,
   TECC_BINARY_OPS(X)
 #undef X
   BIN_COUNT
 } BinaryOp;
 
 typedef enum ReduceOp {
-#define X(e, name) RED_##e,
+#define X(e, name, d) RED_##e,
   TECC_REDUCTIONS(X)
 #undef X
   RED_COUNT

@@ -1,7 +1,7 @@
 /* pipeline.c — the one place that lists the passes, in order (doc/design.md,
  * "The pipeline"; as QBE's main.c):
  *
- *   parse -> sema -> lower -> opt -> fuse -> schedule -> emit
+ *   parse -> sema -> lower -> grad -> opt -> fuse -> schedule -> emit
  *
  * Each pass reports user errors in c->diags (only parse and sema can) and
  * the pipeline stops after the first pass that reported any.  After each
@@ -12,6 +12,7 @@
 #include "emit_dumps.h"
 #include "emit_header.h"
 #include "fuse.h"
+#include "grad.h"
 #include "lower.h"
 #include "opt.h"
 #include "parse.h"
@@ -41,6 +42,8 @@ static Module *front_half(Compilation *c, SourceFile *main, int optimize) {
     compilation_dump_text(c, "sema", typed_dump(c->arena, checked));
   Module *m = lower_program(c, checked);
   compilation_dump_after(c, "lower", m);
+  grad_module(c, m);
+  compilation_dump_after(c, "grad", m);
   if (optimize) {
     optimize_module(c, m);
     compilation_dump_after(c, "opt", m);

@@ -118,16 +118,16 @@ static void suggest_map(Suggestion *sg, const StrMap *m) {
 
 static void suggest_builtins(Suggestion *sg) {
   static const char *const names[] = {
-#define X(e, name, kind) name,
+#define X(e, name, kind, d) name,
       TECC_UNARY_BUILTINS(X)
 #undef X
-#define X(e, name) name,
+#define X(e, name, d) name,
       TECC_REDUCTIONS(X)
 #undef X
 #define X(e, name, ctype, size) name,
       TECC_DTYPES(X)
 #undef X
-      "maximum", "minimum", "pow", "atan2", "where", "clamp"};
+      "maximum", "minimum", "pow", "atan2", "where", "clamp", "detach"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     suggest_consider(sg, names[i]);
 }
@@ -333,6 +333,11 @@ static int check_callee(Sema *s, const Expr *call, int order, FnDef **fn) {
                          "function '%s' is used before its definition",
                          call->name);
     diag_note(s->d, d, later->name_loc, "'%s' is defined here", call->name);
+    return 0;
+  }
+  if (!f && !strcmp(call->name, "grad")) {
+    sema_error(s, call->name_loc, "'grad' makes a kernel: write 'kernel NAME = "
+                                  "grad(KERNEL)' at the top level");
     return 0;
   }
   if (!f) {
@@ -789,16 +794,17 @@ static const char *signature(Sema *s) {
   return buf_cstr(&b);
 }
 
-static void end_kernel(Sema *s, PtrVec *kernels, StrMap *used_defines) {
+static void end_kernel(Sema *s) {
   for (int i = 0; i < s->sizevar_names.len; i++)
-    strmap_put(s->a, used_defines, s->sizevar_names.items[i], s);
+    strmap_put(s->a, &s->used_defines, s->sizevar_names.items[i], s);
   if (s->k->noutputs)
     s->k->te_signature = signature(s);
   finish_sizevars(s);
   finish_bindings(s, s->kb);
   s->k->nnodes = s->nodes.len;
   s->k->nodes = (TypedNode **)s->nodes.items;
-  vec_push(s->a, kernels, s->k);
+  s->k->imported = s->importing;
+  vec_push(s->a, &s->kernels, s->k);
   s->kb = NULL;
   s->k = NULL;
 }
@@ -861,8 +867,7 @@ static void explicit_outputs(Sema *s, const Stmt *st) {
     k->noutputs = st->nouts;
 }
 
-static void check_kernel(Sema *s, const Stmt *st, int order, PtrVec *kernels,
-                         StrMap *used_defines) {
+static void check_kernel(Sema *s, const Stmt *st, int order) {
   KernelBuild kb;
   begin_kernel(s, &kb, st->name, st->name_loc);
   kb.order = order;
@@ -877,7 +882,7 @@ static void check_kernel(Sema *s, const Stmt *st, int order, PtrVec *kernels,
   if (outs_ok)
     explicit_outputs(s, st);
   warn_unused(s, &kb, &outs);
-  end_kernel(s, kernels, used_defines);
+  end_kernel(s);
 }
 
 /* ---- the implicit kernel --------------------------------------------------- */
@@ -931,8 +936,7 @@ static void implicit_outputs(Sema *s, KernelBuild *kb, StrMap *outs) {
     k->noutputs = n;
 }
 
-static void check_implicit(Sema *s, const AstFile *f, const int *orders,
-                           PtrVec *kernels, StrMap *used_defines) {
+static void check_implicit(Sema *s, const AstFile *f, const int *orders) {
   KernelBuild kb;
   begin_kernel(s, &kb, implicit_name(s, f->source),
                (SrcRange){f->source, 0, 0});
@@ -955,7 +959,7 @@ static void check_implicit(Sema *s, const AstFile *f, const int *orders,
   if (!s->k->noutputs && !diag_has_errors(s->d))
     sema_error(s, kb.loc, "kernel '%s' has no outputs", kb.name);
   warn_unused(s, &kb, &outs);
-  end_kernel(s, kernels, used_defines);
+  end_kernel(s);
 }
 
 /* ---- kernel names -------------------------------------------------------- */
@@ -1049,6 +1053,217 @@ static int check_kernel_name(Sema *s, const char *name, SrcRange loc,
   return 1;
 }
 
+/* ---- gradient kernels (language.md §13) ------------------------------ */
+
+/* A kernel that grad may name: one defined with a body or by grad, in the
+ * main file or an imported one. */
+typedef struct KernelDef {
+  const TypedKernel *k; /* NULL when its definition had errors */
+  int index;            /* its index in Sema.kernels */
+} KernelDef;
+
+/* The first definition of a name stays (a second one is an error). */
+static void add_kernel_def(Sema *s, const Stmt *st, const TypedKernel *k) {
+  if (strmap_get(&s->kernel_defs, st->name))
+    return;
+  KernelDef *kd = ARENA_NEW(s->a, KernelDef);
+  kd->k = k;
+  kd->index = s->kernels.len - 1;
+  strmap_put(s->a, &s->kernel_defs, st->name, kd);
+}
+
+static void unknown_kernel(Sema *s, const Stmt *st) {
+  const FnDef *f = strmap_get(&s->fns, st->of);
+  if (f && !f->prelude) {
+    Diag *d = sema_error(s, st->of_loc, "'%s' is a function, not a kernel",
+                         st->of);
+    diag_note(s->d, d, f->stmt->name_loc, "'%s' is defined here", st->of);
+    return;
+  }
+  Suggestion sg;
+  suggest_init(&sg, st->of);
+  suggest_map(&sg, &s->kernel_defs);
+  /* after a broken import, the kernel may well be defined there */
+  if (!s->import_failed)
+    sema_error(s, st->of_loc, "unknown kernel '%s'%s", st->of,
+               did_you_mean(s->a, &sg));
+}
+
+/* The kernel a grad statement differentiates, defined before it; NULL
+ * after an error (reported here, or in its definition). */
+static const KernelDef *grad_target(Sema *s, const Stmt *st) {
+  const KernelDef *kd = strmap_get(&s->kernel_defs, st->of);
+  if (kd)
+    return kd->k ? kd : NULL;
+  const Stmt *later = strmap_get(&s->later_kernels, st->of);
+  if (later == st) {
+    sema_error(s, st->of_loc, "kernel '%s' cannot be its own gradient", st->of);
+  } else if (later) {
+    Diag *d = sema_error(s, st->of_loc,
+                         "kernel '%s' is used before its definition", st->of);
+    diag_note(s->d, d, later->name_loc, "'%s' is defined here", st->of);
+  } else {
+    unknown_kernel(s, st);
+  }
+  return NULL;
+}
+
+static int input_index(const TypedKernel *k, const char *name) {
+  for (int i = 0; i < k->ninputs; i++)
+    if (!strcmp(k->inputs[i].name, name))
+      return i;
+  return -1;
+}
+
+/* Input `p` of the grad statement: an input of k, named once, a float. */
+static int named_input(Sema *s, const Stmt *st, const TypedKernel *k, int p) {
+  const Param *in = &st->params[p];
+  int i = input_index(k, in->name);
+  if (i < 0) {
+    Suggestion sg;
+    suggest_init(&sg, in->name);
+    for (int j = 0; j < k->ninputs; j++)
+      suggest_consider(&sg, k->inputs[j].name);
+    sema_error(s, in->loc, "kernel '%s' has no input '%s'%s", k->name, in->name,
+               did_you_mean(s->a, &sg));
+    return -1;
+  }
+  for (int q = 0; q < p; q++)
+    if (!strcmp(st->params[q].name, in->name)) {
+      Diag *d = sema_error(s, in->loc, "input '%s' is named twice", in->name);
+      note_defined(s, d, st->params[q].loc);
+      return -1;
+    }
+  if (!dtype_is_float(k->inputs[i].dtype)) {
+    sema_error(s, in->loc, "cannot differentiate with respect to '%s': %s",
+               in->name, dtype_name(k->inputs[i].dtype));
+    return -1;
+  }
+  return i;
+}
+
+/* The inputs differentiated: those named, in that order, or every float
+ * input of k. */
+static TypedGrad *grad_inputs(Sema *s, const Stmt *st, const TypedKernel *k) {
+  TypedGrad *g = ARENA_NEW(s->a, TypedGrad);
+  g->wrt = ARENA_ARRAY(s->a, int, k->ninputs + 1);
+  int ok = 1;
+  for (int p = 0; p < st->nparams; p++) {
+    int i = named_input(s, st, k, p);
+    ok &= i >= 0;
+    g->wrt[g->nwrt] = i;
+    g->nwrt += i >= 0;
+  }
+  for (int i = 0; i < k->ninputs && !st->nparams; i++)
+    if (dtype_is_float(k->inputs[i].dtype))
+      g->wrt[g->nwrt++] = i;
+  if (ok && !g->nwrt)
+    sema_error(s, st->of_loc, "kernel '%s' has no float input to differentiate",
+               k->name);
+  return ok && g->nwrt ? g : NULL;
+}
+
+static int float_outputs(const TypedKernel *k) {
+  int n = 0;
+  for (int i = 0; i < k->noutputs; i++)
+    n += dtype_is_float(k->outputs[i].dtype);
+  return n;
+}
+
+/* A gradient or cotangent name (what) must not be a name the gradient
+ * kernel already has: an input or a size variable of k. */
+static int new_grad_name(Sema *s, const TypedKernel *k, const char *what,
+                         const char *name, SrcRange at) {
+  int i = input_index(k, name);
+  if (i >= 0) {
+    Diag *d = sema_error(s, at, "%s '%s' clashes with input '%s' of '%s'", what,
+                         name, name, k->name);
+    diag_note(s->d, d, k->inputs[i].loc, "'%s' is declared here", name);
+    return 0;
+  }
+  for (int v = 0; v < k->nsizevars; v++)
+    if (!strcmp(k->sizevars[v].name, name)) {
+      sema_error(s, at, "%s '%s' clashes with size variable '%s' of '%s'", what,
+                 name, name, k->name);
+      return 0;
+    }
+  return 1;
+}
+
+static const char *d_name(Sema *s, const char *name) {
+  return arena_printf(s->a, "d%s", name);
+}
+
+/* Inputs: k's, then a cotangent per float output; outputs: a gradient
+ * per input differentiated.  Either is located at the input it comes
+ * from, or at the kernel named. */
+static int grad_signature(Sema *s, const Stmt *st, const TypedKernel *k,
+                          const TypedGrad *g, TypedKernel *gk) {
+  int ok = 1;
+  gk->inputs = ARENA_ARRAY(s->a, TypedInput, k->ninputs + k->noutputs + 1);
+  for (int i = 0; i < k->ninputs; i++)
+    gk->inputs[gk->ninputs++] = k->inputs[i];
+  for (int o = 0; o < k->noutputs; o++) {
+    const TypedOutput *out = &k->outputs[o];
+    if (!dtype_is_float(out->dtype))
+      continue;
+    const char *name = d_name(s, out->name);
+    ok &= new_grad_name(s, k, "cotangent", name, st->of_loc);
+    gk->inputs[gk->ninputs++] =
+        (TypedInput){name, out->dtype, out->shape, st->of_loc, NULL};
+  }
+  gk->outputs = ARENA_ARRAY(s->a, TypedOutput, g->nwrt + 1);
+  for (int w = 0; w < g->nwrt; w++) {
+    const TypedInput *in = &k->inputs[g->wrt[w]];
+    const char *name = d_name(s, in->name);
+    SrcRange at = st->nparams ? st->params[w].loc : st->of_loc;
+    ok &= new_grad_name(s, k, "gradient", name, at);
+    gk->outputs[gk->noutputs++] = (TypedOutput){name, in->dtype, in->shape, NULL};
+  }
+  return ok;
+}
+
+static const char *grad_te_signature(Sema *s, TypedKernel *gk) {
+  s->k = gk;
+  s->sizevar_names = (PtrVec){0};
+  for (int v = 0; v < gk->nsizevars; v++)
+    vec_push(s->a, &s->sizevar_names, (void *)gk->sizevars[v].name);
+  const char *sig = signature(s);
+  s->k = NULL;
+  s->sizevar_names = (PtrVec){0};
+  return sig;
+}
+
+/* `kernel NAME = grad(OF, WRT...)`: the gradient kernel, with its
+ * signature; NULL after an error. */
+static const TypedKernel *check_grad(Sema *s, const Stmt *st) {
+  const KernelDef *kd = grad_target(s, st);
+  if (!kd)
+    return NULL;
+  const TypedKernel *k = kd->k;
+  TypedGrad *g = grad_inputs(s, st, k);
+  if (g && !float_outputs(k)) {
+    sema_error(s, st->of_loc, "kernel '%s' has no float output to differentiate",
+               k->name);
+    return NULL;
+  }
+  if (!g)
+    return NULL;
+  g->of = kd->index;
+  TypedKernel *gk = ARENA_NEW(s->a, TypedKernel);
+  gk->name = st->name;
+  gk->loc = st->name_loc;
+  gk->grad = g;
+  gk->imported = s->importing;
+  gk->sizevars = k->sizevars;
+  gk->nsizevars = k->nsizevars;
+  if (!grad_signature(s, st, k, g, gk))
+    return NULL;
+  gk->te_signature = grad_te_signature(s, gk);
+  vec_push(s->a, &s->kernels, gk);
+  return gk;
+}
+
 /* ---- imports ------------------------------------------------------------- */
 
 typedef struct ImportState {
@@ -1108,16 +1323,7 @@ static SourceFile *find_import(Sema *s, const char *dir, const char *path) {
 static void load_imports(Sema *s, ImportState *is, const AstFile *f,
                          const char *dir);
 
-static void check_imported_stmts(Sema *s, const AstFile *f) {
-  for (int i = 0; i < f->nstmts; i++) {
-    const Stmt *st = f->stmts[i];
-    if (st->kind == STMT_FN)
-      define_fn(s, st, 0);
-    else if (st->kind != STMT_IMPORT)
-      sema_error(s, st->loc,
-                 "an imported file may contain only imports and functions");
-  }
-}
+static void check_imported_stmts(Sema *s, const AstFile *f);
 
 static void import_one(Sema *s, ImportState *is, const Stmt *st,
                        const char *dir) {
@@ -1174,17 +1380,21 @@ static void load_prelude(Sema *s) {
 
 /* ---- the whole program ------------------------------------------------- */
 
-static int has_kernels(const AstFile *f) {
+static int has_stmt(const AstFile *f, StmtKind kind) {
   for (int i = 0; i < f->nstmts; i++)
-    if (f->stmts[i]->kind == STMT_KERNEL)
+    if (f->stmts[i]->kind == kind)
       return 1;
   return 0;
+}
+
+static int defines_kernels(const AstFile *f) {
+  return has_stmt(f, STMT_KERNEL) || has_stmt(f, STMT_GRAD);
 }
 
 static void reject_toplevel(Sema *s, const AstFile *f, const Stmt *st) {
   const Stmt *first_kernel = NULL;
   for (int i = 0; i < f->nstmts && !first_kernel; i++)
-    if (f->stmts[i]->kind == STMT_KERNEL)
+    if (f->stmts[i]->kind == STMT_KERNEL || f->stmts[i]->kind == STMT_GRAD)
       first_kernel = f->stmts[i];
   Diag *d = sema_error(s, st->loc, "top-level %s in a file that defines kernels",
                        st->kind == STMT_DECL ? "declaration" : "assignment");
@@ -1192,25 +1402,26 @@ static void reject_toplevel(Sema *s, const AstFile *f, const Stmt *st) {
             first_kernel->name);
 }
 
-static void warn_unused_defines(Sema *s, StrMap *used) {
+static void warn_unused_defines(Sema *s) {
   for (size_t i = 0; i < s->c->opts.n_defines; i++) {
     const char *name = s->c->opts.defines[i].name;
-    if (!strmap_get(used, name))
+    if (!strmap_get(&s->used_defines, name))
       diag_warning(s->d, (SrcRange){0},
                    "-D %s: no size variable named '%s' in this program", name,
                    name);
   }
 }
 
-static TypedProgram *make_program(Sema *s, PtrVec *kernels) {
+static TypedProgram *make_program(Sema *s) {
   TypedProgram *p = ARENA_NEW(s->a, TypedProgram);
-  p->nkernels = kernels->len;
-  p->kernels = (TypedKernel **)kernels->items;
+  p->nkernels = s->kernels.len;
+  p->kernels = (TypedKernel **)s->kernels.items;
   return p;
 }
 
-/* Every fn and tensor name of the main file: a size variable may not
- * share a name with any of them (doc/language.md §3). */
+/* Every fn, kernel and tensor name of a file: a size variable may not
+ * share a name with a fn or tensor (doc/language.md §3), and grad names
+ * only a kernel defined before it. */
 static void collect_names(Sema *s, const Stmt *st) {
   void *yes = (void *)st;
   switch (st->kind) {
@@ -1222,6 +1433,8 @@ static void collect_names(Sema *s, const Stmt *st) {
     strmap_put(s->a, &s->tensor_names, st->name, yes);
     break;
   case STMT_KERNEL:
+    if (!strmap_get(&s->later_kernels, st->name))
+      strmap_put(s->a, &s->later_kernels, st->name, yes);
     for (int i = 0; i < st->nparams; i++)
       strmap_put(s->a, &s->tensor_names, st->params[i].name, yes);
     for (int i = 0; i < st->nouts; i++)
@@ -1229,18 +1442,99 @@ static void collect_names(Sema *s, const Stmt *st) {
     for (int i = 0; i < st->nbody; i++)
       strmap_put(s->a, &s->tensor_names, st->body[i]->name, yes);
     break;
+  case STMT_GRAD:
+    if (!strmap_get(&s->later_kernels, st->name))
+      strmap_put(s->a, &s->later_kernels, st->name, yes);
+    break;
   default:
     break;
   }
 }
 
-static void check_main(Sema *s, const AstFile *f, PtrVec *kernels,
-                       StrMap *used_defines) {
-  int *orders = ARENA_ARRAY(s->a, int, f->nstmts + 1);
-  int explicit = has_kernels(f);
+/* The names of the file whose statements are checked now. */
+typedef struct FileNames {
+  StrMap later_fns, tensor_names, later_kernels;
+} FileNames;
+
+static void collect_file_names(Sema *s, const AstFile *f) {
+  s->later_fns = s->tensor_names = s->later_kernels = (StrMap){0};
   for (int i = 0; i < f->nstmts; i++)
     collect_names(s, f->stmts[i]);
-  StrMap names = {0};
+}
+
+/* An imported file's names replace the importing file's for a while. */
+static FileNames enter_file(Sema *s, const AstFile *f) {
+  FileNames saved = {s->later_fns, s->tensor_names, s->later_kernels};
+  collect_file_names(s, f);
+  return saved;
+}
+
+static void leave_file(Sema *s, FileNames saved) {
+  s->later_fns = saved.later_fns;
+  s->tensor_names = saved.tensor_names;
+  s->later_kernels = saved.later_kernels;
+}
+
+/* A kernel definition or grad statement of any file. */
+static void define_kernel(Sema *s, const Stmt *st, int order) {
+  if (!check_kernel_name(s, st->name, st->name_loc, &s->kernel_names, "")) {
+    add_kernel_def(s, st, NULL);
+    return;
+  }
+  const TypedKernel *k = NULL;
+  int errors = s->d->n_errors;
+  if (st->kind == STMT_GRAD) {
+    k = check_grad(s, st);
+  } else {
+    check_kernel(s, st, order);
+    if (s->d->n_errors == errors)
+      k = s->kernels.items[s->kernels.len - 1];
+  }
+  add_kernel_def(s, st, k);
+}
+
+static void check_imported_stmts(Sema *s, const AstFile *f) {
+  FileNames saved = enter_file(s, f);
+  s->importing++;
+  for (int i = 0; i < f->nstmts; i++) {
+    const Stmt *st = f->stmts[i];
+    if (st->kind == STMT_FN)
+      define_fn(s, st, 0);
+    else if (st->kind == STMT_KERNEL || st->kind == STMT_GRAD)
+      define_kernel(s, st, s->order++);
+    else if (st->kind != STMT_IMPORT)
+      sema_error(s, st->loc, "an imported file may contain only imports, "
+                             "functions and kernels");
+  }
+  s->importing--;
+  leave_file(s, saved);
+}
+
+/* A file of top-level declarations, whose implicit kernel a grad
+ * statement names: that is the one error to report. */
+static int grads_implicit(Sema *s, const AstFile *f, const char *name) {
+  if (has_stmt(f, STMT_KERNEL) ||
+      !(has_stmt(f, STMT_DECL) || has_stmt(f, STMT_ASSIGN)))
+    return 0;
+  int found = 0;
+  for (int i = 0; i < f->nstmts; i++) {
+    const Stmt *st = f->stmts[i];
+    if (st->kind == STMT_GRAD && !strcmp(st->of, name)) {
+      sema_error(s, st->of_loc,
+                 "cannot differentiate the implicit kernel '%s'; write it as "
+                 "'kernel %s(INPUTS) -> OUTPUTS { ... }'", name, name);
+      found = 1;
+    }
+  }
+  return found;
+}
+
+static void check_main(Sema *s, const AstFile *f) {
+  int *orders = ARENA_ARRAY(s->a, int, f->nstmts + 1);
+  int explicit = defines_kernels(f);
+  collect_file_names(s, f);
+  if (grads_implicit(s, f, implicit_name(s, f->source)))
+    return;
   for (int i = 0; i < f->nstmts; i++) {
     const Stmt *st = f->stmts[i];
     orders[i] = s->order++;
@@ -1248,17 +1542,16 @@ static void check_main(Sema *s, const AstFile *f, PtrVec *kernels,
       reject_toplevel(s, f, st);
     else if (st->kind == STMT_FN)
       define_fn(s, st, 0);
-    else if (st->kind == STMT_KERNEL &&
-             check_kernel_name(s, st->name, st->name_loc, &names, ""))
-      check_kernel(s, st, orders[i], kernels, used_defines);
+    else if (st->kind == STMT_KERNEL || st->kind == STMT_GRAD)
+      define_kernel(s, st, orders[i]);
   }
   if (!explicit) {
     const char *name = implicit_name(s, f->source);
     const char *hint = s->c->opts.kernel_name
                            ? ""
                            : " (from the file name); use --name=NAME";
-    if (check_kernel_name(s, name, (SrcRange){0}, &names, hint))
-      check_implicit(s, f, orders, kernels, used_defines);
+    if (check_kernel_name(s, name, (SrcRange){0}, &s->kernel_names, hint))
+      check_implicit(s, f, orders);
   }
 }
 
@@ -1273,11 +1566,9 @@ TypedProgram *sema_check(Compilation *c, AstFile *main) {
   ImportState is = {0};
   *file_state(s, &is, main->source->id) = 1;
   load_imports(s, &is, main, c->main_dir);
-  PtrVec kernels = {0};
-  StrMap used_defines = {0};
-  check_main(s, main, &kernels, &used_defines);
-  warn_unused_defines(s, &used_defines);
+  check_main(s, main);
+  warn_unused_defines(s);
   if (diag_has_errors(s->d))
     return NULL;
-  return make_program(s, &kernels);
+  return make_program(s);
 }

@@ -96,6 +96,13 @@ typedef struct Sema {
   StrMap builtins; /* name -> BuiltinInfo* (sema_expr.c): reserved names */
   int order;     /* running definition order */
   int import_failed; /* an import was missing or had syntax errors */
+  /* the program's kernels */
+  PtrVec kernels;    /* TypedKernel*, in program order */
+  StrMap kernel_names; /* name -> SrcRange*: every kernel so far, any file */
+  StrMap kernel_defs;  /* name -> KernelDef* (sema.c): kernels grad can name */
+  StrMap later_kernels; /* name -> Stmt*: every kernel of the file checked */
+  StrMap used_defines; /* size variable names, for the -D warning */
+  int importing;     /* checking an imported file's kernels */
   /* the kernel being checked */
   TypedKernel *k;
   PtrVec nodes;    /* TypedNode*: its nodes, in the order they were made */

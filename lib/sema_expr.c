@@ -286,7 +286,7 @@ typedef enum OpKind { KIND_A, KIND_C, KIND_L } OpKind;
 
 static OpKind binary_kind(BinaryOp op) {
   static const OpKind kinds[BIN_COUNT] = {
-#define X(e, spelling, kind) [BIN_##e] = KIND_##kind,
+#define X(e, spelling, kind, d) [BIN_##e] = KIND_##kind,
       TECC_BINARY_OPS(X)
 #undef X
   };
@@ -396,11 +396,12 @@ typedef enum UnaryKind { UK_F, UK_K, UK_P, UK_R } UnaryKind;
 
 static UnaryKind unary_kind(UnaryOp op) {
   static const UnaryKind kinds[UN_COUNT] = {
-#define X(e, name, kind) [UN_##e] = UK_##kind,
+#define X(e, name, kind, d) [UN_##e] = UK_##kind,
       TECC_UNARY_BUILTINS(X)
 #undef X
       [UN_NEG] = UK_K,
       [UN_NOT] = UK_K,
+      [UN_DETACH] = UK_K,
   };
   return kinds[op];
 }
@@ -480,6 +481,21 @@ static TVal *sema_cast(Sema *s, DType to, TVal *a, SrcRange loc) {
   return tv_tensor(s, new_node1(s, TN_CAST, to, a->node), loc);
 }
 
+/* detach(x): x, with no gradient (language.md §13.4).  Only a float
+ * tensor can carry one: a weak constant, an integer or a bool is returned
+ * as it is. */
+static TVal *sema_detach(Sema *s, TVal *a, SrcRange loc) {
+  if (is_weak(a) || !dtype_is_float(a->dtype)) {
+    TVal *t = tv_new(s, a->kind, loc);
+    *t = *a;
+    t->loc = loc;
+    t->literal = 0;
+    return t;
+  }
+  return tv_tensor(s, unary_node(s, UN_DETACH, a->dtype, a->dtype, a->node),
+                   loc);
+}
+
 /* ---- where and clamp ----------------------------------------------------- */
 
 static TVal *sema_where(Sema *s, const Expr *call, TVal **args) {
@@ -510,6 +526,13 @@ static TVal *sema_where(Sema *s, const Expr *call, TVal **args) {
   return tv_tensor(s, n, call->loc);
 }
 
+/* The maximum or minimum node just made for clamp(), if one was (two weak
+ * operands fold to a weak value). */
+static void mark_clamp_bound(TVal *t) {
+  if (t && t->kind == TV_TENSOR && t->node->op == TN_BINARY)
+    t->node->clamp_bound = 1;
+}
+
 static TVal *sema_clamp(Sema *s, const Expr *call, TVal **args) {
   for (int i = 0; i < 3; i++)
     if (is_bool(args[i])) {
@@ -518,7 +541,10 @@ static TVal *sema_clamp(Sema *s, const Expr *call, TVal **args) {
     }
   TVal *lo = sema_binary(s, BIN_MAXIMUM, args[0], args[1], call->name_loc,
                          call->loc);
-  return sema_binary(s, BIN_MINIMUM, lo, args[2], call->name_loc, call->loc);
+  mark_clamp_bound(lo);
+  TVal *hi = sema_binary(s, BIN_MINIMUM, lo, args[2], call->name_loc, call->loc);
+  mark_clamp_bound(hi);
+  return hi;
 }
 
 /* ---- reductions ------------------------------------------------------------ */
@@ -661,7 +687,8 @@ typedef enum Builtin {
   BI_REDUCE,
   BI_BINARY,
   BI_WHERE,
-  BI_CLAMP
+  BI_CLAMP,
+  BI_DETACH
 } Builtin;
 
 typedef struct BuiltinInfo {
@@ -696,6 +723,7 @@ void sema_builtins_init(Sema *s) {
     put_builtin(s, binaries[i].name,
                 (BuiltinInfo){.kind = BI_BINARY, .bop = binaries[i].op});
   put_builtin(s, "clamp", (BuiltinInfo){.kind = BI_CLAMP});
+  put_builtin(s, "detach", (BuiltinInfo){.kind = BI_DETACH});
   put_builtin(s, "where", (BuiltinInfo){.kind = BI_WHERE});
   for (int op = RED_COUNT - 1; op >= 0; op--)
     put_builtin(s, reduce_name((ReduceOp)op),
@@ -720,7 +748,7 @@ int builtin_arity(Sema *s, const char *name, int *min_args, int *max_args) {
   static const int arity[][2] = {[BI_NONE] = {0, 0},  [BI_CAST] = {1, 1},
                                  [BI_UNARY] = {1, 1}, [BI_REDUCE] = {1, -1},
                                  [BI_BINARY] = {2, 2}, [BI_WHERE] = {3, 3},
-                                 [BI_CLAMP] = {3, 3}};
+                                 [BI_CLAMP] = {3, 3}, [BI_DETACH] = {1, 1}};
   *min_args = arity[bi.kind][0];
   *max_args = arity[bi.kind][1];
   return bi.kind != BI_NONE;
@@ -760,6 +788,8 @@ TVal *sema_builtin_call(Sema *s, const Expr *call, TVal **args, int nargs) {
     return sema_where(s, call, args);
   case BI_CLAMP:
     return sema_clamp(s, call, args);
+  case BI_DETACH:
+    return sema_detach(s, args[0], call->loc);
   default:
     internal_error("sema_builtin_call: '%s' is not a builtin", call->name);
   }

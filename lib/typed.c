@@ -69,6 +69,10 @@ const char *typed_dump(Arena *a, const TypedProgram *p) {
   for (int i = 0; i < p->nkernels; i++) {
     const TypedKernel *k = p->kernels[i];
     buf_printf(&b, "%s\n", k->te_signature);
+    if (k->grad) {
+      buf_printf(&b, "  gradient of %s\n", p->kernels[k->grad->of]->name);
+      continue;
+    }
     for (int j = 0; j < k->nnodes; j++)
       put_node(&b, k, k->nodes[j]);
     for (int j = 0; j < k->noutputs; j++)

@@ -48,6 +48,8 @@ typedef struct TypedNode {
   UnaryOp uop;     /* TN_UNARY */
   BinaryOp bop;    /* TN_BINARY */
   ReduceOp rop;    /* TN_REDUCE: never max/min of bool (any/all instead) */
+  int clamp_bound; /* TN_BINARY maximum/minimum made by clamp(): see
+                      Value.clamp_bound */
   uint32_t axes;   /* TN_REDUCE: bit i set when axis i is reduced */
   int input;       /* TN_INPUT: its index in TypedKernel.inputs */
   Scalar value;    /* TN_CONST, in the dtype it is computed in (f32 for
@@ -90,6 +92,17 @@ typedef struct TypedOutput {
                        converts for the store */
 } TypedOutput;
 
+/* A gradient kernel (language.md §13): the kernel it differentiates and
+ * with respect to which of that kernel's inputs.  Its TypedKernel has the
+ * signature (the inputs, cotangents last, and the gradients as outputs,
+ * with no value); grad.c builds its IR from the lowered forward's. */
+typedef struct TypedGrad {
+  int of;    /* the kernel differentiated: its index in TypedProgram.kernels */
+  int *wrt;  /* the inputs differentiated, by index: in the order the
+                statement names them, or every float input in order */
+  int nwrt;
+} TypedGrad;
+
 typedef struct TypedKernel {
   const char *name;
   SrcRange loc;
@@ -104,10 +117,15 @@ typedef struct TypedKernel {
   int noutputs;
   TypedNode **nodes; /* in the order lowering builds them */
   int nnodes;
+  const TypedGrad *grad; /* a gradient kernel: no nodes, no bindings and
+                            outputs without values */
+  int imported;      /* defined in an imported file: lowered for grad to
+                        read, not compiled */
 } TypedKernel;
 
 typedef struct TypedProgram {
-  TypedKernel **kernels;
+  TypedKernel **kernels; /* in order: imported files' first, then the main
+                            file's; a gradient's after what it differentiates */
   int nkernels;
 } TypedProgram;
 

@@ -226,7 +226,7 @@ static const struct {
     {"--fdiagnostics-plain", FLAG, OPT_PLAIN},
     {"--version", FLAG, OPT_VERSION}, {"--help", FLAG, OPT_HELP},
     /* Debugging, not in --help: dump what the passes named produced
-     * (parse, sema, lower, opt, fuse, schedule or all) on standard
+     * (parse, sema, lower, grad, opt, fuse, schedule or all) on standard
      * error; also TECC_DUMP. */
     {"--dump-after", LONG, OPT_DUMP_AFTER},
 };

@@ -96,3 +96,8 @@ int exit_status(void) {
     diag("planned %d tests, ran %d", planned, run);
   return failed || (planned >= 0 && run != planned);
 }
+
+int done_testing(void) {
+  plan(run);
+  return exit_status();
+}

@@ -29,5 +29,8 @@ void skip(const char *reason);
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 0 when every planned test ran and passed, else 1. */
 int exit_status(void);
+/* For a test that does not know its count in advance: prints the plan
+ * ("1..N", N the tests run) after them, then returns exit_status(). */
+int done_testing(void);
 
 #endif

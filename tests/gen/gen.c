@@ -7,9 +7,10 @@
  * missing leading axes), every dtype, every builtin and operator, reductions
  * over random axis sets (keepdims), softmax/norm-like chains (reduce ->
  * broadcast -> elementwise -> reduce), fns (one with an axis parameter),
- * explicit kernels with declared output types and several outputs.  The
- * same seed gives the same file.  --implicit (with one kernel) writes the
- * implicit-kernel form.
+ * explicit kernels with declared output types and several outputs, and
+ * gradient kernels (`kernel kI_grad = grad(kI[, inputs])`) of some of them.
+ * The same seed gives the same file.  --implicit (with one kernel) writes
+ * the implicit-kernel form.
  *
  * The programs are differential tests: the GPU computes f32 where the
  * reference interpreter computes f64, so every program is built to be
@@ -23,7 +24,11 @@
  *     EXACT values: inputs and what is computed from them without rounding,
  *     so the GPU and the reference see the same bits;
  *   - f32 sums and means only add values of one sign (or in f64);
- *   - integer ** uses small bases and exponents.
+ *   - integer ** uses small bases and exponents;
+ *   - a gradient's kinks (abs, relu, maximum, clamp, max at a tie) are
+ *     where the forward's are: only exact values meet them at a kink
+ *     (inexact ones would have to fall within ulps of it), and its
+ *     derivatives are bounded because the domains are.
  * Each file starts with `# conform:` directives for tests/conform. */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -987,8 +992,8 @@ static const char *make_inputs(int explicit_form) {
 }
 
 /* A declared output type: the value's dtype or a conversion that keeps the
- * comparison meaningful, and its shape with some literal 1s dropped. */
-static const char *declared_type(const Val *v) {
+ * comparison meaningful (*dt), and its shape with some literal 1s dropped. */
+static const char *declared_type(const Val *v, Dt *dt) {
   Dt to = v->dt;
   if (is_float(v->dt) && chance(40)) {
     static const Dt f[] = {T_F16, T_BF16, T_F32, T_F64};
@@ -1002,7 +1007,24 @@ static const char *declared_type(const Val *v) {
   }
   if ((to == T_F16 || to == T_BF16) && mag(v) > 6e4)
     to = T_F32;
+  *dt = to;
   return fmt("%s%s", dt_name[to], shape_text(v->sh, chance(50)));
+}
+
+/* `kernel kI_grad = grad(kI)` (every float input), or with some of the
+ * float inputs named, when kI has a float input and a float output. */
+static void gen_grad(FILE *out, int index, int float_outputs) {
+  const char *named = "";
+  int floats = 0;
+  for (int i = 0; i < K->ninputs; i++)
+    floats += is_float(K->pool[i].dt);
+  if (!floats || !float_outputs || !chance(35))
+    return;
+  if (chance(40))
+    for (int i = 0; i < K->ninputs; i++)
+      if (is_float(K->pool[i].dt) && (chance(60) || !*named))
+        named = fmt("%s, %s", named, K->pool[i].text);
+  fprintf(out, "kernel k%d_grad = grad(k%d%s)\n", index, index, named);
 }
 
 static void gen_kernel(FILE *out, int index, int explicit_form) {
@@ -1027,21 +1049,25 @@ static void gen_kernel(FILE *out, int index, int explicit_form) {
     }
   /* outputs: the values no statement reads */
   const char *outs = "";
-  int nout = 0;
+  int nout = 0, float_outputs = 0;
   for (int i = k.ninputs; i < k.npool; i++) {
     if (k.read[i])
       continue;
     const Val *v = &k.pool[i];
+    Dt dt = v->dt;
     if (explicit_form && chance(50))
-      outs = fmt("%s%s%s: %s", outs, nout ? ", " : "", v->text, declared_type(v));
+      outs = fmt("%s%s%s: %s", outs, nout ? ", " : "", v->text, declared_type(v, &dt));
     else
       outs = fmt("%s%s%s", outs, nout ? ", " : "", v->text);
+    float_outputs += is_float(dt);
     nout++;
   }
-  if (explicit_form)
+  if (explicit_form) {
     fprintf(out, "\nkernel k%d(%s) -> (%s) {\n%s}\n", index, params, outs, k.body);
-  else
+    gen_grad(out, index, float_outputs);
+  } else {
     fprintf(out, "%s%s", params, k.body);
+  }
 }
 
 static const char fn_defs[] =

@@ -34,7 +34,7 @@ static size_t dtype_size_of(DType t) {
 
 static const char *reduce_name_of(ReduceOp op) {
   static const char *names[] = {
-#define X(e, name) name,
+#define X(e, name, d) name,
       TECC_REDUCTIONS(X)
 #undef X
   };

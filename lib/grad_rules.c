@@ -1,0 +1,448 @@
+/* grad_rules.c — the rule of each IR operation: how the adjoint dv of a
+ * value v = op(a, b, ...) goes to its operands (grad.h).
+ *
+ * Each rule is PyTorch autograd's for the equivalent torch function
+ * (language.md §13.3), written as torch's derivatives.yaml and
+ * FunctionsManual compute it, also where the function is not
+ * differentiable:
+ *   abs       dv * sign(a): 0 at 0
+ *   relu      where(y <= 0, 0, dv) (threshold_backward): 0 at 0
+ *   maximum   to the larger, dv / 2 to each at a tie; minimum alike
+ *   clamp     to x where lo <= x <= hi, else to the bound it is clamped
+ *             to (lowering marks clamp's maximum and minimum)
+ *   max, min  dv split evenly among the elements equal to the result
+ *             (torch.amax: (dv / count(a == y)) * (a == y))
+ *   prod      the product of the other elements, exact with zeros:
+ *             y / a without a zero in the row, the product of the
+ *             others at the only zero of a row, 0 with two zeros
+ *   sqrt, rsqrt, log at 0: +-inf, as torch's formulas give
+ *   pow       0 to a where b == 0; 0 to b where a == 0 and b >= 0
+ * and no gradient through comparisons, floor ceil round trunc sign,
+ * isnan isinf isfinite, //, argmax, argmin, any, all, integer values,
+ * casts to integers, and detach().  Casts between floats pass the adjoint
+ * on (the rounding is not differentiated); softplus (computed without a
+ * threshold, doc/language.md §9.1) has sigmoid(a) as its derivative.
+ * The rules of the builtins are named in the derivative column of ops.h's
+ * lists, so that a builtin added there without its rule does not compile. */
+#include "grad.h"
+
+#include <math.h>
+
+/* ---- shorthands --------------------------------------------------------- */
+
+static Value *arg(Grad *g, const Value *v, int i) {
+  return grad_re(g, v->args[i]);
+}
+
+static Value *result(Grad *g, const Value *v) { return grad_re(g, v); }
+
+/* A constant of x's dtype. */
+static Value *k(Grad *g, const Value *x, double c) {
+  return grad_const(g, x->dtype, c);
+}
+
+static Value *add(Grad *g, Value *a, Value *b) {
+  return grad_binary(g, BIN_ADD, a, b);
+}
+static Value *sub(Grad *g, Value *a, Value *b) {
+  return grad_binary(g, BIN_SUB, a, b);
+}
+static Value *mul(Grad *g, Value *a, Value *b) {
+  return grad_binary(g, BIN_MUL, a, b);
+}
+static Value *divide(Grad *g, Value *a, Value *b) {
+  return grad_binary(g, BIN_DIV, a, b);
+}
+static Value *cmp(Grad *g, BinaryOp op, Value *a, Value *b) {
+  return grad_binary(g, op, a, b);
+}
+static Value *fn(Grad *g, UnaryOp op, Value *x) { return grad_unary(g, op, x); }
+static Value *neg(Grad *g, Value *x) { return grad_unary(g, UN_NEG, x); }
+static Value *mulk(Grad *g, Value *a, double c) { return mul(g, a, k(g, a, c)); }
+static Value *addk(Grad *g, Value *a, double c) { return add(g, a, k(g, a, c)); }
+static Value *square(Grad *g, Value *a) { return mul(g, a, a); }
+/* where(c, x, 0) and where(c, 0, x) */
+static Value *only(Grad *g, Value *c, Value *x) {
+  return grad_select(g, c, x, k(g, x, 0));
+}
+static Value *except(Grad *g, Value *c, Value *x) {
+  return grad_select(g, c, k(g, x, 0), x);
+}
+
+/* dv times the derivative d, to operand 0. */
+static void chain(Grad *g, const Value *v, Value *dv, Value *d) {
+  grad_push(g, v, 0, mul(g, dv, d));
+}
+
+/* x, with the reduced (keepdims) axes of v stretched back to v's
+ * operand's: an adjoint of v to its operand's shape. */
+static Value *expand(Grad *g, const Value *v, Value *x) {
+  const Shape *a = &v->args[0]->shape;
+  Shape sh = x->shape;
+  for (int i = 0; i < a->rank; i++)
+    sh.d[sh.rank - a->rank + i] = a->d[i];
+  return grad_fit(g, x, &sh);
+}
+
+/* ---- no gradient, and the unary operations ------------------------------ */
+
+static void d_none(Grad *g, const Value *v, Value *dv) {
+  (void)g;
+  (void)v;
+  (void)dv;
+}
+
+static void d_neg(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, neg(g, dv));
+}
+
+static void d_abs(Grad *g, const Value *v, Value *dv) {
+  chain(g, v, dv, fn(g, UN_SIGN, arg(g, v, 0)));
+}
+
+static void d_exp(Grad *g, const Value *v, Value *dv) {
+  chain(g, v, dv, result(g, v));
+}
+
+static void d_exp2(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, mulk(g, mul(g, dv, result(g, v)), M_LN2));
+}
+
+static void d_expm1(Grad *g, const Value *v, Value *dv) {
+  chain(g, v, dv, addk(g, result(g, v), 1));
+}
+
+static void d_log(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, divide(g, dv, arg(g, v, 0)));
+}
+
+static void d_log2(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, divide(g, dv, mulk(g, arg(g, v, 0), M_LN2)));
+}
+
+static void d_log10(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, divide(g, dv, mulk(g, arg(g, v, 0), M_LN10)));
+}
+
+static void d_log1p(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, divide(g, dv, addk(g, arg(g, v, 0), 1)));
+}
+
+static void d_sqrt(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, divide(g, dv, mulk(g, result(g, v), 2)));
+}
+
+/* -0.5 * dv * y**3 */
+static void d_rsqrt(Grad *g, const Value *v, Value *dv) {
+  Value *y = result(g, v);
+  grad_push(g, v, 0, mul(g, mulk(g, dv, -0.5), mul(g, square(g, y), y)));
+}
+
+static void d_sin(Grad *g, const Value *v, Value *dv) {
+  chain(g, v, dv, fn(g, UN_COS, arg(g, v, 0)));
+}
+
+static void d_cos(Grad *g, const Value *v, Value *dv) {
+  chain(g, v, dv, neg(g, fn(g, UN_SIN, arg(g, v, 0))));
+}
+
+static void d_tan(Grad *g, const Value *v, Value *dv) {
+  chain(g, v, dv, addk(g, square(g, result(g, v)), 1));
+}
+
+/* 1 / sqrt(1 - a*a), as rsqrt */
+static Value *inverse_cosine_of(Grad *g, Value *a) {
+  return fn(g, UN_RSQRT, sub(g, k(g, a, 1), square(g, a)));
+}
+
+static void d_asin(Grad *g, const Value *v, Value *dv) {
+  chain(g, v, dv, inverse_cosine_of(g, arg(g, v, 0)));
+}
+
+static void d_acos(Grad *g, const Value *v, Value *dv) {
+  chain(g, v, dv, neg(g, inverse_cosine_of(g, arg(g, v, 0))));
+}
+
+static void d_atan(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, divide(g, dv, addk(g, square(g, arg(g, v, 0)), 1)));
+}
+
+static void d_sinh(Grad *g, const Value *v, Value *dv) {
+  chain(g, v, dv, fn(g, UN_COSH, arg(g, v, 0)));
+}
+
+static void d_cosh(Grad *g, const Value *v, Value *dv) {
+  chain(g, v, dv, fn(g, UN_SINH, arg(g, v, 0)));
+}
+
+static void d_tanh(Grad *g, const Value *v, Value *dv) {
+  Value *y = result(g, v);
+  chain(g, v, dv, sub(g, k(g, y, 1), square(g, y)));
+}
+
+/* 2 / sqrt(pi) * exp(-a*a) */
+static void d_erf(Grad *g, const Value *v, Value *dv) {
+  Value *a = arg(g, v, 0);
+  Value *e = fn(g, UN_EXP, neg(g, square(g, a)));
+  grad_push(g, v, 0, mul(g, mulk(g, e, M_2_SQRTPI), dv));
+}
+
+/* dv * (1 - y) * y */
+static void d_sigmoid(Grad *g, const Value *v, Value *dv) {
+  Value *y = result(g, v);
+  grad_push(g, v, 0, mul(g, mul(g, dv, sub(g, k(g, y, 1), y)), y));
+}
+
+static void d_relu(Grad *g, const Value *v, Value *dv) {
+  Value *y = result(g, v);
+  grad_push(g, v, 0, except(g, cmp(g, BIN_LE, y, k(g, y, 0)), dv));
+}
+
+/* cdf(a) + a * pdf(a) */
+static void d_gelu(Grad *g, const Value *v, Value *dv) {
+  Value *a = arg(g, v, 0);
+  Value *cdf = mulk(g, addk(g, fn(g, UN_ERF, mulk(g, a, M_SQRT1_2)), 1), 0.5);
+  Value *pdf = mulk(g, fn(g, UN_EXP, mulk(g, square(g, a), -0.5)),
+                    M_2_SQRTPI * M_SQRT1_2 * 0.5);
+  chain(g, v, dv, add(g, cdf, mul(g, a, pdf)));
+}
+
+/* torch's GeluBackward with approximate='tanh' */
+static void d_gelu_tanh(Grad *g, const Value *v, Value *dv) {
+  const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
+  Value *a = arg(g, v, 0);
+  Value *a2 = square(g, a);
+  Value *inner = mulk(g, add(g, a, mulk(g, mul(g, a2, a), kappa)), beta);
+  Value *t = fn(g, UN_TANH, inner);
+  Value *left = mulk(g, a, 0.5);
+  Value *dleft = mulk(g, addk(g, t, 1), 0.5);
+  Value *dinner = mulk(g, addk(g, mulk(g, a2, 3 * kappa), 1), beta);
+  Value *dright = mul(g, mul(g, left, sub(g, k(g, t, 1), square(g, t))), dinner);
+  chain(g, v, dv, add(g, dleft, dright));
+}
+
+/* dv * s * (1 + a * (1 - s)), s = sigmoid(a) */
+static void d_silu(Grad *g, const Value *v, Value *dv) {
+  Value *a = arg(g, v, 0);
+  Value *s = fn(g, UN_SIGMOID, a);
+  Value *d = addk(g, mul(g, a, sub(g, k(g, s, 1), s)), 1);
+  grad_push(g, v, 0, mul(g, mul(g, dv, s), d));
+}
+
+static void d_softplus(Grad *g, const Value *v, Value *dv) {
+  chain(g, v, dv, fn(g, UN_SIGMOID, arg(g, v, 0)));
+}
+
+/* ---- binary operations -------------------------------------------------- */
+
+static void d_add(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, dv);
+  grad_push(g, v, 1, dv);
+}
+
+static void d_sub(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, dv);
+  if (grad_wants(g, v, 1))
+    grad_push(g, v, 1, neg(g, dv));
+}
+
+static void d_mul(Grad *g, const Value *v, Value *dv) {
+  if (grad_wants(g, v, 0))
+    grad_push(g, v, 0, mul(g, dv, arg(g, v, 1)));
+  if (grad_wants(g, v, 1))
+    grad_push(g, v, 1, mul(g, dv, arg(g, v, 0)));
+}
+
+/* dv / b, and -dv * ((a / b) / b) */
+static void d_div(Grad *g, const Value *v, Value *dv) {
+  Value *b = arg(g, v, 1);
+  if (grad_wants(g, v, 0))
+    grad_push(g, v, 0, divide(g, dv, b));
+  if (grad_wants(g, v, 1))
+    grad_push(g, v, 1, mul(g, neg(g, dv), divide(g, result(g, v), b)));
+}
+
+/* a % b = a - (a // b) * b, the quotient a step function */
+static void d_mod(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, dv);
+  if (grad_wants(g, v, 1)) {
+    Value *q = grad_binary(g, BIN_FLOORDIV, arg(g, v, 0), arg(g, v, 1));
+    grad_push(g, v, 1, mul(g, neg(g, dv), q));
+  }
+}
+
+/* b * a**(b - 1), 0 where b == 0; and y * log(a), 0 where a == 0, b >= 0 */
+static void d_pow(Grad *g, const Value *v, Value *dv) {
+  Value *a = arg(g, v, 0), *b = arg(g, v, 1), *zero = k(g, a, 0);
+  if (grad_wants(g, v, 0)) {
+    Value *p = grad_binary(g, BIN_POW, a, addk(g, b, -1));
+    Value *d = mul(g, dv, mul(g, b, p));
+    grad_push(g, v, 0, except(g, cmp(g, BIN_EQ, b, zero), d));
+  }
+  if (grad_wants(g, v, 1)) {
+    Value *flat = grad_binary(g, BIN_AND, cmp(g, BIN_EQ, a, zero),
+                              cmp(g, BIN_GE, b, zero));
+    Value *d = mul(g, result(g, v), fn(g, UN_LOG, a));
+    grad_push(g, v, 1, mul(g, dv, except(g, flat, d)));
+  }
+}
+
+/* maximum (larger = BIN_GT) and minimum (BIN_LT): dv to the one chosen,
+ * half to each at a tie; clamp's bounds give a tie to the value clamped,
+ * operand 0 (torch.clamp: lo <= x <= hi passes x's gradient). */
+static void extremum(Grad *g, const Value *v, Value *dv, BinaryOp larger) {
+  BinaryOp smaller = larger == BIN_GT ? BIN_LT : BIN_GT;
+  Value *a = arg(g, v, 0), *b = arg(g, v, 1);
+  if (v->clamp_bound) {
+    BinaryOp kept = larger == BIN_GT ? BIN_GE : BIN_LE;
+    grad_push(g, v, 0, only(g, cmp(g, kept, a, b), dv));
+    if (grad_wants(g, v, 1))
+      grad_push(g, v, 1, only(g, cmp(g, smaller, a, b), dv));
+    return;
+  }
+  Value *shared = grad_select(g, cmp(g, BIN_EQ, a, b), mulk(g, dv, 0.5), dv);
+  if (grad_wants(g, v, 0))
+    grad_push(g, v, 0, except(g, cmp(g, smaller, a, b), shared));
+  if (grad_wants(g, v, 1))
+    grad_push(g, v, 1, except(g, cmp(g, larger, a, b), shared));
+}
+
+static void d_maximum(Grad *g, const Value *v, Value *dv) {
+  extremum(g, v, dv, BIN_GT);
+}
+
+static void d_minimum(Grad *g, const Value *v, Value *dv) {
+  extremum(g, v, dv, BIN_LT);
+}
+
+/* dv * b / (a*a + b*b), dv * -a / (a*a + b*b) */
+static void d_atan2(Grad *g, const Value *v, Value *dv) {
+  Value *a = arg(g, v, 0), *b = arg(g, v, 1);
+  Value *recip = divide(g, k(g, a, 1), add(g, square(g, a), square(g, b)));
+  if (grad_wants(g, v, 0))
+    grad_push(g, v, 0, mul(g, mul(g, dv, b), recip));
+  if (grad_wants(g, v, 1))
+    grad_push(g, v, 1, mul(g, mul(g, dv, neg(g, a)), recip));
+}
+
+/* ---- reductions --------------------------------------------------------- */
+
+static void d_sum(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, expand(g, v, dv));
+}
+
+/* The number of elements v reduces, in dtype t (v's shape). */
+static Value *count(Grad *g, const Value *v, DType t) {
+  const Shape *a = &v->args[0]->shape;
+  double n = 1;
+  int literal = 1;
+  for (int i = 0; i < a->rank; i++)
+    if (v->axes & (1u << i)) {
+      literal &= a->d[i].var < 0;
+      n *= (double)a->d[i].size;
+    }
+  if (literal)
+    return grad_const(g, t, n);
+  Value *ones = grad_fit(g, grad_const(g, DT_I64, 1), a);
+  return grad_cast(g, grad_reduce(g, RED_SUM, ones, v->axes), t);
+}
+
+static void d_mean(Grad *g, const Value *v, Value *dv) {
+  grad_push(g, v, 0, expand(g, v, divide(g, dv, count(g, v, dv->dtype))));
+}
+
+/* The product of the others: y / a in a row without zeros, the product
+ * of the nonzero elements at a row's only zero, else 0. */
+static void d_prod(Grad *g, const Value *v, Value *dv) {
+  Value *a = arg(g, v, 0);
+  Value *is_zero = cmp(g, BIN_EQ, a, k(g, a, 0));
+  Value *zeros = grad_reduce(g, RED_SUM, grad_cast(g, is_zero, DT_I64), v->axes);
+  Value *ones_at_zeros = grad_select(g, is_zero, k(g, a, 1), a);
+  Value *nonzero = grad_reduce(g, RED_PROD, ones_at_zeros, v->axes);
+  Value *none = cmp(g, BIN_EQ, zeros, k(g, zeros, 0));
+  Value *one = cmp(g, BIN_EQ, zeros, k(g, zeros, 1));
+  Value *others = grad_select(g, is_zero, only(g, one, nonzero),
+                              only(g, none, divide(g, nonzero, a)));
+  grad_push(g, v, 0, mul(g, expand(g, v, dv), others));
+}
+
+/* (dv / count(a == y)) * (a == y): shared by the elements at the max */
+static void d_extreme(Grad *g, const Value *v, Value *dv) {
+  Value *a = arg(g, v, 0);
+  Value *at = grad_cast(g, cmp(g, BIN_EQ, a, result(g, v)), a->dtype);
+  Value *n = grad_reduce(g, RED_SUM, at, v->axes);
+  grad_push(g, v, 0, mul(g, expand(g, v, divide(g, dv, n)), at));
+}
+
+static void d_max(Grad *g, const Value *v, Value *dv) { d_extreme(g, v, dv); }
+static void d_min(Grad *g, const Value *v, Value *dv) { d_extreme(g, v, dv); }
+
+/* ---- casts, broadcasts, where ------------------------------------------- */
+
+static void d_cast(Grad *g, const Value *v, Value *dv) {
+  DType from = v->args[0]->dtype;
+  if (dtype_is_float(from))
+    grad_push(g, v, 0, grad_cast(g, dv, grad_dtype(from)));
+}
+
+/* The sum over the axes the broadcast stretched (those it added in front
+ * stay as 1s). */
+static void d_broadcast(Grad *g, const Value *v, Value *dv) {
+  const Shape *a = &v->args[0]->shape, *d = &dv->shape;
+  uint32_t axes = 0;
+  for (int i = 0; i < d->rank; i++) {
+    int j = i - (d->rank - a->rank);
+    int one = d->d[i].var < 0 && d->d[i].size == 1;
+    int from_one = j < 0 || (a->d[j].var < 0 && a->d[j].size == 1);
+    if (!one && from_one)
+      axes |= 1u << i;
+  }
+  grad_push(g, v, 0, axes ? grad_reduce(g, RED_SUM, dv, axes) : dv);
+}
+
+static void d_select(Grad *g, const Value *v, Value *dv) {
+  Value *c = arg(g, v, 0);
+  if (grad_wants(g, v, 1))
+    grad_push(g, v, 1, only(g, c, dv));
+  if (grad_wants(g, v, 2))
+    grad_push(g, v, 2, except(g, c, dv));
+}
+
+/* ---- the tables --------------------------------------------------------- */
+
+typedef void Rule(Grad *g, const Value *v, Value *dv);
+
+static Rule *const unary_rules[UN_COUNT] = {
+#define X(e, name, kind, d) [UN_##e] = d,
+    TECC_UNARY_BUILTINS(X)
+#undef X
+    [UN_NEG] = d_neg,
+    [UN_NOT] = d_none,
+    [UN_DETACH] = d_none,
+};
+
+static Rule *const binary_rules[BIN_COUNT] = {
+#define X(e, spelling, kind, d) [BIN_##e] = d,
+    TECC_BINARY_OPS(X)
+#undef X
+};
+
+static Rule *const reduce_rules[RED_COUNT] = {
+#define X(e, name, d) [RED_##e] = d,
+    TECC_REDUCTIONS(X)
+#undef X
+};
+
+void grad_rule(Grad *g, const Value *v, Value *dv) {
+  switch (v->op) {
+  case IR_INPUT:
+  case IR_CONST: return;
+  case IR_CAST: d_cast(g, v, dv); return;
+  case IR_BROADCAST: d_broadcast(g, v, dv); return;
+  case IR_SELECT: d_select(g, v, dv); return;
+  case IR_UNARY: unary_rules[v->uop](g, v, dv); return;
+  case IR_BINARY: binary_rules[v->bop](g, v, dv); return;
+  case IR_REDUCE: reduce_rules[v->rop](g, v, dv); return;
+  default: internal_error("grad: no rule for IR op %d", (int)v->op);
+  }
+}
