@@ -950,19 +950,15 @@ template <typename T, int N> struct alignas(sizeof(T) * N) Pack {
 /* @piece store_head @needs Pack */
 /* The first n elements of a pack (all N where n >= N), element by
  * element: a row that is not whole packs.  Unrolled, so the pack stays in
- * registers; a whole pack's stores take no predicate each (with one per
- * element, ptxas spilled the f32 stream kernels of such rows at 64
- * registers: issue 45). */
+ * registers.  (A branch to unpredicated stores for a whole pack took the
+ * spills out of the f32 stream kernels of such rows, but on an H200 made
+ * softmax f32 at 1024 x 50257 10.7% slower, at 4096 x 11007 3%, rmsnorm
+ * f32 at 32768 x 255 7%: bench/NOTES.md, issue 45.) */
 template <typename T, int N, typename IndexT>
 __device__ __forceinline__ void store_head(T *p, const Pack<T, N> &s, IndexT n) {
-  if (n >= N) {
 #pragma unroll
-    for (int j = 0; j < N; j++) p[j] = s.v[j];
-  } else {
-#pragma unroll
-    for (int j = 0; j < N; j++)
-      if (j < n) p[j] = s.v[j];
-  }
+  for (int j = 0; j < N; j++)
+    if (j < n) p[j] = s.v[j];
 }
 
 /* @piece pair_word set_pair_half bf16_pair f16_pair @needs Pack f16_to_f32 */
