@@ -727,9 +727,11 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
              storage_name(v->storage), v->vec);
   if (v->storage == STORE_REGISTERS || v->storage == STORE_CLUSTER || v->storage == STORE_STREAM)
     buf_printf(b, ", ITEMS %d", v->items);
-  if (v->wide_items)
+  if (v->wide_items && v->items64)
+    buf_printf(b, " (%d where 32-bit indices do, %d with 64-bit ones)", v->wide_items, v->items64);
+  else if (v->wide_items)
     buf_printf(b, " (%d where 32-bit indices do)", v->wide_items);
-  if (v->items64)
+  else if (v->items64)
     buf_printf(b, " (%d with 64-bit indices)", v->items64);
   if (v->rows > 1)
     buf_printf(b, ", ROWS %d", v->rows);
