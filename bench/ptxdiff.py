@@ -27,7 +27,9 @@ def entries(ptx):
     out = {}
     for m in re.finditer(r"\.entry (\S+)\((.*?)\n\}\n", ptx, re.S):
         name = m.group(1)
-        body = re.sub(r"_GLOBAL__N__[0-9a-f]+", "G", m.group(0).replace(name, "K"))
+        # the file's hash in its anonymous namespace and in the names nvcc
+        # gives its __device__ tables (_INTERNAL_<hash>: tecc's sin/cos)
+        body = re.sub(r"(_GLOBAL__N__|_INTERNAL_)[0-9a-f]+", r"\1", m.group(0).replace(name, "K"))
         out[NAMESPACE.sub("", name)] = body
     return out
 

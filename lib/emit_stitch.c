@@ -1328,7 +1328,8 @@ static void emit_stores(SEmit *e, Out *o, Value *v, const char *expr, const char
     emit(o, "%s[%s] = %s;", param(e, P_WS_WRITE, v->id, v), off, stored);
 }
 
-/* Its outputs: each pack stored as aligned chunks across the lanes. */
+/* Its outputs: each pack stored through the aligned 4-byte words it spans
+ * (tecc::store_unaligned). */
 static int stores_unaligned(const SEmit *e, DType t) {
   return moves_unaligned(e) && dtype_is_16bit(t);
 }
@@ -1343,7 +1344,12 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
     e->vdecl = new_out(e->sk.a);
     e->vafter = new_out(e->sk.a);
   }
-  emit(e->vdecl, "tecc::Pack<%s, VEC> %s;", ct, s);
+  /* columns: zeroed, as the elements of a pack past the last column are
+   * never set, and left undefined they gave the column kernel of
+   * softmax_col bf16 a stack frame (ptxas -v, sm_90); rows keep them
+   * undefined (zeroed, rmsnorm bf16's rows that are not whole packs
+   * spilled) */
+  emit(e->vdecl, e->sk.cvec ? "tecc::Pack<%s, VEC> %s = {};" : "tecc::Pack<%s, VEC> %s;", ct, s);
   emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->sk.a, t, expr));
   const char *at = pack_offset(e), *left = e->sk.cvec ? "t_outer - t_o0" : "t_red - t_r0";
   const char *dst = arena_printf(e->sk.a, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s)", ct, ptr, at);
@@ -1993,14 +1999,20 @@ static void row_body(SEmit *e, Out *o) {
 
 /* The stream kernel's packs per thread per chunk: more in its instances
  * of 32-bit indices where the schedule says (Variant.wide_items), fewer
- * in those of 64-bit indices (Variant.items64). */
+ * in those of 64-bit indices (Variant.items64), and fewer again for rows
+ * that are not whole packs (Variant.odd_items, odd_items64). */
+static const Variant *stream_variant(const SEmit *e) {
+  return &e->sk.sched->variants[e->sk.sched->nvariants - 1];
+}
+
 static void declare_stream_items(SEmit *e, Out *o) {
-  const Variant *v = &e->sk.sched->variants[e->sk.sched->nvariants - 1];
+  const Variant *v = stream_variant(e);
   int small = v->wide_items ? v->wide_items : v->items, wide = v->items64 ? v->items64 : v->items;
-  if (small != wide)
-    emit(o, "constexpr int ITEMS = sizeof(IndexT) == 4 ? %d : %d; /* packs per thread per chunk */", small, wide);
-  else
-    emit(o, "constexpr int ITEMS = %d; /* packs per thread per chunk */", small);
+  const char *items = small != wide ? arena_printf(e->sk.a, "sizeof(IndexT) == 4 ? %d : %d", small, wide)
+                                    : arena_printf(e->sk.a, "%d", small);
+  if (stitch_takes_packs(&e->sk) && v->odd_items)
+    items = arena_printf(e->sk.a, "PACKS ? (%s) : sizeof(IndexT) == 4 ? %d : %d", items, v->odd_items, v->odd_items64);
+  emit(o, "constexpr int ITEMS = %s; /* packs per thread per chunk */", items);
 }
 
 /* The cluster-capable kernel takes a row per cluster, its lanes across
@@ -2062,11 +2074,23 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
    * one-argument form: an explicit 1 moved ptxas's register choice (the
    * block variant of card bf16 from 32 registers to 48, -1.7 points of
    * copy at 16384 x 4096 on an H200) */
-  const char *bound = arena_printf(e->sk.a, "%d", e->sk.sched->max_threads);
-  if (stitch_narrow_kernel(&e->sk))
-    bound = arena_printf(e->sk.a, "NARROW ? %d : %s, NARROW ? %d : 0", NARROW_THREADS, bound, NARROW_BLOCKS);
+  const char *threads = arena_printf(e->sk.a, "%d", e->sk.sched->max_threads), *blocks = NULL;
+  /* schedule.c, odd_rows(): instances for rows that are not whole packs
+   * bound to fewer threads, or to one block an SM (else ptxas kept the
+   * registers of two, 64 or 32, and spilled) */
+  if (e->sk.reg && stitch_takes_packs(&e->sk) && e->sk.sched->odd_threads) {
+    threads = arena_printf(e->sk.a, "PACKS ? %s : %d", threads, e->sk.sched->odd_threads);
+    blocks = "PACKS ? 0 : 1";
+  } else if (!e->sk.reg && stitch_takes_packs(&e->sk) && stream_variant(e)->odd_items) {
+    blocks = "PACKS ? 0 : 1";
+  }
+  if (stitch_narrow_kernel(&e->sk)) {
+    threads = arena_printf(e->sk.a, "NARROW ? %d : %s", NARROW_THREADS, threads);
+    blocks = arena_printf(e->sk.a, "NARROW ? %d : %s", NARROW_BLOCKS, blocks ? arena_printf(e->sk.a, "(%s)", blocks) : "0");
+  }
   if (stitch_early_kernel(&e->sk))
-    bound = arena_printf(e->sk.a, "EARLY ? %d : %s", e->sk.sched->early_threads, bound);
+    threads = arena_printf(e->sk.a, "EARLY ? %d : %s", e->sk.sched->early_threads, threads);
+  const char *bound = blocks ? arena_printf(e->sk.a, "%s, %s", threads, blocks) : threads;
   open_block(o, "__global__ void __launch_bounds__(%s) %s(%s%s)", bound, stitch_kernel_name(&e->sk, e->sk.reg),
              param_decls(e->sk.a, e->sk.k, &e->params, 0), extra);
   if (stitch_takes_packs(&e->sk))
