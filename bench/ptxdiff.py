@@ -28,8 +28,10 @@ def entries(ptx):
     for m in re.finditer(r"\.entry (\S+)\((.*?)\n\}\n", ptx, re.S):
         name = m.group(1)
         # the file's hash in its anonymous namespace and in the names nvcc
-        # gives its __device__ tables (_INTERNAL_<hash>: tecc's sin/cos)
+        # gives its __device__ tables (_INTERNAL_<hash>: tecc's sin/cos), and
+        # the function's number in its block labels ($L__BB<function>_<block>)
         body = re.sub(r"(_GLOBAL__N__|_INTERNAL_)[0-9a-f]+", r"\1", m.group(0).replace(name, "K"))
+        body = re.sub(r"\$L__BB\d+_", "$L__BB_", body)
         out[NAMESPACE.sub("", name)] = body
     return out
 

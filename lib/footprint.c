@@ -17,12 +17,27 @@ typedef struct Walk {
   int slow_math;         /* software math functions per element */
 } Walk;
 
+/* A stitch kernel's last pass moves, an item at a time beside what it
+ * holds, a 16-byte pack (4 registers) of each operand read along the row
+ * and of each output written along it: three fit in the registers the
+ * budget leaves (layernorm's w, b and y); each further one takes from the
+ * budget (issue 45: softmax(x, -1) beside softmax(x, 0), two operands
+ * and two outputs, and online_sums' five outputs spilled). */
+enum { ITEM_PACKS_FREE = 3, PACK_REGISTERS = 4 };
+
 int footprint_held(const Footprint *f) {
   int n = f->held_inputs > f->kept ? f->held_inputs : f->kept;
   return n > 0 ? n : 1;
 }
 
+int footprint_light_items(const Footprint *f) {
+  return f->row_operands + f->row_outputs <= ITEM_PACKS_FREE;
+}
+
 int footprint_budget(const Footprint *f, int registers) {
+  int item_packs = f->row_operands + f->row_outputs;
+  if (item_packs > ITEM_PACKS_FREE)
+    registers -= PACK_REGISTERS * (item_packs - ITEM_PACKS_FREE);
   int inputs = 2 * f->held_inputs - f->held_pairs + 6 * f->held_wide; /* half registers */
   int kept = 2 * f->kept + 6 * f->kept_wide;
   int need = inputs > kept ? inputs : kept;
@@ -127,7 +142,7 @@ static void stitch_footprint(const StitchPlan *sp, Footprint *f) {
   f->kept_wide = sp->kept_wide;
   f->kept = sp->nkept;
   f->keep = sp->keep;
-  f->row_operands = sp->along.len > 0;
+  f->row_operands = sp->along.len;
   f->row_operand_axes = sp->along_axes;
   f->row_outputs = sp->row_outputs;
   f->own_bytes = sp->own_bytes;

@@ -32,8 +32,8 @@ typedef struct Footprint {
   int kept;         /* stitch: math results kept per element for later passes */
   int kept_wide;    /* stitch: of those, 8-byte ones (four registers' budget each) */
   const char *keep; /* stitch: by value id, 1 for the values kept (or NULL) */
-  int row_operands; /* stitch: memory values read along the row but not over the whole domain
-                       (a norm's w and b, a mask broadcast over a batch) */
+  int row_operands; /* stitch: the memory values read along the row but not over the whole
+                       domain (a norm's w and b, a mask broadcast over a batch) */
   uint32_t row_operand_axes; /* stitch: the kept domain axes those are indexed by (a mask [S, S]
                        under [B, S, S]: the S of the rows) */
   int row_outputs;  /* stitch: roots written along the row (a softmax's y; rowstats' m and v,
@@ -58,6 +58,11 @@ int footprint_held(const Footprint *f);
  * to 160: issue 45.)  The inputs die as the kept values are born, so the
  * larger need counts. */
 int footprint_budget(const Footprint *f, int registers);
+
+/* A stitch kernel's last pass moves at most three packs an item besides
+ * the row's (operands and outputs along the row): what a budget leaves
+ * room for (footprint.c). */
+int footprint_light_items(const Footprint *f);
 
 
 #endif

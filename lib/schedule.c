@@ -267,10 +267,14 @@ static int takes_whole(const Group *g, int rows, int vec) {
  * and rows read once lost 1-5 points (card, logsumexp and rowstats bf16
  * 128 x 262144; bench/NOTES.md): they keep STREAM_ITEMS.  So do rows
  * that read an operand at a row offset of their own (an attention mask,
- * element by element): at 8 packs masked softmax f32 spilled (issue 45). */
+ * element by element), and those whose last pass moves more than three
+ * packs an item besides the row's (operands along the row and outputs:
+ * layernorm's w, b and y are three): at 8 packs masked softmax f32 and
+ * softmax(x, -1) beside softmax(x, 0) spilled (issue 45). */
 static int reread_items(const Group *g, const Footprint *f, int max_items, int items, int vec) {
   int more = at_most(max_items, 2 * STREAM_ITEMS);
-  return g->plan->stream_reads >= 2 && vec == PACK_BYTES / 4 && !f->row_operand_axes && more > items ? more : 0;
+  int light = !f->row_operand_axes && footprint_light_items(f);
+  return g->plan->stream_reads >= 2 && vec == PACK_BYTES / 4 && light && more > items ? more : 0;
 }
 
 /* The block variant's WHOLE instance of a norm (row operands read at the
@@ -322,7 +326,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
   int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
   int items = at_most(max_items, 4);
-  int rows = stitch_thread_rows(g) && f->row_operands && items >= WARP_ROWS ? WARP_ROWS : 1;
+  int rows = stitch_thread_rows(g) && f->row_operands && footprint_light_items(f) && items >= WARP_ROWS ? WARP_ROWS : 1;
   Variant *v = row_variant(a, s, "warp", vec, items / rows, 0);
   v->rows = rows;
   v->fit = FIT_SHORT_ROWS;
