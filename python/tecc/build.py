@@ -22,6 +22,26 @@ def find_tool(name, env, candidates=()):
     return found
 
 
+def installed_tecc():
+    """Where the tecc that `make install` installed beside this package
+    lies: two candidates (relative to this package, then the configured
+    directory), or none in a source tree or a pip installation, which have
+    no _config module."""
+    try:
+        from . import _config
+    except ImportError:
+        return []
+    name = "tecc" + _config.exeext
+    here = os.path.dirname(os.path.abspath(_config.__file__))
+    return [os.path.normpath(os.path.join(here, _config.bindir_from_package, name)),
+            os.path.join(_config.bindir, name)]
+
+
+def find_tecc():
+    """$TECC, else the tecc installed with this package, else tecc on PATH."""
+    return find_tool("tecc", "TECC", installed_tecc())
+
+
 def find_nvcc():
     cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
     return find_tool("nvcc", "NVCC", [os.path.join(cuda, "bin", "nvcc")])
@@ -60,7 +80,7 @@ def build(te, out_dir=None, opt=2, defines=None, name=None, include_dirs=(),
     out_dir = out_dir or os.path.dirname(os.path.abspath(te))
     os.makedirs(out_dir, exist_ok=True)
     base = os.path.join(out_dir, os.path.splitext(os.path.basename(te))[0])
-    tecc = tecc or find_tool("tecc", "TECC")
+    tecc = tecc or find_tecc()
     run(tecc_command(tecc, te, base + ".cu", opt, defines, name, include_dirs))
     run(nvcc_command(nvcc or find_nvcc(), [base + ".cu"], base + ".so", arch, nvcc_flags))
     return base + ".so", base + ".h"
