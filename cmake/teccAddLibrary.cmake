@@ -1,6 +1,7 @@
 # teccAddLibrary.cmake — tecc_add_library(), included by teccConfig.cmake.
 #
 #   tecc_add_library(<name> [STATIC|SHARED] <file.te>... [OPTIONS <option>...])
+#   set_source_files_properties(<file.te> PROPERTIES TECC_OPTIONS "<option>;...")
 #
 # Adds the library target <name>, built from the .cu files that tecc writes
 # for the .te files at build time.  For each FILE.te, in the directory
@@ -24,14 +25,22 @@
 #   CMAKE_CUDA_ARCHITECTURES names one architecture (80, 90-real, 90a),
 #   tecc's schedules are chosen for it; otherwise for tecc's default,
 #   sm_90 (the .cu builds for any sm_70 or newer either way).
+# - OPTIONS apply to every file.  The source file property TECC_OPTIONS
+#   (a list, as OPTIONS) adds options for one file, after OPTIONS (so its
+#   -D N=... wins over theirs): a -D for a size variable that only some
+#   files have, which tecc warns about in the others (an error with
+#   -Werror).  Set it before tecc_add_library(), which reads it; setting
+#   it later, in the same directory, stops cmake with a message that says
+#   so.
 # - STATIC or SHARED as add_library() takes them; neither: BUILD_SHARED_LIBS.
 # - The project must have enabled the CUDA language (project(... CUDA) or
 #   enable_language(CUDA)) before the call.
 #
 # Example:
 #   find_package(tecc 0.1 CONFIG REQUIRED)
+#   set_source_files_properties(norms/rmsnorm.te PROPERTIES TECC_OPTIONS "-D;D=4096")
 #   tecc_add_library(kernels STATIC softmax.te norms/rmsnorm.te
-#                    OPTIONS -O2 -D D=4096 -I norms)
+#                    OPTIONS -O2 -Werror -I norms)
 #   target_link_libraries(app PRIVATE kernels)   # app.c: #include "softmax.h"
 include_guard(GLOBAL)
 
@@ -40,18 +49,17 @@ function(tecc_add_library name)
   _tecc_check_name("${name}")
   _tecc_library_type(type "${name}" "${arg_STATIC}" "${arg_SHARED}")
   _tecc_te_files(te_files "${name}" ${arg_UNPARSED_ARGUMENTS})
-  _tecc_options(options "${name}" ${arg_OPTIONS})
-  _tecc_require_cuda("${name}")
-  _tecc_default_arch(arch "${options}")
-  list(APPEND options ${arch})
+  _tecc_options(options "${name}" "OPTIONS" ${arg_OPTIONS})
 
   set(outdir "${CMAKE_CURRENT_BINARY_DIR}/${name}.tecc")
   file(MAKE_DIRECTORY "${outdir}")
   set(sources "")
   foreach(te IN LISTS te_files)
-    _tecc_generate(generated "${name}" "${te}" "${outdir}" "${options}")
+    _tecc_file_options(te_options "${name}" "${te}" "${options}")
+    _tecc_generate(generated "${name}" "${te}" "${outdir}" "${te_options}")
     list(APPEND sources ${generated})
   endforeach()
+  _tecc_require_cuda("${name}")
   add_library(${name} ${type} ${sources})
   target_include_directories(${name} PUBLIC "$<BUILD_INTERFACE:${outdir}>")
   target_include_directories(${name} SYSTEM PUBLIC ${CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES})
@@ -114,9 +122,10 @@ function(_tecc_te_files out name)
   set(${out} "${files}" PARENT_SCOPE)
 endfunction()
 
-# OPTIONS as tecc gets them: -I directories made absolute, and nothing that
-# changes which files tecc writes.
-function(_tecc_options out name)
+# OPTIONS (or a file's TECC_OPTIONS: `what` names which) as tecc gets
+# them: -I directories made absolute, and nothing that changes which files
+# tecc writes.
+function(_tecc_options out name what)
   set(result "")
   set(pending "") # an option whose value is the next argument
   foreach(opt IN LISTS ARGN)
@@ -126,21 +135,53 @@ function(_tecc_options out name)
     elseif(NOT pending STREQUAL "")
       set(pending "")
     elseif(opt MATCHES "^(-o|-H|-MF|-MT|-MD$|-MP$)|^--(header|emit)(=|$)|^--(help|version)$")
-      _tecc_fail("${name}" "OPTIONS may not contain '${opt}': tecc_add_library names the output and dependency files itself")
+      _tecc_fail("${name}" "${what} may not contain '${opt}': tecc_add_library names the output and dependency files itself")
     elseif(opt MATCHES "^-I(.+)$")
       _tecc_absolute(dir "${CMAKE_MATCH_1}")
       set(opt "-I${dir}")
     elseif(opt MATCHES "^(-I|-D|--arch|--name)$")
       set(pending "${opt}")
     elseif(NOT opt MATCHES "^-")
-      _tecc_fail("${name}" "'${opt}' in OPTIONS is not a tecc option (.te files go before OPTIONS)")
+      _tecc_fail("${name}" "'${opt}' in ${what} is not a tecc option (.te files go before OPTIONS)")
     endif()
     list(APPEND result "${opt}")
   endforeach()
   if(NOT pending STREQUAL "")
-    _tecc_fail("${name}" "'${pending}' at the end of OPTIONS needs a value")
+    _tecc_fail("${name}" "'${pending}' at the end of ${what} needs a value")
   endif()
   set(${out} "${result}" PARENT_SCOPE)
+endfunction()
+
+# The options of one .te file: OPTIONS, then its TECC_OPTIONS, then
+# --arch from CMAKE_CUDA_ARCHITECTURES when neither has one.
+function(_tecc_file_options out name te options)
+  get_source_file_property(own "${te}" TECC_OPTIONS)
+  _tecc_watch_file_options("${name}" "${te}" "${own}")
+  if(own STREQUAL "NOTFOUND")
+    set(own "")
+  endif()
+  file(RELATIVE_PATH shown "${CMAKE_CURRENT_SOURCE_DIR}" "${te}")
+  _tecc_options(own "${name}" "the TECC_OPTIONS of ${shown}" ${own})
+  list(APPEND options ${own})
+  _tecc_default_arch(arch "${options}")
+  list(APPEND options ${arch})
+  set(${out} "${options}" PARENT_SCOPE)
+endfunction()
+
+# TECC_OPTIONS are read when tecc_add_library() runs: at the end of the
+# directory, stop if they changed since (set too late, they would be
+# silently ignored).
+function(_tecc_watch_file_options name te seen)
+  cmake_language(EVAL CODE
+    "cmake_language(DEFER CALL _tecc_check_file_options [[${name}]] [[${te}]] [[${seen}]])")
+endfunction()
+
+function(_tecc_check_file_options name te seen)
+  get_source_file_property(now "${te}" TECC_OPTIONS)
+  if(NOT now STREQUAL seen)
+    file(RELATIVE_PATH shown "${CMAKE_CURRENT_SOURCE_DIR}" "${te}")
+    _tecc_fail("${name}" "the TECC_OPTIONS of ${shown} were set after tecc_add_library(${name}), which read them; set them before it")
+  endif()
 endfunction()
 
 function(_tecc_require_cuda name)

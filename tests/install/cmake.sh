@@ -5,6 +5,9 @@
 #     tecc::libtecc (shared) and tecc::libtecc_static link a C program on
 #     libtecc's API (examples/scripted/libtecc_demo.c), which runs;
 #   - tecc_add_library()'s messages for wrong arguments;
+#   - options for one file (the source file property TECC_OPTIONS): a -D
+#     for one file of two under -Werror builds, where the same -D in
+#     OPTIONS fails (tecc warns about it in the file without that size);
 #   - examples/cmake built with the "Unix Makefiles" and the Ninja
 #     generators: touching the .te file that bias_swish.te imports
 #     regenerates bias_swish.cu (and not row_norm.cu) and relinks the
@@ -118,17 +121,23 @@ cat > "$work/args/CMakeLists.txt" << 'EOF'
 cmake_minimum_required(VERSION 3.20)
 project(args LANGUAGES NONE)
 find_package(tecc CONFIG REQUIRED)
+if(DEFINED FILE_OPTIONS)
+  set_source_files_properties(a.te PROPERTIES TECC_OPTIONS "${FILE_OPTIONS}")
+endif()
 tecc_add_library(${ARGS})
 EOF
-# refused ARGS MESSAGE: tecc_add_library(ARGS) stops cmake with MESSAGE.
+# refused ARGS MESSAGE [CMAKE-ARG...]: tecc_add_library(ARGS) stops cmake
+# with MESSAGE.
 refused() {
   rm -rf "$work/args-build"
-  if configure "$work/args" "$work/args-build" -DARGS="$1"; then
-    fail "tecc_add_library($1) is refused"
-  elif tr '\n' ' ' < "$work/args-build.log" | sed 's/  */ /g' | grep -qF "$2"; then
-    pass "tecc_add_library($1): $2"
+  refused_args=$1 refused_message=$2
+  shift 2
+  if configure "$work/args" "$work/args-build" -DARGS="$refused_args" "$@"; then
+    fail "tecc_add_library($refused_args) is refused"
+  elif tr '\n' ' ' < "$work/args-build.log" | sed 's/  */ /g' | grep -qF "$refused_message"; then
+    pass "tecc_add_library($refused_args): $refused_message"
   else
-    fail "tecc_add_library($1): $2"
+    fail "tecc_add_library($refused_args): $refused_message"
     diag "$(cat "$work/args-build.log")"
   fi
 }
@@ -140,6 +149,55 @@ refused "k;a.te;sub/a.te" "two .te files named a.te"
 refused "k;a.te;OPTIONS;-o;x.cu" "OPTIONS may not contain '-o'"
 refused "k;a.te;OPTIONS;-O2;-D" "'-D' at the end of OPTIONS needs a value"
 refused "k;a.te" "the CUDA language is not enabled"
+refused "k;a.te" "the TECC_OPTIONS of a.te may not contain '-MF'" -DFILE_OPTIONS="-MF;x.d"
+refused "k;a.te" "'-D' at the end of the TECC_OPTIONS of a.te needs a value" -DFILE_OPTIONS="-D"
+
+# --- options for one file ---------------------------------------------------
+# rows.te has the size variable D and flat.te none: -D D=64 must reach
+# rows.te alone, or tecc warns in flat.te, and -Werror makes that an error.
+mkdir "$work/perfile"
+printf 'x: f32[N, D]\ns = sum(x, -1)\n' > "$work/perfile/rows.te"
+printf 'x: f32[N]\ny = x * 2\n' > "$work/perfile/flat.te"
+cat > "$work/perfile/CMakeLists.txt" << 'EOF'
+cmake_minimum_required(VERSION 3.20)
+project(perfile LANGUAGES CUDA)
+find_package(tecc CONFIG REQUIRED)
+set_source_files_properties(rows.te PROPERTIES TECC_OPTIONS "${ROWS_OPTIONS}")
+tecc_add_library(k STATIC rows.te flat.te OPTIONS -Werror ${ALL_OPTIONS})
+if(DEFINED LATE_OPTIONS)
+  set_source_files_properties(flat.te PROPERTIES TECC_OPTIONS "${LATE_OPTIONS}")
+endif()
+EOF
+b=$work/perfile-build
+if configure "$work/perfile" "$b" -DROWS_OPTIONS="-D;D=64" &&
+   cmake --build "$b" > "$b.make.log" 2>&1; then
+  pass "TECC_OPTIONS -D D=64 on rows.te, OPTIONS -Werror: built"
+else
+  fail "TECC_OPTIONS -D D=64 on rows.te, OPTIONS -Werror: built"
+  diag "$(tail -n 30 "$b.log" "$b.make.log")"
+fi
+# The entry points: rows takes N alone (D is bound), flat takes N.
+is "$(grep -ho 'int64_t [A-Z]' "$b/k.tecc/rows.h" "$b/k.tecc/flat.h" 2> /dev/null | tr '\n' ' ')" \
+  "int64_t N int64_t N " "rows.h: D bound by its TECC_OPTIONS; flat.h: untouched"
+b=$work/perfile-all
+if configure "$work/perfile" "$b" -DALL_OPTIONS="-D;D=64" &&
+   ! cmake --build "$b" > "$b.make.log" 2>&1 &&
+   grep -q "no size variable named 'D'" "$b.make.log"; then
+  pass "the same -D in OPTIONS: flat.te fails under -Werror"
+else
+  fail "the same -D in OPTIONS: flat.te fails under -Werror"
+  diag "$(tail -n 30 "$b.log" "$b.make.log")"
+fi
+b=$work/perfile-late
+if configure "$work/perfile" "$b" -DLATE_OPTIONS="-O1"; then
+  fail "TECC_OPTIONS set after tecc_add_library() are refused"
+elif tr '\n' ' ' < "$b.log" | sed 's/  */ /g' |
+     grep -qF "the TECC_OPTIONS of flat.te were set after tecc_add_library(k), which read them"; then
+  pass "TECC_OPTIONS set after tecc_add_library() are refused"
+else
+  fail "TECC_OPTIONS set after tecc_add_library() are refused"
+  diag "$(cat "$b.log")"
+fi
 
 # --- examples/cmake with each generator -----------------------------------
 products="kernels.tecc/bias_swish.cu kernels.tecc/bias_swish.h kernels.tecc/row_norm.cu

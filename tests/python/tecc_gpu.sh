@@ -8,4 +8,6 @@ if ! command -v python3 >/dev/null 2>&1; then echo "1..0 # SKIP python3 not foun
 work=${TMPDIR:-/tmp}/tecc-python-gpu.$$
 trap 'rm -rf "$work"' EXIT INT TERM
 mkdir -p "$work"
+# tecc.build() caches in the work directory, not in ~/.cache/tecc.
+TECC_CACHE_DIR=$work/cache; export TECC_CACHE_DIR
 NVCC=$NVCC PYTHONDONTWRITEBYTECODE=1 python3 "$top_srcdir/tests/python/test_tecc_gpu.py" "$top_srcdir" "$work"

@@ -8,4 +8,6 @@ fi
 work=${TMPDIR:-/tmp}/tecc-python-test.$$
 trap 'rm -rf "$work"' EXIT INT TERM
 mkdir -p "$work"
+# tecc.build() caches in the work directory, not in ~/.cache/tecc.
+TECC_CACHE_DIR=$work/cache; export TECC_CACHE_DIR
 PYTHONDONTWRITEBYTECODE=1 python3 "$top_srcdir/tests/python/test_tecc_module.py" "$top_srcdir" "$work"

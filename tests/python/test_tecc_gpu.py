@@ -4,9 +4,11 @@ entry points following abi.md).  Prints TAP; skips without torch or a GPU.
 usage: test_tecc_gpu.py TOP_SRCDIR WORKDIR   (env: NVCC)
 """
 
+import json
 import os
 import subprocess
 import sys
+import time
 import traceback
 
 TOP, WORK = sys.argv[1], sys.argv[2]
@@ -204,6 +206,29 @@ def rmsnorm_module_example():
     for passed, what in results:
         print("# %s - %s" % ("ok" if passed else "FAILED", what))
     assert all(passed for passed, _ in results), results
+
+
+@test
+def build_follows_the_device_and_caches():
+    """tecc.build() with no arch: nvcc's -arch and tecc's --arch are the
+    device's sm_XY; a second build comes from the cache, without nvcc."""
+    te = os.path.join(WORK, "twice_gpu.te")
+    with open(te, "w") as f:
+        f.write("x: f32[N]\ny = x * 2\n")
+    arch = "sm_%d%d" % torch.cuda.get_device_capability()
+    so, h = tecc.build(te, nvcc=os.environ.get("NVCC") or tecc.find_nvcc())
+    with open(os.path.join(os.path.dirname(so), "recipe.json")) as f:
+        recipe = json.load(f)
+    assert recipe["arch"] == arch and "--arch=" + arch in recipe["tecc_options"], recipe
+    assert "-arch=" + arch in recipe["nvcc_flags"], recipe
+    before = os.stat(so).st_mtime_ns
+    started = time.perf_counter()
+    again = tecc.build(te, nvcc=os.environ.get("NVCC") or tecc.find_nvcc())
+    seconds = time.perf_counter() - started
+    assert again == (so, h) and os.stat(so).st_mtime_ns == before, again
+    print("# second build, from the cache: %.1f ms" % (seconds * 1e3))
+    x = cuda(1000)
+    assert torch.equal(tecc.load(so, h).twice_gpu(x), 2 * x)
 
 
 def main():
