@@ -213,8 +213,8 @@ static void json_variant(Buf *b, Arena *a, const Variant *v, int first) {
              json_bool(v->prefetch), v->threads_x, v->threads_y, v->block, v->cluster);
   buf_printf(b, ", \"sm_threads\": %d, \"split\": %d, \"index_bits\": %d, \"one_read\": %s, \"wide_items\": %d",
              v->sm_threads, v->split, v->index_bits, json_bool(v->one_read), v->wide_items);
-  buf_printf(b, ", \"items64\": %d, \"odd_items\": %d, \"odd_items64\": %d, \"odd_limit\": %lld", v->items64,
-             v->odd_items, v->odd_items64, (long long)v->odd_limit);
+  buf_printf(b, ", \"items64\": %d, \"odd_items\": %d, \"odd_items64\": %d", v->items64, v->odd_items,
+             v->odd_items64);
   buf_printf(b, ", \"keeps\": %s, \"loops\": %s, \"early\": %s, \"whole\": %s}", json_bool(v->keeps),
              json_bool(v->loops), json_bool(v->early), json_bool(v->whole));
 }
@@ -235,7 +235,6 @@ static void json_schedule(Buf *b, Arena *a, const Kernel *k, const Group *g) {
   const GroupSchedule *s = g->schedule;
   buf_printf(b, ",\n         \"class\": \"%s\", \"max_threads\": %d, \"early_threads\": %d, \"final_threads\": %d",
              class_name(s->cls), s->max_threads, s->early_threads, s->final_threads);
-  buf_printf(b, ", \"odd_threads\": %d", s->odd_threads);
   buf_printf(b, ", \"held\": %d, \"budget\": %d, \"kept\": ", s->held, s->budget);
   json_kept(b, k, s);
   buf_printf(b, ", \"batch\": [%s], \"batch_bytes\": %lld, \"batch_limit\": %lld, \"decided\": %s",

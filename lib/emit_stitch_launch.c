@@ -78,11 +78,7 @@ static const char *packed_pointers(SLaunch *e) {
 static const char *variant_condition(SLaunch *e, const Variant *v, const char *kernel, const char *small) {
   switch (v->when) {
   case WHEN_ALWAYS: return NULL;
-  case WHEN_ROW_AT_MOST:
-    if (v->odd_limit > 0) /* schedule.c, odd_rows() */
-      return arena_printf(e->sk.a, "%s && t_len <= %lld && (t_packs || t_len <= %lld)", small, (long long)v->limit,
-                          (long long)v->odd_limit);
-    return arena_printf(e->sk.a, "%s && t_len <= %lld", small, (long long)v->limit);
+  case WHEN_ROW_AT_MOST: return arena_printf(e->sk.a, "%s && t_len <= %lld", small, (long long)v->limit);
   case WHEN_ROW_NARROWER:
     return arena_printf(e->sk.a, "%s && t_len <= %lld && tecc::ceil_div(t_len, %d) * 32 < "
                               "tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024)",
@@ -93,8 +89,8 @@ static const char *variant_condition(SLaunch *e, const Variant *v, const char *k
   case WHEN_COLUMN_GROUPS: return arena_printf(e->sk.a, "tecc::column_groups_fill(t_rows, %d)", v->vec);
   case WHEN_COLUMN_SPLIT: return "t_chunks > 1";
   case WHEN_CLUSTERS: {
-    const char *cond = arena_printf(e->sk.a, "%s%s && t_len <= %lld && tecc::clusters_ok((const void *)%s)",
-                                    v->odd_limit < 0 ? "t_packs && " : "", small, (long long)v->limit, kernel);
+    const char *cond = arena_printf(e->sk.a, "%s && t_len <= %lld && tecc::clusters_ok((const void *)%s)", small,
+                                    (long long)v->limit, kernel);
     if (v->loops)
       return cond;
     return arena_printf(e->sk.a, "%s && t_rows <= tecc::resident_clusters(%s, tecc::cluster_blocks(t_len, %d), %d)", cond,
@@ -256,24 +252,18 @@ static void emit_packs_launch(SLaunch *e, Out *o, const Variant *v, const char *
     close_block(o, "");
     return;
   }
-  if (v->odd_limit < 0 && !stitch_launches_whole(&e->sk, v)) { /* taken only by rows in packs (its condition) */
-    emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
-    return;
-  }
   if (stitch_launches_whole(&e->sk, v)) {
     emit(o, "if (t_whole)");
     o->indent++;
     emit_instance_launch(e, o, v, args, PACKS_WHOLE, 0);
     o->indent--;
-    emit(o, v->odd_limit < 0 ? "else" : "else if (t_packs)");
+    emit(o, "else if (t_packs)");
   } else {
     emit(o, "if (t_packs)");
   }
   o->indent++;
   emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
   o->indent--;
-  if (v->odd_limit < 0)
-    return;
   emit(o, "else");
   o->indent++;
   emit_instance_launch(e, o, v, args, PACKS_NONE, 0);

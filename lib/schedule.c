@@ -33,7 +33,6 @@ enum {
   FULL_SM_THREADS = 1024,    /* full reductions: 4 blocks of 256 per SM, <= 64 registers */
   FINAL_THREADS = 512,       /* the block that combines per-block partials */
   ONE_READ_THREADS = 512,    /* rows read once (stream, or held): two blocks an SM */
-  ODD_THREADS = 512,         /* 16-bit rows held in registers that are not whole packs */
   PACK_BYTES = 16,
   STATIC_SHARED_BYTES = 48 * 1024 /* per block, declared in the kernel */
 };
@@ -377,45 +376,25 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
 
 /* Rows that are not whole packs (PACKS false: a length that is not a
  * multiple of VEC, or a pointer that is not 16-byte aligned) load with a
- * bounds test per element, or for 16-bit values through the five aligned
- * words a pack spans (tecc::load_unaligned), and spilled where the
- * aligned instances did not (issue 45; ptxas -v, sm_90, tests/nvcc/
- * spills.known): every streamed f32 and bf16 instance of softmax, the
- * norms and cross-entropy that reads rows again, and the 16-bit
- * instances holding rows in registers at 1024 threads.  So the stream
- * kernel's instances for such rows take half the packs a chunk (at least
- * one), which leaves each thread the same elements in the same order;
- * and where the packs are 16-bit or the rows read an operand at a row
- * offset of their own (an attention mask, masked softmax f32), the
- * register kernel's are bound to
- * ODD_THREADS threads, twice the registers a thread (its f32 instances,
- * bound so, spilled more: layernorm f32), so rows of them take a
- * variant of up to 1024 threads only where ODD_THREADS hold them, and no
- * cluster of 1024-thread blocks.  None of the bench suite's sizes is
- * such a row. */
-static void odd_rows(GroupSchedule *s, const Group *g, const Footprint *f) {
+ * bounds test per element: the stream kernel's f32 instances for them
+ * spilled at the 8 packs a chunk of wide_items (softmax, log_softmax,
+ * layernorm; ptxas -v, sm_90, issue 45), so they take `items`, and each
+ * thread still folds the same elements in the same order.  (Halving
+ * every such instance's packs, and binding the 16-bit register
+ * instances for them to 512 threads, one block an SM, took every spill
+ * out of examples/ and tests/bench/, but on an H200 made softmax f32
+ * 1024 x 50257 36% slower and rmsnorm, layernorm and softmax bf16 at
+ * 4096 x 11007 46-50% (bench/NOTES.md, issue 45): ptxas then gave those
+ * 128 registers and a quarter of the occupancy.) */
+static void odd_rows(GroupSchedule *s, const Group *g) {
   if (!g->plan->row_packs) /* no PACKS instance: every row loads element by element */
     return;
-  int held16 = f->row_operand_axes != 0;
   for (int i = 0; i < s->nvariants; i++) {
     Variant *v = &s->variants[i];
-    if (v->storage == STORE_STREAM && v->vec > 1) {
-      v->odd_items = v->items > 1 ? v->items / 2 : 1;
-      int items64 = v->items64 ? v->items64 : v->items;
-      v->odd_items64 = items64 > 1 ? items64 / 2 : 1;
+    if (v->storage == STORE_STREAM && v->wide_items) {
+      v->odd_items = v->items;
+      v->odd_items64 = v->items64 ? v->items64 : v->items;
     }
-    held16 |= v->storage != STORE_STREAM && v->vec == PACK_BYTES / 2;
-  }
-  if (!held16)
-    return;
-  s->odd_threads = ODD_THREADS;
-  for (int i = 0; i < s->nvariants; i++) {
-    Variant *v = &s->variants[i];
-    if (v->storage == STORE_CLUSTER)
-      v->odd_limit = -1;
-    else if (v->storage == STORE_REGISTERS && v->fit == FIT_ROW && !variant_narrow(v) &&
-             v->limit > (int64_t)ODD_THREADS * v->items * v->vec)
-      v->odd_limit = (int64_t)ODD_THREADS * v->items * v->vec;
   }
 }
 
@@ -530,7 +509,7 @@ static int narrower(const Variant *v, int64_t len) {
 static int length_holds(const Variant *v, int64_t len) {
   if (v->when == WHEN_ROW_NARROWER)
     return len >= 0 && narrower(v, len);
-  return v->when == WHEN_ROW_AT_MOST && len >= 0 && len <= v->limit && (!v->odd_limit || len <= v->odd_limit);
+  return v->when == WHEN_ROW_AT_MOST && len >= 0 && len <= v->limit;
 }
 
 static int length_fails(const Variant *v, int64_t len) {
@@ -668,7 +647,7 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   }
   if (s->cls == CLASS_STITCH_ROW) {
     one_read_stream(s, g);
-    odd_rows(s, g, &f);
+    odd_rows(s, g);
     s->batch = batch_axes(g, &f);
     s->batch_bytes = f.own_bytes;
     s->batch_limit = t->l2_bytes / 2;
@@ -679,8 +658,6 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
     decide(s, len, small_domain(g));
   }
   s->max_threads = max_threads(s);
-  if (s->odd_threads >= s->max_threads) /* blocks fixed by literal sizes, no larger */
-    s->odd_threads = 0;
   s->early_threads = early_threads(s);
   s->final_threads = s->cls == CLASS_FULL ? FINAL_THREADS : ELEMENTWISE_THREADS;
   return s;
@@ -704,11 +681,7 @@ const char *variant_condition_text(Arena *a, const Variant *v, int first) {
   case WHEN_ALWAYS: return first ? "always" : "otherwise";
   case WHEN_ALIGNED: return "when every tensor moved in packs is aligned to its pack";
   case WHEN_LEN_AT_MOST: return arena_printf(a, "when R <= %lld", (long long)v->limit);
-  case WHEN_ROW_AT_MOST:
-    if (v->odd_limit > 0)
-      return arena_printf(a, "when R <= %lld (%lld where the rows are not whole aligned packs) and 32-bit indices do",
-                          (long long)v->limit, (long long)v->odd_limit);
-    return arena_printf(a, "when R <= %lld and 32-bit indices do", (long long)v->limit);
+  case WHEN_ROW_AT_MOST: return arena_printf(a, "when R <= %lld and 32-bit indices do", (long long)v->limit);
   case WHEN_ROW_NARROWER:
     return arena_printf(a, "when R <= %lld, 32*ceil(R/%d) < pow2 >= R/%d (a power of two would leave warps idle) and "
                            "32-bit indices do", (long long)v->limit, 32 * v->items * v->vec, v->items * v->vec);
@@ -718,8 +691,8 @@ const char *variant_condition_text(Arena *a, const Variant *v, int first) {
   case WHEN_COLUMN_SPLIT:
     return "when its groups of columns leave SMs idle and R holds two chunks of 512 or more";
   case WHEN_CLUSTERS:
-    return arena_printf(a, "when %sR <= %lld, %s, 32-bit indices do and the device launches clusters",
-                        v->odd_limit < 0 ? "the rows are whole aligned packs, " : "", (long long)v->limit, v->loops ? "for any number of rows"
+    return arena_printf(a, "when R <= %lld, %s, 32-bit indices do and the device launches clusters",
+                        (long long)v->limit, v->loops ? "for any number of rows"
                                                       : "the device holds a cluster for every row at once");
   }
   unreachable();
@@ -843,9 +816,7 @@ static void stitch_text(Buf *b, Arena *a, const Group *g, const GroupSchedule *s
     buf_printf(b, "    packs: a thread takes VEC = 8 consecutive elements, moved as one 16-byte pack when R %% 8 == 0 "
                   "and the row pointers are aligned, else through the aligned 4-byte words it spans (an operand read "
                   "at a row offset of its own, as an attention mask, element by element), with the same split of "
-                  "elements over threads%s\n",
-               s->odd_threads ? arena_printf(a, "; the register kernel's instances for such rows are bound to %d "
-                                                "threads", s->odd_threads) : "");
+                  "elements over threads\n");
   else if (vec > 1)
     buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0 "
                   "and the row pointers are aligned, else element by element, with the same split of elements over "

@@ -114,10 +114,8 @@ typedef struct Variant {
   int items64;         /* stream rows: ITEMS of its instances of 64-bit indices (0: items) */
   int odd_items;       /* stream rows: ITEMS of its instances for rows that are not whole packs
                           (PACKS false) of 32-bit indices, and odd_items64 of 64-bit ones (0: as
-                          the aligned instance) */
+                          the aligned instances) */
   int odd_items64;
-  int64_t odd_limit;   /* registers, rows in 16-byte packs of 16-bit values: rows that are not
-                          whole packs take it only up to this length (0: limit; -1: never) */
   int keeps;           /* stream that reads each row again: keeps the row's first packs of what
                           it reads again in shared memory, where a wave's rows fill more than
                           half of L2 (tecc::keep_items, emit_stitch.c) */
@@ -140,8 +138,6 @@ typedef struct GroupSchedule {
   int early_threads;  /* the largest block of a variant that loads early: the EARLY instances'
                          __launch_bounds__ (0: none loads early) */
   int final_threads;  /* split reductions: the block of the ordered second stage */
-  int odd_threads;    /* stitch rows of 16-bit packs: the register kernel's instances for rows that
-                         are not whole packs are bound to this block (0: max_threads) */
   int held;           /* stitch: full-domain values held per element */
   int budget;         /* stitch: elements a thread may hold per value */
   const char *keep;   /* stitch: by value id, the values kept across passes */
