@@ -723,9 +723,56 @@ static void finish_bindings(Sema *s, KernelBuild *kb) {
   }
 }
 
+/* bool, integer or float: a declared output dtype of another kind than
+ * its value's is an error unless the value is cast (doc/language.md
+ * §4.1), as PyTorch's out= refuses float -> integer and non-bool -> bool;
+ * tecc refuses integer -> float too (an argmax stored as bf16). */
+typedef enum DKind { KIND_BOOL, KIND_INT, KIND_FLOAT } DKind;
+
+static DKind dtype_kind(DType t) {
+  return t == DT_BOOL ? KIND_BOOL : dtype_is_float(t) ? KIND_FLOAT : KIND_INT;
+}
+
+/* The kind a value brings: a weak integer fits integer and float outputs
+ * (a literal takes the dtype it meets); a weak float only float ones. */
+static int kind_fits(const TVal *val, DType declared) {
+  DKind want = dtype_kind(declared);
+  switch (val->kind) {
+  case TV_WEAK_INT: return want != KIND_BOOL;
+  case TV_WEAK_FLOAT: return want == KIND_FLOAT;
+  default: return dtype_kind(val->dtype) == want;
+  }
+}
+
+/* "an integer (i64)", "bool", "a float literal". */
+static const char *value_kind_str(Sema *s, const TVal *val) {
+  static const char *const kinds[] = {"bool", "an integer", "a float"};
+  if (val->kind != TV_TENSOR)
+    return tval_type_str(s, val);
+  DKind k = dtype_kind(val->dtype);
+  if (k == KIND_BOOL)
+    return "bool";
+  return arena_printf(s->a, "%s (%s)", kinds[k], dtype_name(val->dtype));
+}
+
+static int check_output_kind(Sema *s, const char *name, SrcRange loc,
+                             const TVal *val, DType declared) {
+  if (kind_fits(val, declared))
+    return 1;
+  const char *dt = dtype_name(declared);
+  Diag *d = sema_error(s, loc, "output '%s' is declared %s but its value is %s; "
+                       "cast it explicitly: '%s = %s(...)'",
+                       name, dt, value_kind_str(s, val), name, dt);
+  if (d && val->loc.file)
+    diag_note(s->d, d, val->loc, "'%s' is assigned here", name);
+  return 0;
+}
+
 /* One output; `decl` is its declared type or NULL. */
 static int make_output(Sema *s, TypedOutput *out, const char *name,
                        SrcRange loc, TVal *val, const AstType *decl) {
+  if (val && decl && !check_output_kind(s, name, loc, val, decl->dtype))
+    return 0;
   val = sema_output_value(s, val, decl ? &decl->dtype : NULL);
   if (!val)
     return 0;
