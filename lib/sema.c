@@ -187,6 +187,30 @@ static int reserved_name(Sema *s, const char *name, SrcRange loc) {
   return 1;
 }
 
+static int is_constant_name(const char *name);
+
+/* An input, value, output or fn parameter may shadow a builtin function
+ * (`cos: f32[S, D]`, doc/language.md §4.3); the dtype names and the
+ * constants pi, inf and nan stay reserved. */
+static int reserved_tensor_name(Sema *s, const char *name, SrcRange loc) {
+  DType t;
+  if (!is_constant_name(name) && !dtype_from_name(name, &t))
+    return 0;
+  return reserved_name(s, name, loc);
+}
+
+/* A call of a builtin's name that a tensor shadows: `what` is "an input",
+ * "a value" or "a parameter of 'f'", `noun` the word to rename, `how`
+ * "declared" or "assigned" for the note at the shadowing definition. */
+static void shadowed_call(Sema *s, const Expr *call, const char *what,
+                          const char *noun, SrcRange defined, const char *how) {
+  Diag *d = sema_error(s, call->name_loc, "cannot call '%s': it is %s here and "
+                       "hides the builtin; rename the %s to call it", call->name,
+                       what, noun);
+  if (d)
+    diag_note(s->d, d, defined, "'%s' is %s here", call->name, how);
+}
+
 static Binding *bind(Sema *s, const char *name, SrcRange loc, TVal *val) {
   Binding *b = ARENA_NEW(s->a, Binding);
   b->name = name;
@@ -201,9 +225,12 @@ static Binding *bind(Sema *s, const char *name, SrcRange loc, TVal *val) {
  * its uses do not report again. */
 static int check_new_name(Sema *s, const char *name, SrcRange loc, int decl) {
   Binding *old = strmap_get(s->scope, name);
-  if (!old && (is_builtin_name(s, name) || strmap_get(&s->sizevars, name))) {
-    if (!reserved_name(s, name, loc))
-      sema_error(s, loc, "'%s' is already a size variable", name);
+  if (!old && reserved_tensor_name(s, name, loc)) {
+    bind(s, name, loc, NULL);
+    return 0;
+  }
+  if (!old && strmap_get(&s->sizevars, name)) {
+    sema_error(s, loc, "'%s' is already a size variable", name);
     bind(s, name, loc, NULL);
     return 0;
   }
@@ -369,6 +396,16 @@ static int is_constant_name(const char *name) {
   return !strcmp(name, "pi") || !strcmp(name, "inf") || !strcmp(name, "nan");
 }
 
+/* A call in a fn body of one of its parameters' names. */
+static int calls_param(Sema *s, const FnDef *f, const Expr *e) {
+  int i = e->kind == EXPR_CALL ? fn_param_index(f->stmt, e->name) : -1;
+  if (i < 0)
+    return 0;
+  shadowed_call(s, e, arena_printf(s->a, "a parameter of '%s'", f->name), "parameter",
+                f->stmt->params[i].loc, "declared");
+  return 1;
+}
+
 /* Names and calls of a fn body, checked once at its definition. */
 static int check_fn_expr(Sema *s, const FnDef *f, const Expr *e) {
   int ok = 1;
@@ -385,7 +422,9 @@ static int check_fn_expr(Sema *s, const FnDef *f, const Expr *e) {
     ok = 0;
   }
   FnDef *callee;
-  if (e->kind == EXPR_CALL && !check_callee(s, e, f->order, &callee))
+  if (calls_param(s, f, e))
+    ok = 0;
+  else if (e->kind == EXPR_CALL && !check_callee(s, e, f->order, &callee))
     ok = 0;
   for (int i = 0; i < e->nargs; i++)
     ok &= check_fn_expr(s, f, e->args[i]);
@@ -396,7 +435,7 @@ static int check_fn_params(Sema *s, const Stmt *st) {
   int ok = 1;
   for (int i = 0; i < st->nparams; i++) {
     const Param *p = &st->params[i];
-    if (reserved_name(s, p->name, p->loc))
+    if (reserved_tensor_name(s, p->name, p->loc))
       ok = 0;
     for (int j = 0; j < i; j++)
       if (!strcmp(st->params[j].name, p->name)) {
@@ -565,11 +604,25 @@ static TVal *expand_fn(Sema *s, const FnDef *f, const Expr *call, TVal **args) {
 
 static int current_order(Sema *s);
 
+/* In a kernel, a call of a builtin's name that an input or a value of the
+ * kernel shadows (doc/language.md §4.3). */
+static int calls_shadowed(Sema *s, const Expr *e) {
+  Binding *b = s->fn ? NULL : strmap_get(s->scope, e->name);
+  if (!b || !is_builtin_name(s, e->name))
+    return 0;
+  int input = b->input != 0;
+  shadowed_call(s, e, input ? "an input" : "a value", input ? "input" : "value",
+                b->loc, input ? "declared" : "assigned");
+  return 1;
+}
+
 static TVal *eval_call(Sema *s, const Expr *e) {
   TVal **args = ARENA_ARRAY(s->a, TVal *, e->nargs ? e->nargs : 1);
   int ok = 1;
   for (int i = 0; i < e->nargs; i++)
     ok &= (args[i] = eval(s, e->args[i])) != NULL;
+  if (calls_shadowed(s, e))
+    return NULL;
   FnDef *f = NULL;
   /* inside a fn, callees were checked at its definition */
   if (!s->fn && !check_callee(s, e, current_order(s), &f))
