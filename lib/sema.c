@@ -55,6 +55,43 @@ void strmap_put(Arena *a, StrMap *m, const char *key, void *val) {
   m->vals[i] = val;
 }
 
+/* ---- what earlier errors hide ------------------------------------------- */
+
+/* A name whose definition did not parse or whose import failed: its uses
+ * are not reported (the error about the definition is the cause). */
+static int is_broken(const Sema *s, const char *name) {
+  return s->broken_unnamed || strmap_get(&s->broken, name) ||
+         !strcmp(name, AST_ERROR_NAME);
+}
+
+static void note_broken(Sema *s, const AstFile *f) {
+  for (int i = 0; i < f->nbroken; i++)
+    strmap_put(s->a, &s->broken, f->broken[i], (void *)f);
+  s->broken_unnamed |= f->broken_unnamed;
+  s->import_failed |= f->broken_import;
+}
+
+/* An unused input or value: a warning given only when the program has no
+ * errors, where it would more often be a consequence than a cause. */
+typedef struct Unused {
+  SrcRange loc;
+  const char *what; /* "input" or "value" */
+  const char *name;
+} Unused;
+
+static void warn_later(Sema *s, SrcRange loc, const char *what, const char *name) {
+  Unused *u = ARENA_NEW(s->a, Unused);
+  *u = (Unused){loc, what, name};
+  vec_push(s->a, &s->unused, u);
+}
+
+static void give_unused_warnings(Sema *s) {
+  for (int i = 0; i < s->unused.len && !diag_has_errors(s->d); i++) {
+    const Unused *u = s->unused.items[i];
+    diag_warning(s->d, u->loc, "unused %s '%s'", u->what, u->name);
+  }
+}
+
 /* ---- spelling suggestions ------------------------------------------------ */
 
 /* Optimal string alignment distance: a swap of neighbours counts 1. */
@@ -92,10 +129,13 @@ typedef struct Suggestion {
   int dist;
 } Suggestion;
 
+/* Up to 2 edits, fewer for short names: 'expp' -> 'exp', 'xs' -> 'x',
+ * 'wieght' -> 'weight'; never for a one-letter name. */
 static void suggest_init(Suggestion *sg, const char *name) {
+  size_t n = strlen(name);
   sg->name = name;
   sg->best = NULL;
-  sg->dist = (int)strlen(name) / 3; /* 'expp' -> 'exp'; never for 'z' */
+  sg->dist = n <= 1 ? 0 : n <= 5 ? 1 : 2;
 }
 
 static void suggest_consider(Suggestion *sg, const char *cand) {
@@ -346,6 +386,47 @@ static void fn_arity(const FnDef *f, int *lo, int *hi) {
   }
 }
 
+/* What the frameworks' functions that tecc lacks become
+ * (doc/language.md §14); the hint follows "unknown function 'NAME'". */
+static const char *missing_function_hint(const char *name) {
+  static const char *const hints[][2] = {
+      {"reshape", "reshape"}, {"view", "reshape"}, {"flatten", "reshape"},
+      {"squeeze", "reshape"}, {"unsqueeze", "reshape"}, {"expand_dims", "reshape"},
+      {"transpose", "transpose"}, {"permute", "transpose"}, {"swapaxes", "transpose"},
+      {"matmul", "matrix product"}, {"mm", "matrix product"}, {"bmm", "matrix product"},
+      {"dot", "matrix product"}, {"einsum", "matrix product"}, {"linear", "matrix product"},
+      {"cumsum", "scan"}, {"cumprod", "scan"}, {"topk", "top-k"}, {"sort", "sort"},
+      {"argsort", "sort"}, {"conv1d", "convolution"}, {"conv2d", "convolution"},
+  };
+  for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
+    if (!strcmp(name, hints[i][0]))
+      return hints[i][1];
+  return NULL;
+}
+
+/* "; did you mean 'sum'?", a note on what tecc lacks, or "". */
+static const char *unknown_function_hint(Sema *s, const char *name) {
+  const char *missing = missing_function_hint(name);
+  if (missing && !strcmp(missing, "matrix product"))
+    return "; tecc has no matrix product: call cuBLAS or CUTLASS for it and fuse "
+           "what surrounds it with tecc (doc/language.md §14)";
+  if (missing)
+    return arena_printf(s->a, "; tecc has no %s: a kernel's tensors keep the shapes "
+                        "and order of their types (doc/language.md §14)", missing);
+  Suggestion sg;
+  suggest_init(&sg, name);
+  suggest_builtins(&sg);
+  suggest_map(&sg, &s->fns);
+  return did_you_mean(s->a, &sg);
+}
+
+/* A call of a name that is no builtin and no fn of any file. */
+static int unknown_callee(Sema *s, const Expr *call) {
+  int lo, hi;
+  return !builtin_arity(s, call->name, &lo, &hi) && !strmap_get(&s->fns, call->name) &&
+         !strmap_get(&s->later_fns, call->name);
+}
+
 /* A call's callee exists, is visible from `order` and gets enough
  * arguments; *fn is set for fn calls. */
 static int check_callee(Sema *s, const Expr *call, int order, FnDef **fn) {
@@ -368,14 +449,10 @@ static int check_callee(Sema *s, const Expr *call, int order, FnDef **fn) {
     return 0;
   }
   if (!f) {
-    /* after a broken import, the function may well be defined there */
-    Suggestion sg;
-    suggest_init(&sg, call->name);
-    suggest_builtins(&sg);
-    suggest_map(&sg, &s->fns);
-    if (!s->import_failed)
+    /* after a broken import or fn, the function may well be defined there */
+    if (!s->import_failed && !is_broken(s, call->name))
       sema_error(s, call->name_loc, "unknown function '%s'%s", call->name,
-                 did_you_mean(s->a, &sg));
+                 unknown_function_hint(s, call->name));
     return 0;
   }
   if (!fn_visible(s, f, order, call->name_loc))
@@ -409,6 +486,8 @@ static int calls_param(Sema *s, const FnDef *f, const Expr *e) {
 /* Names and calls of a fn body, checked once at its definition. */
 static int check_fn_expr(Sema *s, const FnDef *f, const Expr *e) {
   int ok = 1;
+  if (e->kind == EXPR_NAME && !strcmp(e->name, AST_ERROR_NAME))
+    return 0;
   if (e->kind == EXPR_NAME && fn_param_index(f->stmt, e->name) < 0 &&
       !is_constant_name(e->name)) {
     Suggestion sg;
@@ -426,6 +505,8 @@ static int check_fn_expr(Sema *s, const FnDef *f, const Expr *e) {
     ok = 0;
   else if (e->kind == EXPR_CALL && !check_callee(s, e, f->order, &callee))
     ok = 0;
+  if (e->kind == EXPR_CALL && unknown_callee(s, e))
+    return 0; /* its arguments' errors would follow from it */
   for (int i = 0; i < e->nargs; i++)
     ok &= check_fn_expr(s, f, e->args[i]);
   return ok;
@@ -524,11 +605,15 @@ static const Suggestion *name_suggestion(Sema *s, const char *name) {
   suggest_consider(sg, "pi");
   suggest_consider(sg, "inf");
   suggest_consider(sg, "nan");
+  if (!sg->best)
+    suggest_builtins(sg); /* 'y = x * sigmod' then at least says the word */
   return sg;
 }
 
 static void undeclared(Sema *s, const Expr *e) {
   SrcRange *later = s->kb ? strmap_get(&s->kb->later, e->name) : NULL;
+  if (is_broken(s, e->name))
+    return;
   if (later) {
     Diag *d = sema_error(s, e->loc, "'%s' is used before its definition",
                          e->name);
@@ -617,13 +702,17 @@ static int calls_shadowed(Sema *s, const Expr *e) {
 }
 
 static TVal *eval_call(Sema *s, const Expr *e) {
+  FnDef *f = NULL;
+  if (!s->fn && unknown_callee(s, e)) { /* its arguments' errors follow from it */
+    check_callee(s, e, current_order(s), &f);
+    return NULL;
+  }
   TVal **args = ARENA_ARRAY(s->a, TVal *, e->nargs ? e->nargs : 1);
   int ok = 1;
   for (int i = 0; i < e->nargs; i++)
     ok &= (args[i] = eval(s, e->args[i])) != NULL;
   if (calls_shadowed(s, e))
     return NULL;
-  FnDef *f = NULL;
   /* inside a fn, callees were checked at its definition */
   if (!s->fn && !check_callee(s, e, current_order(s), &f))
     return NULL;
@@ -700,7 +789,7 @@ static void add_input(Sema *s, KernelBuild *kb, const char *name,
     return;
   Shape sh;
   TVal *val = NULL;
-  if (input_shape(s, t, &sh)) {
+  if (!t->bad && input_shape(s, t, &sh)) {
     set_loc_at(s, loc);
     val = ARENA_NEW(s->a, TVal);
     val->kind = TV_TENSOR;
@@ -727,12 +816,12 @@ static void warn_unused(Sema *s, KernelBuild *kb, StrMap *outputs) {
   for (int i = 0; i < kb->inputs.len; i++) {
     Binding *b = kb->inputs.items[i];
     if (!b->reads)
-      diag_warning(s->d, b->loc, "unused input '%s'", b->name);
+      warn_later(s, b->loc, "input", b->name);
   }
   for (int i = 0; i < kb->assigns.len; i++) {
     Binding *b = kb->assigns.items[i];
     if (!b->reads && !strmap_get(outputs, b->name))
-      diag_warning(s->d, b->loc, "unused value '%s'", b->name);
+      warn_later(s, b->loc, "value", b->name);
   }
 }
 
@@ -824,6 +913,8 @@ static int check_output_kind(Sema *s, const char *name, SrcRange loc,
 /* One output; `decl` is its declared type or NULL. */
 static int make_output(Sema *s, TypedOutput *out, const char *name,
                        SrcRange loc, TVal *val, const AstType *decl) {
+  if (decl && decl->bad)
+    return 0;
   if (val && decl && !check_output_kind(s, name, loc, val, decl->dtype))
     return 0;
   val = sema_output_value(s, val, decl ? &decl->dtype : NULL);
@@ -956,7 +1047,7 @@ static void explicit_outputs(Sema *s, const Stmt *st) {
     const Param *o = &st->outs[i];
     Binding *b = strmap_get(s->scope, o->name);
     if (!b || b->input) {
-      if (!b)
+      if (!b && !is_broken(s, o->name))
         sema_error(s, o->loc, "output '%s' is never assigned", o->name);
       ok = 0;
       continue;
@@ -1183,8 +1274,8 @@ static void unknown_kernel(Sema *s, const Stmt *st) {
   Suggestion sg;
   suggest_init(&sg, st->of);
   suggest_map(&sg, &s->kernel_defs);
-  /* after a broken import, the kernel may well be defined there */
-  if (!s->import_failed)
+  /* after a broken import or kernel, the kernel may well be defined there */
+  if (!s->import_failed && !is_broken(s, st->of))
     sema_error(s, st->of_loc, "unknown kernel '%s'%s", st->of,
                did_you_mean(s->a, &sg));
 }
@@ -1587,8 +1678,9 @@ static void define_kernel(Sema *s, const Stmt *st, int order) {
     k = check_grad(s, st);
   } else {
     check_kernel(s, st, order);
-    if (s->d->n_errors == errors)
-      k = s->kernels.items[s->kernels.len - 1];
+    TypedKernel *last = s->kernels.items[s->kernels.len - 1];
+    if (s->d->n_errors == errors && last->noutputs > 0) /* else an error */
+      k = last;                                       /* was hidden */
   }
   add_kernel_def(s, st, k);
 }
@@ -1663,10 +1755,12 @@ TypedProgram *sema_check(Compilation *c, AstFile *main) {
   s->d = &c->diags;
   sema_builtins_init(s);
   load_prelude(s);
+  note_broken(s, main);
   ImportState is = {0};
   *file_state(s, &is, main->source->id) = 1;
   load_imports(s, &is, main, c->main_dir);
   check_main(s, main);
+  give_unused_warnings(s);
   warn_unused_defines(s);
   if (diag_has_errors(s->d))
     return NULL;
