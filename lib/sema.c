@@ -57,8 +57,10 @@ void strmap_put(Arena *a, StrMap *m, const char *key, void *val) {
 
 /* ---- what earlier errors hide ------------------------------------------- */
 
-/* A name whose definition did not parse or whose import failed: its uses
- * are not reported (the error about the definition is the cause). */
+/* A name whose definition did not parse (or any name, after a broken
+ * statement whose name could not be read): its uses are not reported,
+ * the syntax error is their cause.  Any kernel's scope: a name broken in
+ * one kernel also silences its undeclared uses in another. */
 static int is_broken(const Sema *s, const char *name) {
   return s->broken_unnamed || strmap_get(&s->broken, name) ||
          !strcmp(name, AST_ERROR_NAME);
