@@ -33,6 +33,8 @@ typedef struct ParseState {
   const SourceFile *src;
   LexState *lex;
   PtrVec stmts;
+  PtrVec broken;       /* const char*: AstFile.broken */
+  int broken_unnamed, broken_import;
   int seen_non_import; /* a statement other than import was parsed */
   int nesting_reported;
 } ParseState;
@@ -89,9 +91,9 @@ static ExprVal expr_val(ParseState *ps, Expr *e, int depth, TeLoc loc) {
                 MAX_EXPR_DEPTH);
     ps->nesting_reported = 1;
     v.e = ARENA_NEW(ps->arena, Expr);
-    v.e->kind = EXPR_INT;
-    v.e->loc = e->loc;
-    v.e->text = "0";
+    v.e->kind = EXPR_NAME;
+    v.e->loc = v.e->name_loc = e->loc;
+    v.e->name = AST_ERROR_NAME;
     v.depth = 1;
   }
   return v;
@@ -208,15 +210,26 @@ static AstType *make_type(ParseState *ps, const char *name, TeLoc name_loc, PtrV
                 "unknown dtype '%s' (expected bool, i32, i64, f16, bf16, f32 or f64)",
                 name);
     t->dtype = DT_F32;
+    t->bad = 1;
   }
   int n = dims ? dims->len : 0;
   if (n > TECC_MAX_RANK) {
     perror_at(ps, dims_loc, "tensor rank %d exceeds the maximum of %d", n, TECC_MAX_RANK);
     n = TECC_MAX_RANK;
+    t->bad = 1;
   }
   t->rank = n;
   for (int i = 0; i < n; i++)
     t->dims[i] = *(AstDim *)dims->items[i];
+  return t;
+}
+
+/* The type of a parameter written without one (reported already). */
+static AstType *bad_type(ParseState *ps, TeLoc loc) {
+  AstType *t = ARENA_NEW(ps->arena, AstType);
+  t->loc = R(ps, loc);
+  t->dtype = DT_F32;
+  t->bad = 1;
   return t;
 }
 
@@ -315,10 +328,64 @@ static Stmt *kernel_stmt(ParseState *ps, const char *name, TeLoc name_loc, PtrVe
   return s;
 }
 
+/* ---- statements that did not parse -------------------------------------- */
+
+static void add_broken(ParseState *ps, const char *name) {
+  vec_push(ps->arena, &ps->broken, (void *)name);
+}
+
+static int is_name_char(char c) {
+  return c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* The name that starts at *at, advancing past it and the blanks after
+ * it; NULL when no name starts there. */
+static const char *name_at(ParseState *ps, uint32_t *at) {
+  const char *text = ps->src->text;
+  uint32_t begin = *at, end = begin;
+  if (begin >= ps->src->len || (text[begin] >= '0' && text[begin] <= '9'))
+    return NULL;
+  while (end < ps->src->len && is_name_char(text[end]))
+    end++;
+  if (end == begin)
+    return NULL;
+  *at = end;
+  while (*at < ps->src->len && strchr(" \t\r\n", text[*at]))
+    (*at)++;
+  return arena_strndup(ps->arena, text + begin, end - begin);
+}
+
+/* A statement from `at` failed to parse: note what it defines, read from
+ * its first words (`NAME =`, `NAME :`, `kernel NAME`, `fn NAME`,
+ * `import`).  `lookahead` is the token that stopped it: when that is no
+ * token (YYEMPTY), recovery is only discarding it, after the statement
+ * was noted.  When it is the '=' or ':' of a name that starts a line, the
+ * statement swallowed the start of the next one, which is broken too. */
+static void broken_statement(ParseState *ps, TeLoc at, int lookahead) {
+  const LexState *lx = ps->lex;
+  if (lookahead == TOK_TE_YYEMPTY)
+    return;
+  if ((lookahead == '=' || lookahead == ':') && lx->prev_kind == TOK_IDENT &&
+      lx->prev_first_on_line)
+    add_broken(ps, spelling(ps, lx->prev_loc));
+  uint32_t p = at.begin;
+  const char *word = name_at(ps, &p), *text = ps->src->text;
+  if (word && (!strcmp(word, "kernel") || !strcmp(word, "fn")))
+    word = name_at(ps, &p);
+  else if (word && !strcmp(word, "import"))
+    word = NULL, ps->broken_import = 1;
+  else if (word && !(p < ps->src->len && (text[p] == ':' || (text[p] == '=' && text[p + 1] != '='))))
+    word = NULL;
+  if (word)
+    add_broken(ps, word);
+  else if (!ps->broken_import)
+    ps->broken_unnamed = 1;
+}
+
 /* `kernel NAME = grad(OF, WRT...)`: the value must be a call of grad
  * whose arguments are names. */
-static Stmt *grad_stmt(ParseState *ps, const char *name, TeLoc name_loc, ExprVal v,
-                       TeLoc loc) {
+static Stmt *grad_stmt_checked(ParseState *ps, const char *name, TeLoc name_loc, ExprVal v,
+                               TeLoc loc) {
   const Expr *e = v.e;
   if (e->kind != EXPR_CALL || strcmp(e->name, "grad") != 0) {
     perror_at(ps, (TeLoc){e->loc.begin, e->loc.end},
@@ -347,6 +414,15 @@ static Stmt *grad_stmt(ParseState *ps, const char *name, TeLoc name_loc, ExprVal
   s->params = ARENA_ARRAY(ps->arena, Param, s->nparams ? s->nparams : 1);
   for (int i = 1; i < e->nargs; i++)
     s->params[i - 1] = (Param){e->args[i]->name, e->args[i]->loc, NULL};
+  return s;
+}
+
+/* A malformed grad statement is dropped: its kernel is broken. */
+static Stmt *grad_stmt(ParseState *ps, const char *name, TeLoc name_loc, ExprVal v,
+                       TeLoc loc) {
+  Stmt *s = grad_stmt_checked(ps, name, name_loc, v, loc);
+  if (!s)
+    add_broken(ps, name);
   return s;
 }
 
@@ -431,7 +507,7 @@ stmt:
   | decl
   | assign
   | ';'                     { $$ = NULL; }
-  | error                   { $$ = NULL; recover(ps, yychar, 0); }
+  | error                   { $$ = NULL; broken_statement(ps, @1, yychar); recover(ps, yychar, 0); }
   ;
 
 import:
@@ -498,7 +574,7 @@ param:
   | IDENT                   {
                               perror_at(ps, @1, "kernel parameter '%s' needs a type, "
                                         "as in '%s: f32[N]'", $1, $1);
-                              $$ = new_param(ps, $1, @1, NULL);
+                              $$ = new_param(ps, $1, @1, bad_type(ps, @1));
                             }
   ;
 
@@ -528,9 +604,10 @@ body_item:
   | IDENT ':' type          {
                               perror_at(ps, @$, "a kernel body cannot declare inputs; "
                                         "make '%s' a parameter of the kernel", $1);
+                              add_broken(ps, $1);
                               $$ = NULL;
                             }
-  | error                   { $$ = NULL; recover(ps, yychar, 1); }
+  | error                   { $$ = NULL; broken_statement(ps, @1, yychar); recover(ps, yychar, 1); }
   ;
 
 /* ---- types ---- */
@@ -908,5 +985,9 @@ AstFile *parse_file(Arena *a, DiagList *diags, const SourceFile *src) {
   f->stmts = ARENA_ARRAY(a, Stmt *, f->nstmts ? f->nstmts : 1);
   for (int i = 0; i < f->nstmts; i++)
     f->stmts[i] = ps.stmts.items[i];
+  f->broken = (const char **)ps.broken.items;
+  f->nbroken = ps.broken.len;
+  f->broken_unnamed = ps.broken_unnamed;
+  f->broken_import = ps.broken_import;
   return f;
 }

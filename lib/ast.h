@@ -25,6 +25,8 @@ typedef struct AstType {
   int rank;
   AstDim dims[TECC_MAX_RANK];
   SrcRange loc;
+  int bad; /* the parser reported an error in it (an unknown dtype, rank
+              over 8): sema takes the tensor as already in error */
 } AstType;
 
 typedef enum ExprKind {
@@ -87,11 +89,23 @@ typedef struct Stmt {
   int nbody;
 } Stmt;
 
+/* The statements that did not parse are dropped; what they would have
+ * defined is kept here, so that sema checks the rest of the file without
+ * reporting their uses (language.md §11: recovery without cascades). */
 typedef struct AstFile {
   const SourceFile *source;
   Stmt **stmts;
   int nstmts;
+  const char **broken;  /* names defined by broken statements: tensors,
+                           kernels, fns (any kernel's scope) */
+  int nbroken;
+  int broken_unnamed;   /* a broken statement whose name is unknown */
+  int broken_import;    /* a broken import */
 } AstFile;
+
+/* An expression the parser replaced after an error in it (too deeply
+ * nested): a name no program can spell, which sema takes as in error. */
+#define AST_ERROR_NAME "<error>"
 
 /* --emit=ast: a readable indented dump. */
 const char *ast_dump(Arena *a, const AstFile *f);

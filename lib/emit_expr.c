@@ -320,7 +320,12 @@ const char *cu_op_expr(Arena *ar, Value *v, const char *const *a) {
 
 /* ---- reserved identifiers ------------------------------------------------------ */
 
-/* C, C++ and CUDA keywords and the identifiers generated code uses. */
+/* C, C++ and CUDA keywords, the macros GNU compilers predefine, and the
+ * identifiers generated code uses unqualified (types among them: the
+ * fixed-width integers, not every name that ends in _t).  A .te name that
+ * is one of these, or has a prefix the generated code or C reserves
+ * (name_is_reserved), is renamed u_NAME in the entry point and the
+ * kernels (doc/abi.md §2); any other name is kept as written. */
 static const char *const reserved_words[] = {
     "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool",
     "break", "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class",
@@ -339,19 +344,35 @@ static const char *const reserved_words[] = {
     "INT32_MIN", "INT32_MAX", "INT64_MIN", "INT64_MAX", "UINT32_MAX", "UINT64_MAX",
     "INT32_C", "INT64_C", "UINT32_C", "UINT64_C", "uint8_t", "int8_t", "errno",
     "assert", "offsetof", "min", "max", "abs", "exp", "log", "pow", "sqrt",
-    "printf", "malloc", "free", "memcpy", "memset", "size_t",
+    "printf", "malloc", "free", "memcpy", "memset", "size_t", "linux", "unix",
+    "int16_t", "int32_t", "int64_t", "uint16_t", "uint32_t", "uint64_t",
+    "intptr_t", "uintptr_t", "intmax_t", "uintmax_t", "ptrdiff_t", "ssize_t",
+    "max_align_t", "float_t", "double_t", "half", "half2", "nv_bfloat16",
+    "nv_bfloat162",
 };
+
+/* CUDA's vector types: int2, uint4, float4, double2, ... */
+static int is_vector_type(const char *name) {
+  static const char *const bases[] = {"char", "uchar", "short", "ushort", "int", "uint",
+                                      "long", "ulong", "longlong", "ulonglong", "float",
+                                      "double"};
+  size_t n = strlen(name);
+  if (n < 2 || name[n - 1] < '1' || name[n - 1] > '4')
+    return 0;
+  for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++)
+    if (strlen(bases[i]) == n - 1 && strncmp(name, bases[i], n - 1) == 0)
+      return 1;
+  return 0;
+}
 
 static int has_prefix(const char *s, const char *p) {
   return strncmp(s, p, strlen(p)) == 0;
 }
 
 int name_is_reserved(const char *name) {
-  size_t n = strlen(name);
   if (has_prefix(name, "tecc") || has_prefix(name, "t_") || has_prefix(name, "cuda") ||
       has_prefix(name, "__") || strstr(name, "__") ||
-      (name[0] == '_' && isupper((unsigned char)name[1])) ||
-      (n >= 2 && strcmp(name + n - 2, "_t") == 0))
+      (name[0] == '_' && isupper((unsigned char)name[1])) || is_vector_type(name))
     return 1;
   for (size_t i = 0; i < sizeof reserved_words / sizeof reserved_words[0]; i++)
     if (strcmp(name, reserved_words[i]) == 0)

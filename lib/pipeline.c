@@ -4,7 +4,8 @@
  *   parse -> sema -> lower -> grad -> opt -> fuse -> schedule -> emit
  *
  * Each pass reports user errors in c->diags (only parse and sema can) and
- * the pipeline stops after the first pass that reported any.  After each
+ * the pipeline stops after the first pass that reported any, except that
+ * sema also runs after syntax errors.  After each
  * pass, TECC_DUMP=<pass> (opts.dump_after) appends what it produced to the
  * debugging dump. */
 #include "pipeline.h"
@@ -28,13 +29,14 @@ static AstFile *parse_pass(Compilation *c, SourceFile *main) {
   AstFile *ast = parse_file(c->arena, &c->diags, main);
   if (compilation_wants_dump(c, "parse"))
     compilation_dump_text(c, "parse", ast_dump(c->arena, ast));
-  return failed(c) ? NULL : ast;
+  return ast;
 }
 
+/* Sema checks the statements that parsed even after syntax errors (the
+ * broken ones' names are in the AST, so their uses are not reported),
+ * so that one run reports every independent error (language.md §11). */
 static Module *front_half(Compilation *c, SourceFile *main, int optimize) {
   AstFile *ast = parse_pass(c, main);
-  if (!ast)
-    return NULL;
   TypedProgram *checked = sema_check(c, ast);
   if (!checked || failed(c))
     return NULL;
@@ -87,8 +89,8 @@ static void back_half(Compilation *c, Module *m) {
 int compile_pipeline(Compilation *c, SourceFile *main) {
   if (c->opts.emit == TECC_EMIT_AST) {
     AstFile *ast = parse_pass(c, main);
-    c->output = ast ? ast_dump(c->arena, ast) : NULL;
-    return ast != NULL;
+    c->output = failed(c) ? NULL : ast_dump(c->arena, ast);
+    return !failed(c);
   }
   Module *m = front_half(c, main, 1);
   if (!m)

@@ -55,6 +55,45 @@ void strmap_put(Arena *a, StrMap *m, const char *key, void *val) {
   m->vals[i] = val;
 }
 
+/* ---- what earlier errors hide ------------------------------------------- */
+
+/* A name whose definition did not parse (or any name, after a broken
+ * statement whose name could not be read): its uses are not reported,
+ * the syntax error is their cause.  Any kernel's scope: a name broken in
+ * one kernel also silences its undeclared uses in another. */
+static int is_broken(const Sema *s, const char *name) {
+  return s->broken_unnamed || strmap_get(&s->broken, name) ||
+         !strcmp(name, AST_ERROR_NAME);
+}
+
+static void note_broken(Sema *s, const AstFile *f) {
+  for (int i = 0; i < f->nbroken; i++)
+    strmap_put(s->a, &s->broken, f->broken[i], (void *)f);
+  s->broken_unnamed |= f->broken_unnamed;
+  s->import_failed |= f->broken_import;
+}
+
+/* An unused input or value: a warning given only when the program has no
+ * errors, where it would more often be a consequence than a cause. */
+typedef struct Unused {
+  SrcRange loc;
+  const char *what; /* "input" or "value" */
+  const char *name;
+} Unused;
+
+static void warn_later(Sema *s, SrcRange loc, const char *what, const char *name) {
+  Unused *u = ARENA_NEW(s->a, Unused);
+  *u = (Unused){loc, what, name};
+  vec_push(s->a, &s->unused, u);
+}
+
+static void give_unused_warnings(Sema *s) {
+  for (int i = 0; i < s->unused.len && !diag_has_errors(s->d); i++) {
+    const Unused *u = s->unused.items[i];
+    diag_warning(s->d, u->loc, "unused %s '%s'", u->what, u->name);
+  }
+}
+
 /* ---- spelling suggestions ------------------------------------------------ */
 
 /* Optimal string alignment distance: a swap of neighbours counts 1. */
@@ -92,10 +131,13 @@ typedef struct Suggestion {
   int dist;
 } Suggestion;
 
+/* Up to 2 edits, fewer for short names: 'expp' -> 'exp', 'xs' -> 'x',
+ * 'wieght' -> 'weight'; never for a one-letter name. */
 static void suggest_init(Suggestion *sg, const char *name) {
+  size_t n = strlen(name);
   sg->name = name;
   sg->best = NULL;
-  sg->dist = (int)strlen(name) / 3; /* 'expp' -> 'exp'; never for 'z' */
+  sg->dist = n <= 1 ? 0 : n <= 5 ? 1 : 2;
 }
 
 static void suggest_consider(Suggestion *sg, const char *cand) {
@@ -187,6 +229,30 @@ static int reserved_name(Sema *s, const char *name, SrcRange loc) {
   return 1;
 }
 
+static int is_constant_name(const char *name);
+
+/* An input, value, output or fn parameter may shadow a builtin function
+ * (`cos: f32[S, D]`, doc/language.md §4.3); the dtype names and the
+ * constants pi, inf and nan stay reserved. */
+static int reserved_tensor_name(Sema *s, const char *name, SrcRange loc) {
+  DType t;
+  if (!is_constant_name(name) && !dtype_from_name(name, &t))
+    return 0;
+  return reserved_name(s, name, loc);
+}
+
+/* A call of a builtin's name that a tensor shadows: `what` is "an input",
+ * "a value" or "a parameter of 'f'", `noun` the word to rename, `how`
+ * "declared" or "assigned" for the note at the shadowing definition. */
+static void shadowed_call(Sema *s, const Expr *call, const char *what,
+                          const char *noun, SrcRange defined, const char *how) {
+  Diag *d = sema_error(s, call->name_loc, "cannot call '%s': it is %s here and "
+                       "hides the builtin; rename the %s to call it", call->name,
+                       what, noun);
+  if (d)
+    diag_note(s->d, d, defined, "'%s' is %s here", call->name, how);
+}
+
 static Binding *bind(Sema *s, const char *name, SrcRange loc, TVal *val) {
   Binding *b = ARENA_NEW(s->a, Binding);
   b->name = name;
@@ -201,9 +267,12 @@ static Binding *bind(Sema *s, const char *name, SrcRange loc, TVal *val) {
  * its uses do not report again. */
 static int check_new_name(Sema *s, const char *name, SrcRange loc, int decl) {
   Binding *old = strmap_get(s->scope, name);
-  if (!old && (is_builtin_name(s, name) || strmap_get(&s->sizevars, name))) {
-    if (!reserved_name(s, name, loc))
-      sema_error(s, loc, "'%s' is already a size variable", name);
+  if (!old && reserved_tensor_name(s, name, loc)) {
+    bind(s, name, loc, NULL);
+    return 0;
+  }
+  if (!old && strmap_get(&s->sizevars, name)) {
+    sema_error(s, loc, "'%s' is already a size variable", name);
     bind(s, name, loc, NULL);
     return 0;
   }
@@ -319,6 +388,47 @@ static void fn_arity(const FnDef *f, int *lo, int *hi) {
   }
 }
 
+/* What the frameworks' functions that tecc lacks become
+ * (doc/language.md §14); the hint follows "unknown function 'NAME'". */
+static const char *missing_function_hint(const char *name) {
+  static const char *const hints[][2] = {
+      {"reshape", "reshape"}, {"view", "reshape"}, {"flatten", "reshape"},
+      {"squeeze", "reshape"}, {"unsqueeze", "reshape"}, {"expand_dims", "reshape"},
+      {"transpose", "transpose"}, {"permute", "transpose"}, {"swapaxes", "transpose"},
+      {"matmul", "matrix product"}, {"mm", "matrix product"}, {"bmm", "matrix product"},
+      {"dot", "matrix product"}, {"einsum", "matrix product"}, {"linear", "matrix product"},
+      {"cumsum", "scan"}, {"cumprod", "scan"}, {"topk", "top-k"}, {"sort", "sort"},
+      {"argsort", "sort"}, {"conv1d", "convolution"}, {"conv2d", "convolution"},
+  };
+  for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
+    if (!strcmp(name, hints[i][0]))
+      return hints[i][1];
+  return NULL;
+}
+
+/* "; did you mean 'sum'?", a note on what tecc lacks, or "". */
+static const char *unknown_function_hint(Sema *s, const char *name) {
+  const char *missing = missing_function_hint(name);
+  if (missing && !strcmp(missing, "matrix product"))
+    return "; tecc has no matrix product: call cuBLAS or CUTLASS for it and fuse "
+           "what surrounds it with tecc (doc/language.md §14)";
+  if (missing)
+    return arena_printf(s->a, "; tecc has no %s: a kernel's tensors keep the shapes "
+                        "and order of their types (doc/language.md §14)", missing);
+  Suggestion sg;
+  suggest_init(&sg, name);
+  suggest_builtins(&sg);
+  suggest_map(&sg, &s->fns);
+  return did_you_mean(s->a, &sg);
+}
+
+/* A call of a name that is no builtin and no fn of any file. */
+static int unknown_callee(Sema *s, const Expr *call) {
+  int lo, hi;
+  return !builtin_arity(s, call->name, &lo, &hi) && !strmap_get(&s->fns, call->name) &&
+         !strmap_get(&s->later_fns, call->name);
+}
+
 /* A call's callee exists, is visible from `order` and gets enough
  * arguments; *fn is set for fn calls. */
 static int check_callee(Sema *s, const Expr *call, int order, FnDef **fn) {
@@ -341,14 +451,10 @@ static int check_callee(Sema *s, const Expr *call, int order, FnDef **fn) {
     return 0;
   }
   if (!f) {
-    /* after a broken import, the function may well be defined there */
-    Suggestion sg;
-    suggest_init(&sg, call->name);
-    suggest_builtins(&sg);
-    suggest_map(&sg, &s->fns);
-    if (!s->import_failed)
+    /* after a broken import or fn, the function may well be defined there */
+    if (!s->import_failed && !is_broken(s, call->name))
       sema_error(s, call->name_loc, "unknown function '%s'%s", call->name,
-                 did_you_mean(s->a, &sg));
+                 unknown_function_hint(s, call->name));
     return 0;
   }
   if (!fn_visible(s, f, order, call->name_loc))
@@ -369,9 +475,21 @@ static int is_constant_name(const char *name) {
   return !strcmp(name, "pi") || !strcmp(name, "inf") || !strcmp(name, "nan");
 }
 
+/* A call in a fn body of one of its parameters' names. */
+static int calls_param(Sema *s, const FnDef *f, const Expr *e) {
+  int i = e->kind == EXPR_CALL ? fn_param_index(f->stmt, e->name) : -1;
+  if (i < 0)
+    return 0;
+  shadowed_call(s, e, arena_printf(s->a, "a parameter of '%s'", f->name), "parameter",
+                f->stmt->params[i].loc, "declared");
+  return 1;
+}
+
 /* Names and calls of a fn body, checked once at its definition. */
 static int check_fn_expr(Sema *s, const FnDef *f, const Expr *e) {
   int ok = 1;
+  if (e->kind == EXPR_NAME && !strcmp(e->name, AST_ERROR_NAME))
+    return 0;
   if (e->kind == EXPR_NAME && fn_param_index(f->stmt, e->name) < 0 &&
       !is_constant_name(e->name)) {
     Suggestion sg;
@@ -385,8 +503,12 @@ static int check_fn_expr(Sema *s, const FnDef *f, const Expr *e) {
     ok = 0;
   }
   FnDef *callee;
-  if (e->kind == EXPR_CALL && !check_callee(s, e, f->order, &callee))
+  if (calls_param(s, f, e))
     ok = 0;
+  else if (e->kind == EXPR_CALL && !check_callee(s, e, f->order, &callee))
+    ok = 0;
+  if (e->kind == EXPR_CALL && unknown_callee(s, e))
+    return 0; /* its arguments' errors would follow from it */
   for (int i = 0; i < e->nargs; i++)
     ok &= check_fn_expr(s, f, e->args[i]);
   return ok;
@@ -396,7 +518,7 @@ static int check_fn_params(Sema *s, const Stmt *st) {
   int ok = 1;
   for (int i = 0; i < st->nparams; i++) {
     const Param *p = &st->params[i];
-    if (reserved_name(s, p->name, p->loc))
+    if (reserved_tensor_name(s, p->name, p->loc))
       ok = 0;
     for (int j = 0; j < i; j++)
       if (!strcmp(st->params[j].name, p->name)) {
@@ -485,11 +607,15 @@ static const Suggestion *name_suggestion(Sema *s, const char *name) {
   suggest_consider(sg, "pi");
   suggest_consider(sg, "inf");
   suggest_consider(sg, "nan");
+  if (!sg->best)
+    suggest_builtins(sg); /* 'y = x * sigmod' then at least says the word */
   return sg;
 }
 
 static void undeclared(Sema *s, const Expr *e) {
   SrcRange *later = s->kb ? strmap_get(&s->kb->later, e->name) : NULL;
+  if (is_broken(s, e->name))
+    return;
   if (later) {
     Diag *d = sema_error(s, e->loc, "'%s' is used before its definition",
                          e->name);
@@ -565,12 +691,30 @@ static TVal *expand_fn(Sema *s, const FnDef *f, const Expr *call, TVal **args) {
 
 static int current_order(Sema *s);
 
+/* In a kernel, a call of a builtin's name that an input or a value of the
+ * kernel shadows (doc/language.md §4.3). */
+static int calls_shadowed(Sema *s, const Expr *e) {
+  Binding *b = s->fn ? NULL : strmap_get(s->scope, e->name);
+  if (!b || !is_builtin_name(s, e->name))
+    return 0;
+  int input = b->input != 0;
+  shadowed_call(s, e, input ? "an input" : "a value", input ? "input" : "value",
+                b->loc, input ? "declared" : "assigned");
+  return 1;
+}
+
 static TVal *eval_call(Sema *s, const Expr *e) {
+  FnDef *f = NULL;
+  if (!s->fn && unknown_callee(s, e)) { /* its arguments' errors follow from it */
+    check_callee(s, e, current_order(s), &f);
+    return NULL;
+  }
   TVal **args = ARENA_ARRAY(s->a, TVal *, e->nargs ? e->nargs : 1);
   int ok = 1;
   for (int i = 0; i < e->nargs; i++)
     ok &= (args[i] = eval(s, e->args[i])) != NULL;
-  FnDef *f = NULL;
+  if (calls_shadowed(s, e))
+    return NULL;
   /* inside a fn, callees were checked at its definition */
   if (!s->fn && !check_callee(s, e, current_order(s), &f))
     return NULL;
@@ -647,7 +791,7 @@ static void add_input(Sema *s, KernelBuild *kb, const char *name,
     return;
   Shape sh;
   TVal *val = NULL;
-  if (input_shape(s, t, &sh)) {
+  if (!t->bad && input_shape(s, t, &sh)) {
     set_loc_at(s, loc);
     val = ARENA_NEW(s->a, TVal);
     val->kind = TV_TENSOR;
@@ -674,12 +818,12 @@ static void warn_unused(Sema *s, KernelBuild *kb, StrMap *outputs) {
   for (int i = 0; i < kb->inputs.len; i++) {
     Binding *b = kb->inputs.items[i];
     if (!b->reads)
-      diag_warning(s->d, b->loc, "unused input '%s'", b->name);
+      warn_later(s, b->loc, "input", b->name);
   }
   for (int i = 0; i < kb->assigns.len; i++) {
     Binding *b = kb->assigns.items[i];
     if (!b->reads && !strmap_get(outputs, b->name))
-      diag_warning(s->d, b->loc, "unused value '%s'", b->name);
+      warn_later(s, b->loc, "value", b->name);
   }
 }
 
@@ -723,9 +867,58 @@ static void finish_bindings(Sema *s, KernelBuild *kb) {
   }
 }
 
+/* bool, integer or float: a declared output dtype of another kind than
+ * its value's is an error unless the value is cast (doc/language.md
+ * §4.1), as PyTorch's out= refuses float -> integer and non-bool -> bool;
+ * tecc refuses integer -> float too (an argmax stored as bf16). */
+typedef enum DKind { KIND_BOOL, KIND_INT, KIND_FLOAT } DKind;
+
+static DKind dtype_kind(DType t) {
+  return t == DT_BOOL ? KIND_BOOL : dtype_is_float(t) ? KIND_FLOAT : KIND_INT;
+}
+
+/* The kind a value brings: a weak integer fits integer and float outputs
+ * (a literal takes the dtype it meets); a weak float only float ones. */
+static int kind_fits(const TVal *val, DType declared) {
+  DKind want = dtype_kind(declared);
+  switch (val->kind) {
+  case TV_WEAK_INT: return want != KIND_BOOL;
+  case TV_WEAK_FLOAT: return want == KIND_FLOAT;
+  default: return dtype_kind(val->dtype) == want;
+  }
+}
+
+/* "an integer (i64)", "bool", "a float literal". */
+static const char *value_kind_str(Sema *s, const TVal *val) {
+  static const char *const kinds[] = {"bool", "an integer", "a float"};
+  if (val->kind != TV_TENSOR)
+    return tval_type_str(s, val);
+  DKind k = dtype_kind(val->dtype);
+  if (k == KIND_BOOL)
+    return "bool";
+  return arena_printf(s->a, "%s (%s)", kinds[k], dtype_name(val->dtype));
+}
+
+static int check_output_kind(Sema *s, const char *name, SrcRange loc,
+                             const TVal *val, DType declared) {
+  if (kind_fits(val, declared))
+    return 1;
+  const char *dt = dtype_name(declared);
+  Diag *d = sema_error(s, loc, "output '%s' is declared %s but its value is %s; "
+                       "cast it explicitly: '%s = %s(...)'",
+                       name, dt, value_kind_str(s, val), name, dt);
+  if (d && val->loc.file)
+    diag_note(s->d, d, val->loc, "'%s' is assigned here", name);
+  return 0;
+}
+
 /* One output; `decl` is its declared type or NULL. */
 static int make_output(Sema *s, TypedOutput *out, const char *name,
                        SrcRange loc, TVal *val, const AstType *decl) {
+  if (decl && decl->bad)
+    return 0;
+  if (val && decl && !check_output_kind(s, name, loc, val, decl->dtype))
+    return 0;
   val = sema_output_value(s, val, decl ? &decl->dtype : NULL);
   if (!val)
     return 0;
@@ -856,7 +1049,7 @@ static void explicit_outputs(Sema *s, const Stmt *st) {
     const Param *o = &st->outs[i];
     Binding *b = strmap_get(s->scope, o->name);
     if (!b || b->input) {
-      if (!b)
+      if (!b && !is_broken(s, o->name))
         sema_error(s, o->loc, "output '%s' is never assigned", o->name);
       ok = 0;
       continue;
@@ -1083,8 +1276,8 @@ static void unknown_kernel(Sema *s, const Stmt *st) {
   Suggestion sg;
   suggest_init(&sg, st->of);
   suggest_map(&sg, &s->kernel_defs);
-  /* after a broken import, the kernel may well be defined there */
-  if (!s->import_failed)
+  /* after a broken import or kernel, the kernel may well be defined there */
+  if (!s->import_failed && !is_broken(s, st->of))
     sema_error(s, st->of_loc, "unknown kernel '%s'%s", st->of,
                did_you_mean(s->a, &sg));
 }
@@ -1487,8 +1680,9 @@ static void define_kernel(Sema *s, const Stmt *st, int order) {
     k = check_grad(s, st);
   } else {
     check_kernel(s, st, order);
-    if (s->d->n_errors == errors)
-      k = s->kernels.items[s->kernels.len - 1];
+    TypedKernel *last = s->kernels.items[s->kernels.len - 1];
+    if (s->d->n_errors == errors && last->noutputs > 0) /* else an error */
+      k = last;                                       /* was hidden */
   }
   add_kernel_def(s, st, k);
 }
@@ -1563,10 +1757,12 @@ TypedProgram *sema_check(Compilation *c, AstFile *main) {
   s->d = &c->diags;
   sema_builtins_init(s);
   load_prelude(s);
+  note_broken(s, main);
   ImportState is = {0};
   *file_state(s, &is, main->source->id) = 1;
   load_imports(s, &is, main, c->main_dir);
   check_main(s, main);
+  give_unused_warnings(s);
   warn_unused_defines(s);
   if (diag_has_errors(s->d))
     return NULL;

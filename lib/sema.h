@@ -96,6 +96,10 @@ typedef struct Sema {
   StrMap builtins; /* name -> BuiltinInfo* (sema_expr.c): reserved names */
   int order;     /* running definition order */
   int import_failed; /* an import was missing or had syntax errors */
+  StrMap broken;     /* names defined by statements that did not parse */
+  int broken_unnamed; /* a statement whose name is unknown did not parse */
+  PtrVec unused;     /* Diag-less warnings held back (struct Unused, sema.c):
+                        given only when the program has no errors */
   /* the program's kernels */
   PtrVec kernels;    /* TypedKernel*, in program order */
   StrMap kernel_names; /* name -> SrcRange*: every kernel so far, any file */

@@ -658,8 +658,29 @@ static TVal *reduce_typed(Sema *s, ReduceOp op, TVal *x, uint32_t mask,
   return tv_tensor(s, reduce_node(s, op, t, t, x->node, mask), loc);
 }
 
+static const char *source_text(Sema *s, SrcRange r) {
+  return arena_strndup(s->a, r.file->text + r.begin, r.end - r.begin);
+}
+
+/* max(x, z) with a tensor or a float for z: numpy's max is a reduction
+ * too, but the slip is common enough to name the elementwise builtin. */
+static int elementwise_meant(Sema *s, ReduceOp op, const Expr *call, TVal **args,
+                             int nargs) {
+  if ((op != RED_MAX && op != RED_MIN) || nargs != 2 || call->nargs != 2 ||
+      (args[1]->kind != TV_TENSOR && args[1]->kind != TV_WEAK_FLOAT))
+    return 0;
+  const char *which = op == RED_MAX ? "maximum" : "minimum";
+  sema_error(s, args[1]->loc, "axis of '%s' must be an integer literal; for the "
+             "elementwise %s of two tensors, write %s(%s, %s)", reduce_name(op),
+             which, which, source_text(s, call->args[0]->loc),
+             source_text(s, call->args[1]->loc));
+  return 1;
+}
+
 static TVal *sema_reduce(Sema *s, ReduceOp op, const Expr *call, TVal **args,
                           int nargs) {
+  if (elementwise_meant(s, op, call, args, nargs))
+    return NULL;
   TVal *x = strong(s, args[0]);
   if (!x)
     return NULL;

@@ -78,10 +78,12 @@ static void print_help(void) {
       "  -o FILE                  write the .cu to FILE ('-': standard output);\n"
       "                           default: the input's base name with .cu\n"
       "  -H FILE, --header=FILE   write the header to FILE; default: the output\n"
-      "                           with .cu replaced by .h (none with -o -)\n"
+      "                           with .cu replaced by .h (none when the output\n"
+      "                           is '-' or not a regular file, as /dev/null)\n"
       "  --emit=KIND              write KIND instead of .cu + .h: header, ast, ir,\n"
-      "                           fused, plan, dot or json (dumps go to standard\n"
-      "                           output unless -o is given)\n"
+      "                           fused, plan, dot or json (to standard output\n"
+      "                           unless -o, or -H for the header, is given)\n"
+
       "\n"
       "Compilation:\n"
       "  -O0, -O1, -O2            no fusion; fusion with fixed schedules; full fusion\n"
@@ -106,6 +108,8 @@ static void print_help(void) {
       "  --help                   print this help and exit\n"
       "  --version                print the version and exit\n"
       "\n"
+      "Output files are written only when the whole compilation succeeds, and a\n"
+      "file that already holds what would be written is left untouched.\n"
       "Exit status: 0 success, 1 errors in the program, 2 usage or I/O error.\n",
       stdout);
 }
@@ -461,6 +465,7 @@ typedef struct Output {
   char *temp;
   int direct; /* path exists and is no regular file (/dev/null, a FIFO):
                  written in place, as standard output is */
+  int unchanged; /* path already holds text: left alone, time stamp too */
 } Output;
 
 enum { MAX_OUTPUTS = 4 };
@@ -560,6 +565,27 @@ static int is_special_file(const char *path) {
   return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
 }
 
+/* 1 when `path` is a regular file whose contents are exactly `text`: it is
+ * left untouched, so that make rebuilds nothing that depends on it. */
+static int holds_text(const char *path, const char *text) {
+  int fd = open(path, O_RDONLY);
+  struct stat st;
+  size_t len = strlen(text), done = 0;
+  int same = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+             (size_t)st.st_size == len;
+  char buf[1 << 14];
+  while (same && done < len) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    same = n > 0 && (size_t)n <= len - done && memcmp(buf, text + done, (size_t)n) == 0;
+    done += n > 0 ? (size_t)n : 0;
+  }
+  if (fd >= 0)
+    close(fd);
+  return same;
+}
+
 /* Tests set TECC_TEST_WRITE_DELAY_MS to hold the temporaries in place long
  * enough to signal the process. */
 static void test_delay(void) {
@@ -571,13 +597,21 @@ static void test_delay(void) {
   }
 }
 
+/* A file written through a temporary and a rename. */
+static int renamed_into_place(const Output *out) {
+  return out->path && !out->direct && !out->unchanged;
+}
+
 /* Writes every output, or none: temporaries first, standard output next,
- * then the renames. */
+ * then the renames.  A file that already holds its text is not written. */
 static int write_outputs(Output *outs, int n) {
   catch_signals();
   int ok = 1;
+  for (int i = 0; i < n; i++)
+    outs[i].unchanged = outs[i].path && !outs[i].direct &&
+                        holds_text(outs[i].path, outs[i].text);
   for (int i = 0; i < n && ok; i++)
-    if (outs[i].path && !outs[i].direct)
+    if (renamed_into_place(&outs[i]))
       ok = write_temp(&outs[i]);
   test_delay();
   for (int i = 0; i < n && ok; i++)
@@ -586,7 +620,7 @@ static int write_outputs(Output *outs, int n) {
     else if (outs[i].direct)
       ok = write_in_place(&outs[i]);
   for (int i = 0; i < n && ok; i++) {
-    if (!outs[i].path || outs[i].direct)
+    if (!renamed_into_place(&outs[i]))
       continue;
     ok = rename(outs[i].temp, outs[i].path) == 0;
     if (!ok)
@@ -609,6 +643,7 @@ static void add_output(Output *outs, int *n, const char *path, const char *text)
   outs[*n].text = text;
   outs[*n].temp = NULL;
   outs[*n].direct = outs[*n].path && is_special_file(path);
+  outs[*n].unchanged = 0;
   (*n)++;
 }
 
@@ -623,23 +658,27 @@ static char *header_for(const char *cu) {
   return concat(cu, ".h");
 }
 
+/* An output path from which no sibling name is derived: standard output,
+ * or a file that exists and is not regular (/dev/null, a FIFO). */
+static int is_stream(const char *path) {
+  return is_stdout(path) || is_special_file(path);
+}
+
 /* Default names (doc/cli.md): the input's stem in the current directory; the
- * header beside the .cu, none with -o - unless -H is given; --emit=header
- * writes to -H, else -o; the dependency file is -MF, else the output with
- * .d. */
+ * header beside the .cu, none unless -H is given when the .cu goes to a
+ * stream; --emit=header writes to -H, else -o, else standard output; the
+ * dependency file is -MF, else the output with .d, else the stem with .d. */
 static void resolve_paths(Cli *cli) {
   char *stem = cli->stem = input_stem(cli->input);
   cli->cu_file = cli->output ? xstrdup(cli->output) : concat(stem, ".cu");
   if (cli->header)
     cli->h_file = xstrdup(cli->header);
-  else if (!is_stdout(cli->cu_file))
+  else if (!is_stream(cli->cu_file))
     cli->h_file = header_for(cli->cu_file);
-  cli->header_only = cli->header   ? xstrdup(cli->header)
-                     : cli->output ? xstrdup(cli->output)
-                                   : concat(stem, ".h");
+  cli->header_only = xstrdup(cli->header ? cli->header : cli->output ? cli->output : "-");
   if (cli->dep_path)
     cli->dep_out = xstrdup(cli->dep_path);
-  else if (cli->output && !is_stdout(cli->output))
+  else if (cli->output && !is_stream(cli->output))
     cli->dep_out = replace_ext(cli->output, ".d");
   else
     cli->dep_out = concat(stem, ".d");

@@ -60,4 +60,18 @@ if grep -q more.te model.d; then fail "the new dependency file drops it"; else p
 settle
 is_exit 0 "and then: up to date" mk -q
 
+# An import touched but not changed: tecc runs again, finds the .cu and the
+# .h as they were and leaves them alone, so what is built from them is not
+# rebuilt.
+cat >> Makefile << 'EOF'
+model.o: model.cu model.h
+	cat model.cu model.h > $@
+EOF
+ok "make builds an object from the .cu and .h" mk model.o
+touch -t 202201010000 model.o
+touch lib/act.te
+ok "an import touched: make runs tecc again" mk model.o
+if grep -q "cat model.cu" make.out; then fail "the unchanged .cu and .h rebuild nothing"; diag "$(cat make.out)"
+else pass "the unchanged .cu and .h rebuild nothing"; fi
+
 done_testing

@@ -54,9 +54,23 @@ ok "stdin: the kernel is named 'kernel'" grep -q 'tecc_status kernel(' kernel.h
 "$TECC" --emit=header src/model.te -o sub/only.h
 ok "--emit=header -o FILE: the header alone" grep -q 'tecc_status model(' sub/only.h
 ok "--emit=header: no .cu" test ! -e sub/only.cu
-mkdir hdr && (cd hdr && "$TECC" --emit=header ../src/model.te)
-ok "--emit=header: default FILE.h in the current directory" grep -q 'tecc_status model(' hdr/model.h
-is "$(ls -A hdr)" "model.h" "--emit=header writes nothing else"
+mkdir hdr && (cd hdr && "$TECC" --emit=header ../src/model.te > ../hdr.out)
+ok "--emit=header without -o: the header on standard output" grep -q 'tecc_status model(' hdr.out
+is "$(ls -A hdr)" "" "--emit=header without -o writes no file"
+"$TECC" --emit=header src/model.te -H sub/via-h.h > hdr2.out
+ok "--emit=header -H FILE: the header there" grep -q 'tecc_status model(' sub/via-h.h
+ok "--emit=header -H FILE: nothing on standard output" test ! -s hdr2.out
+
+# An output that is not a regular file (/dev/null) names no header, as -o -
+# does; -H still writes one.
+had_null_h=no; [ -e /dev/null.h ] && had_null_h=yes
+mkdir devnull && (cd devnull && "$TECC" ../src/model.te -o /dev/null -MD)
+is "$?" 0 "-o /dev/null exits 0"
+if [ $had_null_h = yes ]; then skip "-o /dev/null: no /dev/null.h" "/dev/null.h was there before"
+else ok "-o /dev/null: no /dev/null.h" test ! -e /dev/null.h; fi
+is "$(ls -A devnull)" "model.d" "-o /dev/null -MD: only the dependency file, named after the input"
+(cd devnull && "$TECC" ../src/model.te -o /dev/null -H null.h)
+ok "-o /dev/null -H FILE: the header there" grep -q 'tecc_status model(' devnull/null.h
 
 "$TECC" --name=renamed src/model.te -o sub/renamed.cu
 ok "--name renames the kernel" grep -q 'tecc_status renamed(' sub/renamed.h
@@ -64,5 +78,23 @@ ok "--name renames the kernel" grep -q 'tecc_status renamed(' sub/renamed.h
 "$TECC" src/model.te -o sub/same.cu && cp sub/same.cu first.cu && \
   "$TECC" src/model.te -o sub/same.cu
 ok "the same input gives the same bytes" cmp -s first.cu sub/same.cu
+
+# A file that already holds what tecc would write is left alone, time stamp
+# included, so that make rebuilds nothing that includes it; a file whose
+# contents differ is replaced.
+"$TECC" src/model.te -o sub/keep.cu -MD -MF sub/keep.d
+touch -t 202001010000 sub/keep.cu sub/keep.h sub/keep.d
+touch -t 202101010000 stamp
+"$TECC" src/model.te -o sub/keep.cu -MD -MF sub/keep.d
+is "$?" 0 "the same compilation again exits 0"
+is "$(find sub/keep.cu sub/keep.h sub/keep.d -newer stamp)" "" \
+  "unchanged .cu, .h and dependency file keep their time stamps"
+echo '/* edited */' >> sub/keep.h
+touch -t 202001010000 sub/keep.h
+"$TECC" src/model.te -o sub/keep.cu -MD -MF sub/keep.d
+is "$(find sub/keep.cu sub/keep.h sub/keep.d -newer stamp)" "sub/keep.h" \
+  "only the file whose contents differ is written"
+ok "and it holds the header again" test "$(tail -n 1 sub/keep.h)" != '/* edited */'
+is "$(ls -A sub | grep -c '^\.')" 0 "no temporary file left"
 
 done_testing

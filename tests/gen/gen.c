@@ -1011,6 +1011,18 @@ static const char *declared_type(const Val *v, Dt *dt) {
   return fmt("%s%s", dt_name[to], shape_text(v->sh, chance(50)));
 }
 
+/* A declared output of another kind (bool, integer, float) than its value
+ * needs the cast written (doc/language.md §4.1): a statement of its own,
+ * whose name is the output's.  Otherwise the value's own name. */
+static const char *converted(const Val *v, Dt to) {
+  if (is_float(to) == is_float(v->dt) && (to == T_BOOL) == (v->dt == T_BOOL))
+    return v->text;
+  const char *name = new_name();
+  K->body = fmt("%s    %s = %s(%s)\n", K->body, name, dt_name[to], v->text);
+  K->nstmts++;
+  return name;
+}
+
 /* `kernel kI_grad = grad(kI)` (every float input), or with some of the
  * float inputs named, when kI has a float input and a float output. */
 static void gen_grad(FILE *out, int index, int float_outputs) {
@@ -1055,9 +1067,10 @@ static void gen_kernel(FILE *out, int index, int explicit_form) {
       continue;
     const Val *v = &k.pool[i];
     Dt dt = v->dt;
-    if (explicit_form && chance(50))
-      outs = fmt("%s%s%s: %s", outs, nout ? ", " : "", v->text, declared_type(v, &dt));
-    else
+    if (explicit_form && chance(50)) {
+      const char *ty = declared_type(v, &dt), *name = converted(v, dt);
+      outs = fmt("%s%s%s: %s", outs, nout ? ", " : "", name, ty);
+    } else
       outs = fmt("%s%s%s", outs, nout ? ", " : "", v->text);
     float_outputs += is_float(dt);
     nout++;
