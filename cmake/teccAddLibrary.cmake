@@ -24,7 +24,8 @@
 #   --emit, -M*) are tecc_add_library's own.  Without --arch, when
 #   CMAKE_CUDA_ARCHITECTURES names one architecture (80, 90-real, 90a),
 #   tecc's schedules are chosen for it; otherwise for tecc's default,
-#   sm_90 (the .cu builds for any sm_70 or newer either way).
+#   sm_90 (the .cu builds for any target the installed nvcc supports
+#   either way: sm_75 and newer with CUDA 13).
 # - OPTIONS apply to every file.  The source file property TECC_OPTIONS
 #   (a list, as OPTIONS) adds options for one file, after OPTIONS (so its
 #   -D N=... wins over theirs): a -D for a size variable that only some
@@ -192,7 +193,7 @@ function(_tecc_require_cuda name)
 endfunction()
 
 # --arch=sm_XY when OPTIONS give none and CMAKE_CUDA_ARCHITECTURES names
-# exactly one architecture of sm_70 or newer.
+# exactly one architecture tecc --arch takes (7.0 and later).
 function(_tecc_default_arch out options)
   set(${out} "" PARENT_SCOPE)
   list(LENGTH CMAKE_CUDA_ARCHITECTURES count)

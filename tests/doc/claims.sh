@@ -7,7 +7,7 @@
 cd "$top_srcdir" || exit 1
 
 claims=$(grep -n -i -E 'sm_70`? or newer|from `?sm_70`? on|any `?sm_70' \
-  README.md doc/*.md doc/tecc.1 examples/README 2>/dev/null)
+  README.md doc/*.md doc/tecc.1 examples/README cmake/*.cmake 2>/dev/null)
 is "$claims" "" "no document promises that the .cu builds for sm_70"
 ok "doc/abi.md names CUDA 13's oldest target, sm_75" grep -q 'sm_75` and newer with CUDA 13' doc/abi.md
 
