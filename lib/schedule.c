@@ -270,6 +270,10 @@ static int takes_whole(const Group *g, int rows, int vec) {
  * packs an item besides the row's (operands along the row and outputs:
  * layernorm's w, b and y are three): at 8 packs masked softmax f32 and
  * softmax(x, -1) beside softmax(x, 0) spilled (issue 45). */
+static int half(int items) {
+  return items > 1 ? items / 2 : 1;
+}
+
 static int reread_items(const Group *g, const Footprint *f, int max_items, int items, int vec) {
   int more = at_most(max_items, 2 * STREAM_ITEMS);
   int light = !f->row_operand_axes && footprint_light_items(f);
@@ -376,24 +380,39 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
 
 /* Rows that are not whole packs (PACKS false: a length that is not a
  * multiple of VEC, or a pointer that is not 16-byte aligned) load with a
- * bounds test per element: the stream kernel's f32 instances for them
- * spilled at the 8 packs a chunk of wide_items (softmax, log_softmax,
- * layernorm; ptxas -v, sm_90, issue 45), so they take `items`, and each
- * thread still folds the same elements in the same order.  (Halving
- * every such instance's packs, and binding the 16-bit register
- * instances for them to 512 threads, one block an SM, took every spill
- * out of examples/ and tests/bench/, but on an H200 made softmax f32
- * 1024 x 50257 36% slower and rmsnorm, layernorm and softmax bf16 at
- * 4096 x 11007 46-50% (bench/NOTES.md, issue 45): ptxas then gave those
- * 128 registers and a quarter of the occupancy.) */
+ * bounds test per element, or 16-bit ones through the five aligned words
+ * a pack spans (tecc::load_unaligned), and the stream kernel's instances
+ * for them spilled (ptxas -v, sm_90, issue 45).  Measured on an H200
+ * against the same instances spilling (bench/NOTES.md, issue 45):
+ *   - f32 rows read again take `items`, not wide_items' 8 packs: softmax
+ *     f32 1024 x 50257 241.2 -> 211.6 us, layernorm f32 128 x 262143
+ *     237.4 -> 171.1, no spill (half of `items`, 2 packs, 327 us);
+ *   - 16-bit rows that write at most one output along them take half of
+ *     `items`: cross-entropy bf16 1024 x 50257 111.7 -> 81.5 us, card,
+ *     logsumexp and rowstats bf16 3-10% faster, softmax bf16 1024 x
+ *     200003 5.7%, no spill;
+ *   - the others keep `items` and their spills: half of it cost f32 rows
+ *     read once (card, logsumexp, rowstats) 4-16% and add_rmsnorm's two
+ *     outputs 1-5%.
+ * Each thread still folds the same elements in the same order.  (Binding
+ * the 16-bit register instances for such rows to 512 threads, one block
+ * an SM, took their spills out too, but ptxas then gave them 128
+ * registers and a quarter of the occupancy: softmax, rmsnorm and
+ * layernorm bf16 at 4096 x 11007 46-50% slower.) */
 static void odd_rows(GroupSchedule *s, const Group *g) {
   if (!g->plan->row_packs) /* no PACKS instance: every row loads element by element */
     return;
   for (int i = 0; i < s->nvariants; i++) {
     Variant *v = &s->variants[i];
-    if (v->storage == STORE_STREAM && v->wide_items) {
+    if (v->storage != STORE_STREAM || v->vec == 1)
+      continue;
+    int items64 = v->items64 ? v->items64 : v->items;
+    if (v->wide_items) {
       v->odd_items = v->items;
-      v->odd_items64 = v->items64 ? v->items64 : v->items;
+      v->odd_items64 = items64;
+    } else if (v->vec == PACK_BYTES / 2 && g->plan->row_outputs <= 1) {
+      v->odd_items = half(v->items);
+      v->odd_items64 = half(items64);
     }
   }
 }
