@@ -1999,20 +1999,14 @@ static void row_body(SEmit *e, Out *o) {
 
 /* The stream kernel's packs per thread per chunk: more in its instances
  * of 32-bit indices where the schedule says (Variant.wide_items), fewer
- * in those of 64-bit indices (Variant.items64), and fewer again for rows
- * that are not whole packs (Variant.odd_items, odd_items64). */
-static const Variant *stream_variant(const SEmit *e) {
-  return &e->sk.sched->variants[e->sk.sched->nvariants - 1];
-}
-
+ * in those of 64-bit indices (Variant.items64). */
 static void declare_stream_items(SEmit *e, Out *o) {
-  const Variant *v = stream_variant(e);
+  const Variant *v = &e->sk.sched->variants[e->sk.sched->nvariants - 1];
   int small = v->wide_items ? v->wide_items : v->items, wide = v->items64 ? v->items64 : v->items;
-  const char *items = small != wide ? arena_printf(e->sk.a, "sizeof(IndexT) == 4 ? %d : %d", small, wide)
-                                    : arena_printf(e->sk.a, "%d", small);
-  if (stitch_takes_packs(&e->sk) && v->odd_items)
-    items = arena_printf(e->sk.a, "PACKS ? (%s) : sizeof(IndexT) == 4 ? %d : %d", items, v->odd_items, v->odd_items64);
-  emit(o, "constexpr int ITEMS = %s; /* packs per thread per chunk */", items);
+  if (small != wide)
+    emit(o, "constexpr int ITEMS = sizeof(IndexT) == 4 ? %d : %d; /* packs per thread per chunk */", small, wide);
+  else
+    emit(o, "constexpr int ITEMS = %d; /* packs per thread per chunk */", small);
 }
 
 /* The cluster-capable kernel takes a row per cluster, its lanes across
@@ -2074,21 +2068,11 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
    * one-argument form: an explicit 1 moved ptxas's register choice (the
    * block variant of card bf16 from 32 registers to 48, -1.7 points of
    * copy at 16384 x 4096 on an H200) */
-  const char *threads = arena_printf(e->sk.a, "%d", e->sk.sched->max_threads), *blocks = NULL;
-  /* the stream kernel's instances for rows that are not whole packs,
-   * where they take fewer packs than the others (schedule.c, odd_rows()):
-   * one block an SM, its 1024 threads' 64 registers (bound so, add_rmsnorm
-   * bf16's, which take as many, were 7.9% slower at 1024 x 50257 on an
-   * H200; bench/NOTES.md, issue 45) */
-  if (!e->sk.reg && stitch_takes_packs(&e->sk) && stream_variant(e)->odd_items)
-    blocks = "PACKS ? 0 : 1";
-  if (stitch_narrow_kernel(&e->sk)) {
-    threads = arena_printf(e->sk.a, "NARROW ? %d : %s", NARROW_THREADS, threads);
-    blocks = arena_printf(e->sk.a, "NARROW ? %d : %s", NARROW_BLOCKS, blocks ? arena_printf(e->sk.a, "(%s)", blocks) : "0");
-  }
+  const char *bound = arena_printf(e->sk.a, "%d", e->sk.sched->max_threads);
+  if (stitch_narrow_kernel(&e->sk))
+    bound = arena_printf(e->sk.a, "NARROW ? %d : %s, NARROW ? %d : 0", NARROW_THREADS, bound, NARROW_BLOCKS);
   if (stitch_early_kernel(&e->sk))
-    threads = arena_printf(e->sk.a, "EARLY ? %d : %s", e->sk.sched->early_threads, threads);
-  const char *bound = blocks ? arena_printf(e->sk.a, "%s, %s", threads, blocks) : threads;
+    bound = arena_printf(e->sk.a, "EARLY ? %d : %s", e->sk.sched->early_threads, bound);
   open_block(o, "__global__ void __launch_bounds__(%s) %s(%s%s)", bound, stitch_kernel_name(&e->sk, e->sk.reg),
              param_decls(e->sk.a, e->sk.k, &e->params, 0), extra);
   if (stitch_takes_packs(&e->sk))

@@ -31,13 +31,12 @@ int footprint_held(const Footprint *f) {
 }
 
 int footprint_light_items(const Footprint *f) {
-  return f->row_operands + f->row_outputs <= ITEM_PACKS_FREE;
+  return f->item_packs <= ITEM_PACKS_FREE;
 }
 
 int footprint_budget(const Footprint *f, int registers) {
-  int item_packs = f->row_operands + f->row_outputs;
-  if (item_packs > ITEM_PACKS_FREE)
-    registers -= PACK_REGISTERS * (item_packs - ITEM_PACKS_FREE);
+  if (f->item_packs > ITEM_PACKS_FREE)
+    registers -= PACK_REGISTERS * (f->item_packs - ITEM_PACKS_FREE);
   int inputs = 2 * f->held_inputs - f->held_pairs + 6 * f->held_wide; /* half registers */
   int kept = 2 * f->kept + 6 * f->kept_wide;
   int need = inputs > kept ? inputs : kept;
@@ -135,7 +134,7 @@ static void reduce_footprint(Walk *w) {
 /* ---- stitch groups ----------------------------------------------------- */
 
 /* The plan's numbers (stitch_plan.h): it walked the group's passes once. */
-static void stitch_footprint(const StitchPlan *sp, Footprint *f) {
+static void stitch_footprint(const Group *g, const StitchPlan *sp, Footprint *f) {
   f->held_inputs = sp->held.len;
   f->held_pairs = sp->held_pairs;
   f->held_wide = sp->held_wide;
@@ -143,6 +142,10 @@ static void stitch_footprint(const StitchPlan *sp, Footprint *f) {
   f->kept = sp->nkept;
   f->keep = sp->keep;
   f->row_operands = sp->along.len;
+  /* rows in 16-byte packs only: a column kernel's budget sets its ITEMS,
+   * which it takes as a power of two (7, from two operands and two
+   * outputs, broke one); element by element an item moves 4 bytes */
+  f->item_packs = g->sched == SCHED_ROW && sp->pack_bytes ? sp->along.len + sp->row_outputs : 0;
   f->row_operand_axes = sp->along_axes;
   f->row_outputs = sp->row_outputs;
   f->own_bytes = sp->own_bytes;
@@ -152,7 +155,7 @@ static void stitch_footprint(const StitchPlan *sp, Footprint *f) {
 Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g) {
   Footprint f = {0};
   if (g->kind == GROUP_STITCH) {
-    stitch_footprint(g->plan, &f);
+    stitch_footprint(g, g->plan, &f);
   } else {
     Walk w = {0};
     w.a = a;

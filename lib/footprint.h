@@ -38,6 +38,8 @@ typedef struct Footprint {
                        under [B, S, S]: the S of the rows) */
   int row_outputs;  /* stitch: roots written along the row (a softmax's y; rowstats' m and v,
                        one value a row, are not) */
+  int item_packs;   /* stitch rows: the packs the last pass moves an item besides the row's,
+                       row_operands + row_outputs (0 for columns and rows not in packs) */
 } Footprint;
 
 Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g);

@@ -270,10 +270,6 @@ static int takes_whole(const Group *g, int rows, int vec) {
  * packs an item besides the row's (operands along the row and outputs:
  * layernorm's w, b and y are three): at 8 packs masked softmax f32 and
  * softmax(x, -1) beside softmax(x, 0) spilled (issue 45). */
-static int half(int items) {
-  return items > 1 ? items / 2 : 1;
-}
-
 static int reread_items(const Group *g, const Footprint *f, int max_items, int items, int vec) {
   int more = at_most(max_items, 2 * STREAM_ITEMS);
   int light = !f->row_operand_axes && footprint_light_items(f);
@@ -379,43 +375,20 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
 }
 
 /* Rows that are not whole packs (PACKS false: a length that is not a
- * multiple of VEC, or a pointer that is not 16-byte aligned) load with a
- * bounds test per element, or 16-bit ones through the five aligned words
- * a pack spans (tecc::load_unaligned), and the stream kernel's instances
- * for them spilled (ptxas -v, sm_90, issue 45).  Measured on an H200
- * against the same instances spilling (bench/NOTES.md, issue 45):
- *   - f32 rows read again take `items`, not wide_items' 8 packs: softmax
- *     f32 1024 x 50257 241.2 -> 211.6 us, layernorm f32 128 x 262143
- *     237.4 -> 171.1, no spill (half of `items`, 2 packs, 327 us);
- *   - 16-bit rows that write at most one output along them take half of
- *     `items`: cross-entropy bf16 1024 x 50257 111.7 -> 81.5 us, card,
- *     logsumexp and rowstats bf16 3-10% faster, softmax bf16 1024 x
- *     200003 5.7%, no spill;
- *   - the others keep `items` and their spills: half of it cost f32 rows
- *     read once (card, logsumexp, rowstats) 4-16% and add_rmsnorm's two
- *     outputs 1-5%.
- * Each thread still folds the same elements in the same order.  (Binding
- * the 16-bit register instances for such rows to 512 threads, one block
- * an SM, took their spills out too, but ptxas then gave them 128
- * registers and a quarter of the occupancy: softmax, rmsnorm and
- * layernorm bf16 at 4096 x 11007 46-50% slower.) */
-static void odd_rows(GroupSchedule *s, const Group *g) {
-  if (!g->plan->row_packs) /* no PACKS instance: every row loads element by element */
-    return;
-  for (int i = 0; i < s->nvariants; i++) {
-    Variant *v = &s->variants[i];
-    if (v->storage != STORE_STREAM || v->vec == 1)
-      continue;
-    int items64 = v->items64 ? v->items64 : v->items;
-    if (v->wide_items) {
-      v->odd_items = v->items;
-      v->odd_items64 = items64;
-    } else if (v->vec == PACK_BYTES / 2 && g->plan->row_outputs <= 1) {
-      v->odd_items = half(v->items);
-      v->odd_items64 = half(items64);
-    }
-  }
-}
+ * multiple of VEC, or a pointer that is not 16-byte aligned) run
+ * instances that load with a bounds test per element, or 16-bit ones
+ * through the five aligned words a pack spans (tecc::load_unaligned),
+ * with the same ITEMS as the aligned ones, so that a thread folds the
+ * same elements in the same chunks whatever the pointers' alignment: the
+ * same bits (tests/conform compares a misaligned call with an aligned
+ * one).  Many of them spill (tests/nvcc/spills.known).  Tried in issue
+ * 45, on an H200 (bench/NOTES.md): half the packs a chunk in the stream
+ * instances took their spills out and made cross-entropy bf16 20-27%
+ * faster at 1024 x 50257 and softmax f32 12%, but changed the online
+ * sums' chunks (outputs differing by alignment) and cost f32 rows read
+ * once 4-16%; binding the 16-bit register instances to 512 threads, one
+ * block an SM, gave them 128 registers and a quarter of the occupancy
+ * (softmax, rmsnorm and layernorm bf16 at 4096 x 11007 46-50% slower). */
 
 /* A stream kernel that reads each row once (rowstats: its variance
  * shares the mean's pass, stitch.h) gives a row 512 threads when the
@@ -666,7 +639,6 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   }
   if (s->cls == CLASS_STITCH_ROW) {
     one_read_stream(s, g);
-    odd_rows(s, g);
     s->batch = batch_axes(g, &f);
     s->batch_bytes = f.own_bytes;
     s->batch_limit = t->l2_bytes / 2;
@@ -783,9 +755,6 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
     buf_printf(b, " (%d where 32-bit indices do)", v->wide_items);
   else if (v->items64)
     buf_printf(b, " (%d with 64-bit indices)", v->items64);
-  if (v->odd_items)
-    buf_printf(b, ", and %d (%d with 64-bit indices) where the rows are not whole aligned packs", v->odd_items,
-               v->odd_items64);
   if (v->rows > 1)
     buf_printf(b, ", ROWS %d", v->rows);
   buf_printf(b, ", %s, %s", block_text(a, v), grid_text(a, v));
@@ -834,12 +803,12 @@ static void stitch_text(Buf *b, Arena *a, const Group *g, const GroupSchedule *s
   else if (vec == 8) /* 16-bit rows: emit_stitch.c, moves_unaligned */
     buf_printf(b, "    packs: a thread takes VEC = 8 consecutive elements, moved as one 16-byte pack when R %% 8 == 0 "
                   "and the row pointers are aligned, else through the aligned 4-byte words it spans (an operand read "
-                  "at a row offset of its own, as an attention mask, element by element), with the same split of "
-                  "elements over threads\n");
+                  "at a row offset of its own, as an attention mask, element by element; the same split: the same "
+                  "sums, bit for bit)\n");
   else if (vec > 1)
     buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0 "
-                  "and the row pointers are aligned, else element by element, with the same split of elements over "
-                  "threads\n", vec, vec);
+                  "and the row pointers are aligned, else element by element (the same split: the same sums, bit "
+                  "for bit)\n", vec, vec);
 }
 
 static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
