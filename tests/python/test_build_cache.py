@@ -12,12 +12,13 @@ import shutil
 import subprocess
 import sys
 import time
-import traceback
 import types
 
 TOP, WORK = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(TOP, "python"))
 import tecc  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import taprun  # noqa: E402
 
 tb = sys.modules["tecc.build"]  # the module (tecc.build is the function)
 TECC = os.environ.get("TECC", "")
@@ -390,23 +391,7 @@ a_real_nvcc_build_then_the_cache.skip = lambda: (
 
 def main():
     os.makedirs(WORK, exist_ok=True)
-    print("1..%d" % len(tests))
-    failed = 0
-    for i, fn in enumerate(tests, 1):
-        why = have_tecc() or getattr(fn, "skip", lambda: "")()
-        if why:
-            print("ok %d - %s # SKIP %s" % (i, fn.__name__, why))
-            continue
-        try:
-            fn()
-            print("ok %d - %s" % (i, fn.__name__))
-        except Exception:  # noqa: BLE001 -- every failure is reported as TAP
-            failed += 1
-            print("not ok %d - %s" % (i, fn.__name__))
-            for line in traceback.format_exc().splitlines():
-                print("# " + line)
-        sys.stdout.flush()
-    return 1 if failed else 0
+    return taprun.run(tests, lambda fn: have_tecc() or getattr(fn, "skip", lambda: "")())
 
 
 sys.exit(main())

@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import time
-import traceback
 
 TOP, WORK = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(TOP, "python"))
@@ -25,6 +24,8 @@ if not torch.cuda.is_available():
     sys.exit(0)
 
 import tecc  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import taprun  # noqa: E402
 
 tests = []
 
@@ -233,18 +234,7 @@ def build_follows_the_device_and_caches():
 
 def main():
     os.makedirs(WORK, exist_ok=True)
-    print("1..%d" % len(tests))
-    failed = 0
-    for i, fn in enumerate(tests, 1):
-        try:
-            fn()
-            print("ok %d - %s" % (i, fn.__name__))
-        except Exception:  # noqa: BLE001 -- reported as TAP
-            failed += 1
-            print("not ok %d - %s" % (i, fn.__name__))
-            for line in traceback.format_exc().splitlines():
-                print("# " + line)
-    return 1 if failed else 0
+    return taprun.run(tests)
 
 
 sys.exit(main())

@@ -8,11 +8,12 @@ import ctypes
 import os
 import subprocess
 import sys
-import traceback
 
 TOP, WORK = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(TOP, "python"))
 import tecc  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import taprun  # noqa: E402
 from tecc.loader import bind_shape  # noqa: E402
 
 HERE = os.path.join(TOP, "tests", "python")
@@ -397,22 +398,7 @@ build_helper_makes_a_loadable_library.skip = lambda: have_tecc() or (
 
 def main():
     os.makedirs(WORK, exist_ok=True)
-    print("1..%d" % len(results))
-    failed = 0
-    for i, fn in enumerate(results, 1):
-        why = getattr(fn, "skip", lambda: "")()
-        if why:
-            print("ok %d - %s # SKIP %s" % (i, fn.__name__, why))
-            continue
-        try:
-            fn()
-            print("ok %d - %s" % (i, fn.__name__))
-        except Exception:  # noqa: BLE001 -- every failure is reported as TAP
-            failed += 1
-            print("not ok %d - %s" % (i, fn.__name__))
-            for line in traceback.format_exc().splitlines():
-                print("# " + line)
-    return 1 if failed else 0
+    return taprun.run(results, lambda fn: getattr(fn, "skip", lambda: "")())
 
 
 sys.exit(main())

@@ -1,0 +1,27 @@
+"""The TAP runner of the Python tests (tests/python/test_*.py): each test is
+a function; one that raises fails, with its traceback as TAP comments."""
+
+import sys
+import traceback
+
+
+def run(tests, skip=lambda fn: ""):
+    """Runs `tests` in order, printing TAP; `skip(fn)` gives the reason to
+    skip one ("" to run it).  Returns the exit status: 1 if any failed."""
+    print("1..%d" % len(tests))
+    failed = 0
+    for i, fn in enumerate(tests, 1):
+        why = skip(fn)
+        if why:
+            print("ok %d - %s # SKIP %s" % (i, fn.__name__, why))
+            continue
+        try:
+            fn()
+            print("ok %d - %s" % (i, fn.__name__))
+        except Exception:  # noqa: BLE001 -- every failure is reported as TAP
+            failed += 1
+            print("not ok %d - %s" % (i, fn.__name__))
+            for line in traceback.format_exc().splitlines():
+                print("# " + line)
+        sys.stdout.flush()
+    return 1 if failed else 0
