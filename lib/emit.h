@@ -75,6 +75,13 @@ const char *cu_mean_of(Arena *a, const char *acc, const char *type);
 /* The C expression of one elementwise operation (CAST, UNARY, BINARY,
  * SELECT) of argument expressions `args` (in their compute types). */
 const char *cu_op_expr(Arena *a, Value *v, const char *const *args);
+
+/* v is an f32 quotient x / s whose divisor is a reduction's result
+ * (through broadcasts: softmax's sum).  Every kernel computes it as
+ * x * (1 / s), the stitch kernels with one reciprocal per row: a value
+ * recomputed in another group must round alike (the gradient of a max
+ * compares it with the max of the same value; issue 46). */
+int cu_by_reciprocal(const Value *v);
 /* 1 when `name` must not be used as is in generated code. */
 int name_is_reserved(const char *name);
 

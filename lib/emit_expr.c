@@ -275,7 +275,19 @@ static const char *arith_expr(Arena *ar, BinaryOp op, DType vt, const char *a, c
   }
 }
 
+int cu_by_reciprocal(const Value *v) {
+  if (v->op != IR_BINARY || v->bop != BIN_DIV || strcmp(cu_compute_ctype(v->dtype), "float") != 0 ||
+      v->args[0]->dtype != v->dtype || v->args[1]->dtype != v->dtype)
+    return 0;
+  const Value *s = v->args[1];
+  while (s->op == IR_BROADCAST)
+    s = s->args[0];
+  return s->op == IR_REDUCE;
+}
+
 static const char *binary_expr(Arena *a, Value *v, const char *a0, DType t0, const char *a1, DType t1) {
+  if (cu_by_reciprocal(v))
+    return arena_printf(a, "tecc::mul(%s, 1.0f / %s)", a0, a1);
   switch (v->bop) {
   case BIN_AND:
   case BIN_OR:

@@ -497,15 +497,15 @@ static int row_level_operand(const SEmit *e, Value *v, const int *given) {
   return !varies_along_row(e, v, map);
 }
 
-/* x / s per element, in f32 arithmetic, with s the same along the row
- * (softmax's sum): one reciprocal per row, a multiply per element.  That
- * is within 1.5 ulp of the quotient, far inside abi.md section 6, and the
- * division was a quarter of softmax bf16's instructions: on an H100 rows
- * went from 42-46% to 54-62% of copy (bench/NOTES.md, issue 12). */
+/* x / s per element, in f32 arithmetic, with s a reduction's result the
+ * same along the row (softmax's sum): one reciprocal per row, a multiply
+ * per element.  That is within 1.5 ulp of the quotient, far inside abi.md
+ * section 6, and the division was a quarter of softmax bf16's
+ * instructions: on an H100 rows went from 42-46% to 54-62% of copy
+ * (bench/NOTES.md, issue 12).  Other groups compute the same quotient as
+ * x * (1 / s) too (cu_by_reciprocal()): the same bits. */
 static const char *row_reciprocal(SEmit *e, Value *v, const int *map, const char *const *args) {
-  if (v->op != IR_BINARY || v->bop != BIN_DIV || strcmp(cu_compute_ctype(v->dtype), "float") != 0 ||
-      v->args[0]->dtype != v->dtype || v->args[1]->dtype != v->dtype ||
-      !varies_along_row(e, v, map) || !row_level_operand(e, v->args[1], map))
+  if (!cu_by_reciprocal(v) || !varies_along_row(e, v, map) || !row_level_operand(e, v->args[1], map))
     return NULL;
   const char *s = args[1], *sub = strchr(s, '[');
   const char *rcp = kernel_name_for(e, arena_printf(e->sk.a, "inv_%.*s", sub ? (int)(sub - s) : (int)strlen(s), s));
@@ -1103,8 +1103,8 @@ static void open_chunks_ahead(SEmit *e, Out *o);
 /* A pass of two levels, chunk by chunk: `first`, loop 1 over the chunk's
  * elements (`one`), `mid`, loop 2 (`two`), then `last` (may be NULL);
  * `ahead`: with the next chunk's loads in flight (open_chunks_ahead()). */
-static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, Out *mid, Out *two, Out *last,
-                          int ahead) {
+static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, int one_elem, Out *mid, Out *two,
+                          Out *last, int ahead) {
   emit_fragment(o, e->pre);
   emit_fragment(o, head);
   open_block(o, "%s", live_guard(e));
@@ -1115,9 +1115,12 @@ static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, Out
     load_cached(e, o, e->pass);
   }
   emit_fragment(o, first);
+  int two_elem = e->used_elem; /* each loop names t_e only where its own elements read a held value */
+  e->used_elem = one_elem;
   chunk_loop(e, o, one);
   emit_fragment(o, mid);
   e->ipre = e->ipost = NULL; /* loop 1's */
+  e->used_elem = two_elem;
   chunk_loop(e, o, two);
   if (last)
     emit_fragment(o, last);
@@ -1185,9 +1188,11 @@ static void moment_pass(SEmit *e, Out *o, int level) {
   for (int i = 0; i < seconds.len; i++)
     moments_of_one(e, seconds.items[i], centred.items[i], sval(e, centred.items[i], map), &mo);
   emit_fragment(one, mo.one);
+  int one_elem = e->used_elem;
   /* loop 2: the element values anew, in their own scope */
   forget_element_names(e);
   e->memo.len = 0;
+  e->used_elem = 0;
   e->body = mo.two;
   for (int i = 0; i < seconds.len; i++) {
     Value *r = seconds.items[i], *a = centred.items[i];
@@ -1195,7 +1200,7 @@ static void moment_pass(SEmit *e, Out *o, int level) {
     emit(mo.two, "const %s t_dv%d = tecc::sub(%s, t_cm%d);", t, r->id, elem, r->id);
     emit(mo.two, "t_cq%d = tecc::fma(t_dv%d, t_dv%d, t_cq%d);", r->id, r->id, r->id, r->id);
   }
-  two_loop_pass(e, o, mo.head, mo.decl, one, mo.mid, mo.two, mo.merge, moments_ahead(e, &centred));
+  two_loop_pass(e, o, mo.head, mo.decl, one, one_elem, mo.mid, mo.two, mo.merge, moments_ahead(e, &centred));
   emit_fragment(o, mo.tail);
 }
 
@@ -1293,9 +1298,11 @@ static void online_pass(SEmit *e, Out *o, int level) {
       reduce_one(e, r, map, oo.head, level_tail, oo.rescale);
   }
   Out *one = e->body;
+  int one_elem = e->used_elem;
   /* loop 2: the element values anew, in their own scope */
   forget_element_names(e);
   e->memo.len = 0;
+  e->used_elem = 0;
   e->body = oo.two;
   PtrVec sums = {0};
   for (int i = 0; i < e->sk.st->reduces.len; i++) {
@@ -1310,7 +1317,7 @@ static void online_pass(SEmit *e, Out *o, int level) {
     Value *r = sums.items[i];
     online_sum_tail(e, r, stitch_online_max(e->sk.g, r, level + 1), oo.tail, after);
   }
-  two_loop_pass(e, o, oo.head, oo.save, one, oo.rescale, oo.two, NULL, 0);
+  two_loop_pass(e, o, oo.head, oo.save, one, one_elem, oo.rescale, oo.two, NULL, 0);
   emit_fragment(o, oo.tail);
   emit_fragment(o, level_tail);
   emit_fragment(o, after);
