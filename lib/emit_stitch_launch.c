@@ -361,8 +361,18 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
   emit_group_sizes(e, o);
   open_block(o, "if (t_rows > 0)");
   /* The same element-to-thread split whatever the alignment (so the same
-   * sums, bit for bit): misaligned rows keep VEC and load element by
-   * element (t_packs false). */
+   * sums, bit for bit; tests/conform compares a misaligned call with an
+   * aligned one): rows that are not whole aligned packs keep VEC and
+   * ITEMS and load element by element, or 16-bit ones through the aligned
+   * words a pack spans (t_packs false).  Many of those instances spill
+   * (tests/nvcc/spills.known).  Tried in issue 45 on an H200
+   * (bench/NOTES.md): half the packs a chunk in their stream instances
+   * took the spills out and made cross-entropy bf16 20-27% faster at
+   * 1024 x 50257, but folded the online sums in other chunks (other bits
+   * than the aligned call) and cost f32 rows read once 4-16%; binding the
+   * 16-bit register instances to 512 threads, one block an SM, gave them
+   * 128 registers and a quarter of the occupancy (softmax, rmsnorm and
+   * layernorm bf16 at 4096 x 11007 46-50% slower). */
   if (e->sk.vec || e->sk.cvec)
     emit(o, "const bool t_packs = %s %% %d == 0%s;", e->sk.cvec ? "t_rows" : "t_len", stitch_most_vec(s),
          packed_pointers(e));

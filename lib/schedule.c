@@ -374,22 +374,6 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v->whole = vec > 1 && (!v->keeps || vec <= 4);
 }
 
-/* Rows that are not whole packs (PACKS false: a length that is not a
- * multiple of VEC, or a pointer that is not 16-byte aligned) run
- * instances that load with a bounds test per element, or 16-bit ones
- * through the five aligned words a pack spans (tecc::load_unaligned),
- * with the same ITEMS as the aligned ones, so that a thread folds the
- * same elements in the same chunks whatever the pointers' alignment: the
- * same bits (tests/conform compares a misaligned call with an aligned
- * one).  Many of them spill (tests/nvcc/spills.known).  Tried in issue
- * 45, on an H200 (bench/NOTES.md): half the packs a chunk in the stream
- * instances took their spills out and made cross-entropy bf16 20-27%
- * faster at 1024 x 50257 and softmax f32 12%, but changed the online
- * sums' chunks (outputs differing by alignment) and cost f32 rows read
- * once 4-16%; binding the 16-bit register instances to 512 threads, one
- * block an SM, gave them 128 registers and a quarter of the occupancy
- * (softmax, rmsnorm and layernorm bf16 at 4096 x 11007 46-50% slower). */
-
 /* A stream kernel that reads each row once (rowstats: its variance
  * shares the mean's pass, stitch.h) gives a row 512 threads when the
  * rows fill two blocks on every SM: one block's end-of-row all-reduces
