@@ -1319,6 +1319,8 @@ static void group_host_uses(KEmit *ke, const GEmit *ge, NameSet *uses) {
       nameset_add(uses, ke->names->sizes[g->domain.d[i].var]);
   if (has_partials(g))
     nameset_add(uses, arena_printf(ke->a, "t_part%d", g->id));
+  if (g->kind == GROUP_STITCH)
+    emit_stitch_column_uses(ke->a, ke->k, ke->kp, g, ke->names, uses);
 }
 
 /* "T name, " for each parameter in `uses`, "T, " for the others (not

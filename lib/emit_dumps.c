@@ -214,8 +214,8 @@ static void json_variant(Buf *b, Arena *a, const Variant *v, int first) {
   buf_printf(b, ", \"sm_threads\": %d, \"split\": %d, \"index_bits\": %d, \"one_read\": %s, \"wide_items\": %d",
              v->sm_threads, v->split, v->index_bits, json_bool(v->one_read), v->wide_items);
   buf_printf(b, ", \"items64\": %d", v->items64);
-  buf_printf(b, ", \"keeps\": %s, \"loops\": %s, \"early\": %s, \"whole\": %s}", json_bool(v->keeps),
-             json_bool(v->loops), json_bool(v->early), json_bool(v->whole));
+  buf_printf(b, ", \"keeps\": %s, \"loops\": %s, \"early\": %s, \"whole\": %s, \"partials\": %s}", json_bool(v->keeps),
+             json_bool(v->loops), json_bool(v->early), json_bool(v->whole), json_bool(v->partials));
 }
 
 /* The ids of the values a stitch group keeps across passes (GroupSchedule.keep). */
@@ -289,7 +289,7 @@ static const char *param_kind_name(ParamKind kind) {
 
 /* A stitch group's plan: its kernels' passes, what it holds, reads along
  * the row, moves in packs and loads early, and the kernels' parameters. */
-static void json_plan(Buf *b, const StitchPlan *sp) {
+static void json_plan(Buf *b, const Group *g, const StitchPlan *sp) {
   buf_puts(b, ",\n         \"plan\": {");
   json_plan_kernel(b, "register_passes", &sp->reg);
   buf_puts(b, ",\n                  ");
@@ -299,6 +299,7 @@ static void json_plan(Buf *b, const StitchPlan *sp) {
   json_ids_field(b, "along", &sp->along);
   json_ids_field(b, "packed", &sp->packed);
   json_ids_field(b, "early", &sp->early);
+  json_ids_field(b, "columns", &g->stitch->columns);
   buf_printf(b, ", \"stream_reads\": %d, \"own_bytes\": %d, \"pack_bytes\": %d, \"params\": [", sp->stream_reads,
              sp->own_bytes, sp->pack_bytes);
   for (int i = 0; i < sp->params.len; i++) {
@@ -319,7 +320,7 @@ static void json_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   json_str(b, group_bytes(a, k, kp, g));
   json_schedule(b, a, k, g);
   if (g->plan)
-    json_plan(b, g->plan);
+    json_plan(b, g, g->plan);
   buf_puts(b, "}");
 }
 

@@ -1379,7 +1379,7 @@ static int writes_along_row(SEmit *e) {
   int map[TECC_MAX_RANK];
   identity_map(map, e->sk.g->domain.rank);
   for (int i = 0; i < e->sk.g->roots.len; i++)
-    if (varies_along_row(e, e->sk.g->roots.items[i], map))
+    if (varies_along_row(e, e->sk.g->roots.items[i], map) && !stitch_is_column(e->sk.g, e->sk.g->roots.items[i]))
       return 1;
   return 0;
 }
@@ -1457,9 +1457,11 @@ static void early_outputs(SEmit *e) {
   int map[TECC_MAX_RANK];
   identity_map(map, e->sk.g->domain.rank);
   for (int i = 0; i < e->sk.g->roots.len; i++)
-    if (writes_early(e, e->sk.g->roots.items[i], map))
+    if (!stitch_is_column(e->sk.g, e->sk.g->roots.items[i]) && writes_early(e, e->sk.g->roots.items[i], map))
       row_output(e, e->sk.g->roots.items[i], map, 1);
 }
+
+static void add_to_column(SEmit *e, int i, const int *map);
 
 static void output_pass(SEmit *e, Out *o) {
   int map[TECC_MAX_RANK], any = 0;
@@ -1467,9 +1469,13 @@ static void output_pass(SEmit *e, Out *o) {
   start_pass(e);
   for (int i = 0; i < e->sk.g->roots.len; i++) {
     Value *v = e->sk.g->roots.items[i];
-    if (!varies_along_row(e, v, map))
+    if (!varies_along_row(e, v, map) || stitch_is_column(e->sk.g, v))
       continue;
     row_output(e, v, map, writes_early(e, v, map) ? 2 : 0);
+    any = 1;
+  }
+  for (int i = 0; i < e->sk.st->columns.len; i++) {
+    add_to_column(e, i, map);
     any = 1;
   }
   if (any)
@@ -1485,7 +1491,7 @@ static void row_outputs(SEmit *e, Out *o) {
   Out *stores = new_out(e->sk.a);
   for (int i = 0; i < e->sk.g->roots.len; i++) {
     Value *v = e->sk.g->roots.items[i];
-    if (varies_along_row(e, v, map))
+    if (varies_along_row(e, v, map) || stitch_is_column(e->sk.g, v))
       continue;
     emit_stores(e, stores, v, sval(e, v, map), offset_expr(e, &v->shape, map));
   }
@@ -1498,6 +1504,129 @@ static void row_outputs(SEmit *e, Out *o) {
   emit_fragment(o, stores);
   if (thread_index(e))
     close_thread_rows(o, 1);
+  close_block(o, "");
+}
+
+/* ---- column partials (Stitch.columns: a norm's dw, db) -------------------- */
+
+/* An element's term of column sum i: the register kernel adds it to the
+ * thread's accumulator of the element's column (a thread has the same
+ * columns in every row it takes), the stream kernel to its block's
+ * partial row in memory (one row a block: each column one thread's). */
+static void add_to_column(SEmit *e, int i, const int *map) {
+  Value *c = e->sk.st->columns.items[i];
+  const char *term = sval(e, c->args[0], map);
+  if (e->sk.reg) {
+    emit(e->body, "t_col%d[t_k * VEC + t_j] += %s;", i, term);
+    return;
+  }
+  emit(e->body, "t_cols[((IndexT)%d * gridDim.x + blockIdx.x) * t_red + t_r] += %s;", i, term);
+  e->used_r = 1;
+}
+
+/* Before the row loop: the accumulators (registers), or the block's
+ * partial rows zeroed (stream). */
+static void declare_columns(SEmit *e, Out *o) {
+  const PtrVec *cols = &e->sk.st->columns;
+  if (!cols->len)
+    return;
+  const char *acc = stitch_column_acc_type(&e->sk);
+  if (e->sk.reg) {
+    for (int i = 0; i < cols->len; i++)
+      emit(o, "%s t_col%d[ITEMS * VEC] = {}; /* %%%d: the thread's columns, summed over its rows */", acc, i,
+           ((const Value *)cols->items[i])->id);
+    return;
+  }
+  emit(o, "/* the block's partial rows of its column sums, zeroed before its rows add to them */");
+  open_block(o, "for (IndexT t_q = threadIdx.x; t_q < t_red; t_q += blockDim.x)");
+  for (int i = 0; i < cols->len; i++)
+    emit(o, "t_cols[((IndexT)%d * gridDim.x + blockIdx.x) * t_red + t_q] = (%s)0;", i, acc);
+  close_block(o, "");
+  emit(o, "__syncthreads();");
+}
+
+/* After the row loop, the register kernel: each column sum's accumulators
+ * folded across threadIdx.y (a fixed tree in shared memory: blockDim.y is
+ * a power of two), then row blockIdx.x of its partials. */
+static void write_columns(SEmit *e, Out *o) {
+  const PtrVec *cols = &e->sk.st->columns;
+  if (!cols->len || !e->sk.reg)
+    return;
+  const char *acc = stitch_column_acc_type(&e->sk);
+  const char *part = e->sk.cluster ? "blockIdx.x / t_blocks" : "blockIdx.x";
+  const char *parts = e->sk.cluster ? "gridDim.x / t_blocks" : "gridDim.x";
+  emit(o, "/* the column partials: the block's rows folded across threadIdx.y, then row %s of t_cols */", part);
+  emit(o, "%s *t_cf = reinterpret_cast<%s *>(t_smem);", acc, acc);
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
+  emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
+  for (int i = 0; i < cols->len; i++) {
+    open_block(o, "for (unsigned t_h = blockDim.y / 2; t_h > 0; t_h /= 2)");
+    emit(o, "__syncthreads();");
+    open_block(o, "if (threadIdx.y >= t_h && threadIdx.y < 2 * t_h)");
+    emit(o, "#pragma unroll");
+    emit(o, "for (int t_j = 0; t_j < VEC; t_j++) t_cf[((threadIdx.y - t_h) * blockDim.x + threadIdx.x) * VEC + t_j] = "
+            "t_col%d[t_k * VEC + t_j];", i);
+    close_block(o, "");
+    emit(o, "__syncthreads();");
+    open_block(o, "if (threadIdx.y < t_h)");
+    emit(o, "#pragma unroll");
+    emit(o, "for (int t_j = 0; t_j < VEC; t_j++) t_col%d[t_k * VEC + t_j] += t_cf[(threadIdx.y * blockDim.x + "
+            "threadIdx.x) * VEC + t_j];", i);
+    close_block(o, "");
+    close_block(o, "");
+  }
+  open_block(o, "if (threadIdx.y == 0)");
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
+  open_block(o, "if (t_r0 + t_j < t_red)");
+  for (int i = 0; i < cols->len; i++)
+    emit(o, "t_cols[((IndexT)%d * (%s) + %s) * t_red + t_r0 + t_j] = t_col%d[t_k * VEC + t_j];", i, parts, part, i);
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
+/* The second stage: column sum i of column `t_r` is its blocks' partials
+ * summed in block order (thread row y takes blocks y, y + 32, ..., then
+ * row 0 adds the 32 in order), a mean divided by the rows, stored in
+ * every buffer the sum lives in. */
+static void emit_column_sums(Out *o, SEmit *e) {
+  const PtrVec *cols = &e->sk.st->columns;
+  const char *acc = stitch_column_acc_type(&e->sk);
+  Buf decl;
+  buf_init(&decl, e->sk.a);
+  for (int i = 0; i < cols->len; i++) {
+    const Value *c = cols->items[i];
+    for (int h = 0; h < column_homes(e->sk.k, e->sk.kp, c); h++)
+      buf_printf(&decl, ", %s *__restrict__ t_d%d_%d", cu_storage_ctype(c->dtype), i, h);
+  }
+  emit(o, "/* %s, group %d: its column sums from the blocks' partials, in block order */", e->sk.k->name, e->sk.g->id);
+  emit(o, "template <typename IndexT>");
+  open_block(o, "__global__ void __launch_bounds__(1024) %s(const %s *__restrict__ t_cols, int t_parts, IndexT t_red, "
+                "IndexT t_outer%s)", stitch_columns_name(&e->sk), acc, buf_cstr(&decl));
+  emit(o, "__shared__ %s t_f[32][33];", acc);
+  emit(o, "const IndexT t_r = (IndexT)blockIdx.x * 32 + threadIdx.x;");
+  for (int i = 0; i < cols->len; i++) {
+    const Value *c = cols->items[i];
+    open_scope(o);
+    emit(o, "%s t_acc = 0;", acc);
+    emit(o, "if (t_r < t_red)");
+    emit(o, "  for (int t_p = threadIdx.y; t_p < t_parts; t_p += 32) t_acc += t_cols[((IndexT)%d * t_parts + t_p) * t_red + t_r];", i);
+    emit(o, "t_f[threadIdx.y][threadIdx.x] = t_acc;");
+    emit(o, "__syncthreads();");
+    open_block(o, "if (threadIdx.y == 0 && t_r < t_red)");
+    emit(o, "%s t_sum = t_f[0][threadIdx.x];", acc);
+    emit(o, "for (int t_y = 1; t_y < 32; t_y++) t_sum += t_f[t_y][threadIdx.x];");
+    if (c->rop == RED_MEAN)
+      emit(o, "t_sum = t_sum / (%s)t_outer;", acc);
+    for (int h = 0; h < column_homes(e->sk.k, e->sk.kp, c); h++)
+      emit(o, "t_d%d_%d[t_r] = %s;", i, h, cu_store_conv(e->sk.a, c->dtype, "t_sum"));
+    close_block(o, "");
+    emit(o, "__syncthreads();");
+    close_block(o, "");
+  }
   close_block(o, "");
 }
 
@@ -2069,6 +2198,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   const char *extra = (e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk) ? ", bool t_packs" : "";
   if (stitch_split_kernel(&e->sk))
     extra = arena_printf(e->sk.a, "%s, %s *__restrict__ t_part, IndexT t_chunk", extra, stitch_split_acc_type(&e->sk));
+  if (e->sk.st->columns.len)
+    extra = arena_printf(e->sk.a, "%s, %s *__restrict__ t_cols", extra, stitch_column_acc_type(&e->sk));
   if (e->keep_bytes)
     extra = arena_printf(e->sk.a, "%s, int t_keep", extra);
   /* NARROW: no minimum of blocks (0) in its other instances, as the
@@ -2080,6 +2211,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     bound = arena_printf(e->sk.a, "NARROW ? %d : %s, NARROW ? %d : 0", NARROW_THREADS, bound, NARROW_BLOCKS);
   if (stitch_early_kernel(&e->sk))
     bound = arena_printf(e->sk.a, "EARLY ? %d : %s", e->sk.sched->early_threads, bound);
+  if (e->sk.st->columns.len) /* schedule.c, column_partials(): two blocks an SM */
+    bound = arena_printf(e->sk.a, "%s, %d", bound, COLUMN_PART_SM / COLUMN_PART_BLOCK);
   open_block(o, "__global__ void __launch_bounds__(%s) %s(%s%s)", bound, stitch_kernel_name(&e->sk, e->sk.reg),
              param_decls(e->sk.a, e->sk.k, &e->params, 0), extra);
   if (stitch_takes_packs(&e->sk))
@@ -2116,6 +2249,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     declare_cluster_lanes(o);
   if (e->prologue)
     emit_fragment(o, e->prologue);
+  declare_columns(e, o);
   if (e->sk.cluster || e->sk.rows) {
     open_block(o, "for (IndexT t_ob = %s; t_ob < t_outer; t_ob += %s)", first_row_group(e, block_rows),
                row_group_step(e, block_rows));
@@ -2142,6 +2276,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   close_block(o, "");
   if (e->sk.cluster)
     emit(o, "if (CLUSTER) tecc::cluster_drain(); /* the last row's slots may still be read */");
+  write_columns(e, o);
   close_block(o, "");
 }
 
@@ -2182,5 +2317,11 @@ void emit_stitch_kernel(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
   if (stitch_has_fit(s, FIT_COLUMN_SPLIT)) {
     emit_blank(o);
     emit_stitch_chunks(o, a, k, kp, g, names);
+  }
+  if (g->stitch->columns.len) {
+    emit_blank(o);
+    emit_column_sums(o, new_semit(a, k, kp, g, names, 1));
+    emit_blank(o);
+    emit_stitch_parts(o, a, k, kp, g, names);
   }
 }

@@ -20,6 +20,12 @@ int emit_stitch_partials(const Group *g);
 /* The host function of a group with a column split that gives its chunks
  * (emit_stitch_kernel() writes it beside the kernels). */
 void emit_stitch_chunks(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names);
+/* A group with column sums (Stitch.columns): the host function that says
+ * how many blocks, each a row of partials, its launch takes. */
+void emit_stitch_parts(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names);
+/* The host names its second stage stores to (the column sums' buffers). */
+void emit_stitch_column_uses(Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g, const EntryNames *names,
+                             NameSet *uses);
 void emit_stitch_partial_space(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names,
                                const char *small);
 

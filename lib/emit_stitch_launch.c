@@ -53,7 +53,7 @@ static int is_staged_output(SLaunch *e, int out) {
   for (int i = 0; i < g->domain.rank; i++)
     map[i] = i;
   Value *v = e->sk.k->outputs[out].value;
-  return vec_contains(&g->roots, v) && varies_along(&v->shape, map, g->stitch->axes) &&
+  return vec_contains(&g->roots, v) && !stitch_is_column(g, v) && varies_along(&v->shape, map, g->stitch->axes) &&
          covers_domain(&g->domain, g->stitch->axes, &v->shape, map, 0);
 }
 
@@ -169,13 +169,16 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
            32 * v->items * v->vec);
     else
       emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %s);", v->items * v->vec,
-           v->one_read ? "tecc::one_read_threads(t_rows)" : "1024");
+           v->partials ? arena_printf(e->sk.a, "%d", COLUMN_PART_BLOCK)
+           : v->one_read ? "tecc::one_read_threads(t_rows)" : "1024");
     emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
     break;
-  case FIT_SHORT_ROWS: /* the grid and the block's rows: each instance's (tecc::launch_rows) */
+  case FIT_SHORT_ROWS: /* the grid and the block's rows: each instance's (tecc::launch_rows), but with partials */
     emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), %d, 32), t_ty = %d / t_tx;",
          v->items * v->vec, MIN_ROW_LANES, v->block);
-    return;
+    if (!v->partials)
+      return;
+    break;
   case FIT_COLUMNS:
     emit(o, "const int t_tx = tecc::column_width(t_rows, t_len, %d, %d);", v->vec,
          v->storage == STORE_REGISTERS ? v->items : 0);
@@ -183,6 +186,11 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
     break;
   case FIT_CLUSTER:
     emit(o, "const unsigned t_cluster = tecc::cluster_blocks(t_len, %d);", v->threads_x * v->items * v->vec);
+    if (!v->partials)
+      return;
+    emit(o, "const unsigned t_grid = tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(%s, t_cluster, %d));",
+         instance(e, v, PACKS_ALIGNED, 0), v->threads_x);
+    emit(o, "const int64_t t_parts = t_grid / t_cluster; /* a partial row a cluster */");
     return;
   case FIT_COLUMN_SPLIT:
     emit(o, "const int t_tx = %s, t_ty = %d / t_tx;", split_width(e, v->vec), v->block);
@@ -195,6 +203,8 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
     emit(o, "const unsigned t_grid = tecc::cover_grid(t_rows, %s);", rows);
   else
     emit(o, "const unsigned t_grid = tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));", rows, v->sm_threads);
+  if (v->partials)
+    emit(o, "const int64_t t_parts = t_grid; /* a partial row a block */");
 }
 
 /* The launch of one instance of the variant; a stream kernel of a group
@@ -205,7 +215,10 @@ static void emit_instance_launch(SLaunch *e, Out *o, const Variant *v, const cha
     args = phase ? arena_printf(e->sk.a, "%s, (%s *)t_part%d, (int64_t)t_chunk", args, stitch_split_acc_type(&e->sk),
                                 e->sk.g->id)
                  : arena_printf(e->sk.a, "%s, (%s *)nullptr, (int64_t)0", args, stitch_split_acc_type(&e->sk));
-  if (v->fit == FIT_CLUSTER) {
+  if (v->fit == FIT_CLUSTER && v->partials) {
+    emit(o, "tecc::launch_cluster(%s, t_grid, dim3(%d), t_cluster, stream, %s);", instance(e, v, packs, phase),
+         v->threads_x, args);
+  } else if (v->fit == FIT_CLUSTER) {
     const char *kernel = instance(e, v, packs, phase);
     emit(o, "tecc::launch_cluster(%s, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(%s, t_cluster, %d)), "
          "dim3(%d), t_cluster, stream, %s);", kernel, kernel, v->threads_x, v->threads_x, args);
@@ -223,7 +236,7 @@ static void emit_instance_launch(SLaunch *e, Out *o, const Variant *v, const cha
          bytes, args);
     emit(o, "else");
     emit(o, "  %s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s, 0);", instance(e, v, packs, phase), args);
-  } else if (v->fit == FIT_SHORT_ROWS)
+  } else if (v->fit == FIT_SHORT_ROWS && !v->partials)
     emit(o, "tecc::launch_rows(t_wb[%d], %s, t_rows, t_tx, t_ty, %d, %d, stream, %s);", e->row_sites++,
          instance(e, v, packs, phase), v->rows > 1 ? v->rows : 1, v->sm_threads, args);
   else
@@ -289,6 +302,24 @@ static void emit_lanes_launch(SLaunch *e, Out *o, const Variant *v, const char *
   e->lanes_now = 0;
 }
 
+/* After a variant that leaves column partials (t_grid blocks' rows of
+ * t_part<id>), the kernel that sums them in block order. */
+static void emit_column_stage(SLaunch *e, Out *o, const char *parts) {
+  const PtrVec *cols = &e->sk.st->columns;
+  Buf homes;
+  buf_init(&homes, e->sk.a);
+  for (int i = 0; i < cols->len; i++) {
+    const Value *c = cols->items[i];
+    for (int h = 0; h < column_homes(e->sk.k, e->sk.kp, c); h++)
+      buf_printf(&homes, ", (%s *)%s", cu_storage_ctype(c->dtype),
+                 column_home(e->sk.a, e->sk.k, e->sk.kp, e->sk.names, c, h));
+  }
+  emit(o, "if (t_len > 0)");
+  emit(o, "  %s<IndexT><<<dim3((unsigned)tecc::ceil_div(t_len, 32)), dim3(32, 32), 0, stream>>>((const %s *)t_part%d, "
+          "(int)%s, (IndexT)t_len, (IndexT)t_rows%s);",
+       stitch_columns_name(&e->sk), stitch_column_acc_type(&e->sk), e->sk.g->id, parts, buf_cstr(&homes));
+}
+
 /* One variant's block, grid and launch: the BATCH instance where the rows
  * are visited batch-fastest (t_batched), and in the warp variant the
  * instance of its lanes a row (LANES, t_tx), each launched by
@@ -310,7 +341,7 @@ static void emit_variant_launch(SLaunch *e, Out *o, const Variant *v, const char
     emit_instance_launch(e, o, v, args, PACKS_NONE, 2);
     return;
   }
-  Out *launch = v->fit == FIT_SHORT_ROWS ? new_out(e->sk.a) : o;
+  Out *launch = v->fit == FIT_SHORT_ROWS && !v->partials ? new_out(e->sk.a) : o;
   e->row_sites = 0;
   if (!e->sk.sched->batch) {
     emit_lanes_launch(e, launch, v, args);
@@ -323,6 +354,8 @@ static void emit_variant_launch(SLaunch *e, Out *o, const Variant *v, const char
     emit_lanes_launch(e, launch, v, args);
     close_block(launch, "");
   }
+  if (v->partials)
+    emit_column_stage(e, o, "t_parts");
   if (launch == o)
     return;
   emit(o, "static tecc::DeviceCache t_wb[%d]; /* each launch's block: one warp or t_ty rows (tecc::launch_rows) */",
@@ -378,6 +411,8 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
          packed_pointers(e));
   if ((e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk))
     args = arena_printf(a, "%s, t_packs", args);
+  if (g->stitch->columns.len)
+    args = arena_printf(a, "%s, (%s *)t_part%d", args, stitch_column_acc_type(&e->sk), g->id);
   if (s->batch) /* schedule.c, batch_axes() */
     emit(o, "const bool t_batched = %s > 1 && %s * t_len * %lld > %lld; /* the rows visited batch-fastest (BATCH) */",
          host_count(e, s->batch), host_count(e, ~g->stitch->axes & ~s->batch), (long long)s->batch_bytes,
@@ -386,12 +421,42 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
     emit(o, "const int t_chunks = %s(t_rows, t_len, sizeof(IndexT) == 4);", chunks_function(e));
   emit_variants(e, o, args);
   emit_launch_check(o);
+  if (g->stitch->columns.len) { /* no rows: each column sum is over none (0, a mean NaN) */
+    else_block(o);
+    emit_column_stage(e, o, "0");
+    emit_launch_check(o);
+  }
   close_block(o, "");
   close_block(o, "");
 }
 
 int emit_stitch_partials(const Group *g) {
-  return g->kind == GROUP_STITCH && stitch_has_fit(g->schedule, FIT_COLUMN_SPLIT);
+  return g->kind == GROUP_STITCH && (stitch_has_fit(g->schedule, FIT_COLUMN_SPLIT) || g->stitch->columns.len);
+}
+
+static const char *parts_function(SLaunch *e) {
+  return arena_printf(e->sk.a, "tecc_%s_g%d_parts", e->sk.k->name, e->sk.g->id);
+}
+
+/* The host function that says how many blocks, and so partial rows, the
+ * launch of a group with column sums takes: the entry's workspace asks
+ * it, with the launch's own conditions and grid. */
+void emit_stitch_parts(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
+  SLaunch *e = new_launch(a, k, kp, g, names, 1);
+  emit(o, "/* %s, group %d: the blocks its launch takes, each a row of column partials */", k->name, g->id);
+  open_block(o, "inline int64_t %s(int64_t t_rows, int64_t t_len, bool t_small)", parts_function(e));
+  for (int i = 0; i < e->sk.sched->nvariants; i++) {
+    const Variant *v = &e->sk.sched->variants[i];
+    const char *cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), "t_small");
+    if (cond)
+      open_block(o, "if (%s)", cond);
+    else
+      open_scope(o);
+    emit_block(e, o, v);
+    emit(o, "return t_parts;");
+    close_block(o, "");
+  }
+  close_block(o, "");
 }
 
 void emit_stitch_partial_space(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names,
@@ -400,6 +465,15 @@ void emit_stitch_partial_space(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Grou
   emit(o, "int64_t t_part_off%d = -1;", g->id);
   open_scope(o);
   emit_group_sizes(e, o);
+  if (g->stitch->columns.len) { /* a row of partials a block for each column sum */
+    open_block(o, "if (t_rows > 0)");
+    emit(o, "t_part_off%d = t_ws_bytes;", g->id);
+    emit(o, "t_ws_bytes += ((int64_t)%d * %s(t_rows, t_len, %s) * t_len * (int64_t)sizeof(%s) + 255) / 256 * 256;",
+         g->stitch->columns.len, parts_function(e), small, stitch_column_acc_type(&e->sk));
+    close_block(o, "");
+    close_block(o, "");
+    return;
+  }
   emit(o, "const int t_chunks = t_rows > 0 ? %s(t_rows, t_len, %s) : 1;", chunks_function(e), small);
   open_block(o, "if (t_chunks > 1)");
   emit(o, "t_part_off%d = t_ws_bytes;", g->id);
@@ -407,4 +481,13 @@ void emit_stitch_partial_space(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Grou
        g->stitch->reduces.len, stitch_split_acc_type(&e->sk));
   close_block(o, "");
   close_block(o, "");
+}
+
+void emit_stitch_column_uses(Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g, const EntryNames *names,
+                             NameSet *uses) {
+  for (int i = 0; i < g->stitch->columns.len; i++) {
+    const Value *c = g->stitch->columns.items[i];
+    for (int h = 0; h < column_homes(k, kp, c); h++)
+      nameset_add(uses, column_home(a, k, kp, names, c, h));
+  }
 }

@@ -39,7 +39,7 @@ int footprint_budget(const Footprint *f, int registers) {
     registers -= PACK_REGISTERS * (f->item_packs - ITEM_PACKS_FREE);
   int inputs = 2 * f->held_inputs - f->held_pairs + 6 * f->held_wide; /* half registers */
   int kept = 2 * f->kept + 6 * f->kept_wide;
-  int need = inputs > kept ? inputs : kept;
+  int need = (inputs > kept ? inputs : kept) + 2 * f->columns + 2 * f->columns_wide; /* each element's column sums */
   int budget = 2 * registers / (need > 0 ? need : 2);
   return budget > 0 ? budget : 1;
 }
@@ -150,6 +150,8 @@ static void stitch_footprint(const Group *g, const StitchPlan *sp, Footprint *f)
   f->row_outputs = sp->row_outputs;
   f->own_bytes = sp->own_bytes;
   f->pack_bytes = sp->pack_bytes;
+  f->columns = sp->columns;
+  f->columns_wide = sp->columns_wide;
 }
 
 Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g) {

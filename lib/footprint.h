@@ -40,6 +40,9 @@ typedef struct Footprint {
                        one value a row, are not) */
   int item_packs;   /* stitch rows: the packs the last pass moves an item besides the row's,
                        row_operands + row_outputs (0 for columns and rows not in packs) */
+  int columns;      /* stitch rows: sums over the rows kept as column partials, an accumulator
+                       per element a thread holds each (Stitch.columns) */
+  int columns_wide; /* stitch rows: of those, f64 ones */
 } Footprint;
 
 Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g);

@@ -291,6 +291,42 @@ static int early_operands(const Footprint *f, const Variant *v) {
   return v->whole && f->row_operands && !f->row_operand_axes;
 }
 
+/* Rows that add column partials (a norm's backward: dw, db) keep them
+ * in registers, each thread its columns' across the rows it takes, and
+ * fold them per block at the end (emit_stitch.c): the grid is a wave of
+ * large blocks, COLUMN_PART_BLOCK threads, COLUMN_PART_SM an SM (bound to
+ * that: 64 registers, so that two blocks are resident and one's loads
+ * overlap the other's all-reduces), so that the partials (a row of R
+ * accumulators a block) stay few beside the rows.  The accumulators take
+ * from the held budget (footprint_budget()).  Bound to one block of 512
+ * (128 registers, twice the budget), rmsnorm bf16's backward ran at
+ * 1.7x its ideal bytes at 8192 x 4096 and layernorm's lost to two
+ * kernels (H200).  No cluster (a row's columns across blocks) and no narrow
+ * variant (blocks of odd rows: the fold across threadIdx.y takes a power
+ * of two); the stream kernel adds each row to its block's partials in
+ * memory, one row a block.  The variants are added before the cluster
+ * one, so the stream is the last. */
+static void column_partials(GroupSchedule *s) {
+  for (int i = 0; i < s->nvariants; i++) {
+    Variant *v = &s->variants[i];
+    int stream = v->storage == STORE_STREAM;
+    int64_t most = (int64_t)COLUMN_PART_BLOCK * v->items * v->vec; /* no block over COLUMN_PART_BLOCK */
+    if (v->fit == FIT_CLUSTER) { /* a partial row a cluster, each block its part of the row */
+      v->limit = v->limit / ((int64_t)v->threads_x * v->items * v->vec) * most;
+      v->threads_x = COLUMN_PART_BLOCK;
+      v->loops = 1;
+    } else if (!stream && v->limit > most) {
+      v->limit = most;
+    }
+    v->block = stream ? 1 : COLUMN_PART_BLOCK;
+    v->whole = stream && v->whole; /* rmsnorm's backward without guards spilled 84 bytes at 128 registers */
+    v->early = 0;
+    v->sm_threads = stream ? MAX_THREADS : COLUMN_PART_SM;
+    v->prefetch = 0;
+    v->partials = 1;
+  }
+}
+
 /* Rows in registers: several rows per warp (4 to 32 lanes a row) while a
  * warp holds them, then a block per row at about four packs per thread
  * (at most 128 threads when a thread may hold more), then (long rows) the
@@ -344,7 +380,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   if (max_items > items) {
     v->early = early_operands(f, v);
     v->limit = (int64_t)BLOCK_ROW_THREADS * items * vec;
-    if (!f->row_outputs) {
+    if (!f->row_outputs && !f->columns) {
       v = row_variant(a, s, "narrow", vec, max_items, 0);
       v->when = WHEN_ROW_NARROWER;
       v->limit = (int64_t)NARROW_THREADS * max_items * vec;
@@ -372,6 +408,8 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v->items64 = v->items > 1 ? v->items / 2 : 0;
   v->keeps = g->plan->stream_reads >= 2;
   v->whole = vec > 1 && (!v->keeps || vec <= 4);
+  if (f->columns)
+    column_partials(s);
 }
 
 /* A stream kernel that reads each row once (rowstats: its variance
@@ -550,7 +588,7 @@ static int max_threads(const GroupSchedule *s) {
   int most = 1;
   for (int i = 0; i < s->nvariants; i++) {
     const Variant *v = &s->variants[i];
-    int n = v->fit == FIT_NONE ? v->threads_x * v->threads_y : MAX_THREADS;
+    int n = v->fit == FIT_NONE ? v->threads_x * v->threads_y : v->partials ? COLUMN_PART_BLOCK : MAX_THREADS;
     most = n > most ? n : most;
   }
   return most;
@@ -683,16 +721,21 @@ static const char *block_text(Arena *a, const Variant *v) {
       return arena_printf(a, "block T x max(1, %d/T), T = 32*ceil(R/%d) (the warps the row needs), bound to %d "
                              "blocks of up to %d threads an SM", v->block, 32 * v->items * v->vec, NARROW_BLOCKS,
                           NARROW_THREADS);
+    if (v->block == 1)
+      return arena_printf(a, "block T, T = pow2 in [32, %d] >= R/%d", v->partials ? COLUMN_PART_BLOCK : MAX_THREADS,
+                          v->items * v->vec);
     return arena_printf(a, "block T x max(1, %d/T), T = pow2 in [32, %s] >= R/%d", v->block,
-                        v->one_read ? "512 when rows >= 2*SMs (a single read of each row), else 1024" : "1024",
+                        v->partials ? "512"
+                        : v->one_read ? "512 when rows >= 2*SMs (a single read of each row), else 1024" : "1024",
                         v->items * v->vec);
   case FIT_SHORT_ROWS:
-    return arena_printf(a, "block T x %d/T, T = pow2 in [%d, 32] >= R/%d (%d/T rows a warp), or one warp where "
-                           "that keeps as many warps an SM (the device's occupancy, at launch)", v->block,
-                        MIN_ROW_LANES, v->items * v->vec, 32);
+    return arena_printf(a, "block T x %d/T, T = pow2 in [%d, 32] >= R/%d (%d/T rows a warp)%s", v->block,
+                        MIN_ROW_LANES, v->items * v->vec, 32,
+                        v->partials ? "" : ", or one warp where that keeps as many warps an SM (the device's "
+                                           "occupancy, at launch)");
   case FIT_CLUSTER:
-    return arena_printf(a, "block 1024, cluster C = pow2 >= R/%d blocks, a row per cluster",
-                        MAX_THREADS * v->items * v->vec);
+    return arena_printf(a, "block %d, cluster C = pow2 >= R/%d blocks, a row per cluster", v->threads_x,
+                        v->threads_x * v->items * v->vec);
   case FIT_COLUMN_SPLIT:
     return arena_printf(a, "block TX x %d/TX, TX = pow2 in [8, 32] >= rows/%d, a block per group of TX*%d "
                            "columns and chunk of R", v->block, v->vec, v->vec);
@@ -705,6 +748,9 @@ static const char *block_text(Arena *a, const Variant *v) {
 }
 
 static const char *grid_text(Arena *a, const Variant *v) {
+  if (v->fit == FIT_CLUSTER && v->partials)
+    return "grid = the clusters the device holds at once, each looping over rows, each cluster's column partials "
+           "a row of the workspace, then summed in cluster order by a second kernel";
   if (v->fit == FIT_CLUSTER)
     return v->loops ? "grid = the clusters the device holds at once, each looping over rows"
                     : "grid = a cluster per row";
@@ -715,6 +761,9 @@ static const char *grid_text(Arena *a, const Variant *v) {
     return v->items > 1 ? arena_printf(a, "grid = ceil(n/(%d*VEC*%d)), %d packs per thread", v->threads_x * v->threads_y,
                                        v->items, v->items)
                         : arena_printf(a, "grid = ceil(n/(%d*VEC)), a pack per thread", v->threads_x * v->threads_y);
+  if (v->partials)
+    return arena_printf(a, "grid <= SMs*%d/(block threads), each block's column partials folded into a row of "
+                           "the workspace, then summed in block order by a second kernel", v->sm_threads);
   if (v->prefetch)
     return arena_printf(a, "grid <= SMs*%d/(block threads), TY*%d rows a block at a time, %d rows a thread, the "
                            "next rows loaded while these compute", v->sm_threads, v->rows, v->rows);
@@ -778,6 +827,14 @@ static void stitch_text(Buf *b, Arena *a, const Group *g, const GroupSchedule *s
     buf_printf(b, "%s %%%d %s (level %d)", i ? "," : "", r->id, reduce_name(r->rop), st->level[r->id]);
   }
   buf_printf(b, "; %d value(s) held per element, %d element(s) per thread and value\n", s->held, s->budget);
+  if (st->columns.len) {
+    buf_puts(b, "    column sums (over the rows, as partials each thread adds for its columns):");
+    for (int i = 0; i < st->columns.len; i++) {
+      const Value *c = st->columns.items[i];
+      buf_printf(b, "%s %%%d %s", i ? "," : "", c->id, reduce_name(c->rop));
+    }
+    buf_puts(b, "\n");
+  }
   buf_puts(b, stitch_plan_text(a, g->plan, g->stitch->nvalues, "    "));
   int vec = s->variants[0].vec;
   if (vec > 1 && s->cls == CLASS_STITCH_COLUMN)

@@ -88,6 +88,10 @@ enum { MIN_ROW_LANES = 4 };
  * (__launch_bounds__(384, 3): 56 registers a thread). */
 enum { NARROW_THREADS = 384, NARROW_BLOCKS = 3 };
 
+/* Rows with column partials (Variant.partials): the most threads of a
+ * block, and its fitted size. */
+enum { COLUMN_PART_BLOCK = 512, COLUMN_PART_SM = 1024 };
+
 typedef struct Variant {
   const char *name;    /* the kernel's suffix and the plan's name: "packed", "block", ... */
   When when;
@@ -120,6 +124,9 @@ typedef struct Variant {
   int early;           /* registers, whole: the WHOLE instance loads the row operands' packs (a
                           norm's w and b) with the row, before its reductions (EARLY), bound
                           by GroupSchedule.early_threads */
+  int partials;        /* rows with column partials (Stitch.columns): a partial row a block
+                          (registers: folded across threadIdx.y; stream: one row a block),
+                          summed in block order by a second kernel; never blocks of one warp */
   int whole;           /* registers, one row a thread: whole row groups of whole rows (R =
                           T*ITEMS*VEC, rows a multiple of TY) take an instance without row
                           or item guards (WHOLE); stream: rows of whole chunks (R a

@@ -12,6 +12,8 @@ typedef struct Cluster {
   Shape domain;
   uint32_t axes;
   PtrVec reduces;  /* Value* */
+  PtrVec columns;  /* Value*: column sums over the rows, taken by a row cluster (stitch.h) */
+  PtrVec members;  /* Value*: reduces, then columns (the group graph's view) */
   PtrVec loops;    /* Group*: loop groups merged in */
   Group *group;    /* the stitch group, once made */
 } Cluster;
@@ -144,7 +146,7 @@ static int is_lone_reduce(StitchCtx *s, const Value *v) {
   if (v->op != IR_REDUCE)
     return 0;
   for (int c = 0; c < s->clusters.len; c++)
-    if (in_vec(&((Cluster *)s->clusters.items[c])->reduces, v))
+    if (in_vec(&((Cluster *)s->clusters.items[c])->members, v))
       return 0;
   return 1;
 }
@@ -157,8 +159,8 @@ static Graph build_graph(StitchCtx *s) {
     gr.owner[i] = -1;
   for (int c = 0; c < nc; c++) {
     Cluster *cl = s->clusters.items[c];
-    for (int j = 0; j < cl->reduces.len; j++)
-      gr.owner[((Value *)cl->reduces.items[j])->id] = c;
+    for (int j = 0; j < cl->members.len; j++)
+      gr.owner[((Value *)cl->members.items[j])->id] = c;
   }
   for (int i = 0; i < s->n; i++)
     if (is_lone_reduce(s, s->k->values.items[i]))
@@ -170,15 +172,15 @@ static Graph build_graph(StitchCtx *s) {
   for (int c = 0; c < nc; c++) {
     Cluster *cl = s->clusters.items[c];
     char *seen = ARENA_ARRAY(s->a, char, s->n);
-    for (int j = 0; j < cl->reduces.len; j++) {
-      Value *r = cl->reduces.items[j];
+    for (int j = 0; j < cl->members.len; j++) {
+      Value *r = cl->members.items[j];
       for (int a = 0; a < r->nargs; a++)
-        add_reads(s, &gr, c, r->args[a], &cl->reduces, seen);
+        add_reads(s, &gr, c, r->args[a], &cl->members, seen);
     }
     for (int j = 0; j < cl->loops.len; j++) {
       Group *g = cl->loops.items[j];
       for (int r = 0; r < g->roots.len; r++)
-        add_reads(s, &gr, c, g->roots.items[r], &cl->reduces, seen);
+        add_reads(s, &gr, c, g->roots.items[r], &cl->members, seen);
     }
   }
   for (int i = 0; i < s->n; i++) {
@@ -230,6 +232,7 @@ static Cluster *new_cluster(StitchCtx *s, Value *r) {
   c->domain = r->args[0]->shape;
   c->axes = real_axes(r);
   vec_push(s->a, &c->reduces, r);
+  vec_push(s->a, &c->members, r);
   vec_push(s->a, &s->clusters, c);
   return c;
 }
@@ -238,9 +241,11 @@ static int try_join(StitchCtx *s, Cluster *c, Value *r) {
   if (c->axes != real_axes(r) || !shape_equal(&c->domain, &r->args[0]->shape))
     return 0;
   vec_push(s->a, &c->reduces, r);
+  vec_push(s->a, &c->members, r);
   if (cluster_legal(s, &c->reduces, &c->loops) && groups_acyclic(s))
     return 1;
   c->reduces.len--;
+  c->members.len--;
   buf_printf(s->why, "%s: %%%d not stitched with %%%d: a reduction it reads depends on the cluster (cycle)\n",
              s->k->name, r->id, ((Value *)c->reduces.items[0])->id);
   return 0;
@@ -295,7 +300,7 @@ static int has_kept_axis(const Cluster *c) {
 }
 
 static int worth_stitching(const Cluster *c) {
-  return (c->reduces.len > 1 || c->loops.len > 0) && has_kept_axis(c);
+  return (c->reduces.len > 1 || c->loops.len > 0 || c->columns.len > 0) && has_kept_axis(c);
 }
 
 static Schedule stitch_schedule(const Cluster *c) {
@@ -335,6 +340,115 @@ static int loop_reads_cluster(StitchCtx *s, const Cluster *c, const Group *g) {
   return 0;
 }
 
+/* ---- column sums in a row cluster ---------------------------------------
+ * A row cluster's kernel visits every element of its domain once, and each
+ * thread the same columns of every row it takes: a sum over the rows (a
+ * norm's dw, db) of a value computed there is a set of column partials
+ * the kernel adds as it goes (a second stage sums them in a fixed order).
+ * Nothing in the cluster may read such a sum, which is only whole once
+ * every row is done. */
+
+static int column_of(const Cluster *c, const Value *r) {
+  return stitch_schedule(c) == SCHED_ROW && has_kept_axis(c) && (r->rop == RED_SUM || r->rop == RED_MEAN) &&
+         (r->dtype == DT_F32 || r->dtype == DT_F64) && shape_equal(&c->domain, &r->args[0]->shape) &&
+         (!c->columns.len || ((const Value *)c->columns.items[0])->dtype == r->dtype) && /* one partials type */
+         real_axes(r) == (row_mask(c) & ~c->axes);
+}
+
+static int reads_a_column(StitchCtx *s, const Cluster *c, int v) {
+  for (int i = 0; i < c->columns.len; i++)
+    if (depends(s, v, ((const Value *)c->columns.items[i])->id))
+      return 1;
+  return 0;
+}
+
+/* No reduction or merged loop of c reads one of its columns. */
+static int columns_unread(StitchCtx *s, const Cluster *c) {
+  for (int i = 0; i < c->reduces.len; i++)
+    if (reads_a_column(s, c, ((const Value *)c->reduces.items[i])->id))
+      return 0;
+  for (int i = 0; i < c->loops.len; i++) {
+    const Group *g = c->loops.items[i];
+    for (int j = 0; j < g->roots.len; j++)
+      if (reads_a_column(s, c, ((const Value *)g->roots.items[j])->id))
+        return 0;
+  }
+  return 1;
+}
+
+static void remove_value(PtrVec *v, const void *x) {
+  int n = 0;
+  for (int i = 0; i < v->len; i++)
+    if (v->items[i] != x)
+      v->items[n++] = v->items[i];
+  v->len = n;
+}
+
+/* r reads none of c's columns, and none of them reads r: each is a sum
+ * of values of the domain alone (a column variance reads its mean). */
+static int independent_column(StitchCtx *s, const Cluster *c, const Value *r) {
+  if (reads_a_column(s, c, r->id))
+    return 0;
+  for (int i = 0; i < c->columns.len; i++)
+    if (depends(s, ((const Value *)c->columns.items[i])->id, r->id))
+      return 0;
+  return 1;
+}
+
+static int try_column(StitchCtx *s, Cluster *c, Cluster *from, Value *r) {
+  if (!column_of(c, r) || !independent_column(s, c, r))
+    return 0;
+  remove_value(&from->reduces, r);
+  remove_value(&from->members, r);
+  vec_push(s->a, &c->columns, r);
+  vec_push(s->a, &c->members, r);
+  if (cluster_legal(s, &c->members, &c->loops) && columns_unread(s, c) && groups_acyclic(s))
+    return 1;
+  c->columns.len--;
+  c->members.len--;
+  vec_push(s->a, &from->reduces, r);
+  vec_push(s->a, &from->members, r);
+  return 0;
+}
+
+/* Every reduction of `from` is a sum or mean (not a softmax's max over
+ * the rows, which the sum beside it reads). */
+static int only_sums(const Cluster *from) {
+  for (int j = 0; j < from->reduces.len; j++) {
+    const Value *r = from->reduces.items[j];
+    if (r->rop != RED_SUM && r->rop != RED_MEAN)
+      return 0;
+  }
+  return 1;
+}
+
+/* A cluster of column sums (which would be a column reduction re-reading
+ * the domain: a norm's dw and db) gives them to a row cluster that can
+ * take them; a cluster left empty goes.  Column clusters of other
+ * reductions (a softmax over the rows) keep theirs. */
+static void take_columns(StitchCtx *s) {
+  for (int i = 0; i < s->clusters.len; i++) {
+    Cluster *from = s->clusters.items[i];
+    for (int j = 0; j < from->reduces.len && only_sums(from); j++) {
+      Value *r = from->reduces.items[j];
+      for (int k = 0; k < s->clusters.len; k++) {
+        Cluster *c = s->clusters.items[k];
+        if (c != from && try_column(s, c, from, r)) {
+          buf_printf(s->why, "%s: %%%d (%s over the rows) taken by the row cluster of %%%d as column partials\n",
+                     s->k->name, r->id, reduce_name(r->rop), ((Value *)c->reduces.items[0])->id);
+          j--;
+          break;
+        }
+      }
+    }
+  }
+  int n = 0;
+  for (int i = 0; i < s->clusters.len; i++)
+    if (((Cluster *)s->clusters.items[i])->reduces.len)
+      s->clusters.items[n++] = s->clusters.items[i];
+  s->clusters.len = n;
+}
+
 /* Loop groups over the domain or the row shape join the cluster they
  * read (else the first one they fit), when that stays legal. */
 static void merge_loops(StitchCtx *s) {
@@ -348,7 +462,7 @@ static void merge_loops(StitchCtx *s) {
         if (!has_kept_axis(c) || !loop_fits(c, g) || (pass == 0 && !loop_reads_cluster(s, c, g)))
           continue;
         vec_push(s->a, &c->loops, g);
-        if (cluster_legal(s, &c->reduces, &c->loops) && groups_acyclic(s)) {
+        if (cluster_legal(s, &c->members, &c->loops) && columns_unread(s, c) && groups_acyclic(s)) {
           s->merged[i] = 1;
           break;
         }
@@ -431,6 +545,8 @@ static Group *make_stitch_group(StitchCtx *s, Cluster *c) {
   g->stitch = st;
   st->axes = c->axes;
   st->reduces = c->reduces;
+  st->columns = c->columns;
+  st->members = c->members;
   st->nmerged = c->loops.len;
   for (int i = 0; i < c->loops.len; i++) {
     Group *l = c->loops.items[i];
@@ -449,7 +565,7 @@ static void drop_merged_groups(StitchCtx *s) {
     int drop = s->merged[i];
     for (int j = 0; j < s->clusters.len && !drop; j++) {
       Cluster *c = s->clusters.items[j];
-      drop = c->group && g->kind == GROUP_REDUCE && in_vec(&c->reduces, g->reduce);
+      drop = c->group && g->kind == GROUP_REDUCE && in_vec(&c->members, g->reduce);
     }
     if (!drop)
       vec_push(s->a, &keep, g);
@@ -469,14 +585,14 @@ static void settle_stored(StitchCtx *s) {
   for (int i = 0; i < s->kp->groups.len; i++) {
     Group *g = s->kp->groups.items[i];
     PtrVec none = {0};
-    mark_external_reads(s, g, g->kind == GROUP_STITCH ? &g->stitch->reduces : &none, ext);
+    mark_external_reads(s, g, g->kind == GROUP_STITCH ? &g->stitch->members : &none, ext);
   }
   for (int j = 0; j < s->clusters.len; j++) {
     Cluster *c = s->clusters.items[j];
     if (!c->group)
       continue;
-    for (int i = 0; i < c->reduces.len; i++) {
-      Value *r = c->reduces.items[i];
+    for (int i = 0; i < c->members.len; i++) {
+      Value *r = c->members.items[i];
       if (ext[r->id] || is_output(s->k, r)) {
         vec_push(s->a, &c->group->roots, r);
         s->kp->group_of[r->id] = -2;
@@ -522,6 +638,7 @@ void stitch_groups(Arena *a, KernelPlan *kp, Buf *why) {
   make_clusters(&s);
   if (!s.clusters.len)
     return;
+  take_columns(&s);
   merge_loops(&s);
   for (int i = 0; i < s.clusters.len; i++) {
     Cluster *c = s.clusters.items[i];
@@ -708,6 +825,10 @@ int stitch_column_split(const Group *g) {
     acc = t;
   }
   return st->reduces.len > 0;
+}
+
+int stitch_is_column(const Group *g, const Value *v) {
+  return g->kind == GROUP_STITCH && vec_contains(&g->stitch->columns, v);
 }
 
 int stitch_thread_rows(const Group *g) {

@@ -23,6 +23,10 @@
 typedef struct Stitch {
   uint32_t axes;   /* reduced domain axes (literal-1 axes excluded) */
   PtrVec reduces;  /* Value*: the group's reductions, increasing ids */
+  PtrVec columns;  /* Value*: sums (means) over the rows of values of the domain (a norm's dw,
+                      db), added up in column partials as the rows go by, then summed in a
+                      fixed order by a second stage; nothing in the group reads them */
+  PtrVec members;  /* Value*: reduces, then columns */
   int nlevels;     /* reduction levels: a level reads only earlier ones */
   int *level;      /* by value id (< nvalues): 1..nlevels for the group's reductions; for another value
                       the highest level of those it reads, 0 for none */
@@ -82,6 +86,9 @@ int stitch_thread_rows(const Group *g);
  * per chunk and group of columns, the chunks' partial results folded in
  * chunk order by a second kernel (schedule.c's "split", emit_stitch.c). */
 int stitch_column_split(const Group *g);
+/* v is one of g's column sums (Stitch.columns): a root the group's second
+ * stage writes from its column partials. */
+int stitch_is_column(const Group *g, const Value *v);
 int stitch_acc_bytes(const Group *g);
 /* The accumulator type of reduction r: f32 for 16-bit data (abi.md §6),
  * else r's own. */

@@ -150,3 +150,27 @@ int stitch_keep_bytes(const StitchKernel *sk) {
 const char *stitch_split_acc_type(const StitchKernel *sk) {
   return cu_compute_ctype(stitch_acc_dtype(sk->st->reduces.items[0]));
 }
+
+const char *stitch_column_acc_type(const StitchKernel *sk) {
+  return cu_compute_ctype(stitch_acc_dtype(sk->st->columns.items[0]));
+}
+
+const char *stitch_columns_name(const StitchKernel *sk) {
+  return arena_printf(sk->a, "tecc_%s_g%d_columns", sk->k->name, sk->g->id);
+}
+
+int column_homes(const Kernel *k, const KernelPlan *kp, const Value *c) {
+  int n = kp->home[c->id].kind == HOME_WORKSPACE;
+  for (int o = 0; o < k->noutputs; o++)
+    n += k->outputs[o].value == c;
+  return n;
+}
+
+const char *column_home(Arena *a, const Kernel *k, const KernelPlan *kp, const EntryNames *names, const Value *c, int h) {
+  for (int o = 0; o < k->noutputs; o++)
+    if (k->outputs[o].value == c && h-- == 0)
+      return names->outputs[o];
+  if (kp->home[c->id].kind == HOME_WORKSPACE && h == 0)
+    return home_pointer(a, kp, names, c);
+  internal_error("stitch: column sum %%%d has no home %d", c->id, h);
+}

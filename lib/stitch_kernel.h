@@ -77,4 +77,12 @@ int stitch_keep_bytes(const StitchKernel *sk);
  * stitch_column_split()). */
 const char *stitch_split_acc_type(const StitchKernel *sk);
 
+/* Column sums (Stitch.columns): their accumulators' type (one type for
+ * all, stitch.c), the second stage's kernel, and the buffers each is
+ * stored in (its outputs, then its workspace slot) and their host names. */
+const char *stitch_column_acc_type(const StitchKernel *sk);
+const char *stitch_columns_name(const StitchKernel *sk);
+int column_homes(const Kernel *k, const KernelPlan *kp, const Value *c);
+const char *column_home(Arena *a, const Kernel *k, const KernelPlan *kp, const EntryNames *names, const Value *c, int h);
+
 #endif

@@ -188,8 +188,10 @@ static void walk_pass(Walk *w, const PlanPass *p) {
     return;
   }
   for (int i = 0; i < w->g->roots.len; i++) /* along the row, then the row's own */
-    if (along_row(w->g, w->g->roots.items[i]))
+    if (along_row(w->g, w->g->roots.items[i]) && !stitch_is_column(w->g, w->g->roots.items[i]))
       walk_value(w, stored_value(w->g->roots.items[i]), map);
+  for (int i = 0; i < st->columns.len; i++) /* what the column partials add, an element */
+    walk_value(w, ((const Value *)st->columns.items[i])->args[0], map);
   for (int i = 0; i < w->g->roots.len; i++)
     if (!along_row(w->g, w->g->roots.items[i]))
       walk_value(w, w->g->roots.items[i], map);
@@ -329,6 +331,8 @@ static void plan_params(Arena *a, const KernelPlan *kp, const Group *g, StitchPl
   }
   for (int i = 0; i < g->roots.len; i++) {
     Value *v = g->roots.items[i];
+    if (stitch_is_column(g, v))
+      continue; /* written by the second stage, from the partials */
     for (int o = 0; o < k->noutputs; o++)
       if (k->outputs[o].value == v)
         add_param(a, &sp->params, P_OUTPUT, o, NULL);
@@ -391,8 +395,15 @@ static void plan_bytes(const KernelPlan *kp, const Group *g, StitchPlan *sp) {
       sp->held_pairs += dtype_is_16bit(v->dtype); /* held two to a register (emit_stitch.c) */
     }
   }
+  for (int i = 0; i < g->stitch->columns.len; i++) {
+    const Value *c = g->stitch->columns.items[i];
+    sp->columns++;
+    sp->columns_wide += dtype_size(stitch_acc_dtype(c)) == 8;
+  }
   for (int i = 0; i < g->roots.len; i++) {
     const Value *r = g->roots.items[i];
+    if (stitch_is_column(g, r))
+      continue;
     sp->row_outputs += along_row(g, r);
     if (!staged_output(kp, g, r))
       continue;

@@ -74,6 +74,9 @@ typedef struct StitchPlan {
   int held_pairs;       /* of the held values, 16-bit ones in packed rows (two to a register) */
   int held_wide;        /* of the held values, 8-byte ones (f64, i64: footprint_budget counts them four) */
   int kept_wide;        /* of the kept values, 8-byte ones */
+  int columns;          /* sums over the rows added up as column partials (Stitch.columns): each
+                           an accumulator per element a thread holds (ITEMS * VEC) */
+  int columns_wide;     /* ... of them, f64 ones */
   PtrVec params;        /* KParam*: the parameters of both kernels, in order */
 } StitchPlan;
 

@@ -18,7 +18,7 @@
 #   sanitize    compute-sanitizer memcheck, racecheck and initcheck over
 #               GPU_ALL_SANITIZE random programs (100) at -O2, small bindings
 #   tree        tecc-conform on every program in the tree (examples,
-#               tests/programs, tests/stitch, tests/regress) at -O2, -O1
+#               tests/programs, tests/stitch, tests/regress, tests/grad/programs) at -O2, -O1
 #               and -O0, nvcc at full optimization
 #   hardening   tests/hardening/hardening.sh (status codes, nothing written
 #               on error, threads x streams, graph capture = direct call
@@ -94,7 +94,7 @@ conform=$src/tests/conform/tecc-conform
 gen=$src/tests/gen/gen
 export TECC="$src/src/tecc" NVCC="$nvcc" top_srcdir="$src" top_builddir="$src"
 export CONFORM_ARCH="$arch"
-tree_programs=${GPU_ALL_TREE:-"examples/*.te tests/programs/*.te tests/stitch/*.te tests/regress/*.te"}
+tree_programs=${GPU_ALL_TREE:-"examples/*.te tests/programs/*.te tests/stitch/*.te tests/regress/*.te tests/grad/programs/*.te"}
 
 # Each part writes $work/NAME.out: "pass fail seconds summary...".
 result() { # NAME PASS FAIL T0 SUMMARY
