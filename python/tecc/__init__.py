@@ -14,18 +14,18 @@ kernels with PyTorch tensors or raw device pointers.
 from .build import (BuildError, build, build_key, cache_dir, find_nvcc, find_tecc,
                     find_tool)
 from .checks import TensorInfo, check_inputs, output_specs
-from .header import (HeaderError, Param, Signature, parse_header,
-                     parse_header_file, parse_statuses)
+from .header import (Gradient, HeaderError, Param, Signature, gradient_inputs, gradients,
+                     parse_header, parse_header_file, parse_statuses)
 from .loader import Kernel, Library, TeccError, bf16_bits
 from .ops import fake_outputs, op_schema, register_ops
 
 __version__ = "0.1.0"  # configure.ac's AC_INIT; pyproject.toml reads it
 
-__all__ = ["BuildError", "HeaderError", "Kernel", "Library", "Param", "Signature",
-           "TensorInfo", "TeccError", "bf16_bits", "build", "build_key", "cache_dir",
-           "check_inputs", "fake_outputs", "find_nvcc", "find_tecc", "find_tool", "load",
-           "op_schema", "output_specs", "parse_header", "parse_header_file",
-           "parse_statuses", "register_ops"]
+__all__ = ["BuildError", "Gradient", "HeaderError", "Kernel", "Library", "Param",
+           "Signature", "TensorInfo", "TeccError", "bf16_bits", "build", "build_key",
+           "cache_dir", "check_inputs", "fake_outputs", "find_nvcc", "find_tecc", "find_tool",
+           "gradient_inputs", "gradients", "load", "op_schema", "output_specs", "parse_header",
+           "parse_header_file", "parse_statuses", "register_ops"]
 
 
 def load(so_path, headers=None):

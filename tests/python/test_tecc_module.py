@@ -246,6 +246,13 @@ def describe_command():
                          stdout=subprocess.PIPE, text=True, check=True).stdout
     assert "ln  # kernel ln(x: bf16[N, D]" in out, out
     assert "size   D" in out, out
+    assert "gradient of" not in out, out
+    h = os.path.join(WORK, "grad_describe.h")
+    with open(h, "w") as f:
+        f.write(GRAD_HEADER)
+    out = subprocess.run([sys.executable, "-m", "tecc", "describe", h], env=env,
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    assert "rmsnorm_dw  # kernel rmsnorm_dw(" in out and "\n  gradient of rmsnorm\n" in out, out
 
 
 def build_stub():
@@ -394,6 +401,132 @@ def build_helper_makes_a_loadable_library():
 
 build_helper_makes_a_loadable_library.skip = lambda: have_tecc() or (
     "" if os.environ.get("NVCC") else "no $NVCC")
+
+
+GRAD_HEADER = """
+/* kernel rmsnorm(x: bf16[N, D], w: bf16[D]) -> (y: bf16[N, D]) */
+tecc_status rmsnorm(const tecc_bf16 *x, const tecc_bf16 *w, tecc_bf16 *y,
+                    int64_t N, int64_t D, cudaStream_t stream);
+
+/* kernel rmsnorm_bwd(x: bf16[N, D], w: bf16[D], dy: bf16[N, D]) -> (dx: bf16[N, D], dw: bf16[D]) */
+/* gradient of rmsnorm */
+tecc_status rmsnorm_bwd(const tecc_bf16 *x, const tecc_bf16 *w, const tecc_bf16 *dy,
+                        tecc_bf16 *dx, tecc_bf16 *dw, int64_t N, int64_t D, cudaStream_t stream);
+
+/* kernel rmsnorm_dw(x: bf16[N, D], w: bf16[D], dy: bf16[N, D]) -> (dw: bf16[D]) */
+/* gradient of rmsnorm */
+tecc_status rmsnorm_dw(const tecc_bf16 *x, const tecc_bf16 *w, const tecc_bf16 *dy,
+                       tecc_bf16 *dw, int64_t N, int64_t D, cudaStream_t stream);
+"""
+
+
+def grad_sigs(text=GRAD_HEADER):
+    return {s.name: s for s in tecc.parse_header(text)}
+
+
+@test
+def gradient_comment_pairs_kernels():
+    """abi.md section 1: `/* gradient of K */` after the signature comment."""
+    f = grad_sigs()
+    assert f["rmsnorm"].grad_of is None
+    assert f["rmsnorm_bwd"].grad_of == "rmsnorm" and f["rmsnorm_dw"].grad_of == "rmsnorm"
+    assert tecc.gradient_inputs(f["rmsnorm"], f["rmsnorm_bwd"]) == (0, 1)
+    assert tecc.gradient_inputs(f["rmsnorm"], f["rmsnorm_dw"]) == (1,)
+    paired = tecc.gradients(list(f.values()))
+    assert list(paired) == ["rmsnorm"], paired
+    assert [(g.sig.name, g.inputs) for g in paired["rmsnorm"]] == [
+        ("rmsnorm_bwd", (0, 1)), ("rmsnorm_dw", (1,))], paired
+    # a gradient kernel whose forward is elsewhere is a kernel like any other
+    assert tecc.gradients([f["rmsnorm_bwd"]]) == {}
+    # the fixture's kernels are no one's gradients
+    assert all(s.grad_of is None for s in fixture().values())
+    assert tecc.gradients(list(fixture().values())) == {}
+
+
+def mismatch(fwd_proto, grad_proto):
+    """The HeaderError message for a gradient kernel that does not fit."""
+    sigs = tecc.parse_header(fwd_proto + "\n/* gradient of k */\n" + grad_proto)
+    e = raises(tecc.HeaderError, tecc.gradients, sigs)
+    return str(e)
+
+
+@test
+def gradient_signatures_that_do_not_fit_are_rejected():
+    k = ("/* kernel k(x: f32[N], i: i32[N]) -> (y: f32[N], n: i64[N]) */\n"
+         "tecc_status k(const float *x, const int32_t *i, float *y, int64_t *n, int64_t N,"
+         " cudaStream_t s);")
+
+    def g(sig, proto):
+        return "/* kernel g%s */\ntecc_status g(%s, int64_t N, cudaStream_t s);" % (sig, proto)
+
+    ok = g("(x: f32[N], i: i32[N], dy: f32[N]) -> (dx: f32[N])",
+           "const float *x, const int32_t *i, const float *dy, float *dx")
+    sigs = tecc.parse_header(k + "\n/* gradient of k */\n" + ok)
+    assert tecc.gradients(sigs)["k"][0].inputs == (0,)
+    e = mismatch(k, g("(x: f32[N], i: i32[N], dy: f32[N], dn: i64[N]) -> (dx: f32[N])",
+                      "const float *x, const int32_t *i, const float *dy, const int64_t *dn,"
+                      " float *dx"))
+    assert e.startswith("g (gradient of k): has 4 inputs; a gradient of k has 3"), e
+    e = mismatch(k, g("(x: f32[N], j: i32[N], dy: f32[N]) -> (dx: f32[N])",
+                      "const float *x, const int32_t *j, const float *dy, float *dx"))
+    assert "input j: i32[N] does not match k's input i: i32[N]" in e, e
+    e = mismatch(k, g("(x: f32[N], i: i32[N], dz: f32[N]) -> (dx: f32[N])",
+                      "const float *x, const int32_t *i, const float *dz, float *dx"))
+    assert "dz: f32[N] is not the cotangent dy of k's output y: f32[N]" in e, e
+    e = mismatch(k, g("(x: f32[N], i: i32[N], dy: f32[N]) -> (gx: f32[N])",
+                      "const float *x, const int32_t *i, const float *dy, float *gx"))
+    assert "output gx is not d<input> for an input of k (x, i)" in e, e
+    e = mismatch(k, g("(x: f32[N], i: i32[N], dy: f32[N]) -> (di: i32[N])",
+                      "const float *x, const int32_t *i, const float *dy, int32_t *di"))
+    assert "output di: i32[N] is not the gradient of k's input i: i32[N]" in e, e
+    e = mismatch(k, g("(x: f32[N], i: i32[N], dy: f32[N]) -> (dx: f64[N])",
+                      "const float *x, const int32_t *i, const float *dy, double *dx"))
+    assert "output dx: f64[N] is not the gradient of k's input x: f32[N]" in e, e
+    e = mismatch(k, g("(x: f32[N], i: i32[N], dy: f32[N]) -> (dx: f32[N], dx: f32[N])",
+                      "const float *x, const int32_t *i, const float *dy, float *dx, float *dx2"))
+    assert "is not the gradient of k's input x" in e, e
+
+
+GRAD_PROGRAM = """kernel rmsnorm(x: bf16[N, D], w: bf16[D]) -> (y: bf16[N, D]) {
+    xf = f32(x)
+    y = bf16(xf * rsqrt(mean(xf * xf, -1) + 1e-6) * f32(w))
+}
+kernel rmsnorm_bwd = grad(rmsnorm)
+kernel rmsnorm_dx = grad(rmsnorm, x)
+kernel k(x: f32[N, D], s: f32, ids: i64[N, 1], int: f32[D]) -> (y: f32[N, D], am: i64[N], t: f32) {
+    y = x * s * int + f32(ids)
+    am = argmax(x, 1)
+    t = sum(x * x) * s
+}
+kernel k_bwd = grad(k)
+kernel k_ds = grad(k, s, x)
+kernel k_bwd2 = grad(k_bwd, int)
+"""
+
+
+@test
+def gradient_kernels_from_tecc():
+    """The headers tecc writes for grad statements (language.md section 13.2):
+    cotangents of float outputs only, a rank-0 cotangent by value, renamed C
+    parameters (int is u_int) paired by their .te names."""
+    f = {s.name: s for s in tecc.parse_header(tecc_header(GRAD_PROGRAM, "grads.te"))}
+    assert [f[n].grad_of for n in f] == [None, "rmsnorm", "rmsnorm", None, "k", "k", "k_bwd"]
+    paired = tecc.gradients(list(f.values()))
+    assert {n: [(g.sig.name, g.inputs) for g in gs] for n, gs in paired.items()} == {
+        "rmsnorm": [("rmsnorm_bwd", (0, 1)), ("rmsnorm_dx", (0,))],
+        "k": [("k_bwd", (0, 1, 3)), ("k_ds", (1, 0))],
+        "k_bwd": [("k_bwd2", (3,))]}, paired
+    kb = f["k_bwd"]
+    assert [(p.name, p.te_name, p.by_value) for p in kb.inputs] == [
+        ("x", "x", False), ("s", "s", True), ("ids", "ids", False), ("u_int", "int", False),
+        ("dy", "dy", False), ("dt", "dt", True)], kb.inputs
+    assert [(p.name, p.te_name, p.shape) for p in kb.outputs] == [
+        ("dx", "dx", ("N", "D")), ("ds", "ds", ()), ("dint", "dint", ("D",))], kb.outputs
+    assert tecc.op_schema(kb) == ("(Tensor x, float s, Tensor ids, Tensor u_int, Tensor dy, "
+                                  "float dt) -> (Tensor, Tensor, Tensor)"), tecc.op_schema(kb)
+
+
+gradient_kernels_from_tecc.skip = have_tecc
 
 
 def main():
