@@ -17,9 +17,8 @@ gradient_inputs() checks that one signature is a gradient of another
 gradients() pairs every forward kernel of a list with its gradient kernels.
 """
 
-from collections import namedtuple
-
 import re
+from collections import namedtuple
 
 # C type spelling -> .te dtype (abi.md section 2).
 C_TO_DTYPE = {
