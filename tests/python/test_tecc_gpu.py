@@ -212,6 +212,29 @@ def rmsnorm_module_example():
     assert all(passed for passed, _ in results), results
 
 
+def train_example_path():
+    return os.path.join(TOP, "examples", "torch", "train.py")
+
+
+@test
+def train_example():
+    """examples/torch/train.py: a block whose RMSNorm, SwiGLU and
+    cross-entropy are tecc kernels with gradient kernels, trained for 20
+    SGD steps, against the same block in PyTorch; one step under
+    torch.compile(fullgraph=True), backward included."""
+    if not hasattr(torch.library, "custom_op"):
+        print("# train_example: PyTorch %s has no torch.library.custom_op" % torch.__version__)
+        return
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("train_example", train_example_path())
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    results = example.run(os.path.join(WORK, "train"))
+    for passed, what in results:
+        print("# %s - %s" % ("ok" if passed else "FAILED", what))
+    assert all(passed for passed, _ in results), [w for p, w in results if not p]
+
+
 GRAD = []
 
 
