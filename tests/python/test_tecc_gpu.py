@@ -409,14 +409,14 @@ def compiled_forward_and_backward():
     close("compiled x.grad", xc.grad, xe.grad, 1e-6, 1e-7)
     close("compiled w.grad", wc.grad, we.grad, 1e-6, 1e-6)
 
-    def stats_loss(x, s, bias):
-        y, am, t = torch.ops.tecc_grad_test.stats(x, s, bias)
+    def stats_loss(x, bias):  # s a constant of the graph, not an input
+        y, am, t = torch.ops.tecc_grad_test.stats(x, 0.5, bias)
         return y.sum() + 2 * t
 
     bias = torch.randint(-3, 4, (64, 1), device="cuda")
     xe, xc = leaf(x), leaf(x)
-    stats_loss(xe, 0.5, bias).backward()
-    torch.compile(stats_loss, fullgraph=True)(xc, 0.5, bias).backward()
+    stats_loss(xe, bias).backward()
+    torch.compile(stats_loss, fullgraph=True)(xc, bias).backward()
     torch.cuda.synchronize()
     close("compiled stats x.grad (a rank-0 cotangent)", xc.grad, xe.grad, 1e-6, 1e-6)
 
