@@ -9,6 +9,8 @@ def describe(path):
     for sig in parse_header_file(path):
         print("%s%s" % (sig.name, "  # " + sig.te_signature.replace("\n", " ")
                         if sig.te_signature else ""))
+        if sig.grad_of:
+            print("  gradient of %s" % sig.grad_of)
         for p in sig.params:
             shape = "" if p.shape is None else "[%s]" % ", ".join(map(str, p.shape))
             print("  %-6s %-8s %-20s %s%s" % (p.role, p.name, p.ctype, p.dtype or "", shape))

@@ -1,17 +1,24 @@
 """Parse a header written by tecc (abi.md section 2) into signature models.
 
-The header is regular: an optional comment giving the .te signature, then
+The header is regular: an optional comment giving the .te signature, for a
+gradient kernel a second comment ``gradient of FORWARD`` (abi.md section 1),
+then
 
     tecc_status NAME(<inputs>, <outputs>, <size variables>, cudaStream_t stream);
 
 Inputs come first (``const T *name`` for tensors, ``T name`` for rank-0
 inputs), then outputs (``T *name``), then ``int64_t`` size variables, then
 the stream.  The roles follow from that order alone, so a header without
-comments still parses; the comment adds the .te dtypes and shapes, which the
-C types cannot carry.
+comments still parses; the comment adds the .te names, dtypes and shapes,
+which the C types cannot carry.
+
+gradient_inputs() checks that one signature is a gradient of another
+(language.md section 13.2) and says which inputs it differentiates;
+gradients() pairs every forward kernel of a list with its gradient kernels.
 """
 
 import re
+from collections import namedtuple
 
 # C type spelling -> .te dtype (abi.md section 2).
 C_TO_DTYPE = {
@@ -25,6 +32,7 @@ C_TO_DTYPE = {
 }
 DTYPE_TO_C = {v: k for k, v in C_TO_DTYPE.items()}
 DTYPE_SIZE = {"bool": 1, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+FLOAT_DTYPES = ("f16", "bf16", "f32", "f64")
 
 STATUS_NAMES = {
     0: "TECC_SUCCESS",
@@ -51,11 +59,18 @@ class Param:
     shape  -- for tensors: a tuple of dims (int or size-variable name) when the
               .te comment gives it, else None; () for rank-0 values
     by_value -- True for a rank-0 input passed by value
+    te_name -- the name in the .te signature comment: the C name differs
+               where abi.md section 2 renames it (``int`` is ``u_int`` in C)
     """
 
     def __init__(self, name, ctype, role, dtype=None, shape=None, by_value=False):
         self.name, self.ctype, self.role = name, ctype, role
         self.dtype, self.shape, self.by_value = dtype, shape, by_value
+        self.te_name = name
+
+    @property
+    def is_float(self):
+        return self.dtype in FLOAT_DTYPES
 
     @property
     def is_tensor(self):
@@ -67,10 +82,13 @@ class Param:
 
 
 class Signature:
-    """One entry point: its name, parameters, and the .te comment text."""
+    """One entry point: its name, parameters, the .te comment text, and for a
+    gradient kernel (language.md section 13) grad_of, the name of the kernel
+    it is the gradient of (None for any other kernel)."""
 
-    def __init__(self, name, params, te_signature=None):
+    def __init__(self, name, params, te_signature=None, grad_of=None):
         self.name, self.params, self.te_signature = name, params, te_signature
+        self.grad_of = grad_of
 
     def by_role(self, role):
         return [p for p in self.params if p.role == role]
@@ -228,6 +246,7 @@ def attach_te(params, te, name):
         p.shape = dims if dims is not None else None
         if p.by_value:
             p.shape = ()
+        p.te_name = tname
 
 
 PROTO = re.compile(r"\btecc_status\s+([A-Za-z_]\w*)\s*\(([^()]*)\)\s*;")
@@ -241,6 +260,9 @@ def parse_statuses(text):
     return names
 
 
+GRAD_OF = re.compile(r"^gradient of ([A-Za-z_]\w*)$")
+
+
 def parse_header(text):
     """Returns the list of Signature found in a header's text."""
     code = strip_comments(text)
@@ -249,18 +271,25 @@ def parse_header(text):
         name = m.group(1)
         c_params = [parse_c_param(p) for p in split_top(m.group(2)) if p.strip() != "void"]
         params = classify(c_params, name)
+        comments = comments_between(text, prev_end, m.start())
         te_text = None
-        for comment in reversed(comments_between(text, prev_end, m.start())):
+        for comment in reversed(comments):
             te = parse_te_signature(comment, name)
             if te is not None:
                 attach_te(params, te, name)
                 te_text = comment
                 break
+        grad_of = None
+        for comment in reversed(comments):
+            g = GRAD_OF.match(comment)
+            if g:
+                grad_of = g.group(1)
+                break
         sizes = {p.name for p in params if p.role == SIZE}
         for p in params:
             if p.role == INPUT and p.shape is None and p.by_value:
                 p.shape = ()
-        sigs.append(Signature(name, params, te_text))
+        sigs.append(Signature(name, params, te_text, grad_of))
         prev_end = m.end()
         check_sizes(sigs[-1], sizes)
     return sigs
@@ -275,6 +304,83 @@ def check_sizes(sig, sizes):
     if missing:
         raise HeaderError("%s: size variable(s) %s appear in no input shape"
                           % (sig.name, ", ".join(sorted(missing))))
+
+
+def _same_type(a, b):
+    """a and b have one dtype and, where both shapes are known, one shape."""
+    return a.dtype == b.dtype and (a.shape is None or b.shape is None or
+                                   tuple(a.shape) == tuple(b.shape))
+
+
+def _describe(p):
+    shape = "" if p.shape is None else "[%s]" % ", ".join(map(str, p.shape))
+    return "%s: %s%s" % (p.te_name, p.dtype, shape)
+
+
+def cotangent_outputs(fwd):
+    """The outputs of fwd that get a cotangent in its gradient kernels: the
+    float ones, in order (language.md section 13.2)."""
+    return [p for p in fwd.outputs if p.is_float]
+
+
+def gradient_inputs(fwd, grad):
+    """The positions in fwd.inputs of the inputs grad differentiates, in the
+    order of grad's outputs.  Raises HeaderError unless grad's signature is
+    that of a gradient of fwd (language.md section 13.2): fwd's inputs, then
+    one cotangent d<output> per float output of fwd with that output's dtype
+    and shape; then one output d<input> per input differentiated, a float
+    input of fwd, with its dtype and shape.  Names are compared as the .te
+    signature comments write them (as the C names without them)."""
+    where = "%s (gradient of %s)" % (grad.name, fwd.name)
+    outs = cotangent_outputs(fwd)
+    want = len(fwd.inputs) + len(outs)
+    if len(grad.inputs) != want:
+        raise HeaderError("%s: has %d inputs; a gradient of %s has %d (its %d inputs and "
+                          "a cotangent for each of its %d float outputs)"
+                          % (where, len(grad.inputs), fwd.name, want, len(fwd.inputs),
+                             len(outs)))
+    for f, g in zip(fwd.inputs, grad.inputs):
+        if f.te_name != g.te_name or not _same_type(f, g) or f.by_value != g.by_value:
+            raise HeaderError("%s: input %s does not match %s's input %s"
+                              % (where, _describe(g), fwd.name, _describe(f)))
+    for o, g in zip(outs, grad.inputs[len(fwd.inputs):]):
+        if g.te_name != "d" + o.te_name or not _same_type(o, g):
+            raise HeaderError("%s: input %s is not the cotangent d%s of %s's output %s"
+                              % (where, _describe(g), o.te_name, fwd.name, _describe(o)))
+    by_name = {p.te_name: i for i, p in enumerate(fwd.inputs)}
+    positions = []
+    for g in grad.outputs:
+        i = by_name.get(g.te_name[1:]) if g.te_name.startswith("d") else None
+        if i is None:
+            raise HeaderError("%s: output %s is not d<input> for an input of %s (%s)"
+                              % (where, g.te_name, fwd.name,
+                                 ", ".join(p.te_name for p in fwd.inputs)))
+        f = fwd.inputs[i]
+        if not f.is_float or not _same_type(f, g) or i in positions:
+            raise HeaderError("%s: output %s is not the gradient of %s's input %s"
+                              % (where, _describe(g), fwd.name, _describe(f)))
+        positions.append(i)
+    return tuple(positions)
+
+
+Gradient = namedtuple("Gradient", "sig inputs")
+Gradient.__doc__ = """A gradient kernel's Signature and the positions, in its
+forward's inputs, of the inputs it differentiates (its outputs' order)."""
+
+
+def gradients(sigs):
+    """{forward name: [Gradient, ...]} for the gradient kernels in sigs whose
+    forward is in sigs too, in the order of sigs.  (A gradient kernel whose
+    forward is not there -- one defined in a file that imports it -- is left
+    out.)  HeaderError when a kernel says it is the gradient of a kernel whose
+    signature does not fit (gradient_inputs)."""
+    by_name = {s.name: s for s in sigs}
+    paired = {}
+    for s in sigs:
+        fwd = by_name.get(s.grad_of) if s.grad_of else None
+        if fwd is not None:
+            paired.setdefault(fwd.name, []).append(Gradient(s, gradient_inputs(fwd, s)))
+    return paired
 
 
 def parse_header_file(path):

@@ -1,6 +1,7 @@
 #!/bin/sh
 # GPU tests of the Python module python/tecc with PyTorch tensors (TAP),
-# against hand-written entry points (tests/python/fixture.cu).
+# against hand-written entry points (tests/python/fixture.cu) and kernels
+# tecc builds (tests/python/grad_ops.te, examples/torch).
 : "${top_srcdir:=.}"
 if ! nvidia-smi -L >/dev/null 2>&1; then echo "1..0 # SKIP no GPU"; exit 0; fi
 if [ -z "${NVCC:-}" ]; then echo "1..0 # SKIP no nvcc"; exit 0; fi

@@ -246,6 +246,13 @@ def describe_command():
                          stdout=subprocess.PIPE, text=True, check=True).stdout
     assert "ln  # kernel ln(x: bf16[N, D]" in out, out
     assert "size   D" in out, out
+    assert "gradient of" not in out, out
+    h = os.path.join(WORK, "grad_describe.h")
+    with open(h, "w") as f:
+        f.write(GRAD_HEADER)
+    out = subprocess.run([sys.executable, "-m", "tecc", "describe", h], env=env,
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    assert "rmsnorm_dw  # kernel rmsnorm_dw(" in out and "\n  gradient of rmsnorm\n" in out, out
 
 
 def build_stub():
@@ -394,6 +401,342 @@ def build_helper_makes_a_loadable_library():
 
 build_helper_makes_a_loadable_library.skip = lambda: have_tecc() or (
     "" if os.environ.get("NVCC") else "no $NVCC")
+
+
+GRAD_HEADER = """
+/* kernel rmsnorm(x: bf16[N, D], w: bf16[D]) -> (y: bf16[N, D]) */
+tecc_status rmsnorm(const tecc_bf16 *x, const tecc_bf16 *w, tecc_bf16 *y,
+                    int64_t N, int64_t D, cudaStream_t stream);
+
+/* kernel rmsnorm_bwd(x: bf16[N, D], w: bf16[D], dy: bf16[N, D]) -> (dx: bf16[N, D], dw: bf16[D]) */
+/* gradient of rmsnorm */
+tecc_status rmsnorm_bwd(const tecc_bf16 *x, const tecc_bf16 *w, const tecc_bf16 *dy,
+                        tecc_bf16 *dx, tecc_bf16 *dw, int64_t N, int64_t D, cudaStream_t stream);
+
+/* kernel rmsnorm_dw(x: bf16[N, D], w: bf16[D], dy: bf16[N, D]) -> (dw: bf16[D]) */
+/* gradient of rmsnorm */
+tecc_status rmsnorm_dw(const tecc_bf16 *x, const tecc_bf16 *w, const tecc_bf16 *dy,
+                       tecc_bf16 *dw, int64_t N, int64_t D, cudaStream_t stream);
+"""
+
+
+def grad_sigs(text=GRAD_HEADER):
+    return {s.name: s for s in tecc.parse_header(text)}
+
+
+@test
+def gradient_comment_pairs_kernels():
+    """abi.md section 1: `/* gradient of K */` after the signature comment."""
+    f = grad_sigs()
+    assert f["rmsnorm"].grad_of is None
+    assert f["rmsnorm_bwd"].grad_of == "rmsnorm" and f["rmsnorm_dw"].grad_of == "rmsnorm"
+    assert tecc.gradient_inputs(f["rmsnorm"], f["rmsnorm_bwd"]) == (0, 1)
+    assert tecc.gradient_inputs(f["rmsnorm"], f["rmsnorm_dw"]) == (1,)
+    paired = tecc.gradients(list(f.values()))
+    assert list(paired) == ["rmsnorm"], paired
+    assert [(g.sig.name, g.inputs) for g in paired["rmsnorm"]] == [
+        ("rmsnorm_bwd", (0, 1)), ("rmsnorm_dw", (1,))], paired
+    # a gradient kernel whose forward is elsewhere is a kernel like any other
+    assert tecc.gradients([f["rmsnorm_bwd"]]) == {}
+    # the fixture's kernels are no one's gradients
+    assert all(s.grad_of is None for s in fixture().values())
+    assert tecc.gradients(list(fixture().values())) == {}
+
+
+def mismatch(fwd_proto, grad_proto):
+    """The HeaderError message for a gradient kernel that does not fit."""
+    sigs = tecc.parse_header(fwd_proto + "\n/* gradient of k */\n" + grad_proto)
+    e = raises(tecc.HeaderError, tecc.gradients, sigs)
+    return str(e)
+
+
+@test
+def gradient_signatures_that_do_not_fit_are_rejected():
+    k = ("/* kernel k(x: f32[N], i: i32[N]) -> (y: f32[N], n: i64[N]) */\n"
+         "tecc_status k(const float *x, const int32_t *i, float *y, int64_t *n, int64_t N,"
+         " cudaStream_t s);")
+
+    def g(sig, proto):
+        return "/* kernel g%s */\ntecc_status g(%s, int64_t N, cudaStream_t s);" % (sig, proto)
+
+    ok = g("(x: f32[N], i: i32[N], dy: f32[N]) -> (dx: f32[N])",
+           "const float *x, const int32_t *i, const float *dy, float *dx")
+    sigs = tecc.parse_header(k + "\n/* gradient of k */\n" + ok)
+    assert tecc.gradients(sigs)["k"][0].inputs == (0,)
+    e = mismatch(k, g("(x: f32[N], i: i32[N], dy: f32[N], dn: i64[N]) -> (dx: f32[N])",
+                      "const float *x, const int32_t *i, const float *dy, const int64_t *dn,"
+                      " float *dx"))
+    assert e.startswith("g (gradient of k): has 4 inputs; a gradient of k has 3"), e
+    e = mismatch(k, g("(x: f32[N], j: i32[N], dy: f32[N]) -> (dx: f32[N])",
+                      "const float *x, const int32_t *j, const float *dy, float *dx"))
+    assert "input j: i32[N] does not match k's input i: i32[N]" in e, e
+    e = mismatch(k, g("(x: f32[N], i: i32[N], dz: f32[N]) -> (dx: f32[N])",
+                      "const float *x, const int32_t *i, const float *dz, float *dx"))
+    assert "dz: f32[N] is not the cotangent dy of k's output y: f32[N]" in e, e
+    e = mismatch(k, g("(x: f32[N], i: i32[N], dy: f32[N]) -> (gx: f32[N])",
+                      "const float *x, const int32_t *i, const float *dy, float *gx"))
+    assert "output gx is not d<input> for an input of k (x, i)" in e, e
+    e = mismatch(k, g("(x: f32[N], i: i32[N], dy: f32[N]) -> (di: i32[N])",
+                      "const float *x, const int32_t *i, const float *dy, int32_t *di"))
+    assert "output di: i32[N] is not the gradient of k's input i: i32[N]" in e, e
+    e = mismatch(k, g("(x: f32[N], i: i32[N], dy: f32[N]) -> (dx: f64[N])",
+                      "const float *x, const int32_t *i, const float *dy, double *dx"))
+    assert "output dx: f64[N] is not the gradient of k's input x: f32[N]" in e, e
+    e = mismatch(k, g("(x: f32[N], i: i32[N], dy: f32[N]) -> (dx: f32[N], dx: f32[N])",
+                      "const float *x, const int32_t *i, const float *dy, float *dx, float *dx2"))
+    assert "is not the gradient of k's input x" in e, e
+
+
+class StandIn:
+    """What plan_ops needs of a tecc.Library: kernels with a .sig."""
+
+    def __init__(self, text):
+        class K:
+            def __init__(self, sig):
+                self.sig = sig
+        self.kernels = {s.name: K(s) for s in tecc.parse_header(text)}
+
+
+@test
+def plan_ops_registers_the_gradient_kernels_too():
+    lib = StandIn(GRAD_HEADER)
+    names, schemas, paired = tecc.plan_ops(lib, ["rmsnorm"])
+    assert names == ["rmsnorm", "rmsnorm_bwd", "rmsnorm_dw"], names
+    assert schemas["rmsnorm_bwd"] == "(Tensor x, Tensor w, Tensor dy) -> (Tensor, Tensor)"
+    assert [g.sig.name for g in paired["rmsnorm"]] == ["rmsnorm_bwd", "rmsnorm_dw"]
+    names, _, paired = tecc.plan_ops(lib, ["rmsnorm_dw"])
+    assert names == ["rmsnorm_dw"] and paired == {}, (names, paired)
+    names, _, _ = tecc.plan_ops(lib)
+    assert names == ["rmsnorm", "rmsnorm_bwd", "rmsnorm_dw"], names
+    e = raises(KeyError, tecc.plan_ops, lib, ["rmsnrom"])
+    assert "no kernel rmsnrom" in str(e), e
+    head, _, tail = GRAD_HEADER.replace("-> (dw: bf16[D]) */", "-> (dw: f32[D]) */"
+                                        ).rpartition("tecc_bf16 *dw")
+    bad = head + "float *dw" + tail  # rmsnorm_dw's dw: f32, not bf16
+    e = raises(tecc.HeaderError, tecc.plan_ops, StandIn(bad), ["rmsnorm"])
+    assert "rmsnorm_dw (gradient of rmsnorm): output dw: f32[D]" in str(e), e
+
+
+@test
+def the_narrowest_gradient_kernel_is_chosen():
+    f = grad_sigs()
+    fwd, grads = f["rmsnorm"], tecc.gradients(list(f.values()))["rmsnorm"]
+    bwd, dw = grads
+
+    def chosen(needed, among=grads):
+        return [g.sig.name for g in tecc.choose_gradients(fwd, among, needed)]
+
+    assert chosen([0, 1]) == ["rmsnorm_bwd"]
+    assert chosen([1]) == ["rmsnorm_dw"]
+    assert chosen([0]) == ["rmsnorm_bwd"]
+    assert chosen([1], [dw, bwd]) == ["rmsnorm_dw"]
+    e = raises(RuntimeError, tecc.choose_gradients, fwd, [dw], [0, 1])
+    assert str(e) == ("rmsnorm: autograd needs the gradient of x, but no gradient kernel of "
+                      "rmsnorm computes dx (rmsnorm_dw computes dw); add `kernel rmsnorm_bwd "
+                      "= grad(rmsnorm)` to the .te file"), e
+    # no single kernel computes both: the one that adds the most (the
+    # narrowest of those), then the rest
+    dx = tecc.Gradient(bwd.sig, (0,))
+    three = tecc.parse_header(
+        "/* kernel k(a: f32[N], b: f32[N], c: f32[N]) -> (y: f32[N]) */\n"
+        "tecc_status k(const float *a, const float *b, const float *c, float *y, int64_t N,"
+        " cudaStream_t s);")[0]
+    ab, bc, c = (tecc.Gradient(dx.sig, (0, 1)), tecc.Gradient(dx.sig, (1, 2)),
+                 tecc.Gradient(dx.sig, (2,)))
+    assert tecc.choose_gradients(three, [ab, bc, c], [0, 2]) == [c, ab]
+    assert tecc.choose_gradients(three, [c, ab, bc], [1, 2]) == [bc]
+
+
+GRAD_PROGRAM = """kernel rmsnorm(x: bf16[N, D], w: bf16[D]) -> (y: bf16[N, D]) {
+    xf = f32(x)
+    y = bf16(xf * rsqrt(mean(xf * xf, -1) + 1e-6) * f32(w))
+}
+kernel rmsnorm_bwd = grad(rmsnorm)
+kernel rmsnorm_dx = grad(rmsnorm, x)
+kernel k(x: f32[N, D], s: f32, ids: i64[N, 1], int: f32[D]) -> (y: f32[N, D], am: i64[N], t: f32) {
+    y = x * s * int + f32(ids)
+    am = argmax(x, 1)
+    t = sum(x * x) * s
+}
+kernel k_bwd = grad(k)
+kernel k_ds = grad(k, s, x)
+kernel k_bwd2 = grad(k_bwd, int)
+"""
+
+
+@test
+def gradient_kernels_from_tecc():
+    """The headers tecc writes for grad statements (language.md section 13.2):
+    cotangents of float outputs only, a rank-0 cotangent by value, renamed C
+    parameters (int is u_int) paired by their .te names."""
+    f = {s.name: s for s in tecc.parse_header(tecc_header(GRAD_PROGRAM, "grads.te"))}
+    assert [f[n].grad_of for n in f] == [None, "rmsnorm", "rmsnorm", None, "k", "k", "k_bwd"]
+    paired = tecc.gradients(list(f.values()))
+    assert {n: [(g.sig.name, g.inputs) for g in gs] for n, gs in paired.items()} == {
+        "rmsnorm": [("rmsnorm_bwd", (0, 1)), ("rmsnorm_dx", (0,))],
+        "k": [("k_bwd", (0, 1, 3)), ("k_ds", (1, 0))],
+        "k_bwd": [("k_bwd2", (3,))]}, paired
+    kb = f["k_bwd"]
+    assert [(p.name, p.te_name, p.by_value) for p in kb.inputs] == [
+        ("x", "x", False), ("s", "s", True), ("ids", "ids", False), ("u_int", "int", False),
+        ("dy", "dy", False), ("dt", "dt", True)], kb.inputs
+    assert [(p.name, p.te_name, p.shape) for p in kb.outputs] == [
+        ("dx", "dx", ("N", "D")), ("ds", "ds", ()), ("dint", "dint", ("D",))], kb.outputs
+    assert tecc.op_schema(kb) == ("(Tensor x, float s, Tensor ids, Tensor u_int, Tensor dy, "
+                                  "float dt) -> (Tensor, Tensor, Tensor)"), tecc.op_schema(kb)
+    names, _, _ = tecc.plan_ops(StandIn(tecc_header(GRAD_PROGRAM, "grads.te")), ["k"])
+    assert names == ["k", "k_bwd", "k_ds", "k_bwd2"], names
+
+
+gradient_kernels_from_tecc.skip = have_tecc
+
+
+STAND_IN_HEADER = """
+/* kernel k(x: f32[N], s: f32, ids: i64[N]) -> (y: f32[N], am: i64[N], t: f32) */
+tecc_status k(const float *x, float s, const int64_t *ids, float *y, int64_t *am, float *t,
+              int64_t N, cudaStream_t stream);
+
+/* kernel k_bwd(x: f32[N], s: f32, ids: i64[N], dy: f32[N], dt: f32) -> (dx: f32[N], ds: f32) */
+/* gradient of k */
+tecc_status k_bwd(const float *x, float s, const int64_t *ids, const float *dy, float dt,
+                  float *dx, float *ds, int64_t N, cudaStream_t stream);
+
+/* kernel k_dx(x: f32[N], s: f32, ids: i64[N], dy: f32[N], dt: f32) -> (dx: f32[N]) */
+/* gradient of k */
+tecc_status k_dx(const float *x, float s, const int64_t *ids, const float *dy, float dt,
+                 float *dx, int64_t N, cudaStream_t stream);
+"""
+
+
+class FakeTensor:
+    """A 1-D or 0-D list of numbers with what the backward uses of a tensor."""
+
+    def __init__(self, values, shape, dtype="float32", contiguous=True):
+        self.values, self.shape, self.dtype = list(values), tuple(shape), dtype
+        self.device, self.is_contig = "cuda:0", contiguous
+
+    def to(self, dtype):
+        return self if dtype == self.dtype else FakeTensor(self.values, self.shape, dtype)
+
+    def contiguous(self):
+        return self if self.is_contig else FakeTensor(self.values, self.shape, self.dtype)
+
+    def __mul__(self, other):
+        assert other.shape == (), "only scaling by a 0-dim tensor is expected"
+        return FakeTensor([v * other.values[0] for v in self.values], self.shape, self.dtype)
+
+    def __add__(self, other):
+        assert other.shape == self.shape and other.dtype == self.dtype
+        return FakeTensor([a + b for a, b in zip(self.values, other.values)], self.shape,
+                          self.dtype)
+
+
+def fake_torch():
+    """A module standing in for torch: custom_op and register_autograd
+    record what they are given; the operators call the Python kernels."""
+    import types
+
+    class Op:
+        def __init__(self, name, fn, mutates_args, schema):
+            self.name, self.fn, self.schema = name, fn, schema
+
+        def __call__(self, *args):
+            return self.fn(*args)
+
+        def register_fake(self, fn):
+            self.fake = fn
+
+        def register_autograd(self, backward, setup_context):
+            self.backward, self.setup_context = backward, setup_context
+
+    torch = types.ModuleType("torch")
+    torch.Tensor = FakeTensor
+    torch.float32, torch.float64 = "float32", "float64"
+    torch.zeros = lambda shape, dtype, device: FakeTensor([0.0] * (shape[0] if shape else 1),
+                                                          shape, dtype)
+    torch.library = types.SimpleNamespace(custom_op=Op)
+    return torch
+
+
+class FakeCtx:
+    def __init__(self, needs_input_grad):
+        self.needs_input_grad = needs_input_grad
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+    def set_materialize_grads(self, value):
+        self.materialize = value
+
+
+@test
+def backward_with_a_stand_in_torch():
+    """register_ops' backward without PyTorch: a module standing in for torch
+    and Python kernels for k(x, s, ids) -> (y = x*s + ids, am, t = sum(x*x)*s)
+    and its gradients.  The narrowest gradient kernel runs; a missing
+    cotangent is zeros (0.0 by value); a rank-0 output's cotangent, by value
+    in the gradient kernel, is applied by linearity (the kernel with 1.0,
+    scaled); cotangents are made contiguous; by-value and integer inputs
+    get None."""
+    calls = []
+
+    def k(x, s, ids):
+        y = FakeTensor([a * s + b for a, b in zip(x.values, ids.values)], x.shape)
+        return y, FakeTensor([0] * len(x.values), x.shape, "int64"), FakeTensor(
+            [sum(a * a for a in x.values) * s], ())
+
+    def k_grads(name):
+        def kernel(x, s, ids, dy, dt):
+            assert dy.is_contig and isinstance(dt, float), (dy.is_contig, dt)
+            calls.append((name, list(dy.values), dt))
+            dx = FakeTensor([g * s + dt * 2 * a * s for a, g in zip(x.values, dy.values)],
+                            x.shape)
+            ds = FakeTensor([sum(a * g for a, g in zip(x.values, dy.values)) +
+                             dt * sum(a * a for a in x.values)], ())
+            return (dx, ds) if name == "k_bwd" else dx
+        return kernel
+
+    class Lib:
+        kernels = {}
+
+    for sig in tecc.parse_header(STAND_IN_HEADER):
+        fn = k if sig.name == "k" else k_grads(sig.name)
+        fn.sig = sig
+        Lib.kernels[sig.name] = fn
+    saved = sys.modules.get("torch")
+    sys.modules["torch"] = fake_torch()
+    try:
+        ops = tecc.register_ops(Lib(), "stand_in", ["k"])
+    finally:
+        if saved is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = saved
+    assert sorted(ops) == ["k", "k_bwd", "k_dx"], ops
+    op = ops["k"]
+    assert not hasattr(ops["k_dx"], "backward")  # gradient kernels of their own: none
+    x, ids, s = FakeTensor([1.0, 2.0, 3.0], (3,)), FakeTensor([5, 6, 7], (3,), "int64"), 0.5
+    outputs = op(x, s, ids)
+
+    def backward(needs, dy, dam, dt):
+        ctx = FakeCtx(needs)
+        op.setup_context(ctx, (x, s, ids), outputs)
+        assert ctx.materialize is False and ctx.saved_tensors == (x, ids)
+        del calls[:]
+        return op.backward(ctx, dy, dam, dt)
+
+    dy = FakeTensor([1.0, -1.0, 2.0], (3,), contiguous=False)
+    got = backward((True, False, False), dy, None, None)
+    assert got[1:] == (None, None) and got[0].values == [0.5, -0.5, 1.0], got
+    assert calls == [("k_dx", [1.0, -1.0, 2.0], 0.0)], calls
+    got = backward((True, False, False), None, None, FakeTensor([3.0], ()))
+    assert calls == [("k_dx", [0.0, 0.0, 0.0], 1.0)], calls        # dy: zeros
+    assert got[0].values == [3.0 * 2 * a * s for a in x.values], got[0].values
+    got = backward((True, False, False), dy, None, FakeTensor([3.0], ()))
+    assert calls == [("k_dx", [1.0, -1.0, 2.0], 0.0), ("k_dx", [0.0, 0.0, 0.0], 1.0)], calls
+    assert got[0].values == [g * s + 3.0 * 2 * a * s for a, g in zip(x.values, dy.values)]
+    assert got[0].dtype == "float32"
+    assert backward((False, False, False), dy, None, None) == (None, None, None) and not calls
 
 
 def main():
