@@ -7,7 +7,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then echo "1..0 # SKIP no GPU"; exit 0; fi
 if [ -z "${NVCC:-}" ]; then echo "1..0 # SKIP no nvcc"; exit 0; fi
 if ! command -v python3 >/dev/null 2>&1; then echo "1..0 # SKIP python3 not found"; exit 0; fi
 if [ -z "${TECC:-}" ] && [ -x "${top_builddir:-.}/src/tecc" ]; then
-  TECC=${top_builddir:-.}/src/tecc; export TECC
+  TECC=$(cd "${top_builddir:-.}" && pwd)/src/tecc; export TECC
 fi
 work=${TMPDIR:-/tmp}/tecc-grad-torch.$$
 trap 'rm -rf "$work"' EXIT INT TERM
