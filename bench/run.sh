@@ -2,6 +2,8 @@
 # bench/run.sh [--quick] [bench.py options]: the whole doc/performance.md
 # benchmark in one command on a GPU machine with nvcc, python3 and PyTorch.
 # Results go to $OUT (else ./bench-out): bench.csv, latency.csv, bench.png.
+# bench/run.sh --train [train.py options]: the training suite instead
+# (train.txt, train.json), Liger-Kernel from bench-carry/liger/src if there.
 #
 # tecc comes from $TECC, else a build in the tree (src/tecc), else a binary
 # or a `make dist` tarball carried in bench-carry/ (built here: no
@@ -32,6 +34,11 @@ if [ -z "${TECC:-}" ]; then
 fi
 if [ -n "${TECC:-}" ]; then export TECC; fi
 
+if [ "${1:-}" = --train ]; then  # the training suite, bench/train.py (README.md)
+  shift
+  if [ -d "$carry/liger/src" ]; then export PYTHONPATH="$carry/liger/src${PYTHONPATH:+:$PYTHONPATH}"; fi
+  exec python3 "$here/train.py" --out "$out" "$@"
+fi
 set -- --out "$out" "$@"
 if [ -d "$carry/build" ]; then set -- --build-dir "$carry/build" "$@"; fi
 exec python3 "$here/bench.py" "$@"
