@@ -42,7 +42,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NAMESPACE = "tecc_train"
 
 # Agreement of the tecc run with the PyTorch run: the loss at every step
-# within LOSS_RTOL of PyTorch's, each final weight within WEIGHT_ATOL plus
+# within LOSS_RTOL of PyTorch's (of a hundredth of the first loss, where
+# it has fallen below that), each final weight within WEIGHT_ATOL plus
 # WEIGHT_RTOL of its magnitude.  They leave room for f32 kernels that round
 # differently from PyTorch's (results that differ in the last bits, steps
 # that drift apart slowly); a wrong gradient would move them far more.
@@ -169,7 +170,11 @@ def checks(calls, steps, b, d, f, c, lr):
 
     t_losses = torch.tensor(tecc_losses, dtype=torch.float64)
     p_losses = torch.tensor(torch_losses, dtype=torch.float64)
-    loss_err = float(((t_losses - p_losses).abs() / p_losses.abs()).max())
+    # each loss against PyTorch's, or against a hundredth of the first
+    # where the block has learned its batch and the loss falls towards 0
+    # (there the last bits of a tiny loss differ relatively more)
+    scale = torch.clamp(p_losses.abs(), min=1e-2 * float(p_losses[0].abs()))
+    loss_err = float(((t_losses - p_losses).abs() / scale).max())
     results.append((loss_err <= LOSS_RTOL,
                     "%d steps: losses %.4f -> %.4f (tecc) and %.4f -> %.4f (PyTorch), worst "
                     "relative difference %.2g (tolerance %.0e)"

@@ -472,10 +472,10 @@ def add_cases(tables):
                                             ("c", "%s(x, 0)", (0,), "f64[D]"),
                                             ("a", "%s(x)", None, "f64")):
                 case(("reduce", name), name + "_" + suffix, [("x", XD)], [("y", out)],
-                     "y = " + call % name, (lambda d: lambda x: ref(x, d))(dims), dom,
+                     "y = " + call % name, (lambda r, d: lambda x: r(x, d))(ref, dims), dom,
                      runs=more, reduces=True, nograd=ng)
             case(("reduce", name), name + "_m", [("x", "f64[B, N, D]")], [("y", "f64[N]")],
-                 "y = %s(x, 0, 2)" % name, lambda x: ref(x, (0, 2)), dom, runs=more,
+                 "y = %s(x, 0, 2)" % name, (lambda r: lambda x: r(x, (0, 2)))(ref), dom, runs=more,
                  reduces=True, nograd=ng)
         elif name in NOGRAD_REDUCE:
             for i, (body, fn, out) in enumerate(NOGRAD_REDUCE[name]):
