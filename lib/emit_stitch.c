@@ -1026,6 +1026,24 @@ static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail,
   reduce_finish(e, r, &x, tail);
 }
 
+/* A sum of a constant over the row (the count a mean's gradient divides
+ * by, sum(1) over the row) is the constant times the row's length: no
+ * accumulator and no all-reduce (layernorm's backward had two int64 ones
+ * a row). */
+static const Value *summed_constant(const Value *r) {
+  const Value *a = r->args[0];
+  while (a->op == IR_BROADCAST)
+    a = a->args[0];
+  return r->rop == RED_SUM && a->op == IR_CONST ? a : NULL;
+}
+
+static void closed_form_sum(SEmit *e, Value *r, Out *tail) {
+  Red x = red_of(e->sk.a, r);
+  const Value *c = summed_constant(r);
+  const char *val = arena_printf(e->sk.a, "(%s)%s * (%s)t_red", x.type, cu_const_literal(e->sk.a, c), x.type);
+  row_scalar(e, tail, r, val, &x);
+}
+
 static void early_outputs(SEmit *e);
 
 static void reduction_pass(SEmit *e, Out *o, int level) {
@@ -1036,7 +1054,11 @@ static void reduction_pass(SEmit *e, Out *o, int level) {
   emit(head, "/* level %d */", level);
   for (int i = 0; i < e->sk.st->reduces.len; i++) {
     Value *r = e->sk.st->reduces.items[i];
-    if (e->sk.st->level[r->id] == level)
+    if (e->sk.st->level[r->id] != level)
+      continue;
+    if (summed_constant(r) && !stitch_split_kernel(&e->sk)) /* a split folds every accumulator's partials */
+      closed_form_sum(e, r, tail);
+    else
       reduce_one(e, r, map, head, tail, NULL);
   }
   if (level == 1)
