@@ -25,7 +25,9 @@
 # variant of a norm loads w and b early; rows whose operand is indexed by
 # the last kept axes only are visited batch-fastest where the sizes ask;
 # values worth their registers are kept across passes; literal sizes
-# leave only the variant that runs.
+# leave only the variant that runs; a row stitch takes the sums over its
+# rows (a gradient's dw) as column partials, in blocks of 512, but not a
+# column sum that reads another (a column variance's mean).
 #
 # How the emitters write these schedules into CUDA (instances, loads,
 # guards, launches, arithmetic) is tests/stitch/kernels.sh's.
@@ -51,7 +53,7 @@ variants() { group "$1" '[.variants[].name] | join(" ")'; }
 # The elements a chunk of a stream variant takes (schedule.c, stream_chunk()).
 chunk='(([.items, .wide_items] | max) * .vec)'
 
-plan 78
+plan 83
 ok "--emit=json is one JSON document, every kernel in it" \
   "$JQ" -e --argjson n "$(grep -c '^kernel ' "$te")" '.kernels | length == $n' "$work/s.json"
 # The condition's words are the plan's (schedule.c, variant_condition_text()).
@@ -217,4 +219,18 @@ is "$(group lnwb_f32 '{held: (.plan.held | length), along: (.plan.along | length
   '{"held":1,"along":2,"early":2}' "layernorm with w and b: x held, w and b read along the row, loaded early"
 is "$(group softmax_f32 '[.plan.params[].kind] | join(" ")')" "input output size size" \
   "softmax f32: the kernels take x, y, M and N"
+# Column sums (stitch.c, take_columns()): rmsnorm's dw joins the row
+# stitch of its backward as column partials; every variant adds them,
+# in blocks of 512, a wave of two an SM, the stream one row a block.
+is "$(group rmsw_f32_bwd '.plan.columns | length')" 1 "rmsnorm f32 backward: dw a column sum of the row stitch"
+is "$("$JQ" -r '.kernels[] | select(.name == "rmsw_f32_bwd") | .groups | length' "$work/s.json")" 1 \
+  "rmsnorm f32 backward: one group (dx and dw), x and dy read once"
+is "$(group rmsw_f32_bwd '[.variants[] | "\(.name):\(.partials):\(.block):\(.sm_threads)"] | join(" ")')" \
+  "warp:true:512:1024 block:true:512:1024 cluster:true:512:1024 stream:true:1:1024" \
+  "rmsnorm f32 backward: partials in every variant, blocks of 512 (the stream: one row), two an SM"
+is "$(group rmsw_f32_bwd '.max_threads')" 512 "rmsnorm f32 backward: bound to its blocks of 512"
+# A column variance reads its column mean: the mean joins the row
+# stitch, the variance (a second column sum reading the first) does not.
+is "$("$JQ" -c '[.kernels[] | select(.name == "colvar_f32") | .groups[] | [.kind, (.plan.columns // [] | length)]]' "$work/s.json")" \
+  '[["stitch",1],["reduce",0]]' "sum(x, -1), mean(x, 0), var(x, 0): the mean a column sum, the variance a reduction of its own"
 done_testing
