@@ -5,6 +5,20 @@ import sys
 import traceback
 
 
+def torch_on_gpu():
+    """PyTorch, where it is installed and sees a GPU; else the TAP plan of
+    a skipped test file, and exit."""
+    try:
+        import torch
+    except ImportError:
+        print("1..0 # SKIP python3 has no torch")
+        sys.exit(0)
+    if not torch.cuda.is_available():
+        print("1..0 # SKIP torch sees no GPU")
+        sys.exit(0)
+    return torch
+
+
 def run(tests, skip=lambda fn: ""):
     """Runs `tests` in order, printing TAP; `skip(fn)` gives the reason to
     skip one ("" to run it).  Returns the exit status: 1 if any failed."""

@@ -36,19 +36,13 @@ import time
 TOP, WORK = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(TOP, "python"))
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:
-    print("1..0 # SKIP python3 has no torch")
-    sys.exit(0)
-if not torch.cuda.is_available():
-    print("1..0 # SKIP torch sees no GPU")
-    sys.exit(0)
-
-import tecc  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taprun  # noqa: E402
+
+torch = taprun.torch_on_gpu()
+import torch.nn.functional as F  # noqa: E402
+
+import tecc  # noqa: E402
 
 F64 = torch.float64
 NAN, INF = float("nan"), float("inf")

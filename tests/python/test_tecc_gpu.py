@@ -17,18 +17,12 @@ TOP, WORK = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(TOP, "python"))
 HERE = os.path.join(TOP, "tests", "python")
 
-try:
-    import torch
-except ImportError:
-    print("1..0 # SKIP python3 has no torch")
-    sys.exit(0)
-if not torch.cuda.is_available():
-    print("1..0 # SKIP torch sees no GPU")
-    sys.exit(0)
-
-import tecc  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taprun  # noqa: E402
+
+torch = taprun.torch_on_gpu()
+
+import tecc  # noqa: E402
 
 tests = []
 
