@@ -231,6 +231,9 @@ is "$(group rmsw_f32_bwd '[.variants[] | "\(.name):\(.partials):\(.block):\(.sm_
 is "$(group rmsw_f32_bwd '.max_threads')" 512 "rmsnorm f32 backward: bound to its blocks of 512"
 # A column variance reads its column mean: the mean joins the row
 # stitch, the variance (a second column sum reading the first) does not.
-is "$("$JQ" -c '[.kernels[] | select(.name == "colvar_f32") | .groups[] | [.kind, (.plan.columns // [] | length)]]' "$work/s.json")" \
+echo 'kernel colvar_f32(x: f32[M, N]) -> (s: f32[M], m: f32[N], v: f32[N]) { s = sum(x, -1); m = mean(x, 0); v = var(x, 0) }' \
+  > "$work/colvar.te"
+"$TECC" -O2 --emit=json "$work/colvar.te" -o "$work/colvar.json"
+is "$("$JQ" -c '[.kernels[0].groups[] | [.kind, (.plan.columns // [] | length)]]' "$work/colvar.json")" \
   '[["stitch",1],["reduce",0]]' "sum(x, -1), mean(x, 0), var(x, 0): the mean a column sum, the variance a reduction of its own"
 done_testing
