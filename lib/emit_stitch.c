@@ -1031,10 +1031,7 @@ static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail,
  * accumulator and no all-reduce (layernorm's backward had two int64 ones
  * a row). */
 static const Value *summed_constant(const Value *r) {
-  const Value *a = r->args[0];
-  while (a->op == IR_BROADCAST)
-    a = a->args[0];
-  return r->rop == RED_SUM && a->op == IR_CONST ? a : NULL;
+  return r->rop == RED_SUM ? ir_const_of(r->args[0]) : NULL;
 }
 
 static void closed_form_sum(SEmit *e, Value *r, Out *tail) {

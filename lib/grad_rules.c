@@ -271,20 +271,13 @@ static void d_mod(Grad *g, const Value *v, Value *dv) {
   }
 }
 
-/* The literal c, through broadcasts. */
-static int is_literal(const Value *x, double c) {
-  while (x->op == IR_BROADCAST)
-    x = x->args[0];
-  return x->op == IR_CONST && dtype_is_float(x->dtype) && x->fval == c;
-}
-
 /* b * a**(b - 1), 0 where b == 0; and y * log(a), 0 where a == 0, b >= 0.
  * a ** 0.5's a**-0.5 is 1 / sqrt(a): torch takes pow(a, -0.5) as
  * rsqrt(a), -inf at -0 where pow gives +inf (tests/python/grad_torch.sh). */
 static void d_pow(Grad *g, const Value *v, Value *dv) {
   Value *a = arg(g, v, 0), *b = arg(g, v, 1), *zero = k(g, a, 0);
   if (grad_wants(g, v, 0)) {
-    Value *p = is_literal(b, 0.5) ? divide(g, k(g, a, 1), fn(g, UN_SQRT, a))
+    Value *p = ir_is_const(b, 0.5) ? divide(g, k(g, a, 1), fn(g, UN_SQRT, a))
                                   : grad_binary(g, BIN_POW, a, addk(g, b, -1));
     Value *d = mul(g, dv, mul(g, b, p));
     grad_push(g, v, 0, except(g, cmp(g, BIN_EQ, b, zero), d));

@@ -33,6 +33,21 @@ int shape_equal(const Shape *a, const Shape *b) {
   return 1;
 }
 
+Value *ir_const_of(Value *v) {
+  while (v->op == IR_BROADCAST)
+    v = v->args[0];
+  return v->op == IR_CONST ? v : NULL;
+}
+
+int ir_is_const(const Value *v, double x) {
+  const Value *c = ir_const_of((Value *)v);
+  if (!c)
+    return 0;
+  if (dtype_is_float(c->dtype))
+    return c->fval == x && signbit(c->fval) == signbit(x);
+  return (double)c->ival == x;
+}
+
 int64_t shape_literal_numel(const Shape *s) {
   int64_t n = 1;
   for (int i = 0; i < s->rank; i++) {

@@ -159,6 +159,10 @@ typedef struct Module {
 Value *ir_new_value(Arena *a, Kernel *k, IrOp op, DType t, const Shape *s);
 int shape_equal(const Shape *a, const Shape *b);
 int64_t shape_literal_numel(const Shape *s); /* -1 if any dim is symbolic */
+/* The rank-0 constant v is, through broadcasts, else NULL; and whether
+ * it is the number x (a float: with x's sign, so -0 is not 0). */
+Value *ir_const_of(Value *v);
+int ir_is_const(const Value *v, double x);
 const char *shape_str(Arena *a, const Kernel *k, const Shape *s); /* "[N, 4]" */
 void ir_count_uses(Kernel *k);
 void ir_renumber(Kernel *k); /* after passes drop or reorder values */

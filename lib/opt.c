@@ -59,26 +59,12 @@ static Value *rep(Value *v) {
 
 /* ---- constants ----------------------------------------------------------- */
 
-/* A rank-0 constant, possibly broadcast: the constant, else NULL. */
-static Value *const_of(Value *v) {
-  if (v->op == IR_BROADCAST)
-    v = v->args[0];
-  return v->op == IR_CONST ? v : NULL;
-}
 
 static Scalar scalar_of(const Value *c) {
   Scalar k = {c->ival, c->fval};
   return k;
 }
 
-static int is_const_value(const Value *v, double x) {
-  const Value *c = const_of((Value *)v);
-  if (!c)
-    return 0;
-  if (dtype_is_float(c->dtype))
-    return c->fval == x && signbit(c->fval) == signbit(x);
-  return (double)c->ival == x;
-}
 
 typedef struct Table {
   Value **slots;
@@ -132,23 +118,23 @@ static int foldable(const Value *v) {
   if (dtype_is_16bit(v->dtype))
     return 0;
   for (int i = 0; i < v->nargs; i++)
-    if (!const_of(v->args[i]))
+    if (!ir_const_of(v->args[i]))
       return 0;
   return 1;
 }
 
 static Scalar fold_value(const Value *v) {
-  Value *a = const_of(v->args[0]);
+  Value *a = ir_const_of(v->args[0]);
   switch (v->op) {
   case IR_UNARY:
     return fold_unary(v->uop, a->dtype, v->dtype, scalar_of(a));
   case IR_CAST:
     return fold_cast(a->dtype, scalar_of(a), v->dtype);
   case IR_SELECT:
-    return scalar_of(const_of(v->args[a->ival ? 1 : 2]));
+    return scalar_of(ir_const_of(v->args[a->ival ? 1 : 2]));
   default:
     return fold_binary(v->bop, a->dtype, scalar_of(a),
-                       scalar_of(const_of(v->args[1])));
+                       scalar_of(ir_const_of(v->args[1])));
   }
 }
 
@@ -159,31 +145,31 @@ static Value *binary_identity(Value *v) {
   int fl = dtype_is_float(v->dtype);
   switch (v->bop) {
   case BIN_MUL:
-    if (is_const_value(y, 1))
+    if (ir_is_const(y, 1))
       return x;
-    return is_const_value(x, 1) ? y : NULL;
+    return ir_is_const(x, 1) ? y : NULL;
   case BIN_DIV:
   case BIN_POW:
-    return is_const_value(y, 1) ? x : NULL;
+    return ir_is_const(y, 1) ? x : NULL;
   case BIN_FLOORDIV:
-    return !fl && is_const_value(y, 1) ? x : NULL;
+    return !fl && ir_is_const(y, 1) ? x : NULL;
   case BIN_SUB:
-    return is_const_value(y, 0) ? x : NULL;
+    return ir_is_const(y, 0) ? x : NULL;
   case BIN_ADD:
-    if (is_const_value(y, fl ? -0.0 : 0))
+    if (ir_is_const(y, fl ? -0.0 : 0))
       return x;
-    return is_const_value(x, fl ? -0.0 : 0) ? y : NULL;
+    return ir_is_const(x, fl ? -0.0 : 0) ? y : NULL;
   case BIN_MAXIMUM:
   case BIN_MINIMUM:
     return x == y ? x : NULL;
   case BIN_AND:
-    if (is_const_value(y, 1))
+    if (ir_is_const(y, 1))
       return x;
-    return is_const_value(x, 1) ? y : NULL;
+    return ir_is_const(x, 1) ? y : NULL;
   case BIN_OR:
-    if (is_const_value(y, 0))
+    if (ir_is_const(y, 0))
       return x;
-    return is_const_value(x, 0) ? y : NULL;
+    return ir_is_const(x, 0) ? y : NULL;
   default:
     return NULL;
   }
@@ -224,8 +210,8 @@ static Value *identity(Value *v) {
       return v->args[0]->args[0];
     return NULL;
   case IR_SELECT:
-    if (const_of(v->args[0]))
-      return v->args[const_of(v->args[0])->ival ? 1 : 2];
+    if (ir_const_of(v->args[0]))
+      return v->args[ir_const_of(v->args[0])->ival ? 1 : 2];
     return v->args[1] == v->args[2] ? v->args[1] : NULL;
   case IR_BINARY:
     return binary_identity(v);
@@ -285,7 +271,7 @@ static Value *const_like(Opt *o, double k, const Value *v, int final) {
 
 /* The exponent when y is a constant with an integer value in [-1, 4]. */
 static int small_exponent(const Value *y, int *n) {
-  const Value *c = const_of((Value *)y);
+  const Value *c = ir_const_of((Value *)y);
   if (!c)
     return 0;
   double e = dtype_is_float(c->dtype) ? c->fval : (double)c->ival;
@@ -330,7 +316,7 @@ static Value *power(Opt *o, Value *v) {
   int n;
   if (small_exponent(v->args[1], &n))
     return power_as_products(o, v, n);
-  if (dtype_is_float(v->dtype) && is_const_value(v->args[1], 0.5))
+  if (dtype_is_float(v->dtype) && ir_is_const(v->args[1], 0.5))
     return square_root(o, v);
   return NULL;
 }
@@ -345,7 +331,7 @@ static int normal_in(DType t, double r) {
 
 /* x / (+-2^k) as x * (+-2^-k) when 2^-k is a normal number of the dtype. */
 static Value *division_by_power_of_two(Opt *o, Value *v) {
-  const Value *c = const_of(v->args[1]);
+  const Value *c = ir_const_of(v->args[1]);
   if (!c || !dtype_is_float(v->dtype) || !isfinite(c->fval) || c->fval == 0)
     return NULL;
   int e;
@@ -481,7 +467,7 @@ static Value *fold_through_16bit(Opt *o, Value *v) {
   Value *mid = v->args[0];
   if (mid->op != IR_CAST || !dtype_is_16bit(mid->dtype))
     return NULL;
-  Value *c = const_of(mid->args[0]);
+  Value *c = ir_const_of(mid->args[0]);
   if (!c)
     return NULL;
   Scalar k = fold_cast(c->dtype, scalar_of(c), mid->dtype);

@@ -13,7 +13,6 @@ typedef struct Cluster {
   uint32_t axes;
   PtrVec reduces;  /* Value* */
   PtrVec columns;  /* Value*: column sums over the rows, taken by a row cluster (stitch.h) */
-  PtrVec members;  /* Value*: reduces, then columns (the group graph's view) */
   PtrVec loops;    /* Group*: loop groups merged in */
   Group *group;    /* the stitch group, once made */
 } Cluster;
@@ -68,6 +67,16 @@ static int in_vec(const PtrVec *v, const void *x) {
     if (v->items[i] == x)
       return 1;
   return 0;
+}
+
+/* A cluster's (or stitch group's) reductions, then its column sums. */
+static PtrVec members_of(Arena *a, const PtrVec *reduces, const PtrVec *columns) {
+  PtrVec m = {0};
+  for (int i = 0; i < reduces->len; i++)
+    vec_push(a, &m, reduces->items[i]);
+  for (int i = 0; i < columns->len; i++)
+    vec_push(a, &m, columns->items[i]);
+  return m;
 }
 
 /* Reductions outside `members` that `v`'s cone reads: the walk goes
@@ -142,11 +151,20 @@ static int in_any_cluster_loops(StitchCtx *s, const Group *g) {
   return 0;
 }
 
+/* v is one of c's reductions or column sums. */
+static int in_cluster(const Cluster *c, const Value *v) {
+  return in_vec(&c->reduces, v) || in_vec(&c->columns, v);
+}
+
+static PtrVec cluster_members(StitchCtx *s, const Cluster *c) {
+  return members_of(s->a, &c->reduces, &c->columns);
+}
+
 static int is_lone_reduce(StitchCtx *s, const Value *v) {
   if (v->op != IR_REDUCE)
     return 0;
   for (int c = 0; c < s->clusters.len; c++)
-    if (in_vec(&((Cluster *)s->clusters.items[c])->members, v))
+    if (in_cluster(s->clusters.items[c], v))
       return 0;
   return 1;
 }
@@ -158,9 +176,9 @@ static Graph build_graph(StitchCtx *s) {
   for (int i = 0; i < s->n; i++)
     gr.owner[i] = -1;
   for (int c = 0; c < nc; c++) {
-    Cluster *cl = s->clusters.items[c];
-    for (int j = 0; j < cl->members.len; j++)
-      gr.owner[((Value *)cl->members.items[j])->id] = c;
+    PtrVec m = cluster_members(s, s->clusters.items[c]);
+    for (int j = 0; j < m.len; j++)
+      gr.owner[((Value *)m.items[j])->id] = c;
   }
   for (int i = 0; i < s->n; i++)
     if (is_lone_reduce(s, s->k->values.items[i]))
@@ -171,16 +189,17 @@ static Graph build_graph(StitchCtx *s) {
   gr.edge = ARENA_ARRAY(s->a, char, (size_t)n * (size_t)n);
   for (int c = 0; c < nc; c++) {
     Cluster *cl = s->clusters.items[c];
+    PtrVec m = cluster_members(s, cl);
     char *seen = ARENA_ARRAY(s->a, char, s->n);
-    for (int j = 0; j < cl->members.len; j++) {
-      Value *r = cl->members.items[j];
+    for (int j = 0; j < m.len; j++) {
+      Value *r = m.items[j];
       for (int a = 0; a < r->nargs; a++)
-        add_reads(s, &gr, c, r->args[a], &cl->members, seen);
+        add_reads(s, &gr, c, r->args[a], &m, seen);
     }
     for (int j = 0; j < cl->loops.len; j++) {
       Group *g = cl->loops.items[j];
       for (int r = 0; r < g->roots.len; r++)
-        add_reads(s, &gr, c, g->roots.items[r], &cl->members, seen);
+        add_reads(s, &gr, c, g->roots.items[r], &m, seen);
     }
   }
   for (int i = 0; i < s->n; i++) {
@@ -232,7 +251,6 @@ static Cluster *new_cluster(StitchCtx *s, Value *r) {
   c->domain = r->args[0]->shape;
   c->axes = real_axes(r);
   vec_push(s->a, &c->reduces, r);
-  vec_push(s->a, &c->members, r);
   vec_push(s->a, &s->clusters, c);
   return c;
 }
@@ -241,11 +259,9 @@ static int try_join(StitchCtx *s, Cluster *c, Value *r) {
   if (c->axes != real_axes(r) || !shape_equal(&c->domain, &r->args[0]->shape))
     return 0;
   vec_push(s->a, &c->reduces, r);
-  vec_push(s->a, &c->members, r);
   if (cluster_legal(s, &c->reduces, &c->loops) && groups_acyclic(s))
     return 1;
   c->reduces.len--;
-  c->members.len--;
   buf_printf(s->why, "%s: %%%d not stitched with %%%d: a reduction it reads depends on the cluster (cycle)\n",
              s->k->name, r->id, ((Value *)c->reduces.items[0])->id);
   return 0;
@@ -399,15 +415,12 @@ static int try_column(StitchCtx *s, Cluster *c, Cluster *from, Value *r) {
   if (!column_of(c, r) || !independent_column(s, c, r))
     return 0;
   remove_value(&from->reduces, r);
-  remove_value(&from->members, r);
   vec_push(s->a, &c->columns, r);
-  vec_push(s->a, &c->members, r);
-  if (cluster_legal(s, &c->members, &c->loops) && columns_unread(s, c) && groups_acyclic(s))
+  PtrVec m = cluster_members(s, c);
+  if (cluster_legal(s, &m, &c->loops) && columns_unread(s, c) && groups_acyclic(s))
     return 1;
   c->columns.len--;
-  c->members.len--;
   vec_push(s->a, &from->reduces, r);
-  vec_push(s->a, &from->members, r);
   return 0;
 }
 
@@ -462,7 +475,8 @@ static void merge_loops(StitchCtx *s) {
         if (!has_kept_axis(c) || !loop_fits(c, g) || (pass == 0 && !loop_reads_cluster(s, c, g)))
           continue;
         vec_push(s->a, &c->loops, g);
-        if (cluster_legal(s, &c->members, &c->loops) && columns_unread(s, c) && groups_acyclic(s)) {
+        PtrVec m = cluster_members(s, c);
+        if (cluster_legal(s, &m, &c->loops) && columns_unread(s, c) && groups_acyclic(s)) {
           s->merged[i] = 1;
           break;
         }
@@ -546,7 +560,6 @@ static Group *make_stitch_group(StitchCtx *s, Cluster *c) {
   st->axes = c->axes;
   st->reduces = c->reduces;
   st->columns = c->columns;
-  st->members = c->members;
   st->nmerged = c->loops.len;
   for (int i = 0; i < c->loops.len; i++) {
     Group *l = c->loops.items[i];
@@ -565,7 +578,7 @@ static void drop_merged_groups(StitchCtx *s) {
     int drop = s->merged[i];
     for (int j = 0; j < s->clusters.len && !drop; j++) {
       Cluster *c = s->clusters.items[j];
-      drop = c->group && g->kind == GROUP_REDUCE && in_vec(&c->members, g->reduce);
+      drop = c->group && g->kind == GROUP_REDUCE && in_cluster(c, g->reduce);
     }
     if (!drop)
       vec_push(s->a, &keep, g);
@@ -584,15 +597,18 @@ static void settle_stored(StitchCtx *s) {
   char *ext = ARENA_ARRAY(s->a, char, s->n);
   for (int i = 0; i < s->kp->groups.len; i++) {
     Group *g = s->kp->groups.items[i];
-    PtrVec none = {0};
-    mark_external_reads(s, g, g->kind == GROUP_STITCH ? &g->stitch->members : &none, ext);
+    PtrVec own = {0};
+    if (g->kind == GROUP_STITCH)
+      own = members_of(s->a, &g->stitch->reduces, &g->stitch->columns);
+    mark_external_reads(s, g, &own, ext);
   }
   for (int j = 0; j < s->clusters.len; j++) {
     Cluster *c = s->clusters.items[j];
     if (!c->group)
       continue;
-    for (int i = 0; i < c->members.len; i++) {
-      Value *r = c->members.items[i];
+    PtrVec m = cluster_members(s, c);
+    for (int i = 0; i < m.len; i++) {
+      Value *r = m.items[i];
       if (ext[r->id] || is_output(s->k, r)) {
         vec_push(s->a, &c->group->roots, r);
         s->kp->group_of[r->id] = -2;

@@ -26,7 +26,6 @@ typedef struct Stitch {
   PtrVec columns;  /* Value*: sums (means) over the rows of values of the domain (a norm's dw,
                       db), added up in column partials as the rows go by, then summed in a
                       fixed order by a second stage; nothing in the group reads them */
-  PtrVec members;  /* Value*: reduces, then columns */
   int nlevels;     /* reduction levels: a level reads only earlier ones */
   int *level;      /* by value id (< nvalues): 1..nlevels for the group's reductions; for another value
                       the highest level of those it reads, 0 for none */
