@@ -59,6 +59,7 @@ typedef struct Cached {
 typedef struct SEmit {
   StitchKernel sk;    /* the kernel's shape (stitch_kernel.h) */
   int into_next;      /* the loads being written fill t_n<id>, not t_c<id> */
+  int in_fold;        /* the element loops being written take a fold group's items (two_loop_pass()) */
   Out *prologue;      /* prefetch: before the row loop */
   int pass;           /* the pass being written (stream: which loads) */
   int last_pass;      /* stream kernel: the last pass that reads the row */
@@ -781,7 +782,7 @@ static void load_item_packs(SEmit *e, Out *o) {
  * (cvec: t_r = [t_base +] lane + t_k * lanes of column t_o = t_o0 + t_j). */
 static void open_elements(SEmit *e, Out *o) {
   emit(o, "#pragma unroll");
-  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
+  open_block(o, e->in_fold ? "for (int t_k = t_f; t_k < t_f + FOLD; t_k++)" : "for (int t_k = 0; t_k < ITEMS; t_k++)");
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
   if (e->vdecl && !e->sk.rows)
     emit_fragment(o, e->vdecl);
@@ -1119,6 +1120,22 @@ static void chunk_loop(SEmit *e, Out *o, Out *body) {
 static int moments_ahead(SEmit *e, const PtrVec *centred);
 static void open_chunks_ahead(SEmit *e, Out *o);
 
+/* The stream kernel's variant (the schedule's last). */
+static const Variant *stream_variant(const SEmit *e) {
+  return &e->sk.sched->variants[e->sk.sched->nvariants - 1];
+}
+
+/* Does the stream kernel fold its two-level passes in groups of FOLD
+ * packs?  Where its instances for rows that are not whole packs take
+ * fewer packs a chunk than the others (schedule.c, odd_rows()), the
+ * online sums and the moments, which fold a chunk at a time (a chunk's
+ * max, its sum and mean), fold FOLD packs at a time in every instance:
+ * the same elements in the same groups, so the same bits whatever the
+ * pointers' alignment (abi.md, Determinism). */
+static int folds_in_groups(const SEmit *e) {
+  return !e->sk.reg && stitch_takes_packs(&e->sk) && stream_variant(e)->folds;
+}
+
 /* A pass of two levels, chunk by chunk: `first`, loop 1 over the chunk's
  * elements (`one`), `mid`, loop 2 (`two`), then `last` (may be NULL);
  * `ahead`: with the next chunk's loads in flight (open_chunks_ahead()). */
@@ -1133,6 +1150,11 @@ static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, int
     open_chunks(e, o);
     load_cached(e, o, e->pass);
   }
+  e->in_fold = folds_in_groups(e);
+  if (e->in_fold) {
+    emit(o, "#pragma unroll");
+    open_block(o, "for (int t_f = 0; t_f < ITEMS; t_f += FOLD)");
+  }
   emit_fragment(o, first);
   int two_elem = e->used_elem; /* each loop names t_e only where its own elements read a held value */
   e->used_elem = one_elem;
@@ -1143,6 +1165,9 @@ static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, int
   chunk_loop(e, o, two);
   if (last)
     emit_fragment(o, last);
+  if (e->in_fold)
+    close_block(o, "");
+  e->in_fold = 0;
   close_block(o, "");
   close_block(o, "");
   if (stitch_split_kernel(&e->sk) && e->pass == 1)
@@ -2154,14 +2179,19 @@ static void row_body(SEmit *e, Out *o) {
 
 /* The stream kernel's packs per thread per chunk: more in its instances
  * of 32-bit indices where the schedule says (Variant.wide_items), fewer
- * in those of 64-bit indices (Variant.items64). */
+ * in those of 64-bit indices (Variant.items64), and fewer again for rows
+ * that are not whole packs (Variant.odd_items, odd_items64). */
 static void declare_stream_items(SEmit *e, Out *o) {
-  const Variant *v = &e->sk.sched->variants[e->sk.sched->nvariants - 1];
+  const Variant *v = stream_variant(e);
   int small = v->wide_items ? v->wide_items : v->items, wide = v->items64 ? v->items64 : v->items;
-  if (small != wide)
-    emit(o, "constexpr int ITEMS = sizeof(IndexT) == 4 ? %d : %d; /* packs per thread per chunk */", small, wide);
-  else
-    emit(o, "constexpr int ITEMS = %d; /* packs per thread per chunk */", small);
+  const char *items = small != wide ? arena_printf(e->sk.a, "sizeof(IndexT) == 4 ? %d : %d", small, wide)
+                                    : arena_printf(e->sk.a, "%d", small);
+  if (stitch_takes_packs(&e->sk) && v->odd_items)
+    items = arena_printf(e->sk.a, "PACKS ? (%s) : sizeof(IndexT) == 4 ? %d : %d", items, v->odd_items, v->odd_items64);
+  emit(o, "constexpr int ITEMS = %s; /* packs per thread per chunk */", items);
+  if (folds_in_groups(e))
+    emit(o, "constexpr int FOLD = sizeof(IndexT) == 4 ? %d : %d; /* the packs a chunk's online sums and moments fold "
+            "at a time, in every instance */", v->odd_items, v->odd_items64);
 }
 
 /* The cluster-capable kernel takes a row per cluster, its lanes across
@@ -2225,13 +2255,23 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
    * one-argument form: an explicit 1 moved ptxas's register choice (the
    * block variant of card bf16 from 32 registers to 48, -1.7 points of
    * copy at 16384 x 4096 on an H200) */
-  const char *bound = arena_printf(e->sk.a, "%d", e->sk.sched->max_threads);
-  if (stitch_narrow_kernel(&e->sk))
-    bound = arena_printf(e->sk.a, "NARROW ? %d : %s, NARROW ? %d : 0", NARROW_THREADS, bound, NARROW_BLOCKS);
+  const char *threads = arena_printf(e->sk.a, "%d", e->sk.sched->max_threads), *blocks = NULL;
+  /* the stream kernel's instances for rows that are not whole packs,
+   * where they take fewer packs than the others (schedule.c, odd_rows()):
+   * one block an SM, its 1024 threads' 64 registers (bound so, add_rmsnorm
+   * bf16's, which take as many, were 7.9% slower at 1024 x 50257 on an
+   * H200; bench/NOTES.md, issue 45) */
+  if (!e->sk.reg && stitch_takes_packs(&e->sk) && stream_variant(e)->odd_items)
+    blocks = "PACKS ? 0 : 1";
+  if (stitch_narrow_kernel(&e->sk)) {
+    threads = arena_printf(e->sk.a, "NARROW ? %d : %s", NARROW_THREADS, threads);
+    blocks = arena_printf(e->sk.a, "NARROW ? %d : %s", NARROW_BLOCKS, blocks ? arena_printf(e->sk.a, "(%s)", blocks) : "0");
+  }
   if (stitch_early_kernel(&e->sk))
-    bound = arena_printf(e->sk.a, "EARLY ? %d : %s", e->sk.sched->early_threads, bound);
+    threads = arena_printf(e->sk.a, "EARLY ? %d : %s", e->sk.sched->early_threads, threads);
   if (e->sk.st->columns.len) /* schedule.c, column_partials(): two blocks an SM */
-    bound = arena_printf(e->sk.a, "%s, %d", bound, COLUMN_PART_SM / COLUMN_PART_BLOCK);
+    blocks = arena_printf(e->sk.a, "%d", COLUMN_PART_SM / COLUMN_PART_BLOCK);
+  const char *bound = blocks ? arena_printf(e->sk.a, "%s, %s", threads, blocks) : threads;
   open_block(o, "__global__ void __launch_bounds__(%s) %s(%s%s)", bound, stitch_kernel_name(&e->sk, e->sk.reg),
              param_decls(e->sk.a, e->sk.k, &e->params, 0), extra);
   if (stitch_takes_packs(&e->sk))

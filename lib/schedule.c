@@ -259,9 +259,12 @@ static int takes_whole(const Group *g, int rows, int vec) {
  * (softmax, layernorm f32: the rows in flight in L2 for the second read)
  * takes twice the packs a chunk where 32-bit indices do: on an H100
  * layernorm f32 1024 x 65536 gained 7 to 9.5 points of copy, softmax f32
- * 0.5 to 1.7.  Both instances of 32-bit indices, the aligned one and the
- * other, so that a thread folds the same elements whatever the pointers'
- * alignment (8 packs in one of them only made outputs differ).  16-bit
+ * 0.5 to 1.7.  Its instance for rows that are not whole packs takes
+ * `items` (odd_rows()), and every instance folds the online sums and
+ * moments that many packs at a time: the same bits whatever the pointers'
+ * alignment.  Not where such a pass reads an operand along the row
+ * (softmax(x * w, -1)): its packs, loaded in both loops of each fold
+ * group, made the aligned instance spill (4-16 bytes).  16-bit
  * rows (+0.1 to +1.1) spilled 264-444 bytes at 8, 64-bit indices 150-950,
  * and rows read once lost 1-5 points (card, logsumexp and rowstats bf16
  * 128 x 262144; bench/NOTES.md): they keep STREAM_ITEMS.  So do rows
@@ -270,9 +273,39 @@ static int takes_whole(const Group *g, int rows, int vec) {
  * packs an item besides the row's (operands along the row and outputs:
  * layernorm's w, b and y are three): at 8 packs masked softmax f32 and
  * softmax(x, -1) beside softmax(x, 0) spilled (issue 45). */
+static int half(int items) {
+  return items > 1 ? items / 2 : 1;
+}
+
+/* Does a pass of the stream kernel that folds two levels (moments,
+ * online sums) read an operand along the row? */
+static int is_along(const StitchPlan *sp, const Value *v) {
+  for (int k = 0; k < sp->along.len; k++)
+    if (sp->along.items[k] == v)
+      return 1;
+  return 0;
+}
+
+static int folds_read_along(const StitchPlan *sp) {
+  for (int i = 0; i < sp->stream.npasses; i++) {
+    const PlanPass *p = &sp->stream.passes[i];
+    for (int j = 0; p->levels >= 2 && j < p->computed.len; j++) {
+      const Value *v = p->computed.items[j];
+      for (int a = 0; a < v->nargs; a++) {
+        const Value *arg = v->args[a];
+        while (arg->op == IR_BROADCAST && !is_along(sp, arg))
+          arg = arg->args[0];
+        if (is_along(sp, arg))
+          return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 static int reread_items(const Group *g, const Footprint *f, int max_items, int items, int vec) {
   int more = at_most(max_items, 2 * STREAM_ITEMS);
-  int light = !f->row_operand_axes && footprint_light_items(f);
+  int light = !f->row_operand_axes && footprint_light_items(f) && !folds_read_along(g->plan);
   return g->plan->stream_reads >= 2 && vec == PACK_BYTES / 4 && light && more > items ? more : 0;
 }
 
@@ -410,6 +443,55 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v->whole = vec > 1 && (!v->keeps || vec <= 4);
   if (f->columns)
     column_partials(s);
+}
+
+/* Rows that are not whole packs (PACKS false: a length that is not a
+ * multiple of VEC, or a pointer that is not 16-byte aligned) load with a
+ * bounds test per element, or 16-bit ones through the five aligned words
+ * a pack spans (tecc::load_unaligned), and the stream kernel's instances
+ * for them spilled at the aligned instances' packs (ptxas -v, sm_90,
+ * issue 45).  Measured on an H200 against the same instances spilling
+ * (bench/NOTES.md, issue 45):
+ *   - f32 rows read again take `items`, not wide_items' 8 packs: softmax
+ *     f32 1024 x 50257 241.2 -> 211.6 us, layernorm f32 128 x 262143
+ *     237.4 -> 171.1, no spill (half of `items`, 2 packs, 327 us);
+ *   - 16-bit rows that write at most one output along them take half of
+ *     `items`: cross-entropy bf16 1024 x 50257 111.7 -> 81.5 us, card,
+ *     logsumexp and rowstats bf16 3-10% faster, softmax bf16 1024 x
+ *     200003 5.7%, no spill;
+ *   - the others keep `items`: half of it cost f32 rows read once (card,
+ *     logsumexp, rowstats) 4-16% and add_rmsnorm's two outputs 1-5%.
+ * A thread folds the same elements in the same order in either instance,
+ * and the online sums and moments, which fold a chunk at a time, fold
+ * odd_items packs at a time in both (FOLD, emit_stitch.c,
+ * folds_in_groups()): the same bits whatever the alignment.  So odd_items
+ * divides the aligned instances' packs.  (Binding the 16-bit register
+ * instances for such rows to 512 threads, one block an SM, took their
+ * spills out too, but ptxas then gave them 128 registers and a quarter of
+ * the occupancy: softmax, rmsnorm and layernorm bf16 at 4096 x 11007
+ * 46-50% slower.) */
+static void odd_rows(GroupSchedule *s, const Group *g) {
+  if (!g->plan->row_packs) /* no PACKS instance: every row loads element by element */
+    return;
+  for (int i = 0; i < s->nvariants; i++) {
+    Variant *v = &s->variants[i];
+    if (v->storage != STORE_STREAM || v->vec == 1)
+      continue;
+    int items64 = v->items64 ? v->items64 : v->items, odd = 0, odd64 = 0;
+    if (v->wide_items) {
+      odd = v->items;
+      odd64 = items64;
+    } else if (v->vec == PACK_BYTES / 2 && g->plan->row_outputs <= 1) {
+      odd = half(v->items);
+      odd64 = half(items64);
+    }
+    int aligned = v->wide_items ? v->wide_items : v->items;
+    if (odd && aligned % odd == 0 && items64 % odd64 == 0) {
+      v->odd_items = odd;
+      v->odd_items64 = odd64;
+      v->folds = plan_folds_by_chunk(&g->plan->stream);
+    }
+  }
 }
 
 /* A stream kernel that reads each row once (rowstats: its variance
@@ -661,6 +743,7 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   }
   if (s->cls == CLASS_STITCH_ROW) {
     one_read_stream(s, g);
+    odd_rows(s, g);
     s->batch = batch_axes(g, &f);
     s->batch_bytes = f.own_bytes;
     s->batch_limit = t->l2_bytes / 2;
@@ -788,6 +871,10 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
     buf_printf(b, " (%d where 32-bit indices do)", v->wide_items);
   else if (v->items64)
     buf_printf(b, " (%d with 64-bit indices)", v->items64);
+  if (v->odd_items)
+    buf_printf(b, ", and %d (%d with 64-bit indices) where the rows are not whole aligned packs%s", v->odd_items,
+               v->odd_items64, v->folds ? " (a chunk's online sums or moments folded that many packs at a time in every "
+                                          "instance)" : "");
   if (v->rows > 1)
     buf_printf(b, ", ROWS %d", v->rows);
   buf_printf(b, ", %s, %s", block_text(a, v), grid_text(a, v));

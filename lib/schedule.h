@@ -116,6 +116,13 @@ typedef struct Variant {
   int wide_items;      /* stream that reads each row again: ITEMS of its instances of
                           32-bit indices (0: items) */
   int items64;         /* stream rows: ITEMS of its instances of 64-bit indices (0: items) */
+  int odd_items;       /* stream rows: ITEMS of its instances for rows that are not whole packs
+                          (PACKS false) of 32-bit indices, and odd_items64 of 64-bit ones (0: as
+                          the aligned instances) */
+  int odd_items64;
+  int folds;           /* stream rows with odd_items: the passes that fold a chunk at a time
+                          (online sums, moments) fold odd_items (odd_items64) packs at a time,
+                          in every instance: the same bits whatever the alignment */
   int keeps;           /* stream that reads each row again: keeps the row's first packs of what
                           it reads again in shared memory, where a wave's rows fill more than
                           half of L2 (tecc::keep_items, emit_stitch.c) */

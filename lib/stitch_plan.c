@@ -493,3 +493,10 @@ const char *stitch_plan_text(Arena *a, const StitchPlan *sp, int nvalues, const 
   buf_puts(&b, "\n");
   return buf_cstr(&b);
 }
+
+int plan_folds_by_chunk(const PlanKernel *pk) {
+  for (int i = 0; i < pk->npasses; i++)
+    if (pk->passes[i].kind == PASS_MOMENTS || pk->passes[i].kind == PASS_ONLINE)
+      return 1;
+  return 0;
+}

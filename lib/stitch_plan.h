@@ -104,6 +104,11 @@ StitchPlan *stitch_plan(Arena *a, const KernelPlan *kp, const Group *g);
  * index. */
 int param_rank(const KParam *p);
 
+/* Has the kernel a pass that folds a chunk at a time (the stream
+ * kernel's moments and online sums: a chunk's mean, or max, before its
+ * squared deviations, or sum of exp)? */
+int plan_folds_by_chunk(const PlanKernel *pk);
+
 /* --emit=plan: each kernel's passes, what each reads and computes whole
  * (%<value id>), the register kernel's kept values (of `nvalues`); a line
  * a kernel, indented by `indent`. */
