@@ -1717,12 +1717,16 @@ static int writes_along_row(SEmit *e);
 /* Its loads: each pack through the aligned words it spans, where every value
  * the pass loads is 16-bit, of the domain's own rows.  The condition
  * under which they do
- * (NULL: never): rows the group writes along, always; rows it only reduces
- * (card, logsumexp, rowstats), in the register instances of ITEMS 8.  On
- * an H100 (bench/NOTES.md, issue 12) the element-by-element loads of
- * those spilled (700 to 1000 bytes: 5.7% of copy at 4096 x 11007, 44 with
- * these), while the block, warp and stream kernels that only reduce lost
- * 5 to 19 points with them. */
+ * (NULL: never): rows the group writes along, and the register kernels'
+ * rows it only reduces (card, logsumexp, rowstats, cross-entropy); not the
+ * stream kernel's of those.  On an H100 (bench/NOTES.md, issue 12) the
+ * element-by-element loads of the ITEMS 8 instances spilled (700 to 1000
+ * bytes: 5.7% of copy at 4096 x 11007, 44 with these); those of ITEMS 4
+ * spilled too, 84 to 546 bytes where two values are held (cross-entropy
+ * bf16's l and onehot, issue 45), and take the words since.  (With the
+ * aligned 16-byte chunks and shuffles that loads of this kind took in
+ * issue 12, the block, warp and stream kernels that only reduce had lost
+ * 5 to 19 points.) */
 static const char *loads_unaligned(SEmit *e, int pass) {
   if (!moves_unaligned(e))
     return NULL;
@@ -1731,7 +1735,7 @@ static const char *loads_unaligned(SEmit *e, int pass) {
     if (loaded_in(c, pass) && (!dtype_is_16bit(c->v->dtype) || c->row))
       return NULL;
   }
-  return writes_along_row(e) ? "VEC > 1" : e->sk.reg ? "VEC > 1 && ITEMS > 4" : NULL;
+  return writes_along_row(e) || e->sk.reg ? "VEC > 1" : NULL;
 }
 
 static void load_packs(SEmit *e, Out *o, int pass, int unaligned) {

@@ -455,12 +455,15 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
  *   - f32 rows read again take `items`, not wide_items' 8 packs: softmax
  *     f32 1024 x 50257 241.2 -> 211.6 us, layernorm f32 128 x 262143
  *     237.4 -> 171.1, no spill (half of `items`, 2 packs, 327 us);
- *   - 16-bit rows that write at most one output along them take half of
- *     `items`: cross-entropy bf16 1024 x 50257 111.7 -> 81.5 us, card,
- *     logsumexp and rowstats bf16 3-10% faster, softmax bf16 1024 x
- *     200003 5.7%, no spill;
- *   - the others keep `items`: half of it cost f32 rows read once (card,
- *     logsumexp, rowstats) 4-16% and add_rmsnorm's two outputs 1-5%.
+ *   - 16-bit rows take half of `items`: cross-entropy bf16 1024 x 50257
+ *     111.7 -> 81.5 us, card, logsumexp and rowstats bf16 3-10% faster,
+ *     softmax bf16 1024 x 200003 5.7%, no spill;
+ *   - so do f32 rows that write two outputs or more along them
+ *     (add_rmsnorm's h and y): that cost add_rmsnorm f32 and bf16 1-5% at
+ *     such rows, but at `items` they spilled 12-108 bytes, and the spills
+ *     go (issue 45);
+ *   - the other f32 rows read once keep `items`: half of it cost card,
+ *     logsumexp and rowstats f32 4-16%, and they do not spill.
  * A thread folds the same elements in the same order in either instance,
  * and the online sums and moments, which fold a chunk at a time, fold
  * odd_items packs at a time in both (FOLD, emit_stitch.c,
@@ -481,7 +484,7 @@ static void odd_rows(GroupSchedule *s, const Group *g) {
     if (v->wide_items) {
       odd = v->items;
       odd64 = items64;
-    } else if (v->vec == PACK_BYTES / 2 && g->plan->row_outputs <= 1) {
+    } else if (v->vec == PACK_BYTES / 2 || g->plan->row_outputs >= 2) {
       odd = half(v->items);
       odd64 = half(items64);
     }

@@ -177,7 +177,7 @@ is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 't_whole')" 0 "masked bf16: 
 ok "masked bf16 (a mask at its own row offset): a PACKS instance too" grep -q '__global__ void __launch_bounds__([^)]*) tecc_masked_bf16_g0_reg(.*, IndexT D) {' "$work/s.cu"
 # 16-bit rows that are not whole packs: loads of the aligned words a pack
 # spans and a shift, where the group writes along the row (in every
-# kernel) or only reduces it (in the register instances of ITEMS 8);
+# kernel) or only reduces it (in the register kernel's instances);
 # stores of aligned words, each lane its own pack (no ballot, no shuffle).
 is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c '} else if (VEC > 1 && (t_whole || t_o < t_outer) && (t_whole || t_r0 < t_red)) {')" 1 "softmax bf16 registers: rows that are not whole packs take the unaligned loads"
 is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(x, t_o \* t_red + t_r0, t_red - t_r0, t_outer \* t_red);')" 1 "softmax bf16 registers: a pack at any 2-byte boundary, inside the tensor"
@@ -186,7 +186,7 @@ is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'else if (t_r0 < t_red) tec
 is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::store_unaligned(y + .*, t_s_y, t_red - t_r0);')" 1 "softmax bf16 stream: y the same"
 is "$(grep -c '__ballot_sync\|\bt_lm\b\|\bt_sm\b' "$work/s.cu")" 0 "no ballot of the lanes that store (the stores need no shuffle)"
 is "$(grep -c '__activemask' "$work/s.cu")" 0 "no mask of whichever lanes happen to run together"
-is "$(kernel_text tecc_card_bf16_g0_reg | grep -c '} else if (VEC > 1 && ITEMS > 4 && ')" 1 "card bf16 (only reduces): unaligned loads only in the instances of ITEMS 8"
+is "$(kernel_text tecc_card_bf16_g0_reg | grep -c '} else if (VEC > 1 && (t_whole || t_o < t_outer) && (t_whole || t_r0 < t_red)) {')" 1 "card bf16 (only reduces): the register kernel's unaligned loads, every ITEMS (element by element, ITEMS 4 spilled)"
 is "$(kernel_text tecc_card_bf16_g0_stream | grep -c 'load_unaligned')" 0 "card bf16 stream: element by element"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(w, t_r0, t_red - t_r0, t_red);')" 1 "rmsw bf16: w at any alignment, inside its N"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'load_unaligned\|store_unaligned')" 0 "softmax f32: element by element (4-byte elements)"
