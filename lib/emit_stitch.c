@@ -1717,16 +1717,18 @@ static int writes_along_row(SEmit *e);
 /* Its loads: each pack through the aligned words it spans, where every value
  * the pass loads is 16-bit, of the domain's own rows.  The condition
  * under which they do
- * (NULL: never): rows the group writes along, and the register kernels'
- * rows it only reduces (card, logsumexp, rowstats, cross-entropy); not the
- * stream kernel's of those.  On an H100 (bench/NOTES.md, issue 12) the
- * element-by-element loads of the ITEMS 8 instances spilled (700 to 1000
- * bytes: 5.7% of copy at 4096 x 11007, 44 with these); those of ITEMS 4
- * spilled too, 84 to 546 bytes where two values are held (cross-entropy
- * bf16's l and onehot, issue 45), and take the words since.  (With the
- * aligned 16-byte chunks and shuffles that loads of this kind took in
- * issue 12, the block, warp and stream kernels that only reduce had lost
- * 5 to 19 points.) */
+ * (NULL: never): rows the group writes along, always; rows it only
+ * reduces (card, logsumexp, rowstats), in the register instances of
+ * ITEMS 8, or in every instance where it holds two values or more
+ * (cross-entropy's l and onehot).  On an H100 (bench/NOTES.md, issue 12)
+ * the element-by-element loads of the ITEMS 8 instances spilled (700 to
+ * 1000 bytes: 5.7% of copy at 4096 x 11007, 44 with these), and where two
+ * values are held those of ITEMS 4 and the stream's too (84 to 546
+ * bytes; cross-entropy bf16 20-28% faster with the words on an H200,
+ * issue 45); while the
+ * block, warp and stream kernels that only reduce one value lost 5 to 19
+ * points with them (the words: card, logsumexp and rowstats bf16 at
+ * 32768 x 255 11-20% slower on an H200, issue 45). */
 static const char *loads_unaligned(SEmit *e, int pass) {
   if (!moves_unaligned(e))
     return NULL;
@@ -1735,7 +1737,9 @@ static const char *loads_unaligned(SEmit *e, int pass) {
     if (loaded_in(c, pass) && (!dtype_is_16bit(c->v->dtype) || c->row))
       return NULL;
   }
-  return writes_along_row(e) || e->sk.reg ? "VEC > 1" : NULL;
+  if (writes_along_row(e) || e->sk.g->plan->held.len >= 2)
+    return "VEC > 1";
+  return e->sk.reg ? "VEC > 1 && ITEMS > 4" : NULL;
 }
 
 static void load_packs(SEmit *e, Out *o, int pass, int unaligned) {

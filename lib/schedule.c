@@ -455,9 +455,13 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
  *   - f32 rows read again take `items`, not wide_items' 8 packs: softmax
  *     f32 1024 x 50257 241.2 -> 211.6 us, layernorm f32 128 x 262143
  *     237.4 -> 171.1, no spill (half of `items`, 2 packs, 327 us);
- *   - 16-bit rows take half of `items`: cross-entropy bf16 1024 x 50257
- *     111.7 -> 81.5 us, card, logsumexp and rowstats bf16 3-10% faster,
- *     softmax bf16 1024 x 200003 5.7%, no spill;
+ *   - 16-bit rows take half of `items` (card bf16 1024 x 50257 10%
+ *     faster), except where a pass folds a chunk at a time: folding half
+ *     the packs at a time cost the aligned instances up to 1.3% at the
+ *     suite's long rows (rowstats bf16 1024 x 65536 +1.2%, cross-entropy
+ *     bf16 128 x 262144 +1.1%), and at `items` those do not spill (the
+ *     stream kernel of cross-entropy, which holds l and onehot, loads
+ *     such rows through aligned words: loads_unaligned(), emit_stitch.c);
  *   - so do f32 rows that write two outputs or more along them
  *     (add_rmsnorm's h and y): that cost add_rmsnorm f32 and bf16 1-5% at
  *     such rows, but at `items` they spilled 12-108 bytes, and the spills
@@ -484,7 +488,7 @@ static void odd_rows(GroupSchedule *s, const Group *g) {
     if (v->wide_items) {
       odd = v->items;
       odd64 = items64;
-    } else if (v->vec == PACK_BYTES / 2 || g->plan->row_outputs >= 2) {
+    } else if ((v->vec == PACK_BYTES / 2 && !plan_folds_by_chunk(&g->plan->stream)) || g->plan->row_outputs >= 2) {
       odd = half(v->items);
       odd64 = half(items64);
     }

@@ -44,7 +44,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 128
+plan 130
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -177,7 +177,8 @@ is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 't_whole')" 0 "masked bf16: 
 ok "masked bf16 (a mask at its own row offset): a PACKS instance too" grep -q '__global__ void __launch_bounds__([^)]*) tecc_masked_bf16_g0_reg(.*, IndexT D) {' "$work/s.cu"
 # 16-bit rows that are not whole packs: loads of the aligned words a pack
 # spans and a shift, where the group writes along the row (in every
-# kernel) or only reduces it (in the register kernel's instances);
+# kernel) or only reduces it (in the register instances of ITEMS 8, or
+# of any ITEMS where it holds two values: cross-entropy's l and onehot);
 # stores of aligned words, each lane its own pack (no ballot, no shuffle).
 is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c '} else if (VEC > 1 && (t_whole || t_o < t_outer) && (t_whole || t_r0 < t_red)) {')" 1 "softmax bf16 registers: rows that are not whole packs take the unaligned loads"
 is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(x, t_o \* t_red + t_r0, t_red - t_r0, t_outer \* t_red);')" 1 "softmax bf16 registers: a pack at any 2-byte boundary, inside the tensor"
@@ -186,7 +187,10 @@ is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'else if (t_r0 < t_red) tec
 is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::store_unaligned(y + .*, t_s_y, t_red - t_r0);')" 1 "softmax bf16 stream: y the same"
 is "$(grep -c '__ballot_sync\|\bt_lm\b\|\bt_sm\b' "$work/s.cu")" 0 "no ballot of the lanes that store (the stores need no shuffle)"
 is "$(grep -c '__activemask' "$work/s.cu")" 0 "no mask of whichever lanes happen to run together"
-is "$(kernel_text tecc_card_bf16_g0_reg | grep -c '} else if (VEC > 1 && (t_whole || t_o < t_outer) && (t_whole || t_r0 < t_red)) {')" 1 "card bf16 (only reduces): the register kernel's unaligned loads, every ITEMS (element by element, ITEMS 4 spilled)"
+is "$(kernel_text tecc_card_bf16_g0_reg | grep -c '} else if (VEC > 1 && ITEMS > 4 && ')" 1 "card bf16 (only reduces one value): unaligned loads only in the instances of ITEMS 8"
+"$TECC" -O2 "$top_srcdir/tests/bench/cross_entropy_bf16.te" -o "$work/ce.cu" || echo "not ok - tecc failed on tests/bench/cross_entropy_bf16.te"
+is "$(sed -n '/__global__ .* tecc_cross_entropy_bf16_g0_reg(/,/^}/p' "$work/ce.cu" | grep -c '} else if (VEC > 1 && (t_whole || t_o < t_outer) && (t_whole || t_r0 < t_red)) {')" 1 "cross-entropy bf16 (reduces two held values): unaligned loads at every ITEMS (ITEMS 4 spilled without)"
+is "$(sed -n '/__global__ .* tecc_cross_entropy_bf16_g0_stream(/,/^}/p' "$work/ce.cu" | grep -c 'tecc::load_unaligned<VEC>(')" 2 "cross-entropy bf16 stream: l and onehot through aligned words too"
 is "$(kernel_text tecc_card_bf16_g0_stream | grep -c 'load_unaligned')" 0 "card bf16 stream: element by element"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(w, t_r0, t_red - t_r0, t_red);')" 1 "rmsw bf16: w at any alignment, inside its N"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'load_unaligned\|store_unaligned')" 0 "softmax f32: element by element (4-byte elements)"
