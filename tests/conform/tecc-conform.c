@@ -12,8 +12,8 @@
  * (|ref| + mag), mag the interpreter's magnitude bound (interp.h), so that
  * outputs that cancel compare at the scale of their terms.  It also checks
  * the argument statuses (negative size, NULL, aliasing: nothing written),
- * in-place calls of elementwise kernels, and that two runs are bitwise
- * identical.  The runner links no CUDA itself: the wrapper exports the few
+ * in-place calls of elementwise kernels, and that an aligned call gives
+ * the misaligned call's bits.  The runner links no CUDA itself: the wrapper exports the few
  * runtime calls it needs, so it builds on machines without a GPU.
  *
  * Per-program comments tune the inputs:
@@ -867,7 +867,11 @@ static void check_call(Case *c, int misalign, int null_empty) {
   }
 }
 
-/* Two identical calls give bitwise-identical outputs (abi.md §5). */
+/* A call gives bitwise-identical outputs to the one before it (abi.md
+ * §5), which check_level() made with misaligned pointers: this one's are
+ * aligned, so it also checks that the packed and element-by-element
+ * instances fold the same elements in the same order (the stream
+ * kernels' fold groups, doc/internals.md). */
 static void check_deterministic(Case *c) {
   if (c->ref_status != 0)
     return;
