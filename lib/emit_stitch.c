@@ -1723,12 +1723,12 @@ static int writes_along_row(SEmit *e);
  * (cross-entropy's l and onehot).  On an H100 (bench/NOTES.md, issue 12)
  * the element-by-element loads of the ITEMS 8 instances spilled (700 to
  * 1000 bytes: 5.7% of copy at 4096 x 11007, 44 with these), and where two
- * values are held those of ITEMS 4 and the stream's too (84 to 546
- * bytes; cross-entropy bf16 20-28% faster with the words on an H200,
- * issue 45); while the
- * block, warp and stream kernels that only reduce one value lost 5 to 19
- * points with them (the words: card, logsumexp and rowstats bf16 at
- * 32768 x 255 11-20% slower on an H200, issue 45). */
+ * values are held those of ITEMS 4 and the stream's too (84 to 546 bytes;
+ * cross-entropy bf16 20-28% faster with the words on an H200, issue 45);
+ * while the block, warp and stream kernels that only reduce one value
+ * lose with them (5 to 19 points with issue 12's loads; with the words,
+ * card, logsumexp and rowstats bf16 at 32768 x 255 11-20% slower on an
+ * H200, issue 45). */
 static const char *loads_unaligned(SEmit *e, int pass) {
   if (!moves_unaligned(e))
     return NULL;

@@ -462,7 +462,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
  *     bf16 128 x 262144 +1.1%), and at `items` those do not spill (the
  *     stream kernel of cross-entropy, which holds l and onehot, loads
  *     such rows through aligned words: loads_unaligned(), emit_stitch.c);
- *   - so do f32 rows that write two outputs or more along them
+ *   - so do rows that write two outputs or more along them, f32 too
  *     (add_rmsnorm's h and y): that cost add_rmsnorm f32 and bf16 1-5% at
  *     such rows, but at `items` they spilled 12-108 bytes, and the spills
  *     go (issue 45);
