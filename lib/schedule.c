@@ -29,6 +29,10 @@ enum {
   SPLIT_THREADS = 512,       /* a block of a column split (tecc::column_chunks: 4 blocks an SM) */
   FULL_ITEMS = 4,            /* full reductions: packs in flight per thread (64 bytes) */
   COLUMN_ITEMS = 4,          /* column reductions: rows in flight per thread */
+  ELEMENT_ITEMS = 16,        /* row and column stitches element by element (VEC 1: rows or columns
+                                that are not contiguous): elements a thread holds at most; each
+                                holds its address beside its value, and at the budget's 32, rank5's
+                                and rank8's spilled 56-136 bytes (issue 45) */
   COLUMN_TILE = 64,          /* column reductions: columns per block */
   FULL_SM_THREADS = 1024,    /* full reductions: 4 blocks of 256 per SM, <= 64 registers */
   FINAL_THREADS = 512,       /* the block that combines per-block partials */
@@ -393,6 +397,8 @@ static void column_partials(GroupSchedule *s) {
 static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Target *t, const Group *g) {
   int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
   int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
+  if (vec == 1)
+    max_items = at_most(max_items, ELEMENT_ITEMS);
   int items = at_most(max_items, 4);
   int rows = stitch_thread_rows(g) && f->row_operands && footprint_light_items(f) && items >= WARP_ROWS ? WARP_ROWS : 1;
   Variant *v = row_variant(a, s, "warp", vec, items / rows, 0);
@@ -568,6 +574,8 @@ static void column_stream(Arena *a, GroupSchedule *s, const char *name, When whe
 static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   int vec = column_vec(f, g);
   int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
+  if (vec == 1)
+    max_items = at_most(max_items, ELEMENT_ITEMS);
   int items = at_most(max_items, 4);
   column_variant(a, s, "short", vec, items);
   if (max_items > items)
