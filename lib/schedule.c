@@ -399,7 +399,13 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
   if (vec == 1)
     max_items = at_most(max_items, ELEMENT_ITEMS);
-  int items = at_most(max_items, 4);
+  /* the short rows' variants hold 4 packs an item, 2 where the last pass
+   * moves more than ITEM_PACKS_FREE packs an item besides the row's (the
+   * row operands and outputs along the row of fn_axis and online_sums:
+   * their whole-row-group instances spilled 8-176 bytes at 4; issue 45);
+   * not rows with operands at a row offset of their own, whose
+   * instances at 2 spilled where those at 4 did not (row_operands) */
+  int items = at_most(max_items, footprint_light_items(f) || f->row_operand_axes ? 4 : 2);
   int rows = stitch_thread_rows(g) && f->row_operands && footprint_light_items(f) && items >= WARP_ROWS ? WARP_ROWS : 1;
   Variant *v = row_variant(a, s, "warp", vec, items / rows, 0);
   v->rows = rows;
