@@ -283,13 +283,6 @@ static int half(int items) {
 
 /* Does a pass of the stream kernel that folds two levels (moments,
  * online sums) read an operand along the row? */
-static int is_along(const StitchPlan *sp, const Value *v) {
-  for (int k = 0; k < sp->along.len; k++)
-    if (sp->along.items[k] == v)
-      return 1;
-  return 0;
-}
-
 static int folds_read_along(const StitchPlan *sp) {
   for (int i = 0; i < sp->stream.npasses; i++) {
     const PlanPass *p = &sp->stream.passes[i];
@@ -297,9 +290,9 @@ static int folds_read_along(const StitchPlan *sp) {
       const Value *v = p->computed.items[j];
       for (int a = 0; a < v->nargs; a++) {
         const Value *arg = v->args[a];
-        while (arg->op == IR_BROADCAST && !is_along(sp, arg))
+        while (arg->op == IR_BROADCAST && !vec_contains(&sp->along, arg))
           arg = arg->args[0];
-        if (is_along(sp, arg))
+        if (vec_contains(&sp->along, arg))
           return 1;
       }
     }
