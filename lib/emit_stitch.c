@@ -82,6 +82,7 @@ typedef struct SEmit {
   char used_red[TECC_MAX_RANK];  /* this pass */
   int used_elem;      /* this pass's element body names t_e (a held or kept value's element) */
   int used_r;         /* ... names t_r (an element of the domain's own rows, e->lin) */
+  int past_end_ok;    /* ... may compute the elements past a row's end (output_pass()) */
   char used_red_any[TECC_MAX_RANK];
   const char **red_name; /* by value id: the row scalar of a reduction */
   /* reg kernel: full-domain values several passes would compute are kept
@@ -463,6 +464,7 @@ static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) 
   if (covers(e, &v->shape, map, 0) && !row_level)
     return cached_load(e, v, raw, NULL);
   e->used_r |= !row_level && off == e->lin;
+  e->past_end_ok &= row_level;
   const char *mem = cu_load_conv(e->sk.a, v->dtype, raw);
   if (row_level)
     return arena_printf(e->sk.a, "%s ? %s : (%s)0", thread_index(e) ? row_in_operand(e) : "t_live", mem,
@@ -757,12 +759,16 @@ static void load_item_packs(SEmit *e, Out *o) {
     emit(o, "const tecc::Pack<%s, VEC> t_q%d = %s%s;", st, i,
          loads_early(e, c) ? arena_printf(e->sk.a, "EARLY ? t_e%d[t_k] : ", i) : "", operand_pack(e, c));
     item_pack_words(e, o, c, i);
-    /* a norm's w or b of 16-bit values in a row that is not whole packs:
-     * aligned loads and a shift (tecc::load_unaligned), inside its t_red */
-    if (moves_unaligned(e) && dtype_is_16bit(c->v->dtype) && strcmp(c->row, "0") == 0) {
+    /* 16-bit values (a norm's w or b, a mask) in a row that is not whole
+     * packs: aligned words and a shift (tecc::load_unaligned), inside
+     * the operand's row (element by element, the mask's took 8 registers
+     * a pack in flight where the words take 5: masked_softmax bf16
+     * spilled 84-228 bytes) */
+    if (moves_unaligned(e) && dtype_is_16bit(c->v->dtype)) {
+      int first = strcmp(c->row, "0") == 0;
       else_block(o);
-      emit(o, "const tecc::Pack<%s, VEC> t_q%d = tecc::load_unaligned<VEC>(%s, t_r0, t_red - t_r0, t_red);", st, i,
-           c->ptr);
+      emit(o, "const tecc::Pack<%s, VEC> t_q%d = tecc::load_unaligned<VEC>(%s, %s, t_red - t_r0, %s);", st, i, c->ptr,
+           at_row(e, c->row, "t_r0"), first ? "t_red" : arena_printf(e->sk.a, "((%s) + 1) * t_red", c->row));
       item_pack_words(e, o, c, i);
       close_block(o, "");
       continue;
@@ -802,7 +808,7 @@ static void open_elements(SEmit *e, Out *o) {
     emit(o, "const int t_e = %s * VEC + t_j;", e->sk.rows ? "(t_i * ITEMS + t_k)" : "t_k");
   if (e->sk.vec || e->used_r || memchr(e->used_red, 1, sizeof e->used_red))
     emit(o, "const IndexT t_r = t_r0%s;", e->sk.cvec ? "" : " + t_j");
-  if (e->sk.vec) /* without packs, the row may end inside the last one */
+  if (e->sk.vec && !e->past_end_ok) /* without packs, the row may end inside the last one */
     emit(o, "if (!t_packs && t_r >= t_red) break;");
   if (e->sk.cvec) { /* without packs, the columns may end inside the last one (a block, not a break: */
     emit(o, "const IndexT t_o = t_o0 + t_j;"); /* a break kept an f64 column's registers in local memory) */
@@ -837,7 +843,7 @@ static void start_pass(SEmit *e) {
   e->ipre = new_out(e->sk.a);
   e->ipost = new_out(e->sk.a);
   memset(e->used_red, 0, sizeof e->used_red);
-  e->used_elem = e->used_r = 0;
+  e->used_elem = e->used_r = e->past_end_ok = 0;
 }
 
 static void load_cached(SEmit *e, Out *o, int pass);
@@ -1477,6 +1483,7 @@ static void row_output(SEmit *e, Value *v, const int *map, int part) {
   } else {
     emit_stores(e, e->body, v, val, off);
     e->used_r |= off == e->lin;
+    e->past_end_ok = 0;
   }
   e->stage_part = 0;
 }
@@ -1507,15 +1514,32 @@ static void early_outputs(SEmit *e) {
 
 static void add_to_column(SEmit *e, int i, const int *map);
 
+/* The last pass.  In the register kernel of 16-bit rows in 16-byte
+ * packs, where the pass reduces nothing and reads and writes memory only
+ * a pack at a time, the instance for rows that are not whole packs
+ * computes the last pack's elements past the row's end too (the zeros
+ * its loads put there), which tecc::store_unaligned does not write: no
+ * test and break an element, whose branches kept values alive (ptxas -v,
+ * sm_90: layernorm bf16's ITEMS 8 instance spilled 136 bytes, none now;
+ * on an H200 layernorm bf16 4096 x 11007 124.5 -> 119.4 us, 1024 x 50257
+ * 172.1 -> 161.1).  Not in other kernels: f32 rows, which store such
+ * rows element by element (tecc::store_head), then branched around each
+ * store (softmax f32 4096 x 11007 +14%, 1024 x 50257 +52%), and the
+ * stream kernel lost 3-5% at 128 x 262143 (bench/NOTES.md, issue 45).
+ * Nor where the aligned instance writes an output in its first pass and
+ * the row holds two values (add_rmsnorm's h = x + r, whose instances
+ * then spilled 4 bytes where they had not). */
 static void output_pass(SEmit *e, Out *o) {
   int map[TECC_MAX_RANK], any = 0;
   identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
+  e->past_end_ok = e->sk.reg && moves_unaligned(e) && e->sk.st->columns.len == 0;
   for (int i = 0; i < e->sk.g->roots.len; i++) {
     Value *v = e->sk.g->roots.items[i];
     if (!varies_along_row(e, v, map) || stitch_is_column(e->sk.g, v))
       continue;
     row_output(e, v, map, writes_early(e, v, map) ? 2 : 0);
+    e->past_end_ok &= stores_unaligned(e, v->dtype) && (!writes_early(e, v, map) || e->sk.g->plan->held.len < 2);
     any = 1;
   }
   for (int i = 0; i < e->sk.st->columns.len; i++) {
