@@ -1005,7 +1005,7 @@ static void reduce_finish(SEmit *e, Value *r, const Red *x, Out *tail) {
   emit_allreduce(e, tail, acc_name, x);
   if (e->sk.cluster) {
     open_block(tail, "if (CLUSTER)");
-    row_stmt(e, tail, arena_printf(e->sk.a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par, t_blocks);", acc, acc, x->op), 0);
+    row_stmt(e, tail, arena_printf(e->sk.a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x->op), 0);
     close_block(tail, "");
   }
   row_scalar(e, tail, r, r->rop == RED_MEAN ? mean_of(e, acc, x->type) : acc, x);
@@ -2227,11 +2227,7 @@ static void declare_stream_items(SEmit *e, Out *o) {
 }
 
 /* The cluster-capable kernel takes a row per cluster, its lanes across
- * the cluster's blocks (one row per block), as many as its argument
- * t_cluster says: an argument is read from the constant bank where it is
- * used, where the cluster's size read from its special register held a
- * register all along (the 16-bit instances of ITEMS 8 for rows that are
- * not whole packs spilled 24-28 bytes; issue 45).  Its CLUSTER instances are
+ * the cluster's blocks (one row per block).  Its CLUSTER instances are
  * launched only where the file was compiled for sm_90 (tecc::clusters_ok):
  * compiled for an older architecture their bodies are empty (a plain
  * `nvcc -c`, for sm_75, compiled softmax's four for nothing). */
@@ -2241,7 +2237,7 @@ static void declare_cluster_lanes(Out *o) {
   emit(o, "#endif");
   emit(o, "__shared__ __align__(16) unsigned char t_slot[32]; /* this block's row results, for the cluster, in turn */");
   emit(o, "unsigned t_par = 0; /* the slot of the next tecc::cluster_allreduce */");
-  emit(o, "const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? t_cluster : 1;");
+  emit(o, "const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;");
   emit(o, "const unsigned t_lane = t_rank * blockDim.x + threadIdx.x, t_lanes = t_blocks * blockDim.x;");
 }
 
@@ -2287,8 +2283,6 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     extra = arena_printf(e->sk.a, "%s, %s *__restrict__ t_cols", extra, stitch_column_acc_type(&e->sk));
   if (e->keep_bytes)
     extra = arena_printf(e->sk.a, "%s, int t_keep", extra);
-  if (e->sk.cluster)
-    extra = arena_printf(e->sk.a, "%s, unsigned t_cluster", extra);
   /* NARROW: no minimum of blocks (0) in its other instances, as the
    * one-argument form: an explicit 1 moved ptxas's register choice (the
    * block variant of card bf16 from 32 registers to 48, -1.7 points of

@@ -215,8 +215,6 @@ static void emit_instance_launch(SLaunch *e, Out *o, const Variant *v, const cha
     args = phase ? arena_printf(e->sk.a, "%s, (%s *)t_part%d, (int64_t)t_chunk", args, stitch_split_acc_type(&e->sk),
                                 e->sk.g->id)
                  : arena_printf(e->sk.a, "%s, (%s *)nullptr, (int64_t)0", args, stitch_split_acc_type(&e->sk));
-  if (v->storage != STORE_STREAM && e->sk.cluster) /* the blocks of its cluster (CLUSTER instances) */
-    args = arena_printf(e->sk.a, "%s, %s", args, v->fit == FIT_CLUSTER ? "t_cluster" : "1u");
   if (v->fit == FIT_CLUSTER && v->partials) {
     emit(o, "tecc::launch_cluster(%s, t_grid, dim3(%d), t_cluster, stream, %s);", instance(e, v, packs, phase),
          v->threads_x, args);

@@ -203,15 +203,21 @@ inline void split_launch(Launch *l, int64_t len, int64_t lanes) {
   l->splits = s > 1 ? ceil_div(len, l->chunk) : 1;
 }
 
-/* @piece cluster_rank cluster_allreduce cluster_drain */
-/* A thread-block cluster (sm_90): the block's rank in it; 0 without
- * clusters (before sm_90, or a launch without).  Its size in blocks is the
- * kernel's argument (t_cluster), read from the constant bank where used. */
+/* @piece cluster_rank cluster_size cluster_allreduce cluster_drain */
+/* A thread-block cluster (sm_90): the block's rank in it and its size in
+ * blocks; 0 and 1 without clusters (before sm_90, or a launch without). */
 __device__ __forceinline__ unsigned cluster_rank() {
 #if __CUDA_ARCH__ >= 900
   return __clusterRelativeBlockRank();
 #else
   return 0;
+#endif
+}
+__device__ __forceinline__ unsigned cluster_size() {
+#if __CUDA_ARCH__ >= 900
+  return __clusterSizeInBlocks();
+#else
+  return 1;
 #endif
 }
 
@@ -226,13 +232,12 @@ __device__ __forceinline__ unsigned cluster_rank() {
  * to 4 points of copy over a second barrier a call; bench/NOTES.md).
  * Other blocks may still read the last call's slots: a block leaves the
  * kernel only after cluster_drain().  Every thread of every block of
- * the cluster must call both.  `n` is the cluster's blocks, the kernel's
- * argument: __clusterSizeInBlocks() here held a register of the 16-bit
- * register kernels that 64 lack (issue 45). */
+ * the cluster must call both. */
 template <typename T, typename Op>
-__device__ __forceinline__ T cluster_allreduce(T v, Op op, unsigned char (&slots)[32], unsigned &parity, unsigned n) {
+__device__ __forceinline__ T cluster_allreduce(T v, Op op, unsigned char (&slots)[32], unsigned &parity) {
   static_assert(sizeof(T) <= 16, "cluster_allreduce: a slot holds 16 bytes");
 #if __CUDA_ARCH__ >= 900
+  const unsigned n = __clusterSizeInBlocks();
   if (n == 1) return v;
   T *slot = reinterpret_cast<T *>(slots + 16 * parity);
   parity ^= 1u;
@@ -246,7 +251,6 @@ __device__ __forceinline__ T cluster_allreduce(T v, Op op, unsigned char (&slots
   (void)op;
   (void)slots;
   (void)parity;
-  (void)n;
   return v;
 #endif
 }
