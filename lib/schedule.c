@@ -944,9 +944,8 @@ static void stitch_text(Buf *b, Arena *a, const Group *g, const GroupSchedule *s
                   "(the same split: the same sums, bit for bit)\n", vec, vec);
   else if (vec == 8) /* 16-bit rows: emit_stitch.c, moves_unaligned */
     buf_printf(b, "    packs: a thread takes VEC = 8 consecutive elements, moved as one 16-byte pack when R %% 8 == 0 "
-                  "and the row pointers are aligned, else through the aligned 4-byte words it spans (an operand read "
-                  "at a row offset of its own, as an attention mask, element by element; the same split: the same "
-                  "sums, bit for bit)\n");
+                  "and the row pointers are aligned, else through the aligned 4-byte words it spans (the same split: "
+                  "the same sums, bit for bit)\n");
   else if (vec > 1)
     buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0 "
                   "and the row pointers are aligned, else element by element (the same split: the same sums, bit "

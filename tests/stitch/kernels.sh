@@ -195,7 +195,9 @@ is "$(kernel_text tecc_card_bf16_g0_stream | grep -c 'load_unaligned')" 0 "card 
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(w, t_r0, t_red - t_r0, t_red);')" 1 "rmsw bf16: w at any alignment, inside its N"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'load_unaligned\|store_unaligned')" 0 "softmax f32: element by element (4-byte elements)"
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(s, ')" 1 "masked bf16 (PACKS): the scores of a row that is not whole packs through the aligned chunks they span"
-is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'load_unaligned<VEC>(m + ')" 0 "masked bf16: its mask (at a row offset of its own) element by element there"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(m, (t_d1) \* t_red + t_r0, t_red - t_r0, ((t_d1) + 1) \* t_red);')" 3 "masked bf16: its mask (at a row offset of its own) through aligned words too, inside its row, in each pass"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'if (!t_packs && t_r >= t_red) break;')" 2 "masked bf16 (16-bit register kernel): its last pass computes past the row's end, its two levels break there"
+is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 'if (!t_packs && t_r >= t_red) break;')" 3 "masked bf16 stream: every pass breaks at the row's end"
 # Rows batch-fastest (schedule.c, batch_axes(); which groups, and their
 # batch_bytes and batch_limit, are schedule.sh's): the BATCH instances,
 # their row of the visit, and the host's test of the sizes.
