@@ -44,7 +44,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 130
+plan 132
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
