@@ -452,6 +452,11 @@ static const char *at_row(SEmit *e, const char *row, const char *r) {
   return strcmp(row, "0") == 0 ? r : arena_printf(e->sk.a, "(%s) * t_red + %s", row, r);
 }
 
+/* ... and the end of that row, as at_row() writes it. */
+static const char *operand_row_end(SEmit *e, const char *row) {
+  return strcmp(row, "0") == 0 ? "t_red" : arena_printf(e->sk.a, "((%s) + 1) * t_red", row);
+}
+
 static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) {
   const char *p = mem_param(e, v);
   if (v->shape.rank == 0)
@@ -765,10 +770,9 @@ static void load_item_packs(SEmit *e, Out *o) {
      * a pack in flight where the words take 5: masked_softmax bf16
      * spilled 84-228 bytes) */
     if (moves_unaligned(e) && dtype_is_16bit(c->v->dtype)) {
-      int first = strcmp(c->row, "0") == 0;
       else_block(o);
       emit(o, "const tecc::Pack<%s, VEC> t_q%d = tecc::load_unaligned<VEC>(%s, %s, t_red - t_r0, %s);", st, i, c->ptr,
-           at_row(e, c->row, "t_r0"), first ? "t_red" : arena_printf(e->sk.a, "((%s) + 1) * t_red", c->row));
+           at_row(e, c->row, "t_r0"), operand_row_end(e, c->row));
       item_pack_words(e, o, c, i);
       close_block(o, "");
       continue;
@@ -1533,13 +1537,14 @@ static void output_pass(SEmit *e, Out *o) {
   int map[TECC_MAX_RANK], any = 0;
   identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
-  e->past_end_ok = e->sk.reg && moves_unaligned(e) && e->sk.st->columns.len == 0;
+  e->past_end_ok = e->sk.reg && e->sk.st->columns.len == 0;
   for (int i = 0; i < e->sk.g->roots.len; i++) {
     Value *v = e->sk.g->roots.items[i];
     if (!varies_along_row(e, v, map) || stitch_is_column(e->sk.g, v))
       continue;
-    row_output(e, v, map, writes_early(e, v, map) ? 2 : 0);
-    e->past_end_ok &= stores_unaligned(e, v->dtype) && (!writes_early(e, v, map) || e->sk.g->plan->held.len < 2);
+    int early = writes_early(e, v, map);
+    row_output(e, v, map, early ? 2 : 0);
+    e->past_end_ok &= stores_unaligned(e, v->dtype) && (!early || e->sk.g->plan->held.len < 2);
     any = 1;
   }
   for (int i = 0; i < e->sk.st->columns.len; i++) {

@@ -357,6 +357,13 @@ static void column_partials(GroupSchedule *s) {
   }
 }
 
+/* The items of VEC elements a row or column stitch holds a thread: the
+ * held budget's, at most ELEMENT_ITEMS where it reads element by element. */
+static int held_items(const GroupSchedule *s, int vec) {
+  int items = s->budget / vec > 0 ? s->budget / vec : 1;
+  return vec == 1 ? at_most(items, ELEMENT_ITEMS) : items;
+}
+
 /* Rows in registers: several rows per warp (4 to 32 lanes a row) while a
  * warp holds them, then a block per row at about four packs per thread
  * (at most 128 threads when a thread may hold more), then (long rows) the
@@ -389,9 +396,7 @@ static void column_partials(GroupSchedule *s) {
  * keep the long variant. */
 static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Target *t, const Group *g) {
   int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
-  int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
-  if (vec == 1)
-    max_items = at_most(max_items, ELEMENT_ITEMS);
+  int max_items = held_items(s, vec);
   /* the short rows' variants hold 4 packs an item, 2 where the last pass
    * moves more than ITEM_PACKS_FREE packs an item besides the row's (the
    * row operands and outputs along the row of fn_axis and online_sums:
@@ -572,9 +577,7 @@ static void column_stream(Arena *a, GroupSchedule *s, const char *name, When whe
  * (bench/NOTES.md). */
 static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   int vec = column_vec(f, g);
-  int max_items = s->budget / vec > 0 ? s->budget / vec : 1;
-  if (vec == 1)
-    max_items = at_most(max_items, ELEMENT_ITEMS);
+  int max_items = held_items(s, vec);
   int items = at_most(max_items, 4);
   column_variant(a, s, "short", vec, items);
   if (max_items > items)
