@@ -215,8 +215,9 @@ static void json_variant(Buf *b, Arena *a, const Variant *v, int first) {
              v->sm_threads, v->split, v->index_bits, json_bool(v->one_read), v->wide_items);
   buf_printf(b, ", \"items64\": %d, \"odd_items\": %d, \"odd_items64\": %d, \"folds\": %s", v->items64,
              v->odd_items, v->odd_items64, json_bool(v->folds));
-  buf_printf(b, ", \"keeps\": %s, \"loops\": %s, \"early\": %s, \"whole\": %s, \"partials\": %s}", json_bool(v->keeps),
-             json_bool(v->loops), json_bool(v->early), json_bool(v->whole), json_bool(v->partials));
+  buf_printf(b, ", \"keeps\": %s, \"loops\": %s, \"early\": %s, \"partials\": %s, \"shared_bytes\": %d, "
+                "\"whole\": %s}", json_bool(v->keeps), json_bool(v->loops), json_bool(v->early), json_bool(v->partials),
+             v->shared_bytes, json_bool(v->whole));
 }
 
 /* The ids of the values a stitch group keeps across passes (GroupSchedule.keep). */

@@ -90,6 +90,8 @@ typedef struct SEmit {
   const char *reuse;     /* by value id: keep it, or NULL */
   char *kept;            /* by value id: stored in t_m<id> already */
   Out *keep_decls;
+  int shared_at;         /* SHARED: the bytes an element of the held arrays declared so far take
+                            (the next one's region of t_held starts there) */
   /* names: the kernel's own (parameters, row values) stay taken; element
    * values are named anew in each pass (its own C++ scope) */
   PtrVec kernel_names;   /* const char*: re-taken at each pass */
@@ -562,6 +564,27 @@ static const char *compute(SEmit *e, Value *v, const int *map) {
   return by_reciprocal ? by_reciprocal : cu_op_expr(e->sk.a, v, args);
 }
 
+/* Declares the thread's array `name` of the held (or kept) value's
+ * elements, of `type` (`pairs`: a word to two elements), `bytes` each:
+ * in registers, or, in a kernel whose instance for rows that are not
+ * whole packs may hold them in shared memory (SHARED), its region of
+ * t_held after the arrays declared before it (at least 4 bytes an
+ * element, as the schedule counts them). */
+static void declare_held(SEmit *e, Out *o, const char *type, const char *name, int pairs, int bytes, const char *note) {
+  const char *n = arena_printf(e->sk.a, "%sITEMS * VEC%s", e->sk.rows ? "ROWS * " : "", pairs ? " / 2" : "");
+  if (!e->sk.shared || e->into_next) {
+    emit(o, "%s %s[%s];%s", type, name, n, note);
+    return;
+  }
+  emit(o, "typename tecc::HeldRow<%s, %s, SHARED>::type %s;%s", type, n, name, note);
+  if (e->shared_at)
+    emit(o, "tecc::bind_held(%s, t_held + %d * %sITEMS * VEC * t_hth, t_hid, t_hth);", name, e->shared_at,
+         e->sk.rows ? "ROWS * " : "");
+  else
+    emit(o, "tecc::bind_held(%s, t_held, t_hid, t_hth);", name);
+  e->shared_at += pairs || bytes >= 4 ? bytes : 4; /* a bool as a register: 4 bytes (footprint.h) */
+}
+
 /* A kept value is stored to t_m<id> where first computed. */
 static int is_kept(const SEmit *e, const Value *v) {
   return e->reuse && e->reuse[v->id];
@@ -592,7 +615,8 @@ static const char *named_value(SEmit *e, Value *v, const int *map) {
     emit(e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
   if (whole && is_kept(e, v)) {
     emit(e->body, "t_m%d[t_e] = %s;", v->id, name);
-    emit(e->keep_decls, "%s t_m%d[%sITEMS * VEC];", cu_compute_ctype(v->dtype), v->id, e->sk.rows ? "ROWS * " : "");
+    declare_held(e, e->keep_decls, cu_compute_ctype(v->dtype), arena_printf(e->sk.a, "t_m%d", v->id), 0,
+                 dtype_size(cu_compute_dtype(v->dtype)), "");
     e->kept[v->id] = 1;
   }
   return name;
@@ -791,8 +815,17 @@ static void load_item_packs(SEmit *e, Out *o) {
  * is row element t_r = [t_base +] (lane + t_k * lanes) * VEC + t_j
  * (cvec: t_r = [t_base +] lane + t_k * lanes of column t_o = t_o0 + t_j). */
 static void open_elements(SEmit *e, Out *o) {
+  if (e->sk.shared) { /* SHARED: t_hu items at a time, each group unrolled (the other instances: one group, */
+    emit(o, "#pragma unroll 1"); /* the same machine code as a loop unrolled whole; a count there was not) */
+    emit(o, "for (int t_g = 0; t_g < ITEMS; t_g += t_hu)");
+  }
   emit(o, "#pragma unroll");
-  open_block(o, e->in_fold ? "for (int t_k = t_f; t_k < t_f + FOLD; t_k++)" : "for (int t_k = 0; t_k < ITEMS; t_k++)");
+  if (e->in_fold)
+    open_block(o, "for (int t_k = t_f; t_k < t_f + FOLD; t_k++)");
+  else if (e->sk.shared)
+    open_block(o, "for (int t_k = t_g; t_k < (t_g + t_hu < ITEMS ? t_g + t_hu : ITEMS); t_k++)");
+  else
+    open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
   if (e->vdecl && !e->sk.rows)
     emit_fragment(o, e->vdecl);
@@ -1838,11 +1871,10 @@ static int declare_cached(SEmit *e, Out *o, int pass) {
     Cached *c = e->cached.items[i];
     if (!loaded_in(c, pass))
       continue;
-    const char *held = e->sk.rows ? "ROWS * ITEMS * VEC" : "ITEMS * VEC";
     if (c->pairs)
-      emit(o, "uint32_t %s[%s / 2]; /* two 16-bit elements a word */", held_name(e, c), held);
+      declare_held(e, o, "uint32_t", held_name(e, c), 1, 2, " /* two 16-bit elements a word */");
     else
-      emit(o, "%s %s[%s];", cu_compute_ctype(c->v->dtype), held_name(e, c), held);
+      declare_held(e, o, cu_compute_ctype(c->v->dtype), held_name(e, c), 0, element_bytes(c), "");
     n++;
   }
   return n;
@@ -2253,6 +2285,8 @@ static const char *template_params(const SEmit *e) {
   if (!e->sk.reg)
     return arena_printf(e->sk.a, "int VEC%s%s%s%s", packs, e->keep_bytes ? ", bool KEEP" : "",
                         stitch_split_kernel(&e->sk) ? ", int PHASE" : "", batch);
+  if (e->sk.shared)
+    packs = arena_printf(e->sk.a, "%s, bool SHARED", packs);
   return arena_printf(e->sk.a, "int ITEMS, int VEC%s%s%s%s%s%s%s", e->sk.rows ? ", int ROWS" : "", packs,
                       e->sk.cluster ? ", bool CLUSTER" : "", e->sk.lanes ? ", int LANES" : "",
                       stitch_early_kernel(&e->sk) ? ", bool EARLY" : "", stitch_narrow_kernel(&e->sk) ? ", bool NARROW" : "", batch);
@@ -2270,9 +2304,21 @@ static void check_params(const SEmit *e) {
                    e->params.len, want->len);
 }
 
+/* The kernel holds in shared memory what its variants' plans say
+ * (Variant.shared_bytes, the bytes a thread): what the launches give. */
+static void check_shared(const SEmit *e) {
+  for (int i = 0; e->sk.shared && i < e->sk.sched->nvariants; i++) {
+    const Variant *v = &e->sk.sched->variants[i];
+    if (v->shared_bytes && v->shared_bytes != e->shared_at * v->items * v->vec)
+      internal_error("stitch: %s group %d holds %d bytes an element in shared memory, its variant %s %d a thread",
+                     e->sk.k->name, e->sk.g->id, e->shared_at, v->name, v->shared_bytes);
+  }
+}
+
 static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   Out *body = new_out(e->sk.a);
   row_body(e, body);
+  check_shared(e);
   const char *outer = count_expr(e, ~e->sk.st->axes), *red = count_expr(e, e->sk.st->axes);
   sort_params(e);
   check_params(e);
@@ -2300,6 +2346,10 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
    * H200; bench/NOTES.md, issue 45) */
   if (!e->sk.reg && stitch_takes_packs(&e->sk) && stream_variant(e)->odd_items)
     blocks = "PACKS ? 0 : 1";
+  /* SHARED: at least one block an SM, which lets ptxas have its 64
+   * registers; with none it took 32 and spilled (4 to 36 bytes) */
+  if (e->sk.shared)
+    blocks = "SHARED ? 1 : 0";
   if (stitch_narrow_kernel(&e->sk)) {
     threads = arena_printf(e->sk.a, "NARROW ? %d : %s", NARROW_THREADS, threads);
     blocks = arena_printf(e->sk.a, "NARROW ? %d : %s", NARROW_BLOCKS, blocks ? arena_printf(e->sk.a, "(%s)", blocks) : "0");
@@ -2323,6 +2373,13 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
          stitch_column_allreduce_bytes(e->sk.g));
   else
     emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
+  if (e->sk.shared) {
+    emit(o, "extern __shared__ __align__(16) unsigned char t_held[]; /* SHARED: the held values, element i of thread t "
+            "at i * t_hth + t */");
+    emit(o, "const unsigned t_hth = blockDim.x * blockDim.y, t_hid = threadIdx.y * blockDim.x + threadIdx.x;");
+    emit(o, "constexpr int t_hu = SHARED ? (ITEMS >= %d ? %d : %d) : ITEMS; /* the items an element loop unrolls at "
+            "a time (schedule.h, SHARED_UNROLL) */", 2 * SHARED_UNROLL, SHARED_UNROLL, SHARED_UNROLL / 2);
+  }
   if (e->keep_bytes) {
     emit(o, "extern __shared__ uint4 t_kept[]; /* the row's first t_keep items of the values read again (tecc::keep_items) */");
     emit(o, "constexpr int t_kw = VEC * %d / 16; /* their 16-byte words an item */", e->keep_bytes);

@@ -73,6 +73,55 @@ static const char *packed_pointers(SLaunch *e) {
   return buf_cstr(&b);
 }
 
+/* The instance of `packs` of variant v holds its values in shared
+ * memory (schedule.c, shared_rows()). */
+static int holds_shared(const Variant *v, int packs) {
+  return v->shared_bytes && packs == PACKS_NONE;
+}
+
+static const char *instance(SLaunch *e, const Variant *v, int packs, int phase);
+
+/* The threads of variant v's block (emit_block()'s t_tx * t_ty). */
+static const char *block_threads(SLaunch *e, const Variant *v) {
+  switch (v->fit) {
+  case FIT_NONE: return arena_printf(e->sk.a, "%d", v->threads_x * v->threads_y);
+  case FIT_CLUSTER: return arena_printf(e->sk.a, "%d", v->threads_x);
+  case FIT_ROW:
+    if (variant_narrow(v))
+      return arena_printf(e->sk.a, "tecc::held_threads(tecc::ceil_div(t_len, %d) * 32, %d)", 32 * v->items * v->vec,
+                          v->block);
+    return arena_printf(e->sk.a, "tecc::held_threads(tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024), %d)",
+                        v->items * v->vec, v->block);
+  default: internal_error("stitch: variant %s holds rows in shared memory in a block of fit %d", v->name, v->fit);
+  }
+}
+
+/* Its launch site's cache of the room for it (tecc::shared_room). */
+static const char *shared_cache(SLaunch *e, const Variant *v) {
+  int site = 0;
+  for (const Variant *w = e->sk.sched->variants; w < v; w++)
+    site += w->shared_bytes > 0;
+  return arena_printf(e->sk.a, "t_hr[%d]", site);
+}
+
+/* Rows that are not whole packs, in a variant that holds them in shared
+ * memory: the bytes of a block, as `type` (the condition's int64_t, the
+ * launch's size_t). */
+static const char *shared_bytes(SLaunch *e, const Variant *v, const char *type) {
+  return arena_printf(e->sk.a, "(%s)%d * %s", type, v->shared_bytes, block_threads(e, v));
+}
+
+/* The variant's condition `cond` (NULL: none), and for a variant that
+ * holds rows that are not whole packs in shared memory, that the device
+ * has it (else a later variant takes them: the stream, which always runs). */
+static const char *shared_condition(SLaunch *e, const Variant *v, const char *cond) {
+  if (!v->shared_bytes)
+    return cond;
+  const char *fits = arena_printf(e->sk.a, "(t_packs || %s <= tecc::shared_room(%s, (const void *)%s))",
+                                  shared_bytes(e, v, "int64_t"), shared_cache(e, v), instance(e, v, PACKS_NONE, 0));
+  return cond ? arena_printf(e->sk.a, "%s && %s", cond, fits) : fits;
+}
+
 /* The run-time condition of variant `v` (NULL: none); `small`: 32-bit
  * indices do. */
 static const char *variant_condition(SLaunch *e, const Variant *v, const char *kernel, const char *small) {
@@ -112,6 +161,8 @@ static const char *instance(SLaunch *e, const Variant *v, int packs, int phase) 
   const char *pk = stitch_takes_packs(&e->sk) ? (packs != PACKS_NONE ? ", true" : ", false") : "";
   if (stitch_variant_whole_instance(&e->sk, v))
     pk = arena_printf(e->sk.a, "%s%s", pk, packs == PACKS_WHOLE ? ", true" : ", false");
+  if (e->sk.shared && v->storage != STORE_STREAM)
+    pk = arena_printf(e->sk.a, "%s%s", pk, holds_shared(v, packs) ? ", true" : ", false");
   const char *batch = !e->sk.sched->batch ? "" : e->batch_now ? ", true" : ", false";
   if (v->storage == STORE_STREAM)
     return arena_printf(e->sk.a, "%s<%s, %d%s%s%s%s>", stitch_kernel_name(&e->sk, 0), index, v->vec, pk,
@@ -215,13 +266,16 @@ static void emit_instance_launch(SLaunch *e, Out *o, const Variant *v, const cha
     args = phase ? arena_printf(e->sk.a, "%s, (%s *)t_part%d, (int64_t)t_chunk", args, stitch_split_acc_type(&e->sk),
                                 e->sk.g->id)
                  : arena_printf(e->sk.a, "%s, (%s *)nullptr, (int64_t)0", args, stitch_split_acc_type(&e->sk));
+  const char *smem = holds_shared(v, packs) ? shared_bytes(e, v, "size_t") : "0";
   if (v->fit == FIT_CLUSTER && v->partials) {
-    emit(o, "tecc::launch_cluster(%s, t_grid, dim3(%d), t_cluster, stream, %s);", instance(e, v, packs, phase),
+    emit(o, "tecc::launch_cluster(%s, t_grid, dim3(%d), t_cluster, 0, stream, %s);", instance(e, v, packs, phase),
          v->threads_x, args);
   } else if (v->fit == FIT_CLUSTER) {
     const char *kernel = instance(e, v, packs, phase);
-    emit(o, "tecc::launch_cluster(%s, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(%s, t_cluster, %d)), "
-         "dim3(%d), t_cluster, stream, %s);", kernel, kernel, v->threads_x, v->threads_x, args);
+    const char *resident = holds_shared(v, packs) ? arena_printf(e->sk.a, "%d, %s", v->threads_x, smem)
+                                                  : arena_printf(e->sk.a, "%d", v->threads_x);
+    emit(o, "tecc::launch_cluster(%s, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(%s, t_cluster, %s)), "
+         "dim3(%d), t_cluster, %s, stream, %s);", kernel, kernel, resident, v->threads_x, smem, args);
   }
   else if (v->storage == STORE_STREAM && e->stream_keep) {
     e->keep_now = 1;
@@ -240,7 +294,7 @@ static void emit_instance_launch(SLaunch *e, Out *o, const Variant *v, const cha
     emit(o, "tecc::launch_rows(t_wb[%d], %s, t_rows, t_tx, t_ty, %d, %d, stream, %s);", e->row_sites++,
          instance(e, v, packs, phase), v->rows > 1 ? v->rows : 1, v->sm_threads, args);
   else
-    emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s);", instance(e, v, packs, phase), args);
+    emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), %s, stream>>>(%s);", instance(e, v, packs, phase), smem, args);
 }
 
 /* Rows moved in packs take the PACKS instance, with no per-element
@@ -368,7 +422,8 @@ static void emit_variants(SLaunch *e, Out *o, const char *args) {
   const GroupSchedule *s = e->sk.sched;
   for (int i = 0; i < s->nvariants; i++) {
     const Variant *v = &s->variants[i];
-    const char *cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), "sizeof(IndexT) == 4");
+    const char *cond = shared_condition(e, v, variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0),
+                                                                "sizeof(IndexT) == 4"));
     if (i == 0 && cond)
       open_block(o, "if (%s)", cond);
     else if (i == 0)
@@ -411,6 +466,12 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
          packed_pointers(e));
   if ((e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk))
     args = arena_printf(a, "%s, t_packs", args);
+  int shared_sites = 0;
+  for (int i = 0; i < s->nvariants; i++)
+    shared_sites += s->variants[i].shared_bytes > 0;
+  if (shared_sites)
+    emit(o, "static tecc::DeviceCache t_hr[%d]; /* the room in shared memory of each instance that holds its rows "
+            "there, per device */", shared_sites);
   if (g->stitch->columns.len)
     args = arena_printf(a, "%s, (%s *)t_part%d", args, stitch_column_acc_type(&e->sk), g->id);
   if (s->batch) /* schedule.c, batch_axes() */

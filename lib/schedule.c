@@ -38,7 +38,9 @@ enum {
   FINAL_THREADS = 512,       /* the block that combines per-block partials */
   ONE_READ_THREADS = 512,    /* rows read once (stream, or held): two blocks an SM */
   PACK_BYTES = 16,
-  STATIC_SHARED_BYTES = 48 * 1024 /* per block, declared in the kernel */
+  STATIC_SHARED_BYTES = 48 * 1024, /* per block, declared in the kernel */
+  SHARED_MIN_BYTES = 128     /* a thread's held bytes of 16-bit rows (ITEMS 8) from which those
+                                that are not whole packs are held in shared memory (shared_rows()) */
 };
 
 Target target_of(const char *arch) {
@@ -511,6 +513,58 @@ static void odd_rows(GroupSchedule *s, const Group *g) {
   }
 }
 
+/* The bytes of the values a thread of the register kernel holds an
+ * element: its held inputs (16-bit ones of packed rows two to a word,
+ * 8-byte ones 8) and the math results it keeps (in f32, or 8 bytes). */
+static int held_element_bytes(const Footprint *f) {
+  return 4 * f->held_inputs - 2 * f->held_pairs + 4 * f->held_wide + 4 * f->kept + 4 * f->kept_wide;
+}
+
+/* Does the register variant v's instance for rows that are not whole
+ * packs (PACKS false) hold its values in shared memory (shared_rows())?
+ * Rows that write along them, where ptxas spilled their registers
+ * (ptxas -v, sm_90, issue 45): two values held or kept; an operand at a
+ * row offset of its own (a mask); two results or more; 16-bit rows of
+ * ITEMS 8 in a cluster, or with fewer than two operands along the row
+ * (layernorm bf16's, which did not spill, ran 7-10% slower so at 256
+ * and 1024 threads). */
+static int holds_in_shared(const Variant *v, const Group *g, const Footprint *f, int bytes) {
+  if (!f->row_outputs)
+    return 0;
+  int wide16 = f->held_pairs && bytes >= SHARED_MIN_BYTES && (v->storage == STORE_CLUSTER || f->row_operands < 2);
+  return wide16 || f->held_inputs + f->kept >= 2 || f->row_operand_axes || g->roots.len >= 2;
+}
+
+/* Register variants whose instance for rows that are not whole packs
+ * (PACKS false) spills hold the row (and the values they keep) in
+ * dynamic shared memory instead, a thread's element i at i * threads +
+ * its index, and unroll their element loops a few items at a time
+ * (`#pragma unroll`; a register array is only unrolled whole).  ptxas
+ * hoists each unrolled item's loads (the five aligned words of a pack of
+ * 16-bit elements at any 2-byte boundary, a test an element of f32
+ * ones, a mask's and a norm's w) beside the row, and at 1024 threads (64
+ * registers) those instances spilled (24 to 2188 bytes,
+ * tests/nvcc/spills.known); in shared memory with every item unrolled
+ * they still spilled.  Measured on an H200 (bench/NOTES.md, issue 45)
+ * against the instances in registers, at rows of 1023 to 262143: softmax
+ * and log_softmax bf16 -16 to +1%, rmsnorm bf16 -17 to +3%, add_rmsnorm
+ * -19 to +7%; but f32 rows of one value 4 to 28% slower (each element a
+ * word of shared memory that every pass reads), and rows that write
+ * nothing along them (card, logsumexp, rowstats, cross-entropy) up to
+ * 42%: those keep their registers, which did not spill.  Not the warp
+ * variant (several rows a warp) nor rows with column partials. */
+static void shared_rows(GroupSchedule *s, const Group *g, const Footprint *f) {
+  if (!g->plan->row_packs) /* no PACKS instance */
+    return;
+  for (int i = 0; i < s->nvariants; i++) {
+    Variant *v = &s->variants[i];
+    int held = v->storage == STORE_REGISTERS || v->storage == STORE_CLUSTER;
+    int bytes = held_element_bytes(f) * v->items * v->vec;
+    if (held && v->vec > 1 && v->rows == 1 && v->fit != FIT_SHORT_ROWS && !v->partials && holds_in_shared(v, g, f, bytes))
+      v->shared_bytes = bytes;
+  }
+}
+
 /* A stream kernel that reads each row once (rowstats: its variance
  * shares the mean's pass, stitch.h) gives a row 512 threads when the
  * rows fill two blocks on every SM: one block's end-of-row all-reduces
@@ -662,8 +716,8 @@ static void decide(GroupSchedule *s, int64_t len, int small) {
     keep(s, &n, i, len);
     if (s->variants[i].when == WHEN_ALWAYS)
       break;
-    if (length_holds(&s->variants[i], len)) {
-      if (!small)
+    if (length_holds(&s->variants[i], len)) { /* and the stream for rows whose shared memory the device lacks */
+      if (!small || s->variants[i].shared_bytes)
         keep(s, &n, last, len);
       break;
     }
@@ -761,6 +815,7 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   if (s->cls == CLASS_STITCH_ROW) {
     one_read_stream(s, g);
     odd_rows(s, g);
+    shared_rows(s, g, &f);
     s->batch = batch_axes(g, &f);
     s->batch_bytes = f.own_bytes;
     s->batch_limit = t->l2_bytes / 2;
@@ -895,6 +950,10 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
   if (v->rows > 1)
     buf_printf(b, ", ROWS %d", v->rows);
   buf_printf(b, ", %s, %s", block_text(a, v), grid_text(a, v));
+  if (v->shared_bytes)
+    buf_printf(b, ", rows that are not whole aligned packs held in shared memory (%d bytes a thread, the element "
+                  "loops %d items at a time; the stream where the device has not that much a block)",
+               v->shared_bytes, v->items >= 2 * SHARED_UNROLL ? SHARED_UNROLL : SHARED_UNROLL / 2);
   if (v->whole && v->storage == STORE_STREAM)
     buf_printf(b, ", rows of whole chunks without item guards when R %% (T*%d) == 0 and the rows move in aligned packs",
                stream_chunk(v));

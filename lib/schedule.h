@@ -88,6 +88,11 @@ enum { MIN_ROW_LANES = 4 };
  * (__launch_bounds__(384, 3): 56 registers a thread). */
 enum { NARROW_THREADS = 384, NARROW_BLOCKS = 3 };
 
+/* Variant.shared_bytes: the items the element loops of an instance that
+ * holds its row in shared memory unroll at a time, where it holds twice
+ * that many or more (else half as many: ITEMS 3 unrolled whole spilled). */
+enum { SHARED_UNROLL = 4 };
+
 /* Rows with column partials (Variant.partials): the most threads of a
  * block, and its fitted size. */
 enum { COLUMN_PART_BLOCK = 512, COLUMN_PART_SM = 1024 };
@@ -134,6 +139,10 @@ typedef struct Variant {
   int partials;        /* rows with column partials (Stitch.columns): a partial row a block
                           (registers: folded across threadIdx.y; stream: one row a block),
                           summed in block order by a second kernel; never blocks of one warp */
+  int shared_bytes;    /* registers, one row a thread: the bytes of held and kept values a thread
+                          of its instance for rows that are not whole packs (PACKS false) holds in
+                          dynamic shared memory, not registers (its element loops unrolled by
+                          SHARED_UNROLL); 0: registers, as the aligned instances */
   int whole;           /* registers, one row a thread: whole row groups of whole rows (R =
                           T*ITEMS*VEC, rows a multiple of TY) take an instance without row
                           or item guards (WHOLE); stream: rows of whole chunks (R a

@@ -63,6 +63,7 @@ StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
   sk.lanes = reg && sk.row && !sk.cvec && stitch_has_fit(s, FIT_SHORT_ROWS);
   sk.whole = sk.vec && whole_variant(s, reg);
   sk.split = sk.cvec && stitch_has_fit(s, FIT_COLUMN_SPLIT);
+  sk.shared = reg && sk.vec && stitch_any_variant(s, offsetof(Variant, shared_bytes));
   return sk;
 }
 

@@ -35,6 +35,8 @@ typedef struct StitchKernel {
                    whole chunks) */
   int split;    /* the group has a column split variant (its stream kernel takes PHASE) */
   int cluster;  /* reg kernel: a row may span a thread-block cluster (CLUSTER) */
+  int shared;   /* reg kernel: the instance of a variant for rows that are not whole packs may
+                   hold its values in dynamic shared memory (SHARED; Variant.shared_bytes) */
 } StitchKernel;
 
 /* The register kernel (`reg`) of g, or its stream kernel. */

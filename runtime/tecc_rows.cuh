@@ -296,17 +296,19 @@ inline cudaLaunchAttribute cluster_dims(unsigned cluster) {
   return attr;
 }
 
-/* The clusters of `cluster` blocks of `threads` that the device holds at
- * once for `kernel` (cudaOccupancyMaxActiveClusters; 1 when it cannot
+/* The clusters of `cluster` blocks of `threads` (with `smem` bytes of
+ * dynamic shared memory each) that the device holds at once for `kernel`
+ * (cudaOccupancyMaxActiveClusters; 1 when it cannot
  * say).  A cluster's blocks share one GPC, so this can be fewer than
  * SMs/cluster: an H100's 132 SMs hold 66 clusters of two 1024-thread
  * blocks but 30, not 33, of four (bench/NOTES.md, issue 12). */
 template <typename... Params>
-inline int64_t resident_clusters(void (*kernel)(Params...), unsigned cluster, int threads) {
+inline int64_t resident_clusters(void (*kernel)(Params...), unsigned cluster, int threads, size_t smem = 0) {
   cudaLaunchAttribute attr = cluster_dims(cluster);
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(cluster);
   cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
   int n = 0;
@@ -327,12 +329,13 @@ inline unsigned cluster_grid(int64_t rows, unsigned cluster, int64_t resident) {
   return (unsigned)(clusters * cluster);
 }
 
-/* Launches `kernel` with clusters of `cluster` blocks along x; a failure
- * is the launch's error (cudaGetLastError), as with <<<>>>. */
+/* Launches `kernel` with clusters of `cluster` blocks along x and `smem`
+ * bytes of dynamic shared memory a block; a failure is the launch's error
+ * (cudaGetLastError), as with <<<>>>. */
 template <typename... Params, typename... Args>
-inline void launch_cluster(void (*kernel)(Params...), unsigned grid, dim3 block, unsigned cluster,
-                                  cudaStream_t stream, Args... args) {
-  launch_with(cluster_dims(cluster), kernel, dim3(grid), block, stream, args...);
+inline void launch_cluster(void (*kernel)(Params...), unsigned grid, dim3 block, unsigned cluster, size_t smem,
+                           cudaStream_t stream, Args... args) {
+  launch_with(cluster_dims(cluster), kernel, dim3(grid), block, smem, stream, args...);
 }
 
 /* @piece launch_rows @needs DeviceCache current_device grid_size cover_grid */
@@ -416,7 +419,41 @@ template <int N, typename T> __device__ __forceinline__ void keep_get(const uint
   }
 }
 
-/* @piece l2_bytes optin_smem keep_items @needs DeviceCache current_device device_attribute sm_count ceil_div */
+/* @piece HeldRow bind_held Strided @needs pair_word */
+/* The held values of a register kernel's instance for rows that are not
+ * whole packs, where its variant says so (Variant.shared_bytes,
+ * lib/schedule.c): in dynamic shared memory, element i of the thread of
+ * index `tid` among `threads` at region[i * threads + tid], so that a
+ * warp's accesses of one element are 32 consecutive words, one a bank.
+ * HeldRow<T, N, SHARED>::type is the register array T[N], or that
+ * accessor (Strided); bind_held() points the accessor at its region and
+ * does nothing to the array, so one text declares either. */
+template <typename T> struct Strided {
+  T *p;
+  unsigned stride;
+  __device__ __forceinline__ T &operator[](int i) const { return p[i * stride]; }
+};
+template <typename T, int N, bool SHARED> struct HeldRow { typedef T type[N]; };
+template <typename T, int N> struct HeldRow<T, N, true> { typedef Strided<T> type; };
+template <typename T, int N> __device__ __forceinline__ void bind_held(T (&)[N], unsigned char *, unsigned, unsigned) {}
+template <typename T>
+__device__ __forceinline__ void bind_held(Strided<T> &h, unsigned char *region, unsigned tid, unsigned threads) {
+  h.p = reinterpret_cast<T *>(region) + tid;
+  h.stride = threads;
+}
+__device__ __forceinline__ void set_pair_half(const Strided<uint32_t> &w, int e, uint16_t h) {
+  const uint32_t v = w[e >> 1];
+  w[e >> 1] = (e & 1) ? (v & 0xffffu) | ((uint32_t)h << 16) : (v & 0xffff0000u) | h;
+}
+__device__ __forceinline__ float bf16_pair(const Strided<uint32_t> &w, int e) {
+  const uint32_t v = w[e >> 1];
+  return __uint_as_float((e & 1) ? v & 0xffff0000u : v << 16);
+}
+__device__ __forceinline__ float f16_pair(const Strided<uint32_t> &w, int e) {
+  return f16_to_f32((uint16_t)(w[e >> 1] >> (16 * (e & 1))));
+}
+
+/* @piece l2_bytes optin_smem shared_room held_threads keep_items @needs DeviceCache current_device device_attribute sm_count ceil_div */
 /* The items of each row (`tx` lanes of `vec` elements) that a stream
  * kernel's block of tx x ty threads keeps in shared memory, at
  * `elem_bytes` an element for the values it reads again: as many as fit
@@ -443,24 +480,38 @@ inline int optin_smem() { /* the most shared memory a block may opt in to (past 
   static DeviceCache cache;
   return device_attribute(cache, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
 }
+/* The dynamic shared memory a block of `kernel` may have beside its own
+ * on the current device (0 where it cannot say).  The first call on a
+ * device raises the kernel's limit to all of it (cudaFuncSetAttribute);
+ * `cache` is the launch site's, one per kernel instance. */
+inline int shared_room(DeviceCache &cache, const void *kernel) {
+  const int dev = current_device();
+  if (dev < 0) return 0;
+  int room = cache.get(dev) - 1;
+  if (room < 0) {
+    cudaFuncAttributes fa;
+    const int most = optin_smem();
+    room = 0;
+    if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && most > (int)fa.sharedSizeBytes) {
+      room = most - (int)fa.sharedSizeBytes;
+      if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, room) != cudaSuccess) room = 0;
+    }
+    if (room == 0) (void)cudaGetLastError();
+    cache.put(dev, room + 1);
+  }
+  return room;
+}
+/* The threads of a row block of `tx` lanes a row: tx, or the rows of
+ * them that `block` threads take (as the launch's t_tx * t_ty). */
+inline int64_t held_threads(int64_t tx, int block) {
+  return tx >= block ? tx : block / tx * tx;
+}
 inline int keep_items(DeviceCache &cache, const void *kernel, int64_t rows, int64_t len, int tx, int ty, int vec,
                       int elem_bytes) {
   const int64_t wave = rows < (int64_t)sm_count() * ty ? rows : (int64_t)sm_count() * ty;
   const int64_t bytes = wave * len * elem_bytes, l2 = l2_bytes(), most = optin_smem(), cap = 152 << 10;
   if (tx * ty < 1024 || bytes <= l2 / 2) return 0;
-  const int dev = current_device();
-  if (dev < 0) return 0;
-  int budget = cache.get(dev) - 1;
-  if (budget < 0) {
-    cudaFuncAttributes fa;
-    budget = 0;
-    if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && most > (int64_t)fa.sharedSizeBytes) {
-      budget = (int)most - (int)fa.sharedSizeBytes;
-      if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, budget) != cudaSuccess) budget = 0;
-    }
-    if (budget == 0) (void)cudaGetLastError();
-    cache.put(dev, budget + 1);
-  }
+  const int budget = shared_room(cache, kernel);
   const int64_t room = bytes <= l2 && most > cap ? budget - (most - cap) : budget;
   if (room <= 0) return 0;
   const int64_t fit = room / ((int64_t)vec * elem_bytes * tx * ty), items = ceil_div(len, (int64_t)tx * vec);

@@ -1167,15 +1167,17 @@ inline bool built_for_sm90(const void *kernel) {
 }
 
 /* @piece launch_with */
-/* Launches `kernel` with one launch attribute (cudaLaunchKernelEx); a
- * failure is the launch's error (cudaGetLastError), as with <<<>>>. */
+/* Launches `kernel` with one launch attribute (cudaLaunchKernelEx) and
+ * `smem` bytes of dynamic shared memory; a failure is the launch's error
+ * (cudaGetLastError), as with <<<>>>. */
 template <typename... Params, typename... Args>
 inline void launch_with(const cudaLaunchAttribute &attr, void (*kernel)(Params...), dim3 grid, dim3 block,
-                        cudaStream_t stream, Args... args) {
+                        size_t smem, cudaStream_t stream, Args... args) {
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute a = attr;
   cfg.gridDim = grid;
   cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cfg.attrs = &a;
   cfg.numAttrs = 1;
@@ -1217,7 +1219,7 @@ inline void launch_next(void (*kernel)(Params...), dim3 grid, dim3 block, cudaSt
   cudaLaunchAttribute attr = {};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
-  launch_with(attr, kernel, grid, block, stream, args...);
+  launch_with(attr, kernel, grid, block, 0, stream, args...);
 }
 
 /* @piece mul_size numel overlap */

@@ -44,7 +44,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 132
+plan 147
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -109,8 +109,29 @@ ok "rowstats f32: the NARROW instance bound to 3 blocks of 384 an SM, the others
 ok "the cluster rank and size only in the CLUSTER instance" grep -q 'const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;' "$work/s.cu"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -A2 'if (CLUSTER) {' | grep -c 't_acc[0-9]*\[t_i\] = tecc::cluster_allreduce(')" 2 "rowstats f32: the cluster all-reduce of both levels under CLUSTER"
 ok "softmax f32: the cluster condition asks the device how many clusters it holds" grep -q '&& t_rows <= tecc::resident_clusters(tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0>, tecc::cluster_blocks(t_len, 32768), 1024)) {' "$work/s.cu"
-ok "rmsw bf16: a grid of the clusters the device holds at once" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, true, 0, false>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, true, 0, false>, t_cluster, 1024)), dim3(1024)' "$work/s.cu"
+ok "rmsw bf16: a grid of the clusters the device holds at once" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, false, true, 0, false>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, false, true, 0, false>, t_cluster, 1024)), dim3(1024), t_cluster, 0, stream' "$work/s.cu"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::cluster_allreduce(t_acc[0-9]*\[t_i\], tecc::[A-Za-z]*(), t_slot, t_par);')" 2 "rowstats f32: each cluster all-reduce takes the next of the two slots"
+# Rows that are not whole packs held in shared memory (template parameter
+# SHARED; which variants, Variant.shared_bytes, is schedule.sh's): the
+# held arrays through tecc::HeldRow, the element loops a few items at a
+# time, the bound, the launch's dynamic shared memory and the condition
+# that asks the device for it.
+ok "rmsw bf16: the register kernel takes SHARED after PACKS and WHOLE" grep -q 'template <typename IndexT, int ITEMS, int VEC, int ROWS, bool PACKS, bool WHOLE, bool SHARED, bool CLUSTER, int LANES, bool EARLY>' "$work/s.cu"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'typename tecc::HeldRow<uint32_t, ROWS \* ITEMS \* VEC / 2, SHARED>::type t_c0; /\* two 16-bit elements a word \*/')" 1 "rmsw bf16: the held row declared through tecc::HeldRow"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::bind_held(t_c0, t_held, t_hid, t_hth);')" 1 "rmsw bf16: ... bound to the first region of t_held"
+is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 'tecc::bind_held(t_c[0-9]*, t_held + 2 \* ROWS \* ITEMS \* VEC \* t_hth, t_hid, t_hth);')" 1 "add_rmsnorm bf16: its second held value after the first's 2 bytes an element"
+ok "rmsw bf16: 4 items at a time in the SHARED instance of ITEMS 8 and more, 2 under, all in the others" grep -q 'constexpr int t_hu = SHARED ? (ITEMS >= 8 ? 4 : 2) : ITEMS;' "$work/s.cu"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'for (int t_g = 0; t_g < ITEMS; t_g += t_hu)')" "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'for (int t_k = t_g; t_k < (t_g + t_hu < ITEMS ? t_g + t_hu : ITEMS); t_k++) {')" "rmsw bf16: each element loop in groups of t_hu items"
+is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'for (int t_g = 0; t_g < ITEMS; t_g += t_hu)')" 2 "rmsw bf16: ... both of them (the sum of squares, y)"
+ok "rmsw bf16: its SHARED instances bound to a block an SM at least" grep -q '__launch_bounds__(EARLY ? 128 : 1024, SHARED ? 1 : 0) tecc_rmsw_bf16_g0_reg(' "$work/s.cu"
+ok "rmsw bf16: the long variant's SHARED instance launched with 128 bytes a thread of shared memory" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, false, 0, false><<<t_grid, dim3(t_tx, t_ty), (size_t)128 \* tecc::held_threads(tecc::pow2_at_least(tecc::ceil_div(t_len, 64), 32, 1024), 128), stream>>>' "$work/s.cu"
+ok "rmsw bf16: ... where the device has them (else the next variant)" grep -q '&& t_len <= 65536 && (t_packs || (int64_t)128 \* tecc::held_threads(tecc::pow2_at_least(tecc::ceil_div(t_len, 64), 32, 1024), 128) <= tecc::shared_room(t_hr\[0\], (const void \*)tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, false, 0, false>))) {' "$work/s.cu"
+ok "rmsw bf16: the cluster's SHARED instance: its shared memory in the occupancy asked and the launch" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, true, 0, false>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, true, 0, false>, t_cluster, 1024, (size_t)128 \* 1024)), dim3(1024), t_cluster, (size_t)128 \* 1024, stream' "$work/s.cu"
+is "$(grep -c 'tecc_rmsw_bf16_g0_reg<int32_t, [0-9]*, 8, [12], [a-z]*, [a-z]*, true,' "$work/s.cu")" 4 "rmsw bf16: SHARED only in the long and cluster variants' instances for rows that are not whole packs (condition and launch each)"
+is "$(grep -c 'bool PACKS.*bool SHARED' "$work/s.cu")" "$(grep -c '__launch_bounds__(.*SHARED ? 1 : 0)' "$work/s.cu")" "every kernel that takes SHARED is bound by it"
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c SHARED)" 0 "softmax f32 (one f32 value a row): no SHARED"
+is "$(kernel_text tecc_card_bf16_g0_reg | grep -c 'SHARED')" 0 "card bf16 (writes nothing along the row): no SHARED"
+
 ok "rowstats f32: the CLUSTER instance waits for the cluster before it ends" sh -c "sed -n '/__global__ .* tecc_rowstats_f32_g0_reg(/,/^}/p' '$work/s.cu' | tail -2 | grep -q 'if (CLUSTER) tecc::cluster_drain();'"
 is "$(sed -n '/T cluster_allreduce(T v, Op op, unsigned char (&slots)\[32\], unsigned &parity) {/,/^}/p' "$work/s.cu" | grep -c '__cluster_barrier_wait();')" 1 "the cluster all-reduce waits at one barrier"
 # The order of a stream kernel's reads, and which loads and stores stream
@@ -151,8 +172,8 @@ is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 't_n[0-9]')" 0 "addrms bf16:
 # Packs as a template parameter: rows that are whole packs, aligned, run
 # the PACKS instance (no per-element row-end checks), others the instance
 # that loads element by element.
-is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A5 'static tecc::DeviceCache t_wb\[8\];' | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc::launch_rows(t_wb\[0\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, 4, false>, ' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
-is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A30 'static tecc::DeviceCache t_wb\[8\];' | grep -o -E '^ *tecc::launch_rows\(t_wb\[[0-7]\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, false, (4|8|16|32), false>, ' | sort -u | wc -l)" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
+is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A5 'static tecc::DeviceCache t_wb\[8\];' | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc::launch_rows(t_wb\[0\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, false, 4, false>, ' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
+is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A30 'static tecc::DeviceCache t_wb\[8\];' | grep -o -E '^ *tecc::launch_rows\(t_wb\[[0-7]\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, false, false, (4|8|16|32), false>, ' | sort -u | wc -l)" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
 # EARLY (schedule.c, early_operands()): the block variant's WHOLE instance
 # of a norm loads w's packs with the row, before the reductions (which
 # variant, and its bound, are schedule.sh's): where the loads are; then
@@ -204,9 +225,9 @@ is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 'if (!t_packs && t_r >= t
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'const IndexT t_o = BATCH ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch) : t_ob + threadIdx.y;')" 1 "masked bf16 registers: the row of the visit in the BATCH instance"
 is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 'const IndexT t_o = BATCH ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch) : t_ob + threadIdx.y;')" 1 "masked bf16 stream: the row of the visit in the BATCH instance"
 ok "masked bf16: BATCH where the batch is over 1 and S*N*6 bytes (s, m and y) past half the L2" grep -q 'const bool t_batched = (int64_t)B > 1 && (int64_t)S \* t_len \* 6 > 26214400;' "$work/s.cu"
-is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, [0-9]*, true>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 5 "masked bf16: a BATCH instance of each register launch (the warp's four LANES, block)"
-is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, [0-9]*, false>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 5 "masked bf16: and one in domain order"
-is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, false, false, [0-9]*, \(true\|false\)>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 10 "masked bf16: each also without PACKS"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, false, [0-9]*, true>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 5 "masked bf16: a BATCH instance of each register launch (the warp's four LANES, block)"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, false, [0-9]*, false>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 5 "masked bf16: and one in domain order"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, false, \(true\|false\), false, [0-9]*, \(true\|false\)>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 10 "masked bf16: each also without PACKS"
 is "$(kernel_text tecc_mask_and_row_f32_g0_reg | grep -c 'batch_fastest')" 0 "a mask and a row of the batch: no visit order"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'batch_fastest')" 0 "rmsnorm bf16: no visit order"
 # An output along the row that reads no reduction (add_rmsnorm's h) is
