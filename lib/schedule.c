@@ -629,13 +629,26 @@ static void column_stream(Arena *a, GroupSchedule *s, const char *name, When whe
  * 1024 packs gave 27.0% and 13.2% against 50.0% and 31.7%, and splitting
  * each column over a cluster's blocks only won back 50.1% and 26.6%
  * (bench/NOTES.md). */
+/* The columns a thread of the register variants takes: a thread holds
+ * each row value of its columns (a column's max, its sum, their log) in
+ * VEC registers, one a column, so where the group writes two results or
+ * more, or holds 8-byte values, half a pack of them (as many packs
+ * ITEMS, half the elements).  At a whole pack those instances spilled
+ * 8 to 104 bytes (softmax and log_softmax bf16 over columns, three f32
+ * results, f64 softmax; ptxas -v, sm_90, issue 45), at half none did;
+ * with the elements kept (twice the ITEMS) f32's still did. */
+static int held_column_vec(const Group *g, const Footprint *f, int vec) {
+  int heavy = g->roots.len >= 2 || f->held_wide || f->kept_wide;
+  return vec > 1 && heavy ? vec / 2 : vec;
+}
+
 static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
-  int vec = column_vec(f, g);
+  int vec = column_vec(f, g), held_vec = held_column_vec(g, f, vec);
   int max_items = held_items(s, vec);
   int items = at_most(max_items, 4);
-  column_variant(a, s, "short", vec, items);
+  column_variant(a, s, "short", held_vec, items);
   if (max_items > items)
-    column_variant(a, s, "reg", vec, max_items);
+    column_variant(a, s, "reg", held_vec, max_items);
   if (vec > 1)
     column_stream(a, s, "stream-packed", WHEN_COLUMN_GROUPS, at_most(vec, STREAM_COLUMN_VEC));
   if (vec > 1 && stitch_column_split(g)) {
@@ -999,11 +1012,13 @@ static void stitch_text(Buf *b, Arena *a, const Group *g, const GroupSchedule *s
     buf_puts(b, "\n");
   }
   buf_puts(b, stitch_plan_text(a, g->plan, g->stitch->nvalues, "    "));
-  int vec = s->variants[0].vec;
-  if (vec > 1 && s->cls == CLASS_STITCH_COLUMN)
-    buf_printf(b, "    packs: a thread takes VEC = %d neighbouring columns, a 16-byte pack of each row it reads, when "
-                  "the columns are whole packs (rows %% %d == 0) and the pointers aligned, else element by element "
-                  "(the same split: the same sums, bit for bit)\n", vec, vec);
+  int vec = s->variants[0].vec, most = 1;
+  for (int i = 0; i < s->nvariants; i++)
+    most = s->variants[i].vec > most ? s->variants[i].vec : most;
+  if (most > 1 && s->cls == CLASS_STITCH_COLUMN)
+    buf_printf(b, "    packs: a thread takes VEC neighbouring columns (%d in registers), a pack of each row it reads, "
+                  "when the columns are whole packs (rows %% %d == 0) and the pointers aligned, else element by "
+                  "element (the same split: the same sums, bit for bit)\n", vec, most);
   else if (vec == 8) /* 16-bit rows: emit_stitch.c, moves_unaligned */
     buf_printf(b, "    packs: a thread takes VEC = 8 consecutive elements, moved as one 16-byte pack when R %% 8 == 0 "
                   "and the row pointers are aligned, else through the aligned 4-byte words it spans (the same split: "
