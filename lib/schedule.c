@@ -633,13 +633,19 @@ static void column_stream(Arena *a, GroupSchedule *s, const char *name, When whe
  * each row value of its columns (a column's max, its sum, their log) in
  * VEC registers, one a column, so where the group writes two results or
  * more, or holds 8-byte values, half a pack of them (as many packs
- * ITEMS, half the elements).  At a whole pack those instances spilled
+ * ITEMS, half the elements), but two where it holds 16-bit values (a
+ * word of two).  At a whole pack those instances spilled
  * 8 to 104 bytes (softmax and log_softmax bf16 over columns, three f32
  * results, f64 softmax; ptxas -v, sm_90, issue 45), at half none did;
  * with the elements kept (twice the ITEMS) f32's still did. */
 static int held_column_vec(const Group *g, const Footprint *f, int vec) {
   int heavy = g->roots.len >= 2 || f->held_wide || f->kept_wide;
-  return vec > 1 && heavy ? vec / 2 : vec;
+  if (vec == 1 || !heavy)
+    return vec;
+  for (int i = 0; vec == 2 && i < g->plan->held.len; i++) /* 16-bit values are held two to a word */
+    if (dtype_is_16bit(((const Value *)g->plan->held.items[i])->dtype))
+      return vec;
+  return vec / 2;
 }
 
 static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {

@@ -53,7 +53,7 @@ variants() { group "$1" '[.variants[].name] | join(" ")'; }
 # The elements a chunk of a stream variant takes (schedule.c, stream_chunk()).
 chunk='(([.items, .wide_items] | max) * .vec)'
 
-plan 83
+plan 87
 ok "--emit=json is one JSON document, every kernel in it" \
   "$JQ" -e --argjson n "$(grep -c '^kernel ' "$te")" '.kernels | length == $n' "$work/s.json"
 # The condition's words are the plan's (schedule.c, variant_condition_text()).
@@ -236,4 +236,19 @@ echo 'kernel colvar_f32(x: f32[M, N]) -> (s: f32[M], m: f32[N], v: f32[N]) { s =
 "$TECC" -O2 --emit=json "$work/colvar.te" -o "$work/colvar.json"
 is "$("$JQ" -c '[.kernels[0].groups[] | [.kind, (.plan.columns // [] | length)]]' "$work/colvar.json")" \
   '[["stitch",1],["reduce",0]]' "sum(x, -1), mean(x, 0), var(x, 0): the mean a column sum, the variance a reduction of its own"
+# Column stitches in registers (schedule.c, held_column_vec()): half a
+# pack of columns where the group writes two results or more, or holds
+# 8-byte values, but two where it holds 16-bit values, which sit two to a
+# word; one result keeps the whole pack.
+printf '%s\n' 'kernel col_two(x: bf16[M, N]) -> (a: bf16[M, N], l: bf16[M, N]) { a = softmax(x, 0); l = log_softmax(x, 0) }' \
+  'kernel col_one(x: bf16[M, N]) -> (a: bf16[M, N]) { a = softmax(x, 0) }' \
+  'kernel col_f64(x: f64[M, N]) -> (a: f64[M, N]) { a = softmax(x, 0) }' > "$work/cols.te"
+"$TECC" -O2 --emit=json "$work/cols.te" -o "$work/cols.json" || { echo "Bail out! tecc --emit=json failed"; exit 1; }
+"$TECC" -O2 --emit=json "$top_srcdir/tests/regress/column_pairs_vec.te" -o "$work/mix.json" || { echo "Bail out! tecc --emit=json failed"; exit 1; }
+held_vec() { "$JQ" -rc --arg k "$2" '.kernels[] | select(.name == $k) | .groups[0] | [.variants[] | select(.storage == "registers") | .vec]' "$1"; }
+is "$(held_vec "$work/cols.json" col_two)" '[4,4]' "softmax and log_softmax bf16 over columns: half a pack in registers"
+is "$(held_vec "$work/cols.json" col_one)" '[8,8]' "softmax bf16 over columns: the whole pack"
+is "$(held_vec "$work/cols.json" col_f64)" '[1]' "softmax f64 over columns: a column a thread"
+is "$(held_vec "$work/mix.json" colmix)" '[2]' "f64 and bf16 held: two columns a thread, a word of bf16"
+
 done_testing
