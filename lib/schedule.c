@@ -619,16 +619,6 @@ static void column_stream(Arena *a, GroupSchedule *s, const char *name, When whe
   v->index_bits = 64;
 }
 
-/* Columns in registers: about four packs (or elements) per lane while
- * they fit, then the whole budget; longer columns stream, in packs of up
- * to 4 columns a thread while those column groups give 3/4 of the SMs a
- * block, else a column a thread (the most groups: a block of 1024 threads
- * streams a group, one block an SM).  On an H100, softmax(x, 0) at 16384
- * x 4096 (128 groups of 4-column packs) ran at 57.8% of copy (f32) and
- * 46.4% (bf16) with packs against 45.9% and 29.7% without; at 65536 x
- * 1024 packs gave 27.0% and 13.2% against 50.0% and 31.7%, and splitting
- * each column over a cluster's blocks only won back 50.1% and 26.6%
- * (bench/NOTES.md). */
 /* The columns a thread of the register variants takes: a thread holds
  * each row value of its columns (a column's max, its sum, their log) in
  * VEC registers, one a column, so where the group writes two results or
@@ -648,6 +638,16 @@ static int held_column_vec(const Group *g, const Footprint *f, int vec) {
   return vec / 2;
 }
 
+/* Columns in registers: about four packs (or elements) per lane while
+ * they fit, then the whole budget; longer columns stream, in packs of up
+ * to 4 columns a thread while those column groups give 3/4 of the SMs a
+ * block, else a column a thread (the most groups: a block of 1024 threads
+ * streams a group, one block an SM).  On an H100, softmax(x, 0) at 16384
+ * x 4096 (128 groups of 4-column packs) ran at 57.8% of copy (f32) and
+ * 46.4% (bf16) with packs against 45.9% and 29.7% without; at 65536 x
+ * 1024 packs gave 27.0% and 13.2% against 50.0% and 31.7%, and splitting
+ * each column over a cluster's blocks only won back 50.1% and 26.6%
+ * (bench/NOTES.md). */
 static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   int vec = column_vec(f, g), held_vec = held_column_vec(g, f, vec);
   int max_items = held_items(s, vec);
