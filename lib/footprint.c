@@ -30,6 +30,10 @@ int footprint_held(const Footprint *f) {
   return n > 0 ? n : 1;
 }
 
+int footprint_held_bytes(const Footprint *f) {
+  return 4 * f->held_inputs - 2 * f->held_pairs + 4 * f->held_wide + 4 * f->kept + 4 * f->kept_wide;
+}
+
 int footprint_light_items(const Footprint *f) {
   return f->item_packs <= ITEM_PACKS_FREE;
 }

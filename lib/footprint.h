@@ -64,6 +64,12 @@ int footprint_held(const Footprint *f);
  * larger need counts. */
 int footprint_budget(const Footprint *f, int registers);
 
+/* The bytes a thread of the register kernel holds an element, all at
+ * once (in shared memory, schedule.c's shared_rows()): its held inputs
+ * (16-bit ones of packed rows two to a word, 8-byte ones 8) and the math
+ * results it keeps (f32, or 8 bytes). */
+int footprint_held_bytes(const Footprint *f);
+
 /* A stitch kernel's last pass moves at most three packs an item besides
  * the row's (operands and outputs along the row): what a budget leaves
  * room for (footprint.c). */

@@ -513,13 +513,6 @@ static void odd_rows(GroupSchedule *s, const Group *g) {
   }
 }
 
-/* The bytes of the values a thread of the register kernel holds an
- * element: its held inputs (16-bit ones of packed rows two to a word,
- * 8-byte ones 8) and the math results it keeps (in f32, or 8 bytes). */
-static int held_element_bytes(const Footprint *f) {
-  return 4 * f->held_inputs - 2 * f->held_pairs + 4 * f->held_wide + 4 * f->kept + 4 * f->kept_wide;
-}
-
 /* Does the register variant v's instance for rows that are not whole
  * packs (PACKS false) hold its values in shared memory (shared_rows())?
  * Rows that write along them, where ptxas spilled their registers
@@ -559,7 +552,7 @@ static void shared_rows(GroupSchedule *s, const Group *g, const Footprint *f) {
   for (int i = 0; i < s->nvariants; i++) {
     Variant *v = &s->variants[i];
     int held = v->storage == STORE_REGISTERS || v->storage == STORE_CLUSTER;
-    int bytes = held_element_bytes(f) * v->items * v->vec;
+    int bytes = footprint_held_bytes(f) * v->items * v->vec;
     if (held && v->vec > 1 && v->rows == 1 && v->fit != FIT_SHORT_ROWS && !v->partials && holds_in_shared(v, g, f, bytes))
       v->shared_bytes = bytes;
   }
@@ -630,11 +623,8 @@ static void column_stream(Arena *a, GroupSchedule *s, const char *name, When whe
  * with the elements kept (twice the ITEMS) f32's still did. */
 static int held_column_vec(const Group *g, const Footprint *f, int vec) {
   int heavy = g->roots.len >= 2 || f->held_wide || f->kept_wide;
-  if (vec == 1 || !heavy)
+  if (vec == 1 || !heavy || (vec == 2 && f->held_pairs)) /* 16-bit values are held two to a word */
     return vec;
-  for (int i = 0; vec == 2 && i < g->plan->held.len; i++) /* 16-bit values are held two to a word */
-    if (dtype_is_16bit(((const Value *)g->plan->held.items[i])->dtype))
-      return vec;
   return vec / 2;
 }
 
@@ -674,6 +664,13 @@ static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const 
 static int small_domain(const Group *g) {
   int64_t n = literal_count(&g->domain, ~0u);
   return n >= 0 && n < ((int64_t)1 << 30);
+}
+
+int stitch_most_vec(const GroupSchedule *s) {
+  int most = 1;
+  for (int i = 0; i < s->nvariants; i++)
+    most = s->variants[i].vec > most ? s->variants[i].vec : most;
+  return most;
 }
 
 int variant_narrow(const Variant *v) {
@@ -1018,9 +1015,7 @@ static void stitch_text(Buf *b, Arena *a, const Group *g, const GroupSchedule *s
     buf_puts(b, "\n");
   }
   buf_puts(b, stitch_plan_text(a, g->plan, g->stitch->nvalues, "    "));
-  int vec = s->variants[0].vec, most = 1;
-  for (int i = 0; i < s->nvariants; i++)
-    most = s->variants[i].vec > most ? s->variants[i].vec : most;
+  int vec = s->variants[0].vec, most = stitch_most_vec(s);
   if (most > 1 && s->cls == CLASS_STITCH_COLUMN)
     buf_printf(b, "    packs: a thread takes VEC neighbouring columns (%d in registers), a pack of each row it reads, "
                   "when the columns are whole packs (rows %% %d == 0) and the pointers aligned, else element by "

@@ -181,6 +181,10 @@ const char *schedule_dump(Arena *a, const Module *m, const FusionPlan *p);
  * NARROW instance, bound to NARROW_BLOCKS blocks an SM. */
 int variant_narrow(const Variant *v);
 
+/* The widest pack (VEC) of the schedule's variants: the launch's test of
+ * whole packs, and the plan's. */
+int stitch_most_vec(const GroupSchedule *s);
+
 /* The elements of a row a stream variant's block takes a chunk with the
  * larger of its ITEMS (wide_items): rows of a multiple of t_tx times it
  * run its WHOLE instance. */

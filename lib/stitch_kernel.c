@@ -3,13 +3,6 @@
 
 #include <stddef.h>
 
-int stitch_most_vec(const GroupSchedule *s) {
-  int most = 1;
-  for (int i = 0; i < s->nvariants; i++)
-    most = s->variants[i].vec > most ? s->variants[i].vec : most;
-  return most;
-}
-
 int stitch_has_storage(const GroupSchedule *s, Storage st) {
   for (int i = 0; i < s->nvariants; i++)
     if (s->variants[i].storage == st)

@@ -48,10 +48,9 @@ const char *stitch_kernel_name(const StitchKernel *sk, int reg);
  * aligned packs, and in packs of whole row groups of whole rows (WHOLE). */
 enum { PACKS_NONE, PACKS_ALIGNED, PACKS_WHOLE };
 
-/* The schedule's variants: the widest pack (VEC); some variant with
- * storage `st`, fit rule `fit`, or the int flag at `field` set
- * (offsetof(Variant, prefetch), ...). */
-int stitch_most_vec(const GroupSchedule *s);
+/* The schedule's variants: some variant with storage `st`, fit rule
+ * `fit`, or the int flag at `field` set (offsetof(Variant, prefetch),
+ * ...); the widest pack is stitch_most_vec() (schedule.h). */
 int stitch_has_storage(const GroupSchedule *s, Storage st);
 int stitch_has_fit(const GroupSchedule *s, FitRule fit);
 int stitch_any_variant(const GroupSchedule *s, size_t field);
