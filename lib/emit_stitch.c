@@ -2315,10 +2315,27 @@ static void check_shared(const SEmit *e) {
   }
 }
 
+/* A register kernel of column packs holds 16-bit values two to a word
+ * (Cached.pairs): every variant it runs takes two columns or more
+ * (schedule.c, held_column_vec()). */
+static void check_pairs(const SEmit *e) {
+  for (int i = 0; e->sk.reg && e->sk.cvec && i < e->cached.len; i++) {
+    if (!((const Cached *)e->cached.items[i])->pairs)
+      continue;
+    for (int j = 0; j < e->sk.sched->nvariants; j++) {
+      const Variant *v = &e->sk.sched->variants[j];
+      if (v->storage == STORE_REGISTERS && v->vec < 2)
+        internal_error("stitch: %s group %d holds 16-bit values two to a word, its variant %s one column a thread",
+                       e->sk.k->name, e->sk.g->id, v->name);
+    }
+  }
+}
+
 static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   Out *body = new_out(e->sk.a);
   row_body(e, body);
   check_shared(e);
+  check_pairs(e);
   const char *outer = count_expr(e, ~e->sk.st->axes), *red = count_expr(e, e->sk.st->axes);
   sort_params(e);
   check_params(e);
