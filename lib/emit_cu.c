@@ -429,9 +429,27 @@ static Value *stored_form(Value *v) {
   return v;
 }
 
+/* Does v, as the group computes it, divide floats?  (`seen`: the values
+ * already visited.) */
+static int divides_floats(const GEmit *e, const Value *v, PtrVec *seen) {
+  if (vec_contains(seen, v) || !vec_contains(&e->g->members, v))
+    return 0;
+  vec_push(e->a, seen, (void *)v);
+  if (v->op == IR_BINARY && v->bop == BIN_DIV && cu_is_float(v->dtype))
+    return 1;
+  for (int i = 0; i < v->nargs; i++)
+    if (divides_floats(e, v->args[i], seen))
+      return 1;
+  return 0;
+}
+
 /* The stores of the group's roots at t_i, packed or not.
  * Every value of the element first, then every store: an output written
- * in place over an input (doc/abi.md §4) is read before it is overwritten. */
+ * in place over an input (doc/abi.md §4) is read before it is overwritten.
+ * The roots that divide floats are computed first: a division's slow
+ * path is a call, and the values live across it are saved around it
+ * (bin_i32's eight results, the quotient computed after five others,
+ * spilled 12 bytes; first, none: ptxas -v, sm_90, issue 45). */
 static Out *loop_body(GEmit *e, int vec) {
   e->body = new_out(e->a);
   e->lin_used = 0;
@@ -440,10 +458,16 @@ static Out *loop_body(GEmit *e, int vec) {
   int map[TECC_MAX_RANK];
   identity_map(map, e->g->domain.rank);
   Out *stores = new_out(e->a);
-  for (int i = 0; i < e->g->roots.len; i++) {
-    Value *r = e->g->roots.items[i];
-    emit_stores(e, stores, r, value_expr(e, stored_form(r), map), "t_i");
-  }
+  const char **exprs = ARENA_ARRAY(e->a, const char *, e->g->roots.len);
+  for (int divides = 1; divides >= 0; divides--)
+    for (int i = 0; i < e->g->roots.len; i++) {
+      Value *r = e->g->roots.items[i];
+      PtrVec seen = {0};
+      if (divides_floats(e, r, &seen) == divides)
+        exprs[i] = value_expr(e, stored_form(r), map);
+    }
+  for (int i = 0; i < e->g->roots.len; i++)
+    emit_stores(e, stores, e->g->roots.items[i], exprs[i], "t_i");
   emit_fragment(e->body, stores);
   e->vec = 0;
   return e->body;
