@@ -213,8 +213,9 @@ static void json_variant(Buf *b, Arena *a, const Variant *v, int first) {
              json_bool(v->prefetch), v->threads_x, v->threads_y, v->block, v->cluster);
   buf_printf(b, ", \"sm_threads\": %d, \"split\": %d, \"index_bits\": %d, \"one_read\": %s, \"wide_items\": %d",
              v->sm_threads, v->split, v->index_bits, json_bool(v->one_read), v->wide_items);
-  buf_printf(b, ", \"items64\": %d, \"odd_items\": %d, \"odd_items64\": %d, \"folds\": %s", v->items64,
-             v->odd_items, v->odd_items64, json_bool(v->folds));
+  buf_printf(b, ", \"items64\": %d, \"odd_items\": %d, \"odd_items64\": %d, \"split_items\": %d, \"folds\": %s",
+             v->items64, v->odd_items, v->odd_items64, v->split_items, json_bool(v->folds));
+  buf_printf(b, ", \"min_blocks\": %d", v->min_blocks);
   buf_printf(b, ", \"keeps\": %s, \"loops\": %s, \"early\": %s, \"partials\": %s, \"shared_bytes\": %d, "
                 "\"whole\": %s}", json_bool(v->keeps), json_bool(v->loops), json_bool(v->early), json_bool(v->partials),
              v->shared_bytes, json_bool(v->whole));

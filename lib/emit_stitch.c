@@ -62,6 +62,7 @@ typedef struct SEmit {
   int in_fold;        /* the element loops being written take a fold group's items (two_loop_pass()) */
   Out *prologue;      /* prefetch: before the row loop */
   int pass;           /* the pass being written (stream: which loads) */
+  int item_guards;    /* ... keeps its item guards in the WHOLE instance (guards_first_pass()) */
   int last_pass;      /* stream kernel: the last pass that reads the row */
   int stage_part;     /* stage_one(): 0 both stores; 1 the PACKS one only (an early output), 2 the other only */
   int keeps;          /* the stream kernel: keeps values in shared memory (stitch_kept_bytes()) */
@@ -141,9 +142,14 @@ static const char *row_in(const SEmit *e) {
 }
 
 /* Is the item at t_r0 inside the row (the chunk of a split kernel)?
- * Always in the WHOLE instance. */
+ * Always in the WHOLE instance, which says so but in a pass that keeps
+ * its guards. */
+static int items_whole(const SEmit *e) {
+  return e->sk.whole && !e->item_guards;
+}
+
 static const char *item_in(const SEmit *e) {
-  return e->sk.whole ? "t_whole || t_r0 < t_red" : arena_printf(e->sk.a, "t_r0 < %s", row_end(e));
+  return items_whole(e) ? "t_whole || t_r0 < t_red" : arena_printf(e->sk.a, "t_r0 < %s", row_end(e));
 }
 
 /* The same three as operands of && or ?: (an || in parentheses). */
@@ -157,7 +163,7 @@ static const char *row_live_operand(const SEmit *e) {
 }
 
 static const char *item_in_operand(const SEmit *e) {
-  return e->sk.whole ? "(t_whole || t_r0 < t_red)" : item_in(e);
+  return items_whole(e) ? "(t_whole || t_r0 < t_red)" : item_in(e);
 }
 
 /* The offset of the thread's pack t_r0 (cvec: of its VEC columns at row t_r0). */
@@ -880,7 +886,7 @@ static void start_pass(SEmit *e) {
   e->ipre = new_out(e->sk.a);
   e->ipost = new_out(e->sk.a);
   memset(e->used_red, 0, sizeof e->used_red);
-  e->used_elem = e->used_r = e->past_end_ok = 0;
+  e->used_elem = e->used_r = e->past_end_ok = e->item_guards = 0;
 }
 
 static void load_cached(SEmit *e, Out *o, int pass);
@@ -1086,11 +1092,13 @@ static void closed_form_sum(SEmit *e, Value *r, Out *tail) {
 }
 
 static void early_outputs(SEmit *e);
+static int guards_first_pass(const SEmit *e);
 
 static void reduction_pass(SEmit *e, Out *o, int level) {
   int map[TECC_MAX_RANK];
   identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
+  e->item_guards = level == 1 && guards_first_pass(e);
   Out *head = new_out(e->sk.a), *tail = new_out(e->sk.a);
   emit(head, "/* level %d */", level);
   for (int i = 0; i < e->sk.st->reduces.len; i++) {
@@ -1541,6 +1549,39 @@ static int writes_early(SEmit *e, Value *v, const int *map) {
          e->sk.st->level[v->id] == 0 && offset_expr(e, &v->shape, map) == e->lin;
 }
 
+/* Does v, over the domain, read an operand along the row of wider
+ * elements than the row's (`seen`: the values already visited)? */
+static int reads_wider_along(const SEmit *e, const Value *v, PtrVec *seen) {
+  if (vec_contains(&e->sk.g->plan->along, v))
+    return dtype_size(v->dtype) > e->sk.g->plan->pack_bytes;
+  if (vec_contains(seen, v) || !vec_contains(&e->sk.g->members, v))
+    return 0;
+  vec_push(e->sk.a, seen, (void *)v);
+  for (int a = 0; a < v->nargs; a++)
+    if (reads_wider_along(e, v->args[a], seen))
+      return 1;
+  return 0;
+}
+
+/* The first pass keeps its item guards in the WHOLE instance where it
+ * writes an output (writes_early()) from operands along the row of wider
+ * elements than the row's: without them ptxas spilled 92-124 bytes of
+ * online_sums_bf16's warp instances (its column softmax's max and sum,
+ * f32, two packs of each beside a pack of the bf16 row), with them none
+ * (51 registers); t_softmax's, all f32, spilled 16 bytes with them and
+ * none without (sm_90, issue 45). */
+static int guards_first_pass(const SEmit *e) {
+  int map[TECC_MAX_RANK];
+  identity_map(map, e->sk.g->domain.rank);
+  PtrVec seen = {0};
+  for (int i = 0; i < e->sk.g->roots.len; i++) {
+    Value *root = e->sk.g->roots.items[i];
+    if (!stitch_is_column(e->sk.g, root) && writes_early((SEmit *)e, root, map) && reads_wider_along(e, root, &seen))
+      return 1;
+  }
+  return 0;
+}
+
 static void early_outputs(SEmit *e) {
   int map[TECC_MAX_RANK];
   identity_map(map, e->sk.g->domain.rank);
@@ -1550,6 +1591,14 @@ static void early_outputs(SEmit *e) {
 }
 
 static void add_to_column(SEmit *e, int i, const int *map);
+
+/* The stream kernel's last pass keeps its item guards in the WHOLE
+ * instance where it writes this many outputs along rows of elements
+ * narrower than 8 bytes: online_sums' three (f32, at ITEMS 3) spilled 8
+ * bytes without them, while seed452's (tests/stitch/regress.te, f64)
+ * spilled with them and not without (ptxas -v, sm_90, issue 45); the
+ * suite's rows write two at most. */
+enum { STREAM_GUARDED_OUTPUTS = 3 };
 
 /* The last pass.  In the register kernel of 16-bit rows in 16-byte
  * packs, where the pass reduces nothing and reads and writes memory only
@@ -1571,6 +1620,7 @@ static void output_pass(SEmit *e, Out *o) {
   identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
   e->past_end_ok = e->sk.reg && e->sk.st->columns.len == 0;
+  e->item_guards = !e->sk.reg && e->sk.g->plan->row_outputs >= STREAM_GUARDED_OUTPUTS && e->sk.g->plan->pack_bytes < 8;
   for (int i = 0; i < e->sk.g->roots.len; i++) {
     Value *v = e->sk.g->roots.items[i];
     if (!varies_along_row(e, v, map) || stitch_is_column(e->sk.g, v))
@@ -2246,21 +2296,49 @@ static void row_body(SEmit *e, Out *o) {
   emit_fragment(o, passes);
 }
 
+/* The column split's variant (FIT_COLUMN_SPLIT), if the kernel has one. */
+static const Variant *split_variant(const SEmit *e) {
+  for (int i = 0; stitch_split_kernel(&e->sk) && i < e->sk.sched->nvariants; i++)
+    if (e->sk.sched->variants[i].fit == FIT_COLUMN_SPLIT)
+      return &e->sk.sched->variants[i];
+  return NULL;
+}
+
+/* The first streamed column variant of packs (VEC > 1), if any. */
+static const Variant *packed_column_variant(const SEmit *e) {
+  for (int i = 0; e->sk.cvec && i < e->sk.sched->nvariants; i++)
+    if (e->sk.sched->variants[i].storage == STORE_STREAM && e->sk.sched->variants[i].vec > 1)
+      return &e->sk.sched->variants[i];
+  return NULL;
+}
+
+static const char *by_index_bits(Arena *a, int items32, int items64) {
+  return items32 != items64 ? arena_printf(a, "sizeof(IndexT) == 4 ? %d : %d", items32, items64)
+                            : arena_printf(a, "%d", items32);
+}
+
 /* The stream kernel's packs per thread per chunk: more in its instances
  * of 32-bit indices where the schedule says (Variant.wide_items), fewer
  * in those of 64-bit indices (Variant.items64), and fewer again for rows
- * that are not whole packs (Variant.odd_items, odd_items64). */
+ * that are not whole packs (Variant.odd_items, odd_items64); streamed
+ * columns' instances of packs and a split's second phase may take fewer
+ * (schedule.c, heavy_column_stream()). */
 static void declare_stream_items(SEmit *e, Out *o) {
   const Variant *v = stream_variant(e);
-  int small = v->wide_items ? v->wide_items : v->items, wide = v->items64 ? v->items64 : v->items;
-  const char *items = small != wide ? arena_printf(e->sk.a, "sizeof(IndexT) == 4 ? %d : %d", small, wide)
-                                    : arena_printf(e->sk.a, "%d", small);
+  const char *items = by_index_bits(e->sk.a, v->wide_items ? v->wide_items : v->items, v->items64 ? v->items64 : v->items);
+  const char *odd = by_index_bits(e->sk.a, v->odd_items, v->odd_items64);
   if (stitch_takes_packs(&e->sk) && v->odd_items)
-    items = arena_printf(e->sk.a, "PACKS ? (%s) : sizeof(IndexT) == 4 ? %d : %d", items, v->odd_items, v->odd_items64);
+    items = arena_printf(e->sk.a, "PACKS ? (%s) : %s", items, odd);
+  const Variant *packed = packed_column_variant(e);
+  if (packed && packed->items != v->items) /* streamed columns: the packs in flight of VEC > 1 (schedule.c) */
+    items = arena_printf(e->sk.a, "VEC == 1 ? %s : %d", items, packed->items);
+  const Variant *split = split_variant(e);
+  if (split && split->split_items)
+    items = arena_printf(e->sk.a, "PHASE == 2 ? %d : %s", split->split_items, items);
   emit(o, "constexpr int ITEMS = %s; /* packs per thread per chunk */", items);
   if (folds_in_groups(e))
-    emit(o, "constexpr int FOLD = sizeof(IndexT) == 4 ? %d : %d; /* the packs a chunk's online sums and moments fold "
-            "at a time, in every instance */", v->odd_items, v->odd_items64);
+    emit(o, "constexpr int FOLD = %s; /* the packs a chunk's online sums and moments fold at a time, in every instance */",
+         odd);
 }
 
 /* The cluster-capable kernel takes a row per cluster, its lanes across
@@ -2367,6 +2445,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
    * registers; with none it took 32 and spilled (4 to 36 bytes) */
   if (e->sk.shared)
     blocks = "SHARED ? 1 : 0";
+  if (!e->sk.reg && stream_variant(e)->min_blocks) /* streamed columns (schedule.c, stitch_column()) */
+    blocks = arena_printf(e->sk.a, "%d", stream_variant(e)->min_blocks);
   if (stitch_narrow_kernel(&e->sk)) {
     threads = arena_printf(e->sk.a, "NARROW ? %d : %s", NARROW_THREADS, threads);
     blocks = arena_printf(e->sk.a, "NARROW ? %d : %s", NARROW_BLOCKS, blocks ? arena_printf(e->sk.a, "(%s)", blocks) : "0");

@@ -461,7 +461,9 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
    * 16-bit register instances to 512 threads, one block an SM, gave them
    * 128 registers and a quarter of the occupancy (softmax, rmsnorm and
    * layernorm bf16 at 4096 x 11007 46-50% slower). */
-  if (e->sk.vec || e->sk.cvec)
+  if ((e->sk.vec || e->sk.cvec) && stitch_most_vec(s) == 1) /* columns split at VEC 1 (schedule.c, stitch_column()) */
+    emit(o, "const bool t_packs = false; /* a column a thread in every variant */");
+  else if (e->sk.vec || e->sk.cvec)
     emit(o, "const bool t_packs = %s %% %d == 0%s;", e->sk.cvec ? "t_rows" : "t_len", stitch_most_vec(s),
          packed_pointers(e));
   if ((e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk))

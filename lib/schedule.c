@@ -475,40 +475,48 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
  *     stream kernel of cross-entropy, which holds l and onehot, loads
  *     such rows through aligned words: loads_unaligned(), emit_stitch.c);
  *   - so do rows that write two outputs or more along them, f32 too
- *     (add_rmsnorm's h and y): that cost add_rmsnorm f32 and bf16 1-5% at
- *     such rows, but at `items` they spilled 12-108 bytes, and the spills
- *     go (issue 45);
+ *     (add_rmsnorm's h and y), and f32 rows read again among them
+ *     (imports' acts, 72 bytes at `items`): that cost add_rmsnorm f32
+ *     and bf16 1-5% at such rows, but at `items` they spilled 12-108
+ *     bytes, and the spills go (issue 45); 16-bit ones that also fold
+ *     take a quarter (online_sums_bf16's spilled 40 bytes at half);
  *   - the other f32 rows read once keep `items`: half of it cost card,
  *     logsumexp and rowstats f32 4-16%, and they do not spill.
- * A thread folds the same elements in the same order in either instance,
- * and the online sums and moments, which fold a chunk at a time, fold
+ * A thread takes the same packs in the same order in either instance
+ * (pack p of a row goes to lane p % T, whatever the packs a chunk), and
+ * the online sums and moments, which fold a chunk at a time, fold
  * odd_items packs at a time in both (FOLD, emit_stitch.c,
- * folds_in_groups()): the same bits whatever the alignment.  So odd_items
- * divides the aligned instances' packs.  (Binding the 16-bit register
+ * folds_in_groups()): the same bits whatever the alignment.  So where a
+ * pass folds, odd_items divides the aligned instances' packs.  (Binding the 16-bit register
  * instances for such rows to 512 threads, one block an SM, took their
  * spills out too, but ptxas then gave them 128 registers and a quarter of
  * the occupancy: softmax, rmsnorm and layernorm bf16 at 4096 x 11007
  * 46-50% slower.) */
+static int odd_items(const Variant *v, const Group *g, int items) {
+  int folds = plan_folds_by_chunk(&g->plan->stream), outputs = g->plan->row_outputs;
+  int wide16 = v->vec == PACK_BYTES / 2;
+  if (wide16 && folds && outputs >= 2)
+    return half(half(items));
+  if ((wide16 && !folds && !v->wide_items) || outputs >= 2)
+    return half(items);
+  return v->wide_items ? items : 0;
+}
+
 static void odd_rows(GroupSchedule *s, const Group *g) {
   if (!g->plan->row_packs) /* no PACKS instance: every row loads element by element */
     return;
+  int folds = plan_folds_by_chunk(&g->plan->stream);
   for (int i = 0; i < s->nvariants; i++) {
     Variant *v = &s->variants[i];
     if (v->storage != STORE_STREAM || v->vec == 1)
       continue;
-    int items64 = v->items64 ? v->items64 : v->items, odd = 0, odd64 = 0;
-    if (v->wide_items) {
-      odd = v->items;
-      odd64 = items64;
-    } else if ((v->vec == PACK_BYTES / 2 && !plan_folds_by_chunk(&g->plan->stream)) || g->plan->row_outputs >= 2) {
-      odd = half(v->items);
-      odd64 = half(items64);
-    }
+    int items64 = v->items64 ? v->items64 : v->items;
+    int odd = odd_items(v, g, v->items), odd64 = odd_items(v, g, items64);
     int aligned = v->wide_items ? v->wide_items : v->items;
-    if (odd && aligned % odd == 0 && items64 % odd64 == 0) {
+    if (odd && (!folds || (aligned % odd == 0 && items64 % odd64 == 0))) {
       v->odd_items = odd;
       v->odd_items64 = odd64;
-      v->folds = plan_folds_by_chunk(&g->plan->stream);
+      v->folds = folds;
     }
   }
 }
@@ -603,10 +611,10 @@ static int column_vec(const Footprint *f, const Group *g) {
   return vec;
 }
 
-static void column_stream(Arena *a, GroupSchedule *s, const char *name, When when, int vec) {
+static void column_stream(Arena *a, GroupSchedule *s, const char *name, When when, int vec, int items) {
   Variant *v = add(a, s, name, when, STORE_STREAM);
   v->vec = vec;
-  v->items = STREAM_ITEMS;
+  v->items = items;
   v->fit = FIT_COLUMNS;
   v->threads_x = v->threads_y = 0;
   v->index_bits = 64;
@@ -628,6 +636,33 @@ static int held_column_vec(const Group *g, const Footprint *f, int vec) {
   return vec / 2;
 }
 
+/* The streamed columns of the groups whose register variants take half
+ * a pack (held_column_vec()) spilled at 4 packs in flight of 4 columns a
+ * thread (ptxas -v, sm_90, tests/programs/column_packs.te and
+ * column_split.te: f32 with two results or more 28-40 bytes, f64 8-28,
+ * bf16's second phase of a split 8; issue 45).  On an H200, against those
+ * instances spilling (bench/NOTES.md):
+ *   - f32 take 2 packs a thread in the instances of packs (VEC > 1; a
+ *     column a thread keeps 4): 2-8% faster (col_f32 16384 x 4096
+ *     387.9 -> 359.9 us), but for col_f32 at 262144 x 64, which does
+ *     not split, 19% slower; half a pack instead was 17-26% slower;
+ *   - 16-bit ones take 2 in the second phase of a split only: within
+ *     -1..+5% (at 2 in every phase, 8-23% slower; at half a pack, 17-29%);
+ *   - 8-byte ones a column a thread, as the register variants: 20% faster
+ *     at 262144 x 64, -0.4% to +24% (soft_f64 65536 x 1024) at longer
+ *     rows; 2 columns a thread at 1 pack (the most that did not spill)
+ *     were slower still, 10-48%. */
+static void heavy_column_stream(const Group *g, const Footprint *f, int vec, int *stream_vec, int *items, int *split_items) {
+  if (held_column_vec(g, f, vec) == vec)
+    return;
+  if (f->held_wide || f->kept_wide)
+    *stream_vec = 1;
+  else if (f->pack_bytes == 2)
+    *split_items = STREAM_ITEMS / 2;
+  else
+    *items = STREAM_ITEMS / 2;
+}
+
 /* Columns in registers: about four packs (or elements) per lane while
  * they fit, then the whole budget; longer columns stream, in packs of up
  * to 4 columns a thread while those column groups give 3/4 of the SMs a
@@ -640,21 +675,31 @@ static int held_column_vec(const Group *g, const Footprint *f, int vec) {
  * (bench/NOTES.md). */
 static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   int vec = column_vec(f, g), held_vec = held_column_vec(g, f, vec);
+  int stream_vec = at_most(vec, STREAM_COLUMN_VEC), stream_items = STREAM_ITEMS, split_items = 0;
+  heavy_column_stream(g, f, vec, &stream_vec, &stream_items, &split_items);
   int max_items = held_items(s, vec);
   int items = at_most(max_items, 4);
   column_variant(a, s, "short", held_vec, items);
   if (max_items > items)
     column_variant(a, s, "reg", held_vec, max_items);
-  if (vec > 1)
-    column_stream(a, s, "stream-packed", WHEN_COLUMN_GROUPS, at_most(vec, STREAM_COLUMN_VEC));
-  if (vec > 1 && stitch_column_split(g)) {
-    column_stream(a, s, "split", WHEN_COLUMN_SPLIT, at_most(vec, STREAM_COLUMN_VEC));
+  if (stream_vec > 1)
+    column_stream(a, s, "stream-packed", WHEN_COLUMN_GROUPS, stream_vec, stream_items);
+  if (vec > 1 && stitch_column_split(g)) { /* at VEC 1 too: a column a thread of each chunk */
+    column_stream(a, s, "split", WHEN_COLUMN_SPLIT, stream_vec, stream_items);
     Variant *v = &s->variants[s->nvariants - 1];
+    v->split_items = split_items;
     v->fit = FIT_COLUMN_SPLIT;
     v->block = SPLIT_THREADS;
     v->split = 0;
   }
-  column_stream(a, s, "stream", WHEN_ALWAYS, 1);
+  column_stream(a, s, "stream", WHEN_ALWAYS, 1, STREAM_ITEMS);
+  /* one block an SM, as the other kernels of 64-bit indices (emit_cu.c):
+   * with none, ptxas took 32 registers for col_bool's (VEC 1) and spilled
+   * 8 bytes; softmax_col's kept their speed (H200, within 0.5%), but the
+   * groups above, which do not spill without it, lost up to 17% (col_f32
+   * at 262144 x 64, 48 registers where it took 44; bench/NOTES.md) */
+  if (held_vec == vec)
+    s->variants[s->nvariants - 1].min_blocks = 1;
 }
 
 /* ---- literal sizes: decide what the host would ------------------------- */
@@ -959,6 +1004,10 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
     buf_printf(b, " (%d where 32-bit indices do)", v->wide_items);
   else if (v->items64)
     buf_printf(b, " (%d with 64-bit indices)", v->items64);
+  if (v->split_items)
+    buf_printf(b, " (%d in the second phase)", v->split_items);
+  if (v->min_blocks)
+    buf_printf(b, ", the kernel bound to %d block an SM or more", v->min_blocks);
   if (v->odd_items)
     buf_printf(b, ", and %d (%d with 64-bit indices) where the rows are not whole aligned packs%s", v->odd_items,
                v->odd_items64, v->folds ? " (a chunk's online sums or moments folded that many packs at a time in every "

@@ -125,6 +125,10 @@ typedef struct Variant {
                           (PACKS false) of 32-bit indices, and odd_items64 of 64-bit ones (0: as
                           the aligned instances) */
   int odd_items64;
+  int min_blocks;      /* streamed columns, the last variant: the kernel's __launch_bounds__
+                          minimum of blocks an SM (0: none) */
+  int split_items;     /* column split: ITEMS of its second phase, which writes the outputs from
+                          the folded partials (0: items) */
   int folds;           /* stream rows with odd_items: the passes that fold a chunk at a time
                           (online sums, moments) fold odd_items (odd_items64) packs at a time,
                           in every instance: the same bits whatever the alignment */

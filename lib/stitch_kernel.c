@@ -50,7 +50,7 @@ StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
   sk.row = g->sched == SCHED_ROW;
   sk.cluster = reg && stitch_has_storage(s, STORE_CLUSTER);
   sk.vec = sk.row && g->plan->row_packs;                       /* the linear index: t_o * t_red + t_r */
-  sk.cvec = stitch_column_packs(g) && stitch_most_vec(s) > 1; /* ... t_r * t_outer + t_o */
+  sk.cvec = stitch_column_packs(g) && (stitch_most_vec(s) > 1 || stitch_has_fit(s, FIT_COLUMN_SPLIT)); /* ... t_r * t_outer + t_o */
   sk.rows = reg && sk.vec && stitch_thread_rows(g);
   sk.prefetch = sk.rows && stitch_any_variant(s, offsetof(Variant, prefetch));
   sk.lanes = reg && sk.row && !sk.cvec && stitch_has_fit(s, FIT_SHORT_ROWS);
