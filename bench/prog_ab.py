@@ -8,24 +8,30 @@ integers and bools: 0 or inf), on the same random inputs.
     CASE: prog:kernel:M=70001,N=4096   (kernel `-`: the program's kernel
           of its own name, a file of top-level statements)
 """
-import sys, subprocess, concurrent.futures as cf
+import sys, os, subprocess, concurrent.futures as cf
 sys.path.insert(0, "python")
 import torch, tecc
 from torch.profiler import profile, ProfilerActivity
 
-root, cases = sys.argv[1], sys.argv[2:]
-progs = sorted(set(c.split(":")[0] for c in cases))
-jobs = [["nvcc", "-shared", "-Xcompiler", "-fPIC", "-O3", "-arch=sm_90", "-o", "%s/%s/%s.so" % (root, v, p),
-         "%s/%s/%s.cu" % (root, v, p)] for v in ("base", "new") for p in progs]
-with cf.ThreadPoolExecutor(16) as ex:
-    res = list(ex.map(lambda c: subprocess.run(c, capture_output=True, text=True), jobs))
-for c, r in zip(jobs, res):
-    if r.returncode:
-        print(" ".join(c), r.stderr[-3000:]); sys.exit(1)
-libs = {v: {p: tecc.load("%s/%s/%s.so" % (root, v, p), "%s/%s/%s.h" % (root, v, p)) for p in progs} for v in ("base", "new")}
 DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64}
 
+
+def build_libs(root, progs, variants=("base", "new")):
+    """nvcc each ROOT/V/P.cu into a shared library; {V: {P: tecc.load(...)}}."""
+    jobs = [["nvcc", "-shared", "-Xcompiler", "-fPIC", "-O3", "-arch=sm_90", "-o", "%s/%s/%s.so" % (root, v, p),
+             "%s/%s/%s.cu" % (root, v, p)] for v in variants for p in progs]
+    with cf.ThreadPoolExecutor(16) as ex:
+        res = list(ex.map(lambda c: subprocess.run(c, capture_output=True, text=True), jobs))
+    for c, r in zip(jobs, res):
+        if r.returncode:
+            print(" ".join(c), r.stderr[-3000:])
+            sys.exit(1)
+    return {v: {p: tecc.load("%s/%s/%s.so" % (root, v, p), "%s/%s/%s.h" % (root, v, p)) for p in progs}
+            for v in variants}
+
+
 def inputs(sig, sizes):
+    """Random tensors for sig's inputs, its dimensions named in `sizes`."""
     g = torch.Generator(device="cuda").manual_seed(1)
     out = []
     for p in sig.inputs:
@@ -34,38 +40,56 @@ def inputs(sig, sizes):
             out.append(torch.randn(shape, generator=g, device="cuda", dtype=torch.float32).to(DT[p.dtype]))
         elif p.dtype == "bool":
             out.append(torch.rand(shape, generator=g, device="cuda") > 0.5)
-        else:
+        else:  # integers: nonzero, either sign (divisors)
             t = torch.randint(1, 1000, shape, generator=g, device="cuda", dtype=torch.int64)
             s = torch.randint(0, 2, shape, generator=g, device="cuda", dtype=torch.int64) * 2 - 1
             out.append((t * s).to(getattr(torch, {"i32": "int32", "i64": "int64"}[p.dtype])))
     return out
 
+
 def ktime(fn, reps=30):
-    for _ in range(3): fn()
+    """(device time of one call in us, kernels a call, their names)."""
+    for _ in range(3):
+        fn()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps): fn()
+        for _ in range(reps):
+            fn()
         torch.cuda.synchronize()
-    evs = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and "memcpy" not in e.name.lower() and "memset" not in e.name.lower()]
-    return sum(e.device_time for e in evs) / reps
+    evs = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+           and "memcpy" not in e.name.lower() and "memset" not in e.name.lower()]
+    names = sorted(set(e.name.split("<")[0][-40:] for e in evs))
+    return sum(e.device_time for e in evs) / reps, len(evs) // reps, names
 
-print("%-40s %-22s %9s %9s %6s %s" % ("kernel", "sizes", "base us", "new us", "ratio", "maxdiff"))
-for c in cases:
-    p, k, sz = c.split(":")
-    sizes = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in sz.split(",")}
-    if k == "-": k = p
-    kb, kn = libs["base"][p].kernels[k], libs["new"][p].kernels[k]
-    args = inputs(kn.sig, sizes)
-    ob, on = kb(*args, **{s: sizes[s] for s in kn.sig.sizes if s in sizes}), kn(*args, **{s: sizes[s] for s in kn.sig.sizes if s in sizes})
-    ob = ob if isinstance(ob, tuple) else (ob,)
-    on = on if isinstance(on, tuple) else (on,)
+
+def max_diff(ob, on):
+    """Largest |new - base| over the largest |base| (integers, bools: 0 or inf)."""
     diff = 0.0
     for a, b in zip(ob, on):
-        if a.dtype == torch.bool or not a.is_floating_point():
+        if not a.is_floating_point():
             diff = max(diff, 0.0 if torch.equal(a, b) else float("inf"))
         else:
-            d = (a.double() - b.double()).abs(); m = a.double().abs().max().item() + 1e-30
-            d = torch.nan_to_num(d, nan=0.0, posinf=0.0)
-            diff = max(diff, d.max().item() / m)
-    tb = ktime(lambda: kb(*args)); tn = ktime(lambda: kn(*args))
-    print("%-40s %-22s %9.1f %9.1f %6.3f %.2e" % (p + ":" + k, sz, tb, tn, tn / tb, diff), flush=True)
+            d = torch.nan_to_num((a.double() - b.double()).abs(), nan=0.0, posinf=0.0)
+            diff = max(diff, d.max().item() / (a.double().abs().max().item() + 1e-30))
+    return diff
+
+
+def main(root, cases):
+    libs = build_libs(root, sorted(set(c.split(":")[0] for c in cases)))
+    print("%-40s %-22s %9s %9s %6s %s" % ("kernel", "sizes", "base us", "new us", "ratio", "maxdiff"))
+    for c in cases:
+        p, k, sz = c.split(":")
+        sizes = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in sz.split(",")}
+        k = p if k == "-" else k
+        kb, kn = libs["base"][p].kernels[k], libs["new"][p].kernels[k]
+        args = inputs(kn.sig, sizes)
+        given = {s: sizes[s] for s in kn.sig.sizes if s in sizes}
+        ob, on = kb(*args, **given), kn(*args, **given)
+        ob = ob if isinstance(ob, tuple) else (ob,)
+        on = on if isinstance(on, tuple) else (on,)
+        tb, tn = ktime(lambda: kb(*args))[0], ktime(lambda: kn(*args))[0]
+        print("%-40s %-22s %9.1f %9.1f %6.3f %.2e" % (p + ":" + k, sz, tb, tn, tn / tb, max_diff(ob, on)), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
