@@ -1092,7 +1092,7 @@ static void closed_form_sum(SEmit *e, Value *r, Out *tail) {
 }
 
 static void early_outputs(SEmit *e);
-static int guards_first_pass(const SEmit *e);
+static int guards_first_pass(SEmit *e);
 
 static void reduction_pass(SEmit *e, Out *o, int level) {
   int map[TECC_MAX_RANK];
@@ -1570,13 +1570,13 @@ static int reads_wider_along(const SEmit *e, const Value *v, PtrVec *seen) {
  * f32, two packs of each beside a pack of the bf16 row), with them none
  * (51 registers); t_softmax's, all f32, spilled 16 bytes with them and
  * none without (sm_90, issue 45). */
-static int guards_first_pass(const SEmit *e) {
+static int guards_first_pass(SEmit *e) {
   int map[TECC_MAX_RANK];
   identity_map(map, e->sk.g->domain.rank);
   PtrVec seen = {0};
   for (int i = 0; i < e->sk.g->roots.len; i++) {
     Value *root = e->sk.g->roots.items[i];
-    if (!stitch_is_column(e->sk.g, root) && writes_early((SEmit *)e, root, map) && reads_wider_along(e, root, &seen))
+    if (!stitch_is_column(e->sk.g, root) && writes_early(e, root, map) && reads_wider_along(e, root, &seen))
       return 1;
   }
   return 0;

@@ -487,11 +487,11 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
  * the online sums and moments, which fold a chunk at a time, fold
  * odd_items packs at a time in both (FOLD, emit_stitch.c,
  * folds_in_groups()): the same bits whatever the alignment.  So where a
- * pass folds, odd_items divides the aligned instances' packs.  (Binding the 16-bit register
- * instances for such rows to 512 threads, one block an SM, took their
- * spills out too, but ptxas then gave them 128 registers and a quarter of
- * the occupancy: softmax, rmsnorm and layernorm bf16 at 4096 x 11007
- * 46-50% slower.) */
+ * pass folds, odd_items divides the aligned instances' packs.  (Binding
+ * the 16-bit register instances for such rows to 512 threads, one block
+ * an SM, took their spills out too, but ptxas then gave them 128
+ * registers and a quarter of the occupancy: softmax, rmsnorm and
+ * layernorm bf16 at 4096 x 11007 46-50% slower.) */
 static int odd_items(const Variant *v, const Group *g, int items) {
   int folds = plan_folds_by_chunk(&g->plan->stream), outputs = g->plan->row_outputs;
   int wide16 = v->vec == PACK_BYTES / 2;
@@ -644,15 +644,15 @@ static int held_column_vec(const Group *g, const Footprint *f, int vec) {
  * instances spilling (bench/NOTES.md):
  *   - f32 take 2 packs a thread in the instances of packs (VEC > 1; a
  *     column a thread keeps 4): 2-8% faster (col_f32 16384 x 4096
- *     387.9 -> 359.9 us), but for col_f32 at 262144 x 64, which does
- *     not split, 19% slower; half a pack instead was 17-26% slower;
- *   - 16-bit ones take 2 in the second phase of a split only: within
- *     -1..+5% (at 2 in every phase, 8-23% slower; at half a pack, 17-29%);
- *   - 8-byte ones a column a thread, as the register variants: 20% faster
- *     at 262144 x 64, -0.4% to +24% (soft_f64 65536 x 1024) at longer
- *     rows; 2 columns a thread at 1 pack (the most that did not spill)
- *     were slower still, 10-48%. */
-static void heavy_column_stream(const Group *g, const Footprint *f, int vec, int *stream_vec, int *items, int *split_items) {
+ *     390.5 -> 360.9 us); half a pack instead was 17-26% slower;
+ *   - 16-bit ones take 2 in the second phase of a split only: -0.3% to
+ *     +5.2% (at 2 in every phase, 8-23% slower; at half a pack, 17-29%);
+ *   - 8-byte ones a column a thread, as the register variants: 2-23%
+ *     faster, but soft_f64 +3.7% at 70001 x 4096 and +22.6% at 65536 x
+ *     1024; 2 columns a thread at 1 pack (the most that did not spill)
+ *     were slower, 10-48%. */
+static void heavy_column_stream(const Group *g, const Footprint *f, int vec, int *stream_vec, int *items,
+                                int *split_items) {
   if (held_column_vec(g, f, vec) == vec)
     return;
   if (f->held_wide || f->kept_wide)
