@@ -62,7 +62,8 @@ typedef struct SEmit {
   int in_fold;        /* the element loops being written take a fold group's items (two_loop_pass()) */
   Out *prologue;      /* prefetch: before the row loop */
   int pass;           /* the pass being written (stream: which loads) */
-  int item_guards;    /* ... keeps its item guards in the WHOLE instance (guards_first_pass()) */
+  int item_guards;    /* ... keeps its item guards in the WHOLE instance (StitchKernel.first_guards,
+                         STREAM_GUARDED_OUTPUTS) */
   int last_pass;      /* stream kernel: the last pass that reads the row */
   int stage_part;     /* stage_one(): 0 both stores; 1 the PACKS one only (an early output), 2 the other only */
   int keeps;          /* the stream kernel: keeps values in shared memory (stitch_kept_bytes()) */
@@ -1092,13 +1093,12 @@ static void closed_form_sum(SEmit *e, Value *r, Out *tail) {
 }
 
 static void early_outputs(SEmit *e);
-static int guards_first_pass(SEmit *e);
 
 static void reduction_pass(SEmit *e, Out *o, int level) {
   int map[TECC_MAX_RANK];
   identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
-  e->item_guards = level == 1 && guards_first_pass(e);
+  e->item_guards = level == 1 && e->sk.first_guards;
   Out *head = new_out(e->sk.a), *tail = new_out(e->sk.a);
   emit(head, "/* level %d */", level);
   for (int i = 0; i < e->sk.st->reduces.len; i++) {
@@ -1533,61 +1533,17 @@ static void row_output(SEmit *e, Value *v, const int *map, int part) {
   e->stage_part = 0;
 }
 
-/* The register kernel's PACKS instance writes an output along the row
- * that reads none of the group's reductions (add_rmsnorm's h = x + r) in
- * the first level's pass, as it folds the row, rather than with the
- * outputs of the last pass: its stores are under way while the row's
- * all-reduce waits, not all at the row's end.  On an H200 add_rmsnorm f32
- * 4096 x 16384 gained 2.1 points of copy (94.7 -> 96.8), the other shapes
- * -0.4 to +0.9; on an H100 all within 0.5 (bench/NOTES.md, issue 12).
- * The other instances store it with the last pass still: their stores
- * of a row that is not whole packs (16-bit: tecc::store_unaligned, with
- * its lane mask) took registers the first pass lacks (bf16 spills of 32
- * bytes grew to 152). */
-static int writes_early(SEmit *e, Value *v, const int *map) {
-  return e->sk.reg && stitch_takes_packs(&e->sk) && !stitch_split_kernel(&e->sk) && varies_along_row(e, v, map) && v->id < e->sk.st->nvalues &&
-         e->sk.st->level[v->id] == 0 && offset_expr(e, &v->shape, map) == e->lin;
-}
-
-/* Does v, over the domain, read an operand along the row of wider
- * elements than the row's (`seen`: the values already visited)? */
-static int reads_wider_along(const SEmit *e, const Value *v, PtrVec *seen) {
-  if (vec_contains(&e->sk.g->plan->along, v))
-    return dtype_size(v->dtype) > e->sk.g->plan->pack_bytes;
-  if (vec_contains(seen, v) || !vec_contains(&e->sk.g->members, v))
-    return 0;
-  vec_push(e->sk.a, seen, (void *)v);
-  for (int a = 0; a < v->nargs; a++)
-    if (reads_wider_along(e, v->args[a], seen))
-      return 1;
-  return 0;
-}
-
-/* The first pass keeps its item guards in the WHOLE instance where it
- * writes an output (writes_early()) from operands along the row of wider
- * elements than the row's: without them ptxas spilled 92-124 bytes of
- * online_sums_bf16's warp instances (its column softmax's max and sum,
- * f32, two packs of each beside a pack of the bf16 row), with them none
- * (51 registers); t_softmax's, all f32, spilled 16 bytes with them and
- * none without (sm_90, issue 45). */
-static int guards_first_pass(SEmit *e) {
-  int map[TECC_MAX_RANK];
-  identity_map(map, e->sk.g->domain.rank);
-  PtrVec seen = {0};
-  for (int i = 0; i < e->sk.g->roots.len; i++) {
-    Value *root = e->sk.g->roots.items[i];
-    if (!stitch_is_column(e->sk.g, root) && writes_early(e, root, map) && reads_wider_along(e, root, &seen))
-      return 1;
-  }
-  return 0;
+/* Is v an output the register kernel's PACKS instance writes in its first
+ * pass (StitchKernel.early, stitch_kernel.c)? */
+static int writes_early(const SEmit *e, const Value *v) {
+  return vec_contains(&e->sk.early, v);
 }
 
 static void early_outputs(SEmit *e) {
   int map[TECC_MAX_RANK];
   identity_map(map, e->sk.g->domain.rank);
-  for (int i = 0; i < e->sk.g->roots.len; i++)
-    if (!stitch_is_column(e->sk.g, e->sk.g->roots.items[i]) && writes_early(e, e->sk.g->roots.items[i], map))
-      row_output(e, e->sk.g->roots.items[i], map, 1);
+  for (int i = 0; i < e->sk.early.len; i++)
+    row_output(e, e->sk.early.items[i], map, 1);
 }
 
 static void add_to_column(SEmit *e, int i, const int *map);
@@ -1625,7 +1581,7 @@ static void output_pass(SEmit *e, Out *o) {
     Value *v = e->sk.g->roots.items[i];
     if (!varies_along_row(e, v, map) || stitch_is_column(e->sk.g, v))
       continue;
-    int early = writes_early(e, v, map);
+    int early = writes_early(e, v);
     row_output(e, v, map, early ? 2 : 0);
     e->past_end_ok &= stores_unaligned(e, v->dtype) && (!early || e->sk.g->plan->held.len < 2);
     any = 1;

@@ -36,6 +36,55 @@ static int whole_variant(const GroupSchedule *s, int reg) {
   return 0;
 }
 
+/* Does v, over the domain, read an operand along the row of wider
+ * elements than the row's (`seen`: the values already visited)? */
+static int reads_wider_along(const StitchKernel *sk, const Value *v, PtrVec *seen) {
+  if (vec_contains(&sk->g->plan->along, v))
+    return dtype_size(v->dtype) > sk->g->plan->pack_bytes;
+  if (vec_contains(seen, v) || !vec_contains(&sk->g->members, v))
+    return 0;
+  vec_push(sk->a, seen, (void *)v);
+  for (int a = 0; a < v->nargs; a++)
+    if (reads_wider_along(sk, v->args[a], seen))
+      return 1;
+  return 0;
+}
+
+/* Outputs along the row that need no reduction, written in the register
+ * kernel's first pass by its PACKS instance, so that their stores spread
+ * over the row's all-reduce waits, not all at the row's end.  On an H200
+ * add_rmsnorm f32 4096 x 16384 gained 2.1 points of copy (94.7 -> 96.8),
+ * the other shapes -0.4 to +0.9; on an H100 all within 0.5
+ * (bench/NOTES.md, issue 12).  The other instances store them with the
+ * last pass still: their stores of a row that is not whole packs (16-bit:
+ * tecc::store_unaligned, with its lane mask) took registers the first
+ * pass lacks (bf16 spills of 32 bytes grew to 152).  Only outputs at the
+ * domain's own offsets (the linear index of contiguous rows).
+ *
+ * Where such an output reads operands along the row of wider elements
+ * than the row's, the WHOLE instance keeps the first pass's item guards
+ * (first_guards): without them ptxas spilled 92-124 bytes of
+ * online_sums_bf16's warp instances (its column softmax's max and sum,
+ * f32, two packs of each beside a pack of the bf16 row), with them none
+ * (51 registers); t_softmax's, all f32, spilled 16 bytes with them and
+ * none without (sm_90, issue 45). */
+static void early_outputs(StitchKernel *sk) {
+  const Group *g = sk->g;
+  if (!sk->reg || !stitch_takes_packs(sk) || stitch_split_kernel(sk) || !reduce_linear_index(&g->domain, sk->st->axes))
+    return;
+  int map[TECC_MAX_RANK];
+  identity_map(map, g->domain.rank);
+  PtrVec seen = {0};
+  for (int i = 0; i < g->roots.len; i++) {
+    Value *v = g->roots.items[i];
+    if (stitch_is_column(g, v) || !varies_along(&v->shape, map, sk->st->axes) || v->id >= sk->st->nvalues ||
+        sk->st->level[v->id] != 0 || !covers_domain(&g->domain, sk->st->axes, &v->shape, map, 0))
+      continue;
+    vec_push(sk->a, &sk->early, v);
+    sk->first_guards |= reads_wider_along(sk, v, &seen);
+  }
+}
+
 StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg) {
   StitchKernel sk = {0};
   const GroupSchedule *s = g->schedule;
@@ -57,6 +106,7 @@ StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
   sk.whole = sk.vec && whole_variant(s, reg);
   sk.split = sk.cvec && stitch_has_fit(s, FIT_COLUMN_SPLIT);
   sk.shared = reg && sk.vec && stitch_any_variant(s, offsetof(Variant, shared_bytes));
+  early_outputs(&sk);
   return sk;
 }
 

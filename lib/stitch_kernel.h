@@ -37,6 +37,9 @@ typedef struct StitchKernel {
   int cluster;  /* reg kernel: a row may span a thread-block cluster (CLUSTER) */
   int shared;   /* reg kernel: the instance of a variant for rows that are not whole packs may
                    hold its values in dynamic shared memory (SHARED; Variant.shared_bytes) */
+  PtrVec early; /* Value*: the roots the reg kernel's PACKS instance writes in its first pass
+                   (stitch_early_outputs()) */
+  int first_guards; /* ... its WHOLE instance keeps that pass's item guards (stitch_kernel.c) */
 } StitchKernel;
 
 /* The register kernel (`reg`) of g, or its stream kernel. */
