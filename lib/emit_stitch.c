@@ -63,7 +63,7 @@ typedef struct SEmit {
   Out *prologue;      /* prefetch: before the row loop */
   int pass;           /* the pass being written (stream: which loads) */
   int item_guards;    /* ... keeps its item guards in the WHOLE instance (StitchKernel.first_guards,
-                         STREAM_GUARDED_OUTPUTS) */
+                         last_guards) */
   int last_pass;      /* stream kernel: the last pass that reads the row */
   int stage_part;     /* stage_one(): 0 both stores; 1 the PACKS one only (an early output), 2 the other only */
   int keeps;          /* the stream kernel: keeps values in shared memory (stitch_kept_bytes()) */
@@ -1548,14 +1548,6 @@ static void early_outputs(SEmit *e) {
 
 static void add_to_column(SEmit *e, int i, const int *map);
 
-/* The stream kernel's last pass keeps its item guards in the WHOLE
- * instance where it writes this many outputs along rows of elements
- * narrower than 8 bytes: online_sums' three (f32, at ITEMS 3) spilled 8
- * bytes without them, while seed452's (tests/stitch/regress.te, f64)
- * spilled with them and not without (ptxas -v, sm_90, issue 45); the
- * suite's rows write two at most. */
-enum { STREAM_GUARDED_OUTPUTS = 3 };
-
 /* The last pass.  In the register kernel of 16-bit rows in 16-byte
  * packs, where the pass reduces nothing and reads and writes memory only
  * a pack at a time, the instance for rows that are not whole packs
@@ -1576,7 +1568,7 @@ static void output_pass(SEmit *e, Out *o) {
   identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
   e->past_end_ok = e->sk.reg && e->sk.st->columns.len == 0;
-  e->item_guards = !e->sk.reg && e->sk.g->plan->row_outputs >= STREAM_GUARDED_OUTPUTS && e->sk.g->plan->pack_bytes < 8;
+  e->item_guards = e->sk.last_guards;
   for (int i = 0; i < e->sk.g->roots.len; i++) {
     Value *v = e->sk.g->roots.items[i];
     if (!varies_along_row(e, v, map) || stitch_is_column(e->sk.g, v))

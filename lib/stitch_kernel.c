@@ -85,6 +85,18 @@ static void early_outputs(StitchKernel *sk) {
   }
 }
 
+/* The stream kernel's last pass keeps its item guards in the WHOLE
+ * instance where it writes this many outputs along rows of elements
+ * narrower than 8 bytes: online_sums' three (f32, at ITEMS 3) spilled 8
+ * bytes without them, while seed452's (tests/stitch/regress.te, f64)
+ * spilled with them and not without (ptxas -v, sm_90, issue 45); the
+ * suite's rows write two at most. */
+enum { STREAM_GUARDED_OUTPUTS = 3 };
+
+static int last_guards(const StitchKernel *sk) {
+  return !sk->reg && sk->g->plan->row_outputs >= STREAM_GUARDED_OUTPUTS && sk->g->plan->pack_bytes < 8;
+}
+
 StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg) {
   StitchKernel sk = {0};
   const GroupSchedule *s = g->schedule;
@@ -107,6 +119,7 @@ StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
   sk.split = sk.cvec && stitch_has_fit(s, FIT_COLUMN_SPLIT);
   sk.shared = reg && sk.vec && stitch_any_variant(s, offsetof(Variant, shared_bytes));
   early_outputs(&sk);
+  sk.last_guards = last_guards(&sk);
   return sk;
 }
 

@@ -40,6 +40,7 @@ typedef struct StitchKernel {
   PtrVec early; /* Value*: the roots the reg kernel's PACKS instance writes in its first pass
                    (stitch_early_outputs()) */
   int first_guards; /* ... its WHOLE instance keeps that pass's item guards (stitch_kernel.c) */
+  int last_guards;  /* stream kernel: its WHOLE instance keeps the last pass's item guards */
 } StitchKernel;
 
 /* The register kernel (`reg`) of g, or its stream kernel. */
