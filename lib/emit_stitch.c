@@ -2244,14 +2244,6 @@ static void row_body(SEmit *e, Out *o) {
   emit_fragment(o, passes);
 }
 
-/* The column split's variant (FIT_COLUMN_SPLIT), if the kernel has one. */
-static const Variant *split_variant(const SEmit *e) {
-  for (int i = 0; stitch_split_kernel(&e->sk) && i < e->sk.sched->nvariants; i++)
-    if (e->sk.sched->variants[i].fit == FIT_COLUMN_SPLIT)
-      return &e->sk.sched->variants[i];
-  return NULL;
-}
-
 /* The first streamed column variant of packs (VEC > 1), if any. */
 static const Variant *packed_column_variant(const SEmit *e) {
   for (int i = 0; e->sk.cvec && i < e->sk.sched->nvariants; i++)
@@ -2280,7 +2272,7 @@ static void declare_stream_items(SEmit *e, Out *o) {
   const Variant *packed = packed_column_variant(e);
   if (packed && packed->items != v->items) /* streamed columns: the packs in flight of VEC > 1 (schedule.c) */
     items = arena_printf(e->sk.a, "VEC == 1 ? %s : %d", items, packed->items);
-  const Variant *split = split_variant(e);
+  const Variant *split = stitch_split_kernel(&e->sk) ? stitch_fit_variant(e->sk.sched, FIT_COLUMN_SPLIT) : NULL;
   if (split && split->split_items)
     items = arena_printf(e->sk.a, "PHASE == 2 ? %d : %s", split->split_items, items);
   emit(o, "constexpr int ITEMS = %s; /* packs per thread per chunk */", items);

@@ -651,9 +651,9 @@ static int held_column_vec(const Group *g, const Footprint *f, int vec) {
  *     faster, but soft_f64 +3.7% at 70001 x 4096 and +22.6% at 65536 x
  *     1024; 2 columns a thread at 1 pack (the most that did not spill)
  *     were slower, 10-48%. */
-static void heavy_column_stream(const Group *g, const Footprint *f, int vec, int *stream_vec, int *items,
+static void heavy_column_stream(const Footprint *f, int vec, int held_vec, int *stream_vec, int *items,
                                 int *split_items) {
-  if (held_column_vec(g, f, vec) == vec)
+  if (held_vec == vec)
     return;
   if (f->held_wide || f->kept_wide)
     *stream_vec = 1;
@@ -676,7 +676,7 @@ static void heavy_column_stream(const Group *g, const Footprint *f, int vec, int
 static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   int vec = column_vec(f, g), held_vec = held_column_vec(g, f, vec);
   int stream_vec = at_most(vec, STREAM_COLUMN_VEC), stream_items = STREAM_ITEMS, split_items = 0;
-  heavy_column_stream(g, f, vec, &stream_vec, &stream_items, &split_items);
+  heavy_column_stream(f, vec, held_vec, &stream_vec, &stream_items, &split_items);
   int max_items = held_items(s, vec);
   int items = at_most(max_items, 4);
   column_variant(a, s, "short", held_vec, items);

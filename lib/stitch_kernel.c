@@ -10,11 +10,15 @@ int stitch_has_storage(const GroupSchedule *s, Storage st) {
   return 0;
 }
 
-int stitch_has_fit(const GroupSchedule *s, FitRule fit) {
+const Variant *stitch_fit_variant(const GroupSchedule *s, FitRule fit) {
   for (int i = 0; i < s->nvariants; i++)
     if (s->variants[i].fit == fit)
-      return 1;
-  return 0;
+      return &s->variants[i];
+  return NULL;
+}
+
+int stitch_has_fit(const GroupSchedule *s, FitRule fit) {
+  return stitch_fit_variant(s, fit) != NULL;
 }
 
 /* A warp variant that loads its next rows ahead (prefetch; with literal

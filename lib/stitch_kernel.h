@@ -57,6 +57,8 @@ enum { PACKS_NONE, PACKS_ALIGNED, PACKS_WHOLE };
  * ...); the widest pack is stitch_most_vec() (schedule.h). */
 int stitch_has_storage(const GroupSchedule *s, Storage st);
 int stitch_has_fit(const GroupSchedule *s, FitRule fit);
+/* Its first variant of that fit, or NULL. */
+const Variant *stitch_fit_variant(const GroupSchedule *s, FitRule fit);
 int stitch_any_variant(const GroupSchedule *s, size_t field);
 
 /* The kernel's template parameters beyond IndexT, ITEMS and VEC: PACKS
