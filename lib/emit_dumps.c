@@ -270,6 +270,7 @@ static void json_plan_kernel(Buf *b, const char *name, const PlanKernel *pk) {
                pass_kind_name(p->kind), p->level, p->levels);
     json_ids(b, &p->reads);
     json_ids_field(b, "computes", &p->computed);
+    json_ids_field(b, "writes", &p->writes);
     buf_puts(b, "}");
   }
   buf_puts(b, "]");

@@ -1093,9 +1093,10 @@ static void closed_form_sum(SEmit *e, Value *r, Out *tail) {
 }
 
 static void early_outputs(SEmit *e);
+static void row_output(SEmit *e, Value *v, const int *map, int part);
 
-static void reduction_pass(SEmit *e, Out *o, int level) {
-  int map[TECC_MAX_RANK];
+static void reduction_pass(SEmit *e, Out *o, const PlanPass *p) {
+  int map[TECC_MAX_RANK], level = p->level;
   identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
   e->item_guards = level == 1 && e->sk.first_guards;
@@ -1112,6 +1113,8 @@ static void reduction_pass(SEmit *e, Out *o, int level) {
   }
   if (level == 1)
     early_outputs(e);
+  for (int i = 0; i < p->writes.len; i++) /* the stream kernel's outputs that need no level */
+    row_output(e, p->writes.items[i], map, 0);
   end_pass(e, o, head, tail);
 }
 
@@ -1563,16 +1566,14 @@ static void add_to_column(SEmit *e, int i, const int *map);
  * Nor where the aligned instance writes an output in its first pass and
  * the row holds two values (add_rmsnorm's h = x + r, whose instances
  * then spilled 4 bytes where they had not). */
-static void output_pass(SEmit *e, Out *o) {
+static void output_pass(SEmit *e, Out *o, const PlanPass *p) {
   int map[TECC_MAX_RANK], any = 0;
   identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
   e->past_end_ok = e->sk.reg && e->sk.st->columns.len == 0;
   e->item_guards = e->sk.last_guards;
-  for (int i = 0; i < e->sk.g->roots.len; i++) {
-    Value *v = e->sk.g->roots.items[i];
-    if (!varies_along_row(e, v, map) || stitch_is_column(e->sk.g, v))
-      continue;
+  for (int i = 0; i < p->writes.len; i++) {
+    Value *v = p->writes.items[i];
     int early = writes_early(e, v);
     row_output(e, v, map, early ? 2 : 0);
     e->past_end_ok &= stores_unaligned(e, v->dtype) && (!early || e->sk.g->plan->held.len < 2);
@@ -2211,11 +2212,17 @@ static const PlanKernel *plan_kernel(const SEmit *e) {
   return e->sk.reg ? &e->sk.g->plan->reg : &e->sk.g->plan->stream;
 }
 
+/* Does the output pass read the row for outputs along it?  (Its column
+ * terms read it too, loaded as in the pass before.) */
+static int reads_in_output_pass(const PlanKernel *pk) {
+  return pk->passes[pk->npasses - 1].writes.len > 0;
+}
+
 /* The row loop's body: passes, outputs. */
 static void row_body(SEmit *e, Out *o) {
   Out *passes = new_out(e->sk.a);
   const PlanKernel *pk = plan_kernel(e);
-  e->last_pass = e->pass + pk->npasses - 1 + writes_along_row(e); /* the last that reads the row */
+  e->last_pass = e->pass + pk->npasses - 1 + reads_in_output_pass(pk); /* the last that reads the row */
   for (int i = 0; i < pk->npasses; i++) {
     const PlanPass *p = &pk->passes[i];
     if (p->kind == PASS_MOMENTS)
@@ -2223,14 +2230,14 @@ static void row_body(SEmit *e, Out *o) {
     else if (p->kind == PASS_ONLINE)
       online_pass(e, passes, p->level);
     else if (p->kind == PASS_LEVEL)
-      reduction_pass(e, passes, p->level);
+      reduction_pass(e, passes, p);
   }
   if (stitch_split_kernel(&e->sk)) {
     write_partials(e, passes);
     emit(passes, "/* split: the chunk's outputs, once the chunks' partials are folded (PHASE 0 and 2) */");
     open_block(passes, "if (PHASE != 1)");
   }
-  output_pass(e, passes);
+  output_pass(e, passes, &pk->passes[pk->npasses - 1]);
   row_outputs(e, passes);
   if (stitch_split_kernel(&e->sk))
     close_block(passes, "");

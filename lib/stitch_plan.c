@@ -185,11 +185,11 @@ static void walk_pass(Walk *w, const PlanPass *p) {
       if (st->level[r->id] >= p->level && st->level[r->id] < p->level + p->levels)
         walk_value(w, r->args[0], map);
     }
-    return;
   }
-  for (int i = 0; i < w->g->roots.len; i++) /* along the row, then the row's own */
-    if (along_row(w->g, w->g->roots.items[i]) && !stitch_is_column(w->g, w->g->roots.items[i]))
-      walk_value(w, stored_value(w->g->roots.items[i]), map);
+  for (int i = 0; i < p->writes.len; i++) /* along the row, then (output pass) the row's own */
+    walk_value(w, stored_value(p->writes.items[i]), map);
+  if (p->kind != PASS_OUTPUT)
+    return;
   for (int i = 0; i < st->columns.len; i++) /* what the column partials add, an element */
     walk_value(w, ((const Value *)st->columns.items[i])->args[0], map);
   for (int i = 0; i < w->g->roots.len; i++)
@@ -239,6 +239,27 @@ static PassKind shared_pass(const Group *g, int next) {
   return stitch_online_level(g, next) ? PASS_ONLINE : PASS_LEVEL;
 }
 
+/* Where no output along the row needs a reduction of the group (bias and
+ * gelu's backward: dx beside db, its column sum) and no column partial
+ * reads the row after the last level, the stream kernel writes those
+ * outputs in its first pass, a plain level, and its output pass reads no
+ * row: one read of the domain, not two. */
+static int writes_first(const Group *g, const PlanKernel *k) {
+  const Stitch *st = g->stitch;
+  if (k->passes[0].kind != PASS_LEVEL || st->columns.len)
+    return 0;
+  int any = 0;
+  for (int i = 0; i < g->roots.len; i++) {
+    const Value *v = g->roots.items[i];
+    if (!along_row(g, v) || stitch_is_column(g, v))
+      continue;
+    if (v->id >= st->nvalues || st->level[v->id] != 0)
+      return 0;
+    any = 1;
+  }
+  return any;
+}
+
 static void plan_passes(Arena *a, const Group *g, PlanKernel *k, int stream) {
   int levels = g->stitch->nlevels;
   for (int l = 1; l <= levels;) {
@@ -248,6 +269,17 @@ static void plan_passes(Arena *a, const Group *g, PlanKernel *k, int stream) {
     l += n;
   }
   add_pass(a, k, PASS_OUTPUT, 0, 0);
+  PlanPass *writer = stream && writes_first(g, k) ? &k->passes[0] : &k->passes[k->npasses - 1];
+  for (int i = 0; i < g->roots.len; i++)
+    if (along_row(g, g->roots.items[i]) && !stitch_is_column(g, g->roots.items[i]))
+      vec_push(a, &writer->writes, g->roots.items[i]);
+}
+
+/* The passes of k that read the row: the output pass only where it
+ * writes along the row.  (Its column terms read the row too, but a
+ * stream kernel of column sums takes the one-read schedule as it did.) */
+static int row_reads(const PlanKernel *k) {
+  return k->npasses - (k->passes[k->npasses - 1].writes.len == 0);
 }
 
 /* ---- what the register kernel keeps ------------------------------------ */
@@ -427,7 +459,7 @@ StitchPlan *stitch_plan(Arena *a, const KernelPlan *kp, const Group *g) {
   walk_kernel(&stream);
   plan_params(a, kp, g, sp, reached);
   plan_bytes(kp, g, sp);
-  sp->stream_reads = sp->stream.npasses - (sp->row_outputs == 0);
+  sp->stream_reads = row_reads(&sp->stream);
   return sp;
 }
 
@@ -471,6 +503,10 @@ static void kernel_text(Arena *a, Buf *b, const PlanKernel *k, const char *name,
     if (k->passes[i].computed.len) {
       buf_puts(b, ", computes ");
       values_text(b, &k->passes[i].computed);
+    }
+    if (k->passes[i].writes.len && k->passes[i].kind != PASS_OUTPUT) {
+      buf_puts(b, ", writes ");
+      values_text(b, &k->passes[i].writes);
     }
   }
 }

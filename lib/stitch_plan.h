@@ -10,6 +10,9 @@
  *     outputs along the row; in the stream kernel of rows, a level of
  *     second moments (var) or of online sums (softmax's sum of exp) is
  *     folded in the pass of the level before it (one read for both);
+ *     where no output along the row needs a reduction of the group, the
+ *     stream kernel writes them in its first pass, and its output pass
+ *     reads nothing;
  *   - each pass's reads (the memory values it reads over the whole
  *     domain) and the values it computes whole;
  *   - the values the register kernel keeps in registers across passes
@@ -42,6 +45,8 @@ typedef struct PlanPass {
   int levels;        /* the levels it folds: 1, or 2 (moments, online sums); PASS_OUTPUT: 0 */
   PtrVec reads;      /* Value*: memory values read over the whole domain, first read first */
   PtrVec computed;   /* Value*: values computed over the whole domain (not kept ones read back) */
+  PtrVec writes;     /* Value*: the outputs along the row it writes (the stream kernel's first
+                        pass where none needs a reduction of the group: stitch_plan.c) */
 } PlanPass;
 
 typedef struct PlanKernel {

@@ -27,7 +27,9 @@
 # values worth their registers are kept across passes; literal sizes
 # leave only the variant that runs; a row stitch takes the sums over its
 # rows (a gradient's dw) as column partials, in blocks of 512, but not a
-# column sum that reads another (a column variance's mean).
+# column sum that reads another (a column variance's mean); outputs along
+# the row that need no reduction are written in the stream kernel's
+# first pass, which then reads the domain once.
 #
 # How the emitters write these schedules into CUDA (instances, loads,
 # guards, launches, arithmetic) is tests/stitch/kernels.sh's.
@@ -53,7 +55,7 @@ variants() { group "$1" '[.variants[].name] | join(" ")'; }
 # The elements a chunk of a stream variant takes (schedule.c, stream_chunk()).
 chunk='(([.items, .wide_items] | max) * .vec)'
 
-plan 87
+plan 90
 ok "--emit=json is one JSON document, every kernel in it" \
   "$JQ" -e --argjson n "$(grep -c '^kernel ' "$te")" '.kernels | length == $n' "$work/s.json"
 # The condition's words are the plan's (schedule.c, variant_condition_text()).
@@ -229,6 +231,18 @@ is "$(group rmsw_f32_bwd '[.variants[] | "\(.name):\(.partials):\(.block):\(.sm_
   "warp:true:512:1024 block:true:512:1024 cluster:true:512:1024 stream:true:1:1024" \
   "rmsnorm f32 backward: partials in every variant, blocks of 512 (the stream: one row), two an SM"
 is "$(group rmsw_f32_bwd '.max_threads')" 512 "rmsnorm f32 backward: bound to its blocks of 512"
+# Outputs along the row that need no reduction of the group (bias and
+# gelu's backward: dx beside db, its column sum; a row's copy beside its
+# sum): the stream kernel writes them in its first pass and reads the
+# domain once.
+printf '%s\n' 'kernel bg_bwd(x: f32[M, N], dy: f32[M, N]) -> (dx: f32[M, N], db: f32[N]) { dx = dy * gelu(x); db = sum(dx, 0) }' \
+  'kernel twice_sum(x: bf16[M, N]) -> (y: bf16[M, N], s: f32[M]) { y = x * 2; s = sum(x, -1) }' \
+  'kernel scaled(x: f32[M, N]) -> (y: f32[M, N]) { y = x / sum(x, -1) }' > "$work/early.te"
+"$TECC" -O2 --emit=json "$work/early.te" -o "$work/early.json" || { echo "Bail out! tecc --emit=json failed"; exit 1; }
+writes() { "$JQ" -rc --arg k "$1" '.kernels[] | select(.name == $k) | .groups[0].plan | [.stream_passes[] | "\(.kind)\(.level):\(.writes | length):\(.reads | length)"] + [.stream_reads] | join(" ")' "$work/early.json"; }
+is "$(writes bg_bwd)" "level1:1:2 output0:0:0 1" "dy * gelu(x) and its column sum: dx written in the level pass, one read"
+is "$(writes twice_sum)" "level1:1:1 output0:0:0 1" "x * 2 and sum(x, -1): y written in the level pass, one read"
+is "$(writes scaled)" "level1:0:1 output0:1:1 2" "x / sum(x, -1): y written in the output pass, two reads"
 # A column variance reads its column mean: the mean joins the row
 # stitch, the variance (a second column sum reading the first) does not.
 echo 'kernel colvar_f32(x: f32[M, N]) -> (s: f32[M], m: f32[N], v: f32[N]) { s = sum(x, -1); m = mean(x, 0); v = var(x, 0) }' \
