@@ -32,9 +32,7 @@ static int dim_same(Dim a, Dim b) {
   return a.size == b.size;
 }
 
-/* An IR broadcast may take `from` to `to`: right-aligned, each dim equal
- * or a literal 1. */
-static int stretches_to(const Shape *from, const Shape *to) {
+int grad_stretches_to(const Shape *from, const Shape *to) {
   if (from->rank > to->rank)
     return 0;
   for (int i = 0; i < from->rank; i++) {
@@ -78,7 +76,7 @@ Value *grad_const(Grad *g, DType t, double x) {
 Value *grad_fit(Grad *g, Value *x, const Shape *sh) {
   if (shape_equal(&x->shape, sh))
     return x;
-  if (!stretches_to(&x->shape, sh))
+  if (!grad_stretches_to(&x->shape, sh))
     internal_error("grad: cannot broadcast %%%d to rank %d", x->id, sh->rank);
   Value *v = make(g, IR_BROADCAST, x->dtype, sh);
   v->args[0] = x;
@@ -90,10 +88,10 @@ Value *grad_fit(Grad *g, Value *x, const Shape *sh) {
 static const Shape *common_shape(Value *const *xs, int n) {
   const Shape *sh = &xs[0]->shape;
   for (int i = 1; i < n; i++)
-    if (stretches_to(sh, &xs[i]->shape))
+    if (grad_stretches_to(sh, &xs[i]->shape))
       sh = &xs[i]->shape;
   for (int i = 0; i < n; i++)
-    if (!stretches_to(&xs[i]->shape, sh))
+    if (!grad_stretches_to(&xs[i]->shape, sh))
       internal_error("grad: %%%d does not broadcast with the other operands",
                      xs[i]->id);
   return sh;

@@ -390,6 +390,30 @@ static void d_cast(Grad *g, const Value *v, Value *dv) {
     grad_push(g, v, 0, grad_cast(g, dv, grad_dtype(from)));
 }
 
+/* The sum of dv over `axes`, with what is constant along them taken out
+ * of it: sum(-a) is -sum(a), bit for bit, and sum(a * s), s broadcast
+ * from the sum's own shape (a row's rstd in a norm's gradient), is
+ * sum(a) * s, within a rounding (the product is rounded once, not once an
+ * element).  A layernorm's gradient then sums dy * w in the row's first
+ * level, not after its rstd: two levels of reductions, not three, as
+ * torch's own layernorm backward computes it. */
+static Value *sum_over(Grad *g, Value *dv, uint32_t axes) {
+  if (dv->op == IR_UNARY && dv->uop == UN_NEG)
+    return neg(g, sum_over(g, dv->args[0], axes));
+  if (dv->op == IR_BINARY && dv->bop == BIN_MUL && dtype_is_float(dv->dtype)) {
+    Shape sh = dv->shape;
+    for (int i = 0; i < sh.rank; i++)
+      if (axes & (1u << i))
+        sh.d[i] = (Dim){-1, 1};
+    for (int k = 0; k < 2; k++) {
+      const Value *b = dv->args[k];
+      if (b->op == IR_BROADCAST && grad_stretches_to(&b->args[0]->shape, &sh))
+        return mul(g, sum_over(g, dv->args[1 - k], axes), b->args[0]);
+    }
+  }
+  return grad_reduce(g, RED_SUM, dv, axes);
+}
+
 /* The sum over the axes the broadcast stretched (those it added in front
  * stay as 1s). */
 static void d_broadcast(Grad *g, const Value *v, Value *dv) {
@@ -402,7 +426,7 @@ static void d_broadcast(Grad *g, const Value *v, Value *dv) {
     if (!one && from_one)
       axes |= 1u << i;
   }
-  grad_push(g, v, 0, axes ? grad_reduce(g, RED_SUM, dv, axes) : dv);
+  grad_push(g, v, 0, axes ? sum_over(g, dv, axes) : dv);
 }
 
 static void d_select(Grad *g, const Value *v, Value *dv) {
