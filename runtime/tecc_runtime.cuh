@@ -864,11 +864,8 @@ __device__ __forceinline__ T warp_allreduce(T v, Op op, int lanes = 32) {
 /* All-reduce along threadIdx.x (blockDim.x a power of two up to 32, or a
  * multiple of 32 up to 1024), one independent row per threadIdx.y; rows
  * of fewer than 32 lanes share a warp and exchange only among their own
- * lanes.  The warps' partials combine as a butterfly where they are a
- * power of two (log2 of them shuffles, where a fold in a row took a
- * load and an op each: the backward's blocks of 512 do four such
- * all-reduces a row), else in a row.  smem holds 32 * blockDim.y
- * values.  Every thread of the block must call it (it synchronizes). */
+ * lanes.  smem holds 32 * blockDim.y values.  Every thread of the block
+ * must call it (it synchronizes). */
 template <typename T, typename Op>
 __device__ __forceinline__ T row_allreduce(T v, Op op, T *smem) {
   v = warp_allreduce(v, op, (int)blockDim.x);
@@ -878,8 +875,6 @@ __device__ __forceinline__ T row_allreduce(T v, Op op, T *smem) {
   __syncthreads(); /* the previous call's readers are done */
   if ((threadIdx.x & 31) == 0) row[threadIdx.x >> 5] = v;
   __syncthreads();
-  if ((nwarps & (nwarps - 1)) == 0) /* a butterfly over the warps' partials, log2(nwarps) steps */
-    return warp_allreduce(row[threadIdx.x & (nwarps - 1)], op, nwarps);
   T r = row[0];
   for (int w = 1; w < nwarps; w++) r = op(r, row[w]);
   return r;
