@@ -8,6 +8,7 @@
  * domain's linear index when the map is the identity); everything else
  * becomes one named temporary per (value, map). */
 #include "emit_cu.h"
+#include "stitch.h"
 #include "emit.h"
 #include "emit_header.h"
 #include "emit_stitch.h"
@@ -1134,6 +1135,7 @@ typedef struct KEmit {
   char *snap;     /* by input: may be read from a copy (in-place calls) */
   PtrVec counts;  /* Count*: the entry point's element counts */
   int index64_optional; /* the entry point has 64-bit-index launches that -DTECC_INDEX64=0 leaves out */
+  struct KEmit *apart; /* the plan with the column sums apart (KernelPlan.apart), or NULL */
 } KEmit;
 
 /* Every packed pointer is aligned to its pack. */
@@ -1766,13 +1768,49 @@ static void emit_launcher_call(KEmit *ke, Out *o, const char *big, int ws) {
   emit(o, "return t_status;");
 }
 
+/* The workspace of ke's plan, its launches, and the return. */
+static void emit_plan_call(KEmit *ke, Out *o, const char *big) {
+  const int ws = needs_workspace(ke);
+  if (ws) {
+    emit_workspace(ke, o, !big ? "true" : strcmp(big, "true") == 0 ? "false" : "!t_big");
+    emit_workspace_alloc(ke, o);
+    emit_snapshots(ke, o);
+  }
+  emit_launcher_call(ke, o, big, ws);
+}
+
+/* The apart plan's groups are checked with the main plan's (the index
+ * width covers both): they share the counts. */
+static void apart_checks(KEmit *ke, Out *o) {
+  if (!ke->apart)
+    return;
+  ke->apart->snap = ARENA_ARRAY(ke->a, char, ke->k->ninputs + 1);
+  ke->apart->counts = ke->counts;
+  emit_domain_checks(ke->apart, o);
+  ke->counts = ke->apart->counts;
+}
+
+/* Rows longer than the main plan keeps its column sums for run the
+ * apart plan. */
+static void emit_apart_call(KEmit *ke, Out *o, const char *big) {
+  if (!ke->apart)
+    return;
+  const Group *g = ke->kp->groups.items[ke->kp->apart_group];
+  const Count *len = checked_count(ke, o, "t_len_apart", &g->domain, g->stitch->axes);
+  emit(o, "/* rows longer than %lld: the sums over them in a column group of their own */",
+       (long long)ke->kp->apart_len);
+  open_block(o, "if (%s > %s)", len->expr, host_literal(ke->a, ke->kp->apart_len));
+  emit_plan_call(ke->apart, o, big);
+  close_block(o, "");
+}
+
 static void emit_entry(KEmit *ke, Out *o) {
   const Kernel *k = ke->k;
   emit(o, "/* %s */", k->te_signature ? k->te_signature : k->name);
   open_block(o, "extern \"C\" %s", entry_signature(ke->a, k, ke->names));
   emit_argument_checks(ke, o);
+  apart_checks(ke, o);
   emit_pending_check(o);
-  const int ws = needs_workspace(ke);
   const char *big = index_condition(ke);
   ke->index64_optional = big && strcmp(big, "true") != 0;
   if (ke->index64_optional) {
@@ -1783,12 +1821,8 @@ static void emit_entry(KEmit *ke, Out *o) {
     emit(o, "if (t_big) return TECC_ERROR_INVALID_VALUE; /* built without 64-bit indices */");
     emit(o, "#endif");
   }
-  if (ws) {
-    emit_workspace(ke, o, !big ? "true" : strcmp(big, "true") == 0 ? "false" : "!t_big");
-    emit_workspace_alloc(ke, o);
-    emit_snapshots(ke, o);
-  }
-  emit_launcher_call(ke, o, big, ws);
+  emit_apart_call(ke, o, big);
+  emit_plan_call(ke, o, big);
   close_block(o, "");
 }
 
@@ -1809,6 +1843,8 @@ static KEmit *emit_kernel_device(Compilation *c, Kernel *k, KernelPlan *kp, Out 
   }
   emit_launcher(ke, o);
   emit_blank(o);
+  if (kp->apart)
+    ke->apart = emit_kernel_device(c, kp->apart->kernel, kp->apart, o);
   return ke;
 }
 

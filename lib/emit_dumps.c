@@ -328,6 +328,15 @@ static void json_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   buf_puts(b, "}");
 }
 
+static void json_groups(Buf *b, Arena *a, Kernel *k, KernelPlan *kp) {
+  buf_puts(b, "[\n");
+  for (int g = 0; g < kp->groups.len; g++) {
+    json_group(b, a, k, kp, kp->groups.items[g]);
+    buf_puts(b, g + 1 < kp->groups.len ? ",\n" : "\n");
+  }
+  buf_puts(b, "      ]");
+}
+
 const char *emit_json(Compilation *c, Module *m, FusionPlan *p) {
   Arena *a = c->arena;
   Buf b;
@@ -371,12 +380,15 @@ const char *emit_json(Compilation *c, Module *m, FusionPlan *p) {
       json_value(&b, a, k, kp, k->values.items[v]);
       buf_puts(&b, v + 1 < k->values.len ? ",\n" : "\n");
     }
-    buf_puts(&b, "      ],\n      \"groups\": [\n");
-    for (int g = 0; g < kp->groups.len; g++) {
-      json_group(&b, a, k, kp, kp->groups.items[g]);
-      buf_puts(&b, g + 1 < kp->groups.len ? ",\n" : "\n");
+    buf_puts(&b, "      ],\n      \"groups\": ");
+    json_groups(&b, a, k, kp);
+    if (kp->apart) {
+      buf_printf(&b, ",\n      \"apart\": {\"group\": %d, \"rows_longer_than\": %lld, \"groups\": ", kp->apart_group,
+                 (long long)kp->apart_len);
+      json_groups(&b, a, k, kp->apart);
+      buf_puts(&b, "}");
     }
-    buf_printf(&b, "      ]\n    }%s\n", i + 1 < m->nkernels ? "," : "");
+    buf_printf(&b, "\n    }%s\n", i + 1 < m->nkernels ? "," : "");
   }
   buf_puts(&b, "  ]\n}\n");
   return buf_cstr(&b);

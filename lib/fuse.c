@@ -237,10 +237,11 @@ static void absorb_rounding(Arena *a, KernelPlan *kp) {
   }
 }
 
-static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level, Buf *why) {
+static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level, Buf *why, int sums_apart) {
   KernelPlan *kp = ARENA_NEW(a, KernelPlan);
   int n = k->values.len;
   kp->kernel = k;
+  kp->sums_apart = sums_apart;
   kp->stored = ARENA_ARRAY(a, char, n);
   kp->home = ARENA_ARRAY(a, Home, n);
   kp->group_of = ARENA_ARRAY(a, int, n);
@@ -284,6 +285,35 @@ int fuse_in_place_ok(const KernelPlan *kp, int out, int in) {
   return 1;
 }
 
+/* The row stitch of kp that takes column sums (a norm's backward), or -1. */
+static int columns_group(const KernelPlan *kp) {
+  for (int i = 0; i < kp->groups.len; i++) {
+    const Group *g = kp->groups.items[i];
+    if (g->kind == GROUP_STITCH && g->stitch->columns.len)
+      return i;
+  }
+  return -1;
+}
+
+/* Where a row stitch takes column sums, the plan without them: its
+ * kernel a copy of k under another name, so that its kernels and
+ * launcher are its own (the values are k's).  Long rows run it: a block
+ * then streams each row and adds it to its partial row of the sums in
+ * memory, and a row as long as 65536 moved its partials' bytes again
+ * (layernorm bf16 1024 x 65536 at 5 times the two groups' time, H100,
+ * bench/NOTES.md). */
+static void plan_apart(Arena *a, KernelPlan *kp, int opt_level) {
+  kp->apart_group = columns_group(kp);
+  if (kp->apart_group < 0)
+    return;
+  Kernel *copy = ARENA_NEW(a, Kernel);
+  *copy = *kp->kernel;
+  copy->name = arena_printf(a, "%s_apart", kp->kernel->name);
+  Buf scratch; /* its fusion's reasons are the main plan's but the column sums */
+  buf_init(&scratch, a);
+  kp->apart = plan_kernel(a, copy, opt_level, &scratch, 1);
+}
+
 static const char *explain(Arena *a, FusionPlan *p, Module *m, Buf *why) {
   Buf b;
   buf_init(&b, a);
@@ -308,8 +338,10 @@ FusionPlan *fuse_module(Compilation *c, Module *m, int opt_level) {
   p->kernels = ARENA_ARRAY(a, KernelPlan *, m->nkernels);
   Buf why;
   buf_init(&why, a);
-  for (int i = 0; i < m->nkernels; i++)
-    p->kernels[i] = plan_kernel(a, m->kernels[i], opt_level, &why);
+  for (int i = 0; i < m->nkernels; i++) {
+    p->kernels[i] = plan_kernel(a, m->kernels[i], opt_level, &why, 0);
+    plan_apart(a, p->kernels[i], opt_level);
+  }
   p->explanation = explain(a, p, m, &why);
   return p;
 }

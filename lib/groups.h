@@ -88,6 +88,14 @@ typedef struct KernelPlan {
   PtrVec workspace;    /* Value*: the value of each workspace slot */
   int has_reduce;
   int in_place_ok;     /* no reduction: in place is possible (fuse_in_place_ok) */
+  int sums_apart;      /* stitch fusion leaves the sums over a row stitch's rows in a column group of
+                          their own (the plan of `apart`) */
+  struct KernelPlan *apart; /* where a row stitch takes sums over its rows as column partials (a
+                          norm's dw): the plan with those sums apart, a column group reading the
+                          domain again, which the entry runs for rows longer than `apart_len`
+                          (schedule.c, rows_apart()); its kernel is a copy named <kernel>_apart */
+  int apart_group;     /* the group (of this plan) whose row length decides */
+  int64_t apart_len;   /* ... rows up to this long run this plan (0: until scheduled) */
 } KernelPlan;
 
 typedef struct FusionPlan {

@@ -318,9 +318,12 @@ static int reread_items(const Group *g, const Footprint *f, int max_items, int i
  * -0.4 to +1.3, in 56 to 96 registers.  Not the other instances: with
  * their guards they took up to 95 registers and lost layernorm f32
  * 32768 x 768 4.7 points; nor the warp variant (two rows a thread): -1.6
- * to -7.0 at 32768 x 256; the bound alone moved nothing. */
+ * to -7.0 at 32768 x 256; the bound alone moved nothing.  Rows that hold
+ * two values (a norm's backward: x and dy) keep them: layernorm bf16's
+ * gradient without its column sums spilled 264 bytes with them at ITEMS
+ * 4 (ptxas -v, sm_90, issue 46). */
 static int early_operands(const Footprint *f, const Variant *v) {
-  return v->whole && f->row_operands && !f->row_operand_axes;
+  return v->whole && f->row_operands && !f->row_operand_axes && f->held_inputs == 1;
 }
 
 /* Rows that add column partials (a norm's backward: dw, db) keep them
@@ -405,7 +408,11 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
    * their whole-row-group instances spilled 8-176 bytes at 4; issue 45);
    * not rows with operands at a row offset of their own, whose
    * instances at 2 spilled where those at 4 did not (row_operands) */
-  int items = at_most(max_items, footprint_light_items(f) || f->row_operand_axes ? 4 : 2);
+  /* and 2 for rows of two levels or more that hold two values beside an
+   * operand along the row (a norm's gradient with its column sums apart:
+   * at 4, layernorm bf16's WHOLE instance spilled 264 bytes; issue 46) */
+  int two_held = f->held_inputs >= 2 && f->row_operands && g->stitch->nlevels >= 2;
+  int items = at_most(max_items, (footprint_light_items(f) || f->row_operand_axes) && !two_held ? 4 : 2);
   int rows = stitch_thread_rows(g) && f->row_operands && footprint_light_items(f) && items >= WARP_ROWS ? WARP_ROWS : 1;
   Variant *v = row_variant(a, s, "warp", vec, items / rows, 0);
   v->rows = rows;
@@ -650,14 +657,20 @@ static int held_column_vec(const Group *g, const Footprint *f, int vec) {
  *   - 8-byte ones a column a thread, as the register variants: 2-23%
  *     faster, but soft_f64 +3.7% at 70001 x 4096 and +22.6% at 65536 x
  *     1024; 2 columns a thread at 1 pack (the most that did not spill)
- *     were slower, 10-48%. */
-static void heavy_column_stream(const Footprint *f, int vec, int held_vec, int *stream_vec, int *items,
+ *     were slower, 10-48%.
+ * Groups that read row values along each column (a norm's gradient with
+ * its sums apart reads the rows' mean and rstd; y = x / sum(x, 0) +
+ * mean(x, -1)) take half the packs as well, 16-bit ones in every phase:
+ * at 4, reduce_bcast's f32 instances of 64-bit indices spilled 64-68
+ * bytes, layernorm bf16's 8-16 (ptxas -v, sm_90, issue 46). */
+static void heavy_column_stream(const Group *g, const Footprint *f, int vec, int held_vec, int *stream_vec, int *items,
                                 int *split_items) {
-  if (held_vec == vec)
+  int along = g->plan->along.len > 0 && f->pack_bytes <= 4; /* row values read along each column */
+  if (held_vec == vec && !along)
     return;
   if (f->held_wide || f->kept_wide)
     *stream_vec = 1;
-  else if (f->pack_bytes == 2)
+  else if (f->pack_bytes == 2 && !along)
     *split_items = STREAM_ITEMS / 2;
   else
     *items = STREAM_ITEMS / 2;
@@ -676,7 +689,7 @@ static void heavy_column_stream(const Footprint *f, int vec, int held_vec, int *
 static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   int vec = column_vec(f, g), held_vec = held_column_vec(g, f, vec);
   int stream_vec = at_most(vec, STREAM_COLUMN_VEC), stream_items = STREAM_ITEMS, split_items = 0;
-  heavy_column_stream(f, vec, held_vec, &stream_vec, &stream_items, &split_items);
+  heavy_column_stream(g, f, vec, held_vec, &stream_vec, &stream_items, &split_items);
   int max_items = held_items(s, vec);
   int items = at_most(max_items, 4);
   column_variant(a, s, "short", held_vec, items);
@@ -892,13 +905,90 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   return s;
 }
 
+static void schedule_plan(Arena *a, KernelPlan *kp, const Target *t) {
+  for (int j = 0; j < kp->groups.len; j++) {
+    Group *g = kp->groups.items[j];
+    g->schedule = schedule_group(a, kp, g, t);
+  }
+}
+
+/* The longest rows a row stitch keeps its column sums for (KernelPlan.apart):
+ * those of its register variants, and of its cluster one where the row
+ * has one level of reductions.  Longer rows run the plan with the sums
+ * apart: on an H100 (bench/NOTES.md, issue 46) the row stitch's stream
+ * took layernorm bf16 1024 x 65536 to 1694 us where the two groups took
+ * 348, rmsnorm bf16 128 x 262144 to 569 where they took 162; and a
+ * cluster that all-reduces two levels a row across its blocks lost too
+ * (layernorm bf16 4096 x 11008 520 us, apart 219), where one level
+ * (rmsnorm) kept up with them (184 and 181 us) or won (2048 x 32768: 231
+ * and 437). */
+static int64_t rows_apart(const Group *g) {
+  const GroupSchedule *s = g->schedule;
+  int64_t most = 0;
+  for (int i = 0; i < s->nvariants; i++) {
+    const Variant *v = &s->variants[i];
+    int kept = v->storage == STORE_REGISTERS || (v->storage == STORE_CLUSTER && g->stitch->nlevels == 1);
+    if (kept && v->limit > most)
+      most = v->limit;
+  }
+  return most;
+}
+
+/* The apart plan runs rows longer than `than` only: its row stitch of
+ * those rows leaves out the variants of rows no longer (their instances
+ * would never run), and its cluster variant, whose instance for rows
+ * that are not whole packs (in shared memory) did not always run where
+ * the aligned one did: a misaligned call of layernorm f32's gradient at
+ * 64 x 40000 gave other bits than an aligned one (tecc-conform, H200;
+ * without the cluster the two match, and the stream is as fast there). */
+static void rows_longer(Group *g, int64_t than) {
+  GroupSchedule *s = g->schedule;
+  int n = 0;
+  for (int i = 0; i < s->nvariants; i++) {
+    const Variant *v = &s->variants[i];
+    int by_length = v->when == WHEN_ROW_AT_MOST || v->when == WHEN_LEN_AT_MOST || v->when == WHEN_ROW_NARROWER ||
+                    v->when == WHEN_CLUSTERS;
+    if ((!by_length || v->limit > than) && v->storage != STORE_CLUSTER)
+      s->variants[n++] = *v;
+  }
+  s->nvariants = n;
+  s->max_threads = max_threads(s);
+  s->early_threads = early_threads(s);
+}
+
+static int same_rows(const Group *a, const Group *b) {
+  return a->kind == GROUP_STITCH && b->kind == GROUP_STITCH && a->sched == b->sched &&
+         a->stitch->axes == b->stitch->axes && shape_equal(&a->domain, &b->domain);
+}
+
+/* With literal sizes only the plan that runs is left (the apart plan then
+ * takes the kernel's own name). */
+static void choose_apart(FusionPlan *p, int i) {
+  KernelPlan *kp = p->kernels[i];
+  const Group *g = kp->groups.items[kp->apart_group];
+  kp->apart_len = rows_apart(g);
+  for (int j = 0; j < kp->apart->groups.len; j++)
+    if (same_rows(kp->apart->groups.items[j], g))
+      rows_longer(kp->apart->groups.items[j], kp->apart_len);
+  int64_t len = reduced_length(g);
+  if (len < 0)
+    return;
+  if (len <= kp->apart_len) {
+    kp->apart = NULL;
+  } else {
+    kp->apart->kernel = kp->kernel;
+    p->kernels[i] = kp->apart;
+  }
+}
+
 void schedule_module(Compilation *c, Module *m, FusionPlan *p) {
   Target t = target_of(c->opts.arch);
   for (int i = 0; i < m->nkernels; i++) {
     KernelPlan *kp = p->kernels[i];
-    for (int j = 0; j < kp->groups.len; j++) {
-      Group *g = kp->groups.items[j];
-      g->schedule = schedule_group(c->arena, kp, g, &t);
+    schedule_plan(c->arena, kp, &t);
+    if (kp->apart) {
+      schedule_plan(c->arena, kp->apart, &t);
+      choose_apart(p, i);
     }
   }
 }
@@ -1113,8 +1203,17 @@ const char *schedule_dump(Arena *a, const Module *m, const FusionPlan *p) {
     const KernelPlan *kp = p->kernels[i];
     buf_printf(&b, "kernel %s: %d launch(es), %d workspace buffer(s), in-place %s\n", k->name, kp->groups.len,
                kp->workspace.len, kp->in_place_ok ? "allowed" : "refused");
+    if (kp->apart)
+      buf_printf(&b, "  for rows of group %d up to %lld long (longer: the plan below)\n", kp->apart_group,
+                 (long long)kp->apart_len);
     for (int j = 0; j < kp->groups.len; j++)
       group_text(&b, a, k, kp, kp->groups.items[j]);
+    if (!kp->apart)
+      continue;
+    buf_printf(&b, "  rows longer than %lld: the sums over them apart, %d launch(es), %d workspace buffer(s)\n",
+               (long long)kp->apart_len, kp->apart->groups.len, kp->apart->workspace.len);
+    for (int j = 0; j < kp->apart->groups.len; j++)
+      group_text(&b, a, k, kp->apart, kp->apart->groups.items[j]);
   }
   return buf_cstr(&b);
 }

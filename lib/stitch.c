@@ -440,6 +440,8 @@ static int only_sums(const Cluster *from) {
  * take them; a cluster left empty goes.  Column clusters of other
  * reductions (a softmax over the rows) keep theirs. */
 static void take_columns(StitchCtx *s) {
+  if (s->kp->sums_apart)
+    return;
   for (int i = 0; i < s->clusters.len; i++) {
     Cluster *from = s->clusters.items[i];
     for (int j = 0; j < from->reduces.len && only_sums(from); j++) {

@@ -465,11 +465,12 @@ StitchPlan *stitch_plan(Arena *a, const KernelPlan *kp, const Group *g) {
 
 void plan_stitches(Compilation *c, Module *m, FusionPlan *p) {
   for (int i = 0; i < m->nkernels; i++) {
-    KernelPlan *kp = p->kernels[i];
-    for (int j = 0; j < kp->groups.len; j++) {
-      Group *g = kp->groups.items[j];
-      if (g->kind == GROUP_STITCH)
-        g->plan = stitch_plan(c->arena, kp, g);
+    for (KernelPlan *kp = p->kernels[i]; kp; kp = kp->apart) {
+      for (int j = 0; j < kp->groups.len; j++) {
+        Group *g = kp->groups.items[j];
+        if (g->kind == GROUP_STITCH)
+          g->plan = stitch_plan(c->arena, kp, g);
+      }
     }
   }
 }

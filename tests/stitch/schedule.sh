@@ -55,11 +55,11 @@ variants() { group "$1" '[.variants[].name] | join(" ")'; }
 # The elements a chunk of a stream variant takes (schedule.c, stream_chunk()).
 chunk='(([.items, .wide_items] | max) * .vec)'
 
-plan 90
+plan 96
 ok "--emit=json is one JSON document, every kernel in it" \
   "$JQ" -e --argjson n "$(grep -c '^kernel ' "$te")" '.kernels | length == $n' "$work/s.json"
 # The condition's words are the plan's (schedule.c, variant_condition_text()).
-is "$("$JQ" -r '.kernels[] | "kernel \(.name):", (.groups[].variants[] | "\(.name) (\(.condition))")' "$work/s.json")" \
+is "$("$JQ" -r '.kernels[] | "kernel \(.name):", ((.groups[], (.apart.groups // [])[]).variants[] | "\(.name) (\(.condition))")' "$work/s.json")" \
   "$(sed -n -e 's/^\(kernel [^:]*:\).*/\1/p' \
        -e 's/^    variant \([^ ]*\) (\(.*\)): \(none\|registers\|cluster\|stream\), VEC .*/\1 (\2)/p' "$work/s.plan")" \
   "every variant's condition in the words of --emit=plan"
@@ -243,6 +243,28 @@ writes() { "$JQ" -rc --arg k "$1" '.kernels[] | select(.name == $k) | .groups[0]
 is "$(writes bg_bwd)" "level1:1:2 output0:0:0 1" "dy * gelu(x) and its column sum: dx written in the level pass, one read"
 is "$(writes twice_sum)" "level1:1:1 output0:0:0 1" "x * 2 and sum(x, -1): y written in the level pass, one read"
 is "$(writes scaled)" "level1:0:1 output0:1:1 2" "x / sum(x, -1): y written in the output pass, two reads"
+# Rows longer than the row stitch keeps its column sums for (its register
+# variants, the cluster where one level) run the plan with the sums apart
+# (fuse.c, plan_apart(); schedule.c, rows_apart()): a row group without
+# the short rows' variants, then a column group; literal sizes leave the
+# plan that runs.
+printf '%s\n' 'kernel ln(x: bf16[M, N], w: bf16[N], b: bf16[N]) -> (y: bf16[M, N]) { y = (x - mean(x, -1)) * rsqrt(var(x, -1) + 1e-5) * w + b }' \
+  'kernel ln_bwd = grad(ln)' > "$work/apart.te"
+"$TECC" -O2 --emit=json "$work/apart.te" -o "$work/apart.json" || { echo "Bail out! tecc --emit=json failed"; exit 1; }
+apart() { "$JQ" -rc "$2" "$work/$1"; }
+is "$(apart apart.json '.kernels[] | select(.name == "ln_bwd") | .apart | [.group, .rows_longer_than, [.groups[] | .kind]]')" \
+  '[0,4096,["stitch","stitch"]]' "layernorm bf16 backward: rows longer than 4096 sum dw and db apart"
+is "$(apart apart.json '.kernels[] | select(.name == "ln_bwd") | [.apart.groups[0].variants[] | .name] | join(" ")')" \
+  "long stream" "the apart plan's rows: no variant of rows of 4096 or less, no cluster"
+is "$(apart apart.json '[.kernels[] | select(.name == "ln") | has("apart")]')" '[false]' "the forward has no apart plan"
+"$TECC" -O2 -D M=1024 -D N=65536 --emit=json "$work/apart.te" -o "$work/apart_long.json"
+"$TECC" -O2 -D M=8192 -D N=4096 --emit=json "$work/apart.te" -o "$work/apart_short.json"
+is "$(apart apart_long.json '.kernels[] | select(.name == "ln_bwd") | [has("apart"), [.groups[] | .class]]')" \
+  '[false,["stitch-row","stitch-column"]]' "literal rows of 65536: the apart plan alone"
+is "$(apart apart_short.json '.kernels[] | select(.name == "ln_bwd") | [has("apart"), (.groups[0].plan.columns | length)]')" \
+  '[false,2]' "literal rows of 4096: the column sums in the row stitch alone"
+"$TECC" -O2 "$work/apart.te" -o "$work/apart.cu" || { echo "Bail out! tecc failed"; exit 1; }
+ok "the entry runs the apart plan for rows longer than 4096" grep -q 'if (N > 4096) {' "$work/apart.cu"
 # A column variance reads its column mean: the mean joins the row
 # stitch, the variance (a second column sum reading the first) does not.
 echo 'kernel colvar_f32(x: f32[M, N]) -> (s: f32[M], m: f32[N], v: f32[N]) { s = sum(x, -1); m = mean(x, 0); v = var(x, 0) }' \
