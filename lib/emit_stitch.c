@@ -1472,14 +1472,9 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
 }
 
 /* Does the group write an output along the row (softmax's y), not only
- * row values (rowstats' mean and variance)? */
+ * row values (rowstats' mean and variance)?  The plan counts them. */
 static int writes_along_row(SEmit *e) {
-  int map[TECC_MAX_RANK];
-  identity_map(map, e->sk.g->domain.rank);
-  for (int i = 0; i < e->sk.g->roots.len; i++)
-    if (varies_along_row(e, e->sk.g->roots.items[i], map) && !stitch_is_column(e->sk.g, e->sk.g->roots.items[i]))
-      return 1;
-  return 0;
+  return e->sk.g->plan->row_outputs > 0;
 }
 
 /* Packs moved past L2 (tecc::load_stream, tecc::store_stream: evict

@@ -137,11 +137,16 @@ Value *grad_cast(Grad *g, Value *x, DType t) {
   return with_args(g, IR_CAST, t, &x, 1);
 }
 
-Value *grad_reduce(Grad *g, ReduceOp op, Value *x, uint32_t axes) {
-  Shape sh = x->shape;
+Shape grad_reduced_shape(const Shape *s, uint32_t axes) {
+  Shape sh = *s;
   for (int i = 0; i < sh.rank; i++)
     if (axes & (1u << i))
       sh.d[i] = (Dim){-1, 1};
+  return sh;
+}
+
+Value *grad_reduce(Grad *g, ReduceOp op, Value *x, uint32_t axes) {
+  Shape sh = grad_reduced_shape(&x->shape, axes);
   Value *v = make(g, IR_REDUCE, x->dtype, &sh);
   v->args[0] = x;
   v->nargs = 1;

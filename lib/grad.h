@@ -53,6 +53,8 @@ Value *grad_binary(Grad *g, BinaryOp op, Value *a, Value *b);
 Value *grad_select(Grad *g, Value *c, Value *a, Value *b);
 Value *grad_cast(Grad *g, Value *x, DType t);
 Value *grad_reduce(Grad *g, ReduceOp op, Value *x, uint32_t axes);
+/* `s` with literal 1s at `axes`: the shape grad_reduce() gives. */
+Shape grad_reduced_shape(const Shape *s, uint32_t axes);
 /* An IR broadcast may take `from` to `to`: right-aligned, each dim equal
  * or a literal 1. */
 int grad_stretches_to(const Shape *from, const Shape *to);

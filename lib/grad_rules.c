@@ -401,10 +401,7 @@ static Value *sum_over(Grad *g, Value *dv, uint32_t axes) {
   if (dv->op == IR_UNARY && dv->uop == UN_NEG)
     return neg(g, sum_over(g, dv->args[0], axes));
   if (dv->op == IR_BINARY && dv->bop == BIN_MUL && dtype_is_float(dv->dtype)) {
-    Shape sh = dv->shape;
-    for (int i = 0; i < sh.rank; i++)
-      if (axes & (1u << i))
-        sh.d[i] = (Dim){-1, 1};
+    Shape sh = grad_reduced_shape(&dv->shape, axes);
     for (int k = 0; k < 2; k++) {
       const Value *b = dv->args[k];
       if (b->op == IR_BROADCAST && grad_stretches_to(&b->args[0]->shape, &sh))
