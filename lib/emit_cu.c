@@ -1800,6 +1800,11 @@ static void emit_apart_call(KEmit *ke, Out *o, const char *big) {
   emit(o, "/* rows longer than %lld: the sums over them in a column group of their own */",
        (long long)ke->kp->apart_len);
   open_block(o, "if (%s > %s)", len->expr, host_literal(ke->a, ke->kp->apart_len));
+  /* the counts it declares live in its block: its own copy of the list */
+  PtrVec counts = {0};
+  for (int i = 0; i < ke->counts.len; i++)
+    vec_push(ke->a, &counts, ke->counts.items[i]);
+  ke->apart->counts = counts;
   emit_plan_call(ke->apart, o, big);
   close_block(o, "");
 }
