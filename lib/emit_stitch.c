@@ -1055,10 +1055,75 @@ static void reduce_finish(SEmit *e, Value *r, const Red *x, Out *tail) {
   row_scalar(e, tail, r, r->rop == RED_MEAN ? mean_of(e, acc, x->type) : acc, x);
 }
 
+/* After the pass, the reductions `rs` of one level of a row stitch whose
+ * accumulators share a type and an operation: their block all-reduces in
+ * one tecc::lanes_allreduce_n (one pair of barriers for all, the same
+ * bits as one at a time: layernorm's backward had eight barriers a row),
+ * then each one's cluster all-reduce and row scalar, in `tail`. */
+static void reduce_finish_together(SEmit *e, const PtrVec *rs, const Red *x, Out *tail) {
+  const char *at = thread_index(e);
+  if (at) {
+    emit(tail, "#pragma unroll");
+    open_block(tail, "for (int %s = 0; %s < ROWS; %s++)", at, at, at);
+  } else {
+    open_scope(tail);
+  }
+  Buf init;
+  buf_init(&init, e->sk.a);
+  for (int i = 0; i < rs->len; i++)
+    buf_printf(&init, "%s%s", i ? ", " : "", row_ref(e, arena_printf(e->sk.a, "t_acc%d", ((Value *)rs->items[i])->id)));
+  emit(tail, "%s t_all[%d] = {%s};", x->type, rs->len, buf_cstr(&init));
+  emit(tail, "tecc::lanes_allreduce_n<%s>(t_all, %s, (%s *)t_smem);", e->sk.lanes ? "LANES" : "0", x->op, x->type);
+  for (int i = 0; i < rs->len; i++)
+    emit(tail, "%s = t_all[%d];", row_ref(e, arena_printf(e->sk.a, "t_acc%d", ((Value *)rs->items[i])->id)), i);
+  close_block(tail, "");
+  for (int i = 0; i < rs->len; i++) {
+    Value *r = rs->items[i];
+    const char *acc = row_ref(e, arena_printf(e->sk.a, "t_acc%d", r->id));
+    if (e->sk.cluster) {
+      open_block(tail, "if (CLUSTER)");
+      row_stmt(e, tail, arena_printf(e->sk.a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x->op), 0);
+      close_block(tail, "");
+    }
+    row_scalar(e, tail, r, r->rop == RED_MEAN ? mean_of(e, acc, x->type) : acc, x);
+  }
+}
+
+/* The most values one tecc::lanes_allreduce_n takes: K * 32 of them (of
+ * at most 8 bytes) stay inside the row kernels' 8 KB of t_smem. */
+enum { ALLREDUCE_TOGETHER = 8 };
+
+/* After the pass: the all-reduces of a level's reductions `rs` (in the
+ * order of the stitch), those of one accumulator type and operation
+ * together (reduce_finish_together()) where the kernel folds rows. */
+static void finish_level(SEmit *e, const PtrVec *rs, Out *tail) {
+  char *done = ARENA_ARRAY(e->sk.a, char, rs->len + 1);
+  for (int i = 0; i < rs->len; i++) {
+    if (done[i])
+      continue;
+    Red x = red_of(e->sk.a, rs->items[i]);
+    PtrVec same = {0};
+    for (int j = i; j < rs->len && same.len < ALLREDUCE_TOGETHER && e->sk.row && !e->sk.cvec; j++) {
+      Red y = red_of(e->sk.a, rs->items[j]);
+      if (!done[j] && strcmp(x.type, y.type) == 0 && strcmp(x.op, y.op) == 0) {
+        vec_push(e->sk.a, &same, rs->items[j]);
+        done[j] = 1;
+      }
+    }
+    if (same.len > 1) {
+      reduce_finish_together(e, &same, &x, tail);
+    } else {
+      done[i] = 1;
+      reduce_finish(e, rs->items[i], &x, tail);
+    }
+  }
+}
+
 /* One reduction of a pass: its accumulator (`head`), its step per element,
- * the block all-reduce and the row scalar (`tail`); a pair accumulator
- * folds in `fold` (NULL: `tail`). */
-static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail, Out *fold) {
+ * the block all-reduce and the row scalar (`tail`; where `later` is given,
+ * r joins it and finish_level() finishes it); a pair accumulator folds in
+ * `fold` (NULL: `tail`). */
+static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail, Out *fold, PtrVec *later) {
   Red x = red_of(e->sk.a, r);
   const char *acc = reduce_acc(e, r, &x, head);
   const char *step = fused_product_step(e, r, &x, acc, map);
@@ -1074,7 +1139,10 @@ static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail,
   } else {
     emit(e->body, "%s = %s;", acc, step);
   }
-  reduce_finish(e, r, &x, tail);
+  if (later)
+    vec_push(e->sk.a, later, r);
+  else
+    reduce_finish(e, r, &x, tail);
 }
 
 /* A sum of a constant over the row (the count a mean's gradient divides
@@ -1102,6 +1170,7 @@ static void reduction_pass(SEmit *e, Out *o, const PlanPass *p) {
   e->item_guards = level == 1 && e->sk.first_guards;
   Out *head = new_out(e->sk.a), *tail = new_out(e->sk.a);
   emit(head, "/* level %d */", level);
+  PtrVec reduced = {0};
   for (int i = 0; i < e->sk.st->reduces.len; i++) {
     Value *r = e->sk.st->reduces.items[i];
     if (e->sk.st->level[r->id] != level)
@@ -1109,8 +1178,9 @@ static void reduction_pass(SEmit *e, Out *o, const PlanPass *p) {
     if (summed_constant(r) && !stitch_split_kernel(&e->sk)) /* a split folds every accumulator's partials */
       closed_form_sum(e, r, tail);
     else
-      reduce_one(e, r, map, head, tail, NULL);
+      reduce_one(e, r, map, head, tail, NULL, &reduced);
   }
+  finish_level(e, &reduced, tail);
   if (level == 1)
     early_outputs(e);
   for (int i = 0; i < p->writes.len; i++) /* the stream kernel's outputs that need no level */
@@ -1280,7 +1350,7 @@ static void moment_pass(SEmit *e, Out *o, int level) {
     if (by)
       sum_of_chunks(e, r, by, &mo);
     else
-      reduce_one(e, r, map, mo.head, mo.tail, NULL);
+      reduce_one(e, r, map, mo.head, mo.tail, NULL, NULL);
   }
   Out *one = e->body;
   for (int i = 0; i < seconds.len; i++)
@@ -1393,7 +1463,7 @@ static void online_pass(SEmit *e, Out *o, int level) {
   for (int i = 0; i < e->sk.st->reduces.len; i++) {
     Value *r = e->sk.st->reduces.items[i];
     if (e->sk.st->level[r->id] == level)
-      reduce_one(e, r, map, oo.head, level_tail, oo.rescale);
+      reduce_one(e, r, map, oo.head, level_tail, oo.rescale, NULL);
   }
   Out *one = e->body;
   int one_elem = e->used_elem;

@@ -911,6 +911,40 @@ __device__ __forceinline__ void column_reduce(T *v, Op op, T *smem) {
     }
 }
 
+/* @piece lanes_allreduce_n @needs warp_allreduce */
+/* lanes_allreduce of K values at once (the accumulators of one level of
+ * a row stitch, of one type and operation): one pair of barriers for all
+ * K where each alone took its own, and the warps' partials of each
+ * combined as a butterfly where they are a power of two (log2 of them
+ * shuffles, where row_allreduce's fold takes a load and an op each;
+ * every lane gets the same bits), else folded in a row.  smem holds
+ * K * blockDim.x * blockDim.y / 32 values. */
+template <int LANES, int K, typename T, typename Op>
+__device__ __forceinline__ void lanes_allreduce_n(T (&v)[K], Op op, T *smem) {
+#pragma unroll
+  for (int k = 0; k < K; k++) v[k] = warp_allreduce(v[k], op, LANES ? LANES : (int)blockDim.x);
+  if (LANES || blockDim.x <= 32) return;
+  const int nwarps = blockDim.x >> 5;
+  T *row = smem + threadIdx.y * nwarps * K;
+  __syncthreads(); /* the previous call's readers are done */
+  if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+    for (int k = 0; k < K; k++) row[k * nwarps + (threadIdx.x >> 5)] = v[k];
+  }
+  __syncthreads();
+  if ((nwarps & (nwarps - 1)) == 0) {
+#pragma unroll
+    for (int k = 0; k < K; k++) v[k] = warp_allreduce(row[k * nwarps + (threadIdx.x & (nwarps - 1))], op, nwarps);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    T r = row[k * nwarps];
+    for (int w = 1; w < nwarps; w++) r = op(r, row[k * nwarps + w]);
+    v[k] = r;
+  }
+}
+
 /* @piece FastDiv */
 /* ---- index math ----------------------------------------------------------- */
 
