@@ -624,7 +624,18 @@ static void column_stream(Arena *a, GroupSchedule *s, const char *name, When whe
   v->items = items;
   v->fit = FIT_COLUMNS;
   v->threads_x = v->threads_y = 0;
-  v->index_bits = 64;
+  v->index_bits = 0; /* 32-bit where the sizes allow: bf16 bias_gelu backward -4% (H200, issue 46) */
+}
+
+/* Column streams holding 8-byte values keep 64-bit indices: the 32-bit
+ * instance of tests/stitch/regress.te's seed229 (f64, a column a thread)
+ * spilled 24 bytes where the 64-bit one did not (ptxas -v, sm_90). */
+static void wide_columns_index64(GroupSchedule *s, const Footprint *f) {
+  if (!f->held_wide && !f->kept_wide)
+    return;
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].storage == STORE_STREAM)
+      s->variants[i].index_bits = 64;
 }
 
 /* The columns a thread of the register variants takes: a thread holds
@@ -706,6 +717,7 @@ static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const 
     v->split = 0;
   }
   column_stream(a, s, "stream", WHEN_ALWAYS, 1, STREAM_ITEMS);
+  wide_columns_index64(s, f);
   /* one block an SM, as the other kernels of 64-bit indices (emit_cu.c):
    * with none, ptxas took 32 registers for col_bool's (VEC 1) and spilled
    * 8 bytes; softmax_col's kept their speed (H200, within 0.5%), but the

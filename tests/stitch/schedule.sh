@@ -141,8 +141,8 @@ is "$(group softmax_col_bf16 '{class, vec: .variants[0].vec}')" '{"class":"stitc
 is "$(variant softmax_col_bf16 stream-packed '{when, condition, vec}')" \
   '{"when":"column_groups","condition":"when ceil(rows/(8*4)) >= 3/4 of the SMs","vec":4}' \
   "softmax bf16 columns: streamed in packs of 4 when the groups fill the SMs"
-is "$(variant softmax_col_bf16 stream '{when, vec, index_bits}')" '{"when":"always","vec":1,"index_bits":64}' \
-  "softmax bf16 columns: else streamed a column a thread"
+is "$(variant softmax_col_bf16 stream '{when, vec, index_bits}')" '{"when":"always","vec":1,"index_bits":0}' \
+  "softmax bf16 columns: else streamed a column a thread, 32-bit indices where the sizes allow"
 is "$(variants softmax_col_bf16)" "short reg stream-packed split stream" \
   "softmax bf16 columns: split before the column a thread"
 is "$(variant softmax_col_bf16 split '{when, fit, vec, items, block}')" \
