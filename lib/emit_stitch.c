@@ -1042,11 +1042,14 @@ static void declare_rcounts(SEmit *e) {
   }
 }
 
-/* After the pass: the block all-reduce of r's accumulator (and the
- * cluster's) and the row scalar, in `tail`. */
-static void reduce_finish(SEmit *e, Value *r, const Red *x, Out *tail) {
-  const char *acc_name = arena_printf(e->sk.a, "t_acc%d", r->id), *acc = row_ref(e, acc_name);
-  emit_allreduce(e, tail, acc_name, x);
+/* r's accumulator as read (row_ref()). */
+static const char *acc_ref(SEmit *e, const Value *r) {
+  return row_ref(e, arena_printf(e->sk.a, "t_acc%d", r->id));
+}
+
+/* After r's block all-reduce: the cluster's, and the row scalar. */
+static void reduce_across_cluster(SEmit *e, Value *r, const Red *x, Out *tail) {
+  const char *acc = acc_ref(e, r);
   if (e->sk.cluster) {
     open_block(tail, "if (CLUSTER)");
     row_stmt(e, tail, arena_printf(e->sk.a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x->op), 0);
@@ -1055,11 +1058,18 @@ static void reduce_finish(SEmit *e, Value *r, const Red *x, Out *tail) {
   row_scalar(e, tail, r, r->rop == RED_MEAN ? mean_of(e, acc, x->type) : acc, x);
 }
 
+/* After the pass: the block all-reduce of r's accumulator (and the
+ * cluster's) and the row scalar, in `tail`. */
+static void reduce_finish(SEmit *e, Value *r, const Red *x, Out *tail) {
+  emit_allreduce(e, tail, arena_printf(e->sk.a, "t_acc%d", r->id), x);
+  reduce_across_cluster(e, r, x, tail);
+}
+
 /* After the pass, the reductions `rs` of one level of a row stitch whose
  * accumulators share a type and an operation: their block all-reduces in
- * one tecc::lanes_allreduce_n (one pair of barriers for all, the same
- * bits as one at a time: layernorm's backward had eight barriers a row),
- * then each one's cluster all-reduce and row scalar, in `tail`. */
+ * one tecc::lanes_allreduce_n (one pair of barriers for all, where
+ * layernorm's backward took eight a row), then each one's cluster
+ * all-reduce and row scalar, in `tail`. */
 static void reduce_finish_together(SEmit *e, const PtrVec *rs, const Red *x, Out *tail) {
   const char *at = thread_index(e);
   if (at) {
@@ -1071,22 +1081,14 @@ static void reduce_finish_together(SEmit *e, const PtrVec *rs, const Red *x, Out
   Buf init;
   buf_init(&init, e->sk.a);
   for (int i = 0; i < rs->len; i++)
-    buf_printf(&init, "%s%s", i ? ", " : "", row_ref(e, arena_printf(e->sk.a, "t_acc%d", ((Value *)rs->items[i])->id)));
+    buf_printf(&init, "%s%s", i ? ", " : "", acc_ref(e, rs->items[i]));
   emit(tail, "%s t_all[%d] = {%s};", x->type, rs->len, buf_cstr(&init));
   emit(tail, "tecc::lanes_allreduce_n<%s>(t_all, %s, (%s *)t_smem);", e->sk.lanes ? "LANES" : "0", x->op, x->type);
   for (int i = 0; i < rs->len; i++)
-    emit(tail, "%s = t_all[%d];", row_ref(e, arena_printf(e->sk.a, "t_acc%d", ((Value *)rs->items[i])->id)), i);
+    emit(tail, "%s = t_all[%d];", acc_ref(e, rs->items[i]), i);
   close_block(tail, "");
-  for (int i = 0; i < rs->len; i++) {
-    Value *r = rs->items[i];
-    const char *acc = row_ref(e, arena_printf(e->sk.a, "t_acc%d", r->id));
-    if (e->sk.cluster) {
-      open_block(tail, "if (CLUSTER)");
-      row_stmt(e, tail, arena_printf(e->sk.a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x->op), 0);
-      close_block(tail, "");
-    }
-    row_scalar(e, tail, r, r->rop == RED_MEAN ? mean_of(e, acc, x->type) : acc, x);
-  }
+  for (int i = 0; i < rs->len; i++)
+    reduce_across_cluster(e, rs->items[i], x, tail);
 }
 
 /* The most values one tecc::lanes_allreduce_n takes: K * 32 of them (of
@@ -1094,28 +1096,27 @@ static void reduce_finish_together(SEmit *e, const PtrVec *rs, const Red *x, Out
 enum { ALLREDUCE_TOGETHER = 8 };
 
 /* After the pass: the all-reduces of a level's reductions `rs` (in the
- * order of the stitch), those of one accumulator type and operation
- * together (reduce_finish_together()) where the kernel folds rows. */
+ * order of the stitch); where the kernel folds rows, those of one
+ * accumulator type and operation together (reduce_finish_together()). */
 static void finish_level(SEmit *e, const PtrVec *rs, Out *tail) {
+  const int rows = e->sk.row && !e->sk.cvec;
   char *done = ARENA_ARRAY(e->sk.a, char, rs->len + 1);
   for (int i = 0; i < rs->len; i++) {
     if (done[i])
       continue;
     Red x = red_of(e->sk.a, rs->items[i]);
     PtrVec same = {0};
-    for (int j = i; j < rs->len && same.len < ALLREDUCE_TOGETHER && e->sk.row && !e->sk.cvec; j++) {
+    for (int j = i; j < rs->len && rows && same.len < ALLREDUCE_TOGETHER; j++) {
       Red y = red_of(e->sk.a, rs->items[j]);
       if (!done[j] && strcmp(x.type, y.type) == 0 && strcmp(x.op, y.op) == 0) {
         vec_push(e->sk.a, &same, rs->items[j]);
         done[j] = 1;
       }
     }
-    if (same.len > 1) {
+    if (same.len > 1)
       reduce_finish_together(e, &same, &x, tail);
-    } else {
-      done[i] = 1;
+    else
       reduce_finish(e, rs->items[i], &x, tail);
-    }
   }
 }
 
