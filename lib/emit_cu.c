@@ -185,6 +185,13 @@ static const char *offset_expr(GEmit *e, const Shape *s, const int *map) {
 static const char *value_expr(GEmit *e, Value *v, const int *map);
 
 static const char *compute_expr(GEmit *e, Value *v, const int *map) {
+  if (v->op == IR_SIZE)
+    return arena_printf(e->a, "(int64_t)%s", e->names->sizes[v->index]);
+  if (v->op == IR_INDEX) { /* 1 on every other axis: its offset is the position */
+    const char *off = offset_expr(e, &v->shape, map);
+    e->lin_used |= e->lin && strcmp(off, e->lin) == 0;
+    return arena_printf(e->a, "(int64_t)(%s)", off);
+  }
   const char *a[3] = {0};
   for (int i = 0; i < v->nargs; i++)
     a[i] = value_expr(e, v->args[i], map);

@@ -561,6 +561,10 @@ static const char *fused_multiply_add(SEmit *e, Value *v, const int *map) {
 }
 
 static const char *compute(SEmit *e, Value *v, const int *map) {
+  if (v->op == IR_SIZE)
+    return arena_printf(e->sk.a, "(int64_t)%s", param(e, P_SIZE, v->index, NULL));
+  if (v->op == IR_INDEX) /* 1 on every other axis: its offset is the position */
+    return arena_printf(e->sk.a, "(int64_t)(%s)", offset_expr(e, &v->shape, map));
   const char *fused = fused_multiply_add(e, v, map);
   if (fused)
     return fused;
@@ -617,7 +621,7 @@ static const char *named_value(SEmit *e, Value *v, const int *map) {
   const char *fresh = row_level ? kernel_name_for(e, want) : fresh_name(e->sk.a, &e->taken, want);
   const char *name = memo_add(e->sk.a, memo, v, map, row_level ? row_ref(e, fresh) : fresh)->name;
   if (row_level)
-    row_decl(e, e->pre, cu_compute_ctype(v->dtype), fresh, expr, 0, NULL, mem && v->shape.rank > 0);
+    row_decl(e, e->pre, cu_compute_ctype(v->dtype), fresh, expr, 0, NULL, (mem && v->shape.rank > 0) || v->op == IR_INDEX);
   else
     emit(e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
   if (whole && is_kept(e, v)) {

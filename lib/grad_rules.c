@@ -462,7 +462,9 @@ static Rule *const reduce_rules[RED_COUNT] = {
 void grad_rule(Grad *g, const Value *v, Value *dv) {
   switch (v->op) {
   case IR_INPUT:
-  case IR_CONST: return;
+  case IR_CONST:
+  case IR_SIZE:
+  case IR_INDEX: return; /* integers of no input: no gradient */
   case IR_CAST: d_cast(g, v, dv); return;
   case IR_BROADCAST: d_broadcast(g, v, dv); return;
   case IR_SELECT: d_select(g, v, dv); return;

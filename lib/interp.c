@@ -602,6 +602,17 @@ static void eval_const(const Value *v, Tensor *t) {
     t->m[0] = mag_finish(t->f[0], fabs(t->f[0]));
 }
 
+/* A size variable's run-time value; a position along an axis (the
+ * tensor is that axis's extent long: element i is i). */
+static void eval_size(Interp *in, const Value *v, Tensor *t) {
+  t->i[0] = in->sizes[v->index];
+}
+
+static void eval_index(Tensor *t) {
+  for (int64_t i = 0; i < t->n; i++)
+    t->i[i] = i;
+}
+
 static void eval_cast(const Value *v, Tensor *t, const Tensor *x) {
   for (int64_t i = 0; i < t->n; i++) {
     if (t->f)
@@ -962,6 +973,8 @@ static int eval_value(Interp *in, const Value *v, const void *const *inputs) {
   case IR_SELECT: eval_select(t, a0, a1, a2); return 1;
   case IR_BROADCAST: eval_broadcast(t, a0); return 1;
   case IR_REDUCE: return eval_reduce(in, v, t, a0);
+  case IR_SIZE: eval_size(in, v, t); return 1;
+  case IR_INDEX: eval_index(t); return 1;
   default: internal_error("interp: IR op %d", (int)v->op);
   }
 }

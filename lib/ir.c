@@ -204,7 +204,9 @@ static void dump_value(Buf *b, const Kernel *k, const Value *v) {
   }
   for (int i = 0; i < v->nargs; i++)
     buf_printf(b, i ? ", %%%d" : " %%%d", v->args[i]->id);
-  if (v->op == IR_REDUCE)
+  if (v->op == IR_SIZE)
+    buf_printf(b, " %s", k->sizevars[v->index].name);
+  if (v->op == IR_REDUCE || v->op == IR_INDEX)
     put_axes(b, v->axes);
   buf_puts(b, " : ");
   put_type(b, k, v->dtype, &v->shape);
@@ -260,6 +262,7 @@ const char *ir_dump(Arena *a, const Module *m) {
 static const int ir_arity[IR_COUNT] = {
     [IR_INPUT] = 0, [IR_CONST] = 0,     [IR_CAST] = 1,     [IR_UNARY] = 1,
     [IR_BINARY] = 2, [IR_SELECT] = 3,   [IR_BROADCAST] = 1, [IR_REDUCE] = 1,
+    [IR_SIZE] = 0,  [IR_INDEX] = 0,
 };
 
 static int compute_dtype_ok(DType t) { return !dtype_is_16bit(t); }
@@ -343,6 +346,16 @@ static const char *check_reduce(const Value *v) {
   return check_reduce_dtype(v);
 }
 
+static const char *check_index(const Value *v) {
+  uint32_t axes = v->axes;
+  if (v->dtype != DT_I64 || axes == 0 || (axes & (axes - 1)) != 0)
+    return "index axis or dtype";
+  for (int i = 0; i < v->shape.rank; i++)
+    if (!((axes >> i) & 1u) && (v->shape.d[i].var >= 0 || v->shape.d[i].size != 1))
+      return "index shape";
+  return (axes >> v->shape.rank) == 0 ? NULL : "index axis";
+}
+
 static int same_shape_as_args(const Value *v) {
   for (int i = 0; i < v->nargs; i++)
     if (!shape_equal(&v->args[i]->shape, &v->shape))
@@ -388,6 +401,12 @@ static const char *check_value(const Kernel *k, const Value *v, int i) {
     return check_broadcast(v);
   case IR_REDUCE:
     return check_reduce(v);
+  case IR_SIZE:
+    return v->shape.rank == 0 && v->dtype == DT_I64 && v->index >= 0 && v->index < k->nsizevars
+               ? NULL
+               : "size";
+  case IR_INDEX:
+    return check_index(v);
   default:
     return "unknown op";
   }

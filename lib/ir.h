@@ -33,6 +33,11 @@
  *   argmax/argmin: result i64; argument i32/i64/f32/f64 (bool cast to i32);
  *   `axes` is one axis, or every axis of a rank >= 2 argument, meaning the
  *   flat row-major index over the whole tensor.
+ * - IR_SIZE: rank 0, i64, the run-time value of size variable `index`
+ *   (a variable bound by -D is a constant instead).
+ * - IR_INDEX: i64; `axes` has one bit, the axis whose position each
+ *   element is; the shape is literal 1 on every other axis.  It reads no
+ *   memory (language.md §9.6).
  * - Outputs: KernelOutput.value has the output's dtype; its shape equals
  *   KernelOutput.shape up to literal-1 axes (same element order).
  * - Inputs: IR_INPUT has its KernelInput's dtype and, up to literal-1 axes,
@@ -71,7 +76,11 @@ typedef struct Shape {
   X(BROADCAST, "broadcast") /* args[0] (rank <= shape.rank, right-aligned, \
                                each dim equal or literal 1) to shape */     \
   X(REDUCE, "reduce")       /* rop over `axes` of args[0], keepdims; never \
-                               RED_VAR (lowered to two passes of mean) */
+                               RED_VAR (lowered to two passes of mean) */ \
+  X(SIZE, "size")           /* index: the size variable whose run-time     \
+                               value it is; rank 0, i64 */                  \
+  X(INDEX, "index")         /* the position along the one axis in `axes`:  \
+                               i64, literal 1 on every other axis */
 
 typedef enum IrOp {
 #define X(e, name) IR_##e,
@@ -94,8 +103,10 @@ typedef struct Value {
                       made of: at a tie the gradient goes to args[0], the
                       value clamped, not half to each (grad.c; opt.c's CSE
                       ignores it, it runs after grad) */
-  uint32_t axes;   /* IR_REDUCE: bit i set when axis i is reduced */
-  int index;       /* IR_INPUT: the input's position */
+  uint32_t axes;   /* IR_REDUCE: bit i set when axis i is reduced;
+                      IR_INDEX: the one bit of its axis */
+  int index;       /* IR_INPUT: the input's position; IR_SIZE: the size
+                      variable's number */
   int64_t ival;    /* IR_CONST of bool/i32/i64 */
   double fval;     /* IR_CONST of floats */
   const char *name; /* the .te name it was assigned to, or NULL */

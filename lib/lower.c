@@ -181,6 +181,20 @@ static Value *reduce_node_ir(Lower *l, const TypedNode *n) {
   return reduce_or_identity(l, n->rop, compute_dtype(n->dtype), x, n->axes);
 }
 
+/* A size variable's value: its number is the typed kernel's until
+ * bind_defines() renumbers it (or, bound by -D, makes it a constant). */
+static Value *size_ir(Lower *l, const TypedNode *n) {
+  Value *v = mk(l, IR_SIZE, DT_I64, &n->shape);
+  v->index = n->input;
+  return v;
+}
+
+static Value *index_ir(Lower *l, const TypedNode *n) {
+  Value *v = mk(l, IR_INDEX, DT_I64, &n->shape);
+  v->axes = n->axes;
+  return v;
+}
+
 static Value *node_ir(Lower *l, const TypedNode *n) {
   l->loc = n->loc;
   switch (n->op) {
@@ -191,6 +205,8 @@ static Value *node_ir(Lower *l, const TypedNode *n) {
   case TN_BINARY: return binary_node_ir(l, n);
   case TN_SELECT: return select_ir(l, n);
   case TN_REDUCE: return reduce_node_ir(l, n);
+  case TN_SIZE: return size_ir(l, n);
+  case TN_INDEX: return index_ir(l, n);
   }
   internal_error("lower: unknown typed node %d", (int)n->op);
 }
@@ -271,8 +287,15 @@ static void bind_defines(Lower *l) {
     if (!sv->bound)
       k->sizevars[k->nsizevars++].name = sv->name;
   }
-  for (int i = 0; i < k->values.len; i++)
-    substitute_shape(&((Value *)k->values.items[i])->shape, newvar, value);
+  for (int i = 0; i < k->values.len; i++) {
+    Value *v = k->values.items[i];
+    substitute_shape(&v->shape, newvar, value);
+    if (v->op == IR_SIZE && newvar[v->index] < 0) {
+      v->op = IR_CONST;
+      v->ival = value[v->index];
+    } else if (v->op == IR_SIZE)
+      v->index = newvar[v->index];
+  }
   for (int i = 0; i < k->ninputs; i++)
     substitute_shape(&k->inputs[i].shape, newvar, value);
   for (int i = 0; i < k->noutputs; i++)

@@ -447,11 +447,11 @@ static void clear_unused_fields(Value *v) {
     v->uop = 0;
   if (v->op != IR_BINARY)
     v->bop = 0;
-  if (v->op != IR_REDUCE) {
+  if (v->op != IR_REDUCE)
     v->rop = 0;
+  if (v->op != IR_REDUCE && v->op != IR_INDEX)
     v->axes = 0;
-  }
-  if (v->op != IR_INPUT)
+  if (v->op != IR_INPUT && v->op != IR_SIZE)
     v->index = 0;
   if (v->op != IR_CONST) {
     v->ival = 0;

@@ -620,10 +620,7 @@ static void undeclared(Sema *s, const Expr *e) {
     Diag *d = sema_error(s, e->loc, "'%s' is used before its definition",
                          e->name);
     diag_note(s->d, d, *later, "'%s' is defined here", e->name);
-  } else if (strmap_get(&s->sizevars, e->name))
-    sema_error(s, e->loc, "size variable '%s' cannot be used as a value",
-               e->name);
-  else if (is_builtin_name(s, e->name) || strmap_get(&s->fns, e->name))
+  } else if (is_builtin_name(s, e->name) || strmap_get(&s->fns, e->name))
     sema_error(s, e->loc, "'%s' is a function; call it with arguments",
                e->name);
   else
@@ -646,6 +643,11 @@ static TVal *eval_name(Sema *s, const Expr *e) {
   }
   if (is_constant_name(e->name))
     return constant(s, e->name, e->loc);
+  int var = sizevar_index(s, e->name);
+  if (var >= 0) { /* its run-time value (language.md §8.5) */
+    set_loc(s, e);
+    return sema_size_value(s, var, e->loc);
+  }
   undeclared(s, e);
   return NULL;
 }

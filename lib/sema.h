@@ -12,7 +12,10 @@
  *
  * Weak literals (doc/language.md §8.2) are compile-time constants: an expression
  * made only of literals and pi/inf/nan is folded in i64/f64 (fold.c) and
- * stays weak until it meets a typed operand, which gives it its dtype.  A
+ * stays weak until it meets a typed operand, which gives it its dtype.
+ * A size variable used as a value is weak too, but known only at run time
+ * (TVal.rt): arithmetic of weak values with one of them is a node in
+ * i64/f64 that stays weak, and meeting a typed operand casts it.  A
  * weak value that reaches an output, a reduction or where() with only weak
  * branches becomes i32 (integer) or f32 (float).  A weak float meeting a
  * 16-bit operand stays an f32 constant (it is computed in f32 anyway).
@@ -54,8 +57,8 @@ void strmap_put(Arena *a, StrMap *m, const char *key, void *val);
 
 typedef enum TKind {
   TV_TENSOR,     /* dtype, node */
-  TV_WEAK_INT,   /* k.i */
-  TV_WEAK_FLOAT, /* k.f */
+  TV_WEAK_INT,   /* k.i, or run time: rt */
+  TV_WEAK_FLOAT, /* k.f, or run time: rt */
   TV_AXES        /* the variadic `axes` parameter of a prelude fn: axes[] */
 } TKind;
 
@@ -65,6 +68,9 @@ typedef struct TVal {
   DType dtype; /* TV_TENSOR: the .te dtype (== node->dtype) */
   TypedNode *node; /* TV_TENSOR: its typed node (shape: node->shape) */
   Scalar k;    /* weak constants */
+  TypedNode *rt; /* a weak value known at run time (a size variable's,
+                    language.md §8.5): its node, rank 0, i64 (integer)
+                    or f64 (float); k unused */
   int literal; /* an integer literal (maybe negated): usable as an axis */
   SrcRange loc;
   struct TVal **axes; /* TV_AXES */
@@ -137,6 +143,8 @@ const char *tval_type_str(Sema *s, const TVal *t);
 TVal *sema_weak_int(Sema *s, int64_t v, SrcRange loc, int literal);
 TVal *sema_weak_float(Sema *s, double v, SrcRange loc);
 TVal *sema_bool(Sema *s, int v, SrcRange loc);
+/* Size variable number `var` as a value: a weak integer known at run time. */
+TVal *sema_size_value(Sema *s, int var, SrcRange loc);
 TVal *sema_unary(Sema *s, UnaryOp op, TVal *a, SrcRange op_loc, SrcRange loc);
 TVal *sema_binary(Sema *s, BinaryOp op, TVal *a, TVal *b, SrcRange op_loc,
                   SrcRange loc);

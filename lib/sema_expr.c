@@ -142,6 +142,32 @@ static DType weak_dtype(const TVal *t) {
   return t->kind == TV_WEAK_INT ? DT_I64 : DT_F64;
 }
 
+/* ---- weak values known at run time ------------------------------------- */
+
+static TVal *weak_rt(Sema *s, TKind kind, TypedNode *n, SrcRange loc) {
+  TVal *t = tv_new(s, kind, loc);
+  t->rt = n;
+  return t;
+}
+
+TVal *sema_size_value(Sema *s, int var, SrcRange loc) {
+  TypedNode *n = new_node(s, TN_SIZE, DT_I64, &scalar_shape);
+  n->input = var;
+  return weak_rt(s, TV_WEAK_INT, n, loc);
+}
+
+/* A run-time weak value's node as dtype `to` (a cast where it differs). */
+static TypedNode *rt_as(Sema *s, const TVal *t, DType to) {
+  return t->rt->dtype == to ? t->rt : new_node1(s, TN_CAST, to, t->rt);
+}
+
+/* Any weak value's node as dtype `to`, computed in i64/f64 (`to`). */
+static TypedNode *weak_node(Sema *s, const TVal *t, DType to) {
+  if (t->rt)
+    return rt_as(s, t, to);
+  return const_node(s, to, fold_cast(weak_dtype(t), t->k, to), &scalar_shape);
+}
+
 static int fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
 /* Weak w given dtype `to`, in the dtype it is computed in. */
@@ -156,7 +182,7 @@ static Scalar weak_cast_value(const TVal *w, DType to) {
 }
 
 static int check_weak_fits(Sema *s, const TVal *w, DType to) {
-  if (w->kind == TV_WEAK_INT && to == DT_I32 && !fits_i32(w->k.i)) {
+  if (w->kind == TV_WEAK_INT && !w->rt && to == DT_I32 && !fits_i32(w->k.i)) {
     sema_error(s, w->loc, "integer constant %lld does not fit in i32",
                (long long)w->k.i);
     return 0;
@@ -167,6 +193,8 @@ static int check_weak_fits(Sema *s, const TVal *w, DType to) {
 /* A weak value as a constant of dtype `to`; a 16-bit `to` rounds it, as a
  * cast does. */
 static TypedNode *weak_const(Sema *s, const TVal *t, DType to, int at_use) {
+  if (t->rt)
+    return rt_as(s, t, to);
   TypedNode *n = at_use ? node_at_use(s, TN_CONST, to, &scalar_shape)
                         : new_node(s, TN_CONST, to, &scalar_shape);
   n->value = dtype_is_16bit(to) ? weak_cast_value(t, to) : weak_value(t, to);
@@ -203,6 +231,8 @@ TVal *sema_output_value(Sema *s, TVal *t, const DType *declared) {
 static TypedNode *operand(Sema *s, const TVal *t, DType ct) {
   if (!is_weak(t))
     return t->node;
+  if (t->rt)
+    return rt_as(s, t, ct);
   TypedNode *n = node_at_use(s, TN_CONST, ct, &scalar_shape);
   n->value = weak_value(t, ct);
   return n;
@@ -305,13 +335,22 @@ static int negative_literal(const TVal *t) {
   return t->kind == TV_WEAK_INT && t->literal && t->k.i < 0;
 }
 
-/* Both weak: fold at compile time in i64/f64. */
+static TypedNode *binary_node(Sema *s, BinaryOp op, DType rt, DType t,
+                              TypedNode *x, TypedNode *y, const Shape *sh);
+
+/* Both weak: fold at compile time in i64/f64 (a run-time one: a node). */
 static TVal *fold_weak_binary(Sema *s, BinaryOp op, TVal *a, TVal *b,
                               SrcRange loc) {
   int ints = a->kind == TV_WEAK_INT && b->kind == TV_WEAK_INT;
   if (op == BIN_DIV || op == BIN_ATAN2)
     ints = 0;
   DType t = ints ? DT_I64 : DT_F64;
+  if (a->rt || b->rt) { /* a node, in i64/f64, that stays weak */
+    int cmp = binary_kind(op) == KIND_C;
+    TypedNode *x = weak_node(s, a, t), *y = weak_node(s, b, t);
+    TypedNode *n = binary_node(s, op, cmp ? DT_BOOL : t, t, x, y, &scalar_shape);
+    return cmp ? tv_tensor(s, n, loc) : weak_rt(s, ints ? TV_WEAK_INT : TV_WEAK_FLOAT, n, loc);
+  }
   Scalar x = fold_cast(weak_dtype(a), a->k, t);
   Scalar y = fold_cast(weak_dtype(b), b->k, t);
   Scalar r = fold_binary(op, t, x, y);
@@ -410,8 +449,12 @@ static const char *unary_spelling(UnaryOp op) {
   return op == UN_NEG ? "-" : unary_name(op);
 }
 
+static TVal *rt_weak_unary(Sema *s, UnaryOp op, TVal *a, SrcRange loc);
+
 static TVal *fold_weak_unary(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
   UnaryKind kind = unary_kind(op);
+  if (a->rt)
+    return rt_weak_unary(s, op, a, loc);
   if (kind == UK_P) {
     Scalar r = fold_unary(op, weak_dtype(a), DT_BOOL, a->k);
     return strong_const(s, DT_BOOL, r, loc);
@@ -422,6 +465,27 @@ static TVal *fold_weak_unary(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
   }
   Scalar x = fold_cast(weak_dtype(a), a->k, DT_F64);
   return sema_weak_float(s, fold_unary(op, DT_F64, DT_F64, x).f, loc);
+}
+
+/* isnan/isinf/isfinite of an integer or bool: a constant. */
+static TVal *int_predicate(Sema *s, UnaryOp op, TVal *a, SrcRange loc);
+static TypedNode *unary_node(Sema *s, UnaryOp op, DType rt, DType t,
+                             TypedNode *a);
+
+/* A unary operation of a run-time weak value: a node in i64/f64 that
+ * stays weak (a predicate: bool). */
+static TVal *rt_weak_unary(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
+  UnaryKind kind = unary_kind(op);
+  int ints = a->kind == TV_WEAK_INT;
+  if (kind == UK_P && ints)
+    return int_predicate(s, op, tv_tensor(s, a->rt, loc), loc);
+  if (kind == UK_R && ints)
+    return weak_rt(s, TV_WEAK_INT, a->rt, loc);
+  DType t = ints && kind != UK_F ? DT_I64 : DT_F64;
+  TypedNode *n = unary_node(s, op, kind == UK_P ? DT_BOOL : t, t, rt_as(s, a, t));
+  if (kind == UK_P)
+    return tv_tensor(s, n, loc);
+  return weak_rt(s, t == DT_I64 ? TV_WEAK_INT : TV_WEAK_FLOAT, n, loc);
 }
 
 /* isnan/isinf/isfinite of an integer or bool: a constant. */
@@ -475,6 +539,8 @@ TVal *sema_unary(Sema *s, UnaryOp op, TVal *a, SrcRange op_loc, SrcRange loc) {
 /* ---- casts ------------------------------------------------------------------ */
 
 static TVal *sema_cast(Sema *s, DType to, TVal *a, SrcRange loc) {
+  if (is_weak(a) && a->rt)
+    return tv_tensor(s, rt_as(s, a, to), loc);
   if (is_weak(a))
     return tv_tensor(s, const_node(s, to, weak_cast_value(a, to), &scalar_shape),
                      loc);
@@ -570,6 +636,23 @@ static int collect_axes(Sema *s, TVal **args, int nargs, AxisList *out) {
   return 1;
 }
 
+/* An axis argument of `what` on x: a literal, counted from the end when
+ * negative; -1 after an error. */
+static int literal_axis(Sema *s, const char *what, const TVal *x, const TVal *t) {
+  int rank = x->node->shape.rank;
+  if (t->kind != TV_WEAK_INT || !t->literal) {
+    sema_error(s, t->loc, "axis of '%s' must be an integer literal", what);
+    return -1;
+  }
+  int64_t ax = t->k.i < 0 ? t->k.i + rank : t->k.i;
+  if (ax < 0 || ax >= rank) {
+    sema_error(s, t->loc, "axis %lld is out of range for %s",
+               (long long)t->k.i, tval_type_str(s, x));
+    return -1;
+  }
+  return (int)ax;
+}
+
 /* The reduced axes as a bit mask; 0 with *ok = 0 after an error. */
 static uint32_t axes_mask(Sema *s, ReduceOp op, const TVal *x,
                           const AxisList *al, int *ok) {
@@ -578,17 +661,9 @@ static uint32_t axes_mask(Sema *s, ReduceOp op, const TVal *x,
   *ok = 0;
   for (int i = 0; i < al->n; i++) {
     const TVal *t = al->items[i];
-    if (t->kind != TV_WEAK_INT || !t->literal) {
-      sema_error(s, t->loc, "axis of '%s' must be an integer literal",
-                 reduce_name(op));
+    int ax = literal_axis(s, reduce_name(op), x, t);
+    if (ax < 0)
       return 0;
-    }
-    int64_t ax = t->k.i < 0 ? t->k.i + rank : t->k.i;
-    if (ax < 0 || ax >= rank) {
-      sema_error(s, t->loc, "axis %lld is out of range for %s",
-                 (long long)t->k.i, tval_type_str(s, x));
-      return 0;
-    }
     if (mask & (1u << ax)) {
       if (ax == t->k.i)
         sema_error(s, t->loc, "repeated axis %lld", (long long)ax);
@@ -699,6 +774,30 @@ static TVal *sema_reduce(Sema *s, ReduceOp op, const Expr *call, TVal **args,
   return reduce_typed(s, op, x, mask, call->loc);
 }
 
+/* ---- positions ------------------------------------------------------------ */
+
+/* index(x, axis): the position along `axis` of x's shape, an i64 tensor
+ * that is 1 on every other axis (language.md §9.6).  x's values are
+ * never read, so x may have any dtype. */
+static TVal *sema_index(Sema *s, const Expr *call, TVal **args) {
+  TVal *x = args[0];
+  if (x->kind != TV_TENSOR || x->node->shape.rank == 0) {
+    sema_error(s, x->loc, "'index' needs a tensor of rank 1 or more, got %s",
+               tval_type_str(s, x));
+    return NULL;
+  }
+  int ax = literal_axis(s, "index", x, args[1]);
+  if (ax < 0)
+    return NULL;
+  Shape sh = x->node->shape;
+  for (int i = 0; i < sh.rank; i++)
+    if (i != ax)
+      sh.d[i] = (Dim){-1, 1};
+  TypedNode *n = new_node(s, TN_INDEX, DT_I64, &sh);
+  n->axes = 1u << ax;
+  return tv_tensor(s, n, call->loc);
+}
+
 /* ---- builtin calls -------------------------------------------------------- */
 
 typedef enum Builtin {
@@ -709,7 +808,8 @@ typedef enum Builtin {
   BI_BINARY,
   BI_WHERE,
   BI_CLAMP,
-  BI_DETACH
+  BI_DETACH,
+  BI_INDEX
 } Builtin;
 
 typedef struct BuiltinInfo {
@@ -745,6 +845,7 @@ void sema_builtins_init(Sema *s) {
                 (BuiltinInfo){.kind = BI_BINARY, .bop = binaries[i].op});
   put_builtin(s, "clamp", (BuiltinInfo){.kind = BI_CLAMP});
   put_builtin(s, "detach", (BuiltinInfo){.kind = BI_DETACH});
+  put_builtin(s, "index", (BuiltinInfo){.kind = BI_INDEX});
   put_builtin(s, "where", (BuiltinInfo){.kind = BI_WHERE});
   for (int op = RED_COUNT - 1; op >= 0; op--)
     put_builtin(s, reduce_name((ReduceOp)op),
@@ -769,7 +870,8 @@ int builtin_arity(Sema *s, const char *name, int *min_args, int *max_args) {
   static const int arity[][2] = {[BI_NONE] = {0, 0},  [BI_CAST] = {1, 1},
                                  [BI_UNARY] = {1, 1}, [BI_REDUCE] = {1, -1},
                                  [BI_BINARY] = {2, 2}, [BI_WHERE] = {3, 3},
-                                 [BI_CLAMP] = {3, 3}, [BI_DETACH] = {1, 1}};
+                                 [BI_CLAMP] = {3, 3}, [BI_DETACH] = {1, 1},
+                                 [BI_INDEX] = {2, 2}};
   *min_args = arity[bi.kind][0];
   *max_args = arity[bi.kind][1];
   return bi.kind != BI_NONE;
@@ -811,6 +913,8 @@ TVal *sema_builtin_call(Sema *s, const Expr *call, TVal **args, int nargs) {
     return sema_clamp(s, call, args);
   case BI_DETACH:
     return sema_detach(s, args[0], call->loc);
+  case BI_INDEX:
+    return sema_index(s, call, args);
   default:
     internal_error("sema_builtin_call: '%s' is not a builtin", call->name);
   }

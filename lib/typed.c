@@ -42,6 +42,8 @@ static const char *op_text(const TypedNode *n) {
   case TN_BINARY: return binary_name(n->bop);
   case TN_SELECT: return "where";
   case TN_REDUCE: return reduce_name(n->rop);
+  case TN_SIZE: return "size";
+  case TN_INDEX: return "index";
   }
   return "?";
 }
@@ -58,7 +60,9 @@ static void put_node(Buf *b, const TypedKernel *k, const TypedNode *n) {
   }
   for (int i = 0; i < n->nargs; i++)
     put_arg(b, n->args[i]);
-  if (n->op == TN_REDUCE)
+  if (n->op == TN_SIZE)
+    buf_printf(b, " %s", k->sizevars[n->input].name);
+  if (n->op == TN_REDUCE || n->op == TN_INDEX)
     buf_printf(b, " axes 0x%x", n->axes);
   buf_puts(b, "\n");
 }

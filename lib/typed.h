@@ -33,8 +33,12 @@ typedef enum TypedOp {
   TN_UNARY,  /* uop on args[0] taken as arg_dtype */
   TN_BINARY, /* bop on args[0..1] taken as arg_dtype, broadcast to shape */
   TN_SELECT, /* args[0] (bool) ? args[1] : args[2], broadcast to shape */
-  TN_REDUCE  /* rop over `axes` of args[0] taken as arg_dtype; keepdims.
+  TN_REDUCE, /* rop over `axes` of args[0] taken as arg_dtype; keepdims.
                 axes == 0: args[0] has rank 0 (var of it still computes) */
+  TN_SIZE,   /* i64, rank 0: the run-time value of size variable `input`
+                (an index into TypedKernel.sizevars) */
+  TN_INDEX   /* i64: the position along the axis in `axes` (one bit); the
+                shape is literal 1 on every other axis */
 } TypedOp;
 
 typedef struct TypedNode {
@@ -50,8 +54,10 @@ typedef struct TypedNode {
   ReduceOp rop;    /* TN_REDUCE: never max/min of bool (any/all instead) */
   int clamp_bound; /* TN_BINARY maximum/minimum made by clamp(): see
                       Value.clamp_bound */
-  uint32_t axes;   /* TN_REDUCE: bit i set when axis i is reduced */
-  int input;       /* TN_INPUT: its index in TypedKernel.inputs */
+  uint32_t axes;   /* TN_REDUCE: bit i set when axis i is reduced;
+                      TN_INDEX: the bit of its axis */
+  int input;       /* TN_INPUT: its index in TypedKernel.inputs; TN_SIZE:
+                      the size variable's */
   Scalar value;    /* TN_CONST, in the dtype it is computed in (f32 for
                       16-bit floats, already rounded to them) */
   int order;       /* its index in TypedKernel.nodes, or -1 (see above) */

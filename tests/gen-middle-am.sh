@@ -11,7 +11,7 @@ set -e
   echo 'tests_middle_fold_test_t_CPPFLAGS = $(tap_cppflags)'
   echo 'tests_middle_fold_test_t_LDADD = $(tap_ldadd)'
   echo 'EXTRA_DIST += tests/sema.sh tests/ir.sh tests/types.sh tests/gen-middle-am.sh \'
-  find tests/sema tests/ir tests/types -type f | LC_ALL=C sort |
+  find tests/sema tests/ir tests/types -type f ! -path "tests/ir/examples/*" | LC_ALL=C sort |
     sed 's/^/	/; s/$/ \\/'
   echo '	tests/middle.am'
 } >tests/middle.am
