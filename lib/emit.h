@@ -72,6 +72,9 @@ const char *cu_const_literal(Arena *a, const Value *v);
  * the kernel's `t_red` elements: the sum times the reciprocal of the
  * count, rounded once, as PyTorch's mean computes it. */
 const char *cu_mean_of(Arena *a, const char *acc, const char *type);
+/* A gathered load (IR_TAKE) of `mem` (an element of input `in`), read
+ * only where `inside`; else NaN, 0 or false (ir.h). */
+const char *cu_gather(Arena *a, DType in, const char *inside, const char *mem);
 /* The C expression of one elementwise operation (CAST, UNARY, BINARY,
  * SELECT) of argument expressions `args` (in their compute types). */
 const char *cu_op_expr(Arena *a, Value *v, const char *const *args);

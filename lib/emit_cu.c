@@ -184,7 +184,30 @@ static const char *offset_expr(GEmit *e, const Shape *s, const int *map) {
 
 static const char *value_expr(GEmit *e, Value *v, const int *map);
 
+/* A gathered load (IR_TAKE): input v->index at the element's position,
+ * the axis's index taken from args[0]. */
+static const char *take_expr(GEmit *e, Value *v, const int *map) {
+  const KernelInput *in = &e->k->inputs[v->index];
+  const char *idx = value_expr(e, v->args[0], map), *name = e->names->inputs[v->index], *at = NULL;
+  const int axis = __builtin_ctz(v->axes), off = v->shape.rank - in->shape.rank;
+  add_param(e, P_INPUT, v->index, NULL, name);
+  for (int j = 0; j < in->shape.rank; j++) {
+    const char *c = idx;
+    if (j + off != axis && (dim_is_one(&in->shape, j) || map[j + off] < 0))
+      continue;
+    if (j + off != axis) {
+      e->used_axis[map[j + off]] = 1;
+      c = axis_index(e, map[j + off]);
+    }
+    at = at ? arena_printf(e->a, "(%s) * %s + %s", at, dim_expr(e, in->shape.d[j]), c) : c;
+  }
+  const char *inside = arena_printf(e->a, "%s >= 0 && %s < %s", idx, idx, dim_expr(e, in->shape.d[axis - off]));
+  return cu_gather(e->a, in->dtype, inside, arena_printf(e->a, "%s[%s]", name, at));
+}
+
 static const char *compute_expr(GEmit *e, Value *v, const int *map) {
+  if (v->op == IR_TAKE)
+    return take_expr(e, v, map);
   if (v->op == IR_SIZE)
     return arena_printf(e->a, "(int64_t)%s", e->names->sizes[v->index]);
   if (v->op == IR_INDEX) { /* 1 on every other axis: its offset is the position */

@@ -315,6 +315,13 @@ static const char *cast_expr(Arena *a, Value *v, const char *a0, DType at) {
   return cu_convert(a, a0, at, v->dtype);
 }
 
+const char *cu_gather(Arena *a, DType in, const char *inside, const char *mem) {
+  DType t = cu_compute_dtype(in);
+  const char *outside = dtype_is_float(t) ? cu_float_literal(a, 0.0 / 0.0, t == DT_F32)
+                        : arena_printf(a, "(%s)0", cu_compute_ctype(t));
+  return arena_printf(a, "(%s ? %s : %s)", inside, cu_load_conv(a, in, mem), outside);
+}
+
 const char *cu_op_expr(Arena *ar, Value *v, const char *const *a) {
   DType t[3] = {0};
   for (int i = 0; i < v->nargs; i++)

@@ -307,6 +307,17 @@ static int covers(const SEmit *e, const Shape *s, const int *map, int kept_only)
   return covers_domain(&e->sk.g->domain, e->sk.st->axes, s, map, kept_only);
 }
 
+/* The index along domain axis `ax`, marked used. */
+static const char *axis_var(SEmit *e, int ax) {
+  if (is_reduced_axis(e, ax))
+    e->used_red[ax] = e->used_red_any[ax] = 1;
+  else if (e->sk.cvec || e->sk.rows) /* the one kept axis */
+    return "t_o";
+  else
+    e->used_kept[ax] = 1;
+  return arena_printf(e->sk.a, "t_d%d", ax);
+}
+
 static const char *offset_expr(SEmit *e, const Shape *s, const int *map) {
   if (e->lin && covers(e, s, map, 0))
     return e->lin;
@@ -316,13 +327,7 @@ static const char *offset_expr(SEmit *e, const Shape *s, const int *map) {
   for (int j = 0; j < s->rank; j++) {
     if (dim_is_one(s, j) || map[j] < 0)
       continue;
-    const char *idx = arena_printf(e->sk.a, "t_d%d", map[j]);
-    if (is_reduced_axis(e, map[j]))
-      e->used_red[map[j]] = e->used_red_any[map[j]] = 1;
-    else if (e->sk.cvec || e->sk.rows) /* the one kept axis */
-      idx = "t_o";
-    else
-      e->used_kept[map[j]] = 1;
+    const char *idx = axis_var(e, map[j]);
     off = off ? arena_printf(e->sk.a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
   }
   return off ? off : "0";
@@ -560,7 +565,31 @@ static const char *fused_multiply_add(SEmit *e, Value *v, const int *map) {
   return arena_printf(e->sk.a, "tecc::fma(%s, %s, %s)", a, b, c);
 }
 
+/* A gathered load (IR_TAKE): input v->index at the element's position,
+ * the axis's index taken from args[0]; a row value reads only in live rows. */
+static const char *take_expr(SEmit *e, Value *v, const int *map) {
+  const KernelInput *in = &e->sk.k->inputs[v->index];
+  const char *idx = sval(e, v->args[0], map), *p = param(e, P_INPUT, v->index, NULL), *at = NULL;
+  const int axis = __builtin_ctz(v->axes), off = v->shape.rank - in->shape.rank;
+  for (int j = 0; j < in->shape.rank; j++) {
+    const char *c = idx;
+    if (j + off != axis && (dim_is_one(&in->shape, j) || map[j + off] < 0))
+      continue;
+    if (j + off != axis)
+      c = axis_var(e, map[j + off]);
+    at = at ? arena_printf(e->sk.a, "(%s) * %s + %s", at, dim_expr(e, in->shape.d[j]), c) : c;
+  }
+  const char *inside = arena_printf(e->sk.a, "%s >= 0 && %s < %s", idx, idx, dim_expr(e, in->shape.d[axis - off]));
+  if (!varies_along_row(e, v, map))
+    inside = arena_printf(e->sk.a, "%s && %s", thread_index(e) ? row_in_operand(e) : "t_live", inside);
+  else
+    e->past_end_ok = 0;
+  return cu_gather(e->sk.a, in->dtype, inside, arena_printf(e->sk.a, "%s[%s]", p, at));
+}
+
 static const char *compute(SEmit *e, Value *v, const int *map) {
+  if (v->op == IR_TAKE)
+    return take_expr(e, v, map);
   if (v->op == IR_SIZE)
     return arena_printf(e->sk.a, "(int64_t)%s", param(e, P_SIZE, v->index, NULL));
   if (v->op == IR_INDEX) /* 1 on every other axis: its offset is the position */
@@ -621,7 +650,7 @@ static const char *named_value(SEmit *e, Value *v, const int *map) {
   const char *fresh = row_level ? kernel_name_for(e, want) : fresh_name(e->sk.a, &e->taken, want);
   const char *name = memo_add(e->sk.a, memo, v, map, row_level ? row_ref(e, fresh) : fresh)->name;
   if (row_level)
-    row_decl(e, e->pre, cu_compute_ctype(v->dtype), fresh, expr, 0, NULL, (mem && v->shape.rank > 0) || v->op == IR_INDEX);
+    row_decl(e, e->pre, cu_compute_ctype(v->dtype), fresh, expr, 0, NULL, (mem && v->shape.rank > 0) || v->op == IR_INDEX || v->op == IR_TAKE);
   else
     emit(e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
   if (whole && is_kept(e, v)) {

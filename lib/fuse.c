@@ -8,7 +8,7 @@
 
 static int computes(const Value *v) {
   return v->op == IR_CAST || v->op == IR_UNARY || v->op == IR_BINARY ||
-         v->op == IR_SELECT || v->op == IR_REDUCE;
+         v->op == IR_SELECT || v->op == IR_REDUCE || v->op == IR_TAKE;
 }
 
 static int is_stored_at(int opt_level, const Value *v) {
@@ -149,6 +149,8 @@ static void collect(Arena *a, KernelPlan *kp, Group *g, Value *v, char *mark, in
       push_unique(a, &g->deps, kp->groups.items[kp->group_of[v->id]]);
     return;
   }
+  if (v->op == IR_TAKE) /* a gathered read of an input, not an operand */
+    push_unique(a, &g->reads, kp->kernel->inputs[v->index].value);
   for (int i = 0; i < v->nargs; i++)
     collect(a, kp, g, v->args[i], mark, 0);
 }
@@ -239,7 +241,7 @@ static void absorb_rounding(Arena *a, KernelPlan *kp) {
 
 static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level, Buf *why, int sums_apart) {
   KernelPlan *kp = ARENA_NEW(a, KernelPlan);
-  int n = k->values.len;
+  int n = k->values.len, gathers = 0;
   kp->kernel = k;
   kp->sums_apart = sums_apart;
   kp->stored = ARENA_ARRAY(a, char, n);
@@ -250,6 +252,7 @@ static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level, Buf *why, int
     kp->group_of[i] = -1;
     kp->stored[i] = (char)is_stored_at(opt_level, v);
     kp->has_reduce |= v->op == IR_REDUCE;
+    gathers |= v->op == IR_TAKE;
   }
   make_stored_groups(a, kp);
   make_output_groups(a, kp, opt_level);
@@ -263,7 +266,7 @@ static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level, Buf *why, int
   if (opt_level >= 1)
     stitch_order_groups(a, kp);
   assign_homes(a, kp);
-  kp->in_place_ok = !kp->has_reduce;
+  kp->in_place_ok = !kp->has_reduce && !gathers; /* a gather reads other elements */
   return kp;
 }
 

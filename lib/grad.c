@@ -63,6 +63,16 @@ static Value *make(Grad *g, IrOp op, DType t, const Shape *sh) {
   return v;
 }
 
+Value *grad_index(Grad *g, const Shape *sh, int axis) {
+  Shape s = *sh;
+  for (int i = 0; i < s.rank; i++)
+    if (i != axis)
+      s.d[i] = (Dim){-1, 1};
+  Value *v = make(g, IR_INDEX, DT_I64, &s);
+  v->axes = 1u << axis;
+  return v;
+}
+
 Value *grad_const(Grad *g, DType t, double x) {
   Shape scalar = {0};
   Value *v = make(g, IR_CONST, t, &scalar);
@@ -182,6 +192,12 @@ void grad_push(Grad *g, const Value *v, int i, Value *d) {
     add_adjoint(g, v->args[i], d);
 }
 
+void grad_push_input(Grad *g, int input, Value *d) {
+  const Value *x = g->f->inputs[input].value;
+  if (g->reach[x->id])
+    add_adjoint(g, x, d);
+}
+
 /* ---- the gradient kernel ------------------------------------------------ */
 
 static int differentiated(const GradRequest *r, int input) {
@@ -195,7 +211,7 @@ static int differentiated(const GradRequest *r, int input) {
 static void mark_reach(Grad *g, const GradRequest *r) {
   for (int i = 0; i < g->f->values.len; i++) {
     const Value *v = g->f->values.items[i];
-    int reached = v->op == IR_INPUT && differentiated(r, v->index);
+    int reached = (v->op == IR_INPUT || v->op == IR_TAKE) && differentiated(r, v->index);
     for (int j = 0; j < v->nargs; j++)
       reached |= g->reach[v->args[j]->id];
     g->reach[i] = reached && dtype_is_float(v->dtype);

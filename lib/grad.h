@@ -59,6 +59,12 @@ Shape grad_reduced_shape(const Shape *s, uint32_t axes);
  * or a literal 1. */
 int grad_stretches_to(const Shape *from, const Shape *to);
 
+/* The positions along `axis` of shape sh (IR_INDEX: 1 on the other axes). */
+Value *grad_index(Grad *g, const Shape *sh, int axis);
+/* Adds d to the adjoint of f's input number `input` when it is
+ * differentiated (a take reads it without an operand). */
+void grad_push_input(Grad *g, int input, Value *d);
+
 /* Whether operand i of f's value v needs its adjoint. */
 int grad_wants(const Grad *g, const Value *v, int i);
 /* Adds d (NULL: nothing) to the adjoint of operand i of f's value v; d has

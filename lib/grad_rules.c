@@ -426,6 +426,29 @@ static void d_broadcast(Grad *g, const Value *v, Value *dv) {
   grad_push(g, v, 0, axes ? sum_over(g, dv, axes) : dv);
 }
 
+/* take with one index along its axis (sema refuses more: a scatter-add):
+ * dx = where(index(x, axis) == i, dy, 0), summed over the axes x is
+ * broadcast along (language.md §9.7). */
+static void d_take(Grad *g, const Value *v, Value *dv) {
+  const KernelInput *x = &g->f->inputs[v->index];
+  const int axis = __builtin_ctz(v->axes), off = v->shape.rank - x->shape.rank;
+  if (v->shape.d[axis].var >= 0 || v->shape.d[axis].size != 1)
+    internal_error("grad: a take of %s with more than one index reached the grad pass", g->f->name);
+  Shape full = v->shape;
+  full.d[axis] = x->shape.d[axis - off];
+  Value *pos = grad_fit(g, grad_index(g, &full, axis), &full);
+  Value *at = grad_binary(g, BIN_EQ, pos, grad_fit(g, grad_re(g, v->args[0]), &full));
+  Value *d = grad_select(g, at, grad_fit(g, dv, &full), grad_const(g, dv->dtype, 0.0));
+  uint32_t axes = 0;
+  for (int i = 0; i < full.rank; i++) {
+    int j = i - off;
+    int from_one = j < 0 || (x->shape.d[j].var < 0 && x->shape.d[j].size == 1);
+    if (from_one && !(full.d[i].var < 0 && full.d[i].size == 1))
+      axes |= 1u << i;
+  }
+  grad_push_input(g, v->index, axes ? sum_over(g, d, axes) : d);
+}
+
 static void d_select(Grad *g, const Value *v, Value *dv) {
   Value *c = arg(g, v, 0);
   if (grad_wants(g, v, 1))
@@ -465,6 +488,7 @@ void grad_rule(Grad *g, const Value *v, Value *dv) {
   case IR_CONST:
   case IR_SIZE:
   case IR_INDEX: return; /* integers of no input: no gradient */
+  case IR_TAKE: d_take(g, v, dv); return;
   case IR_CAST: d_cast(g, v, dv); return;
   case IR_BROADCAST: d_broadcast(g, v, dv); return;
   case IR_SELECT: d_select(g, v, dv); return;

@@ -196,7 +196,7 @@ static void put_opname(Buf *b, const Value *v) {
 static void dump_value(Buf *b, const Kernel *k, const Value *v) {
   buf_printf(b, "  %%%d = ", v->id);
   put_opname(b, v);
-  if (v->op == IR_INPUT)
+  if (v->op == IR_INPUT || v->op == IR_TAKE)
     buf_printf(b, " %s", k->inputs[v->index].name);
   else if (v->op == IR_CONST) {
     buf_puts(b, " ");
@@ -206,7 +206,7 @@ static void dump_value(Buf *b, const Kernel *k, const Value *v) {
     buf_printf(b, i ? ", %%%d" : " %%%d", v->args[i]->id);
   if (v->op == IR_SIZE)
     buf_printf(b, " %s", k->sizevars[v->index].name);
-  if (v->op == IR_REDUCE || v->op == IR_INDEX)
+  if (v->op == IR_REDUCE || v->op == IR_INDEX || v->op == IR_TAKE)
     put_axes(b, v->axes);
   buf_puts(b, " : ");
   put_type(b, k, v->dtype, &v->shape);
@@ -262,7 +262,7 @@ const char *ir_dump(Arena *a, const Module *m) {
 static const int ir_arity[IR_COUNT] = {
     [IR_INPUT] = 0, [IR_CONST] = 0,     [IR_CAST] = 1,     [IR_UNARY] = 1,
     [IR_BINARY] = 2, [IR_SELECT] = 3,   [IR_BROADCAST] = 1, [IR_REDUCE] = 1,
-    [IR_SIZE] = 0,  [IR_INDEX] = 0,
+    [IR_SIZE] = 0,  [IR_INDEX] = 0,     [IR_TAKE] = 1,
 };
 
 static int compute_dtype_ok(DType t) { return !dtype_is_16bit(t); }
@@ -356,6 +356,29 @@ static const char *check_index(const Value *v) {
   return (axes >> v->shape.rank) == 0 ? NULL : "index axis";
 }
 
+static int one_axis(uint32_t axes, int rank) {
+  return axes != 0 && (axes & (axes - 1)) == 0 && (axes >> rank) == 0;
+}
+
+static const char *check_take(const Kernel *k, const Value *v) {
+  if (v->index < 0 || v->index >= k->ninputs || !one_axis(v->axes, v->shape.rank))
+    return "take input or axis";
+  const KernelInput *in = &k->inputs[v->index];
+  const Value *i = v->args[0];
+  if (i->dtype != DT_I64 || !shape_equal(&i->shape, &v->shape) ||
+      v->dtype != (dtype_is_16bit(in->dtype) ? DT_F32 : in->dtype) || in->shape.rank > v->shape.rank)
+    return "take index or dtype";
+  int off = v->shape.rank - in->shape.rank;
+  for (int j = 0; j < in->shape.rank; j++) {
+    Dim d = in->shape.d[j];
+    int along = (v->axes >> (j + off)) & 1u;
+    int one = d.var < 0 && d.size == 1;
+    if (along ? one : !one && !dim_equal(d, v->shape.d[j + off]))
+      return "take source shape";
+  }
+  return NULL;
+}
+
 static int same_shape_as_args(const Value *v) {
   for (int i = 0; i < v->nargs; i++)
     if (!shape_equal(&v->args[i]->shape, &v->shape))
@@ -407,6 +430,8 @@ static const char *check_value(const Kernel *k, const Value *v, int i) {
                : "size";
   case IR_INDEX:
     return check_index(v);
+  case IR_TAKE:
+    return check_take(k, v);
   default:
     return "unknown op";
   }

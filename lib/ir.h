@@ -38,6 +38,15 @@
  * - IR_INDEX: i64; `axes` has one bit, the axis whose position each
  *   element is; the shape is literal 1 on every other axis.  It reads no
  *   memory (language.md §9.6).
+ * - IR_TAKE: a gathered load of kernel input `index` (numpy's
+ *   take_along_axis): the element at the result's position, except along
+ *   the axis in `axes`, where it is args[0] (i64, the result's shape).
+ *   The input's shape, right-aligned, is the result's or 1 on each other
+ *   axis; along the axis it is not literal 1.  An index outside
+ *   [0, size) gives NaN (floats), 0 (integers) or false, reading nothing.
+ *   Its dtype is the input's compute dtype (f32 for 16-bit inputs).
+ *   Lowering makes take() of an expression an expression of takes of
+ *   inputs (language.md §9.7).
  * - Outputs: KernelOutput.value has the output's dtype; its shape equals
  *   KernelOutput.shape up to literal-1 axes (same element order).
  * - Inputs: IR_INPUT has its KernelInput's dtype and, up to literal-1 axes,
@@ -80,7 +89,9 @@ typedef struct Shape {
   X(SIZE, "size")           /* index: the size variable whose run-time     \
                                value it is; rank 0, i64 */                  \
   X(INDEX, "index")         /* the position along the one axis in `axes`:  \
-                               i64, literal 1 on every other axis */
+                               i64, literal 1 on every other axis */        \
+  X(TAKE, "take")           /* input `index` read where the one axis in    \
+                               `axes` is args[0] (i64, this shape) */
 
 typedef enum IrOp {
 #define X(e, name) IR_##e,
@@ -104,9 +115,9 @@ typedef struct Value {
                       value clamped, not half to each (grad.c; opt.c's CSE
                       ignores it, it runs after grad) */
   uint32_t axes;   /* IR_REDUCE: bit i set when axis i is reduced;
-                      IR_INDEX: the one bit of its axis */
-  int index;       /* IR_INPUT: the input's position; IR_SIZE: the size
-                      variable's number */
+                      IR_INDEX, IR_TAKE: the one bit of its axis */
+  int index;       /* IR_INPUT, IR_TAKE: the input's position; IR_SIZE:
+                      the size variable's number */
   int64_t ival;    /* IR_CONST of bool/i32/i64 */
   double fval;     /* IR_CONST of floats */
   const char *name; /* the .te name it was assigned to, or NULL */

@@ -195,6 +195,98 @@ static Value *index_ir(Lower *l, const TypedNode *n) {
   return v;
 }
 
+/* ---- take ------------------------------------------------------------ */
+
+/* take(x, i, axis) gathers x's expression: each input that varies along
+ * the axis is read where the axis is i (IR_TAKE), a position along it is
+ * i, and what is 1 along it stays as it is (sema refused reductions that
+ * vary along it).  Every gathered value has the result's shape. */
+typedef struct Gather {
+  Value *i;     /* the index, i64, broadcast to the result's shape */
+  int axis;     /* in the result's axes */
+  Shape shape;  /* the result's */
+  Value **memo; /* by value id of x's expression */
+} Gather;
+
+static int one_along(const Value *v, int axis) {
+  return axis < 0 || (v->shape.d[axis].var < 0 && v->shape.d[axis].size == 1);
+}
+
+static Value *gathered(Lower *l, Gather *g, Value *v) {
+  int axis = g->axis - (g->shape.rank - v->shape.rank);
+  if (one_along(v, axis))
+    return bcast(l, v, &g->shape);
+  if (g->memo[v->id])
+    return g->memo[v->id];
+  Value *r;
+  if (v->op == IR_INPUT) {
+    r = mk1(l, IR_TAKE, compute_dtype(v->dtype), g->i);
+    r->shape = g->shape;
+    r->index = v->index;
+    r->axes = 1u << g->axis;
+  } else if (v->op == IR_INDEX) {
+    r = g->i; /* the position along the axis is the index */
+  } else if (v->op == IR_BROADCAST) {
+    r = gathered(l, g, v->args[0]);
+  } else if (v->op == IR_CAST && gathered(l, g, v->args[0])->dtype == v->dtype) {
+    r = gathered(l, g, v->args[0]); /* a 16-bit input's widening: the take did it */
+  } else if (v->op == IR_CAST || v->op == IR_UNARY || v->op == IR_BINARY || v->op == IR_SELECT) {
+    Value *args[3];
+    for (int j = 0; j < v->nargs; j++)
+      args[j] = gathered(l, g, v->args[j]);
+    r = mk(l, v->op, v->dtype, &g->shape);
+    int id = r->id;
+    *r = *v;
+    r->id = id;
+    r->loc = l->loc;
+    r->shape = g->shape;
+    r->name = NULL;
+    for (int j = 0; j < v->nargs; j++)
+      r->args[j] = args[j];
+  } else {
+    internal_error("lower: take through %%%d (op %d), which sema refuses", v->id, (int)v->op);
+  }
+  return g->memo[v->id] = r;
+}
+
+/* The size of x along the axis, as an i64 value. */
+static Value *dim_value(Lower *l, Dim d) {
+  Scalar k = {d.size, 0};
+  if (d.var < 0)
+    return konst(l, DT_I64, k);
+  Shape scalar = {0};
+  Value *v = mk(l, IR_SIZE, DT_I64, &scalar);
+  v->index = d.var;
+  return v;
+}
+
+/* NaN for floats, 0 for integers, false: what an index outside the axis
+ * gives. */
+static Value *outside_value(Lower *l, DType t, const Shape *sh) {
+  Scalar k = {0, dtype_is_float(t) ? 0.0 / 0.0 : 0.0};
+  return bcast(l, konst(l, t, k), sh);
+}
+
+static Value *take_node_ir(Lower *l, const TypedNode *n) {
+  Value *x = value_of(l, n->args[0]);
+  Gather g = {bcast(l, conv(l, value_of(l, n->args[1]), DT_I64), &n->shape), __builtin_ctz(n->axes), n->shape,
+              ARENA_ARRAY(l->a, Value *, (size_t)l->k->values.len + 1)};
+  Value *r = gathered(l, &g, x);
+  if (r->op == IR_TAKE && x->op == IR_INPUT)
+    return r; /* the load gives the outside value itself */
+  Value *zero = bcast(l, konst(l, DT_I64, (Scalar){0, 0}), &n->shape);
+  Value *size = bcast(l, dim_value(l, n->args[0]->shape.d[g.axis]), &n->shape);
+  Value *above = binary_ir(l, BIN_GE, DT_BOOL, g.i, zero);
+  Value *inside = binary_ir(l, BIN_AND, DT_BOOL, above, binary_ir(l, BIN_LT, DT_BOOL, g.i, size));
+  Value *outside = outside_value(l, r->dtype, &n->shape);
+  Value *v = mk(l, IR_SELECT, r->dtype, &n->shape);
+  v->args[0] = inside;
+  v->args[1] = r;
+  v->args[2] = outside;
+  v->nargs = 3;
+  return v;
+}
+
 static Value *node_ir(Lower *l, const TypedNode *n) {
   l->loc = n->loc;
   switch (n->op) {
@@ -207,6 +299,7 @@ static Value *node_ir(Lower *l, const TypedNode *n) {
   case TN_REDUCE: return reduce_node_ir(l, n);
   case TN_SIZE: return size_ir(l, n);
   case TN_INDEX: return index_ir(l, n);
+  case TN_TAKE: return take_node_ir(l, n);
   }
   internal_error("lower: unknown typed node %d", (int)n->op);
 }

@@ -449,9 +449,9 @@ static void clear_unused_fields(Value *v) {
     v->bop = 0;
   if (v->op != IR_REDUCE)
     v->rop = 0;
-  if (v->op != IR_REDUCE && v->op != IR_INDEX)
+  if (v->op != IR_REDUCE && v->op != IR_INDEX && v->op != IR_TAKE)
     v->axes = 0;
-  if (v->op != IR_INPUT && v->op != IR_SIZE)
+  if (v->op != IR_INPUT && v->op != IR_SIZE && v->op != IR_TAKE)
     v->index = 0;
   if (v->op != IR_CONST) {
     v->ival = 0;

@@ -1431,11 +1431,31 @@ static const char *grad_te_signature(Sema *s, TypedKernel *gk) {
 
 /* `kernel NAME = grad(OF, WRT...)`: the gradient kernel, with its
  * signature; NULL after an error. */
+/* A float take() of k with more than one index along its axis: its
+ * gradient is a scatter-add, which tecc does not emit (language.md §9.7). */
+static const TypedNode *scattering_take(const TypedKernel *k) {
+  for (int i = 0; i < k->nnodes; i++) {
+    const TypedNode *n = k->nodes[i];
+    int ax = n->op == TN_TAKE ? __builtin_ctz(n->axes) : 0;
+    if (n->op == TN_TAKE && dtype_is_float(n->dtype) &&
+        (n->shape.d[ax].var >= 0 || n->shape.d[ax].size != 1))
+      return n;
+  }
+  return NULL;
+}
+
 static const TypedKernel *check_grad(Sema *s, const Stmt *st) {
   const KernelDef *kd = grad_target(s, st);
   if (!kd)
     return NULL;
   const TypedKernel *k = kd->k;
+  const TypedNode *t = k->grad ? NULL : scattering_take(k);
+  if (t) {
+    Diag *d = sema_error(s, st->of_loc, "cannot differentiate '%s': the gradient of a 'take' with more than "
+                         "one index along its axis is a scatter-add, which is not supported", k->name);
+    diag_note(s->d, d, t->loc, "this take");
+    return NULL;
+  }
   TypedGrad *g = grad_inputs(s, st, k);
   if (g && !float_outputs(k)) {
     sema_error(s, st->of_loc, "kernel '%s' has no float output to differentiate",

@@ -798,6 +798,70 @@ static TVal *sema_index(Sema *s, const Expr *call, TVal **args) {
   return tv_tensor(s, n, call->loc);
 }
 
+/* The reduction under n whose value varies along `axis` (n's axes): take()
+ * cannot gather through it (language.md §9.7), else NULL. */
+static const TypedNode *varying_reduction(const TypedNode *n, int axis) {
+  if (axis < 0 || (n->shape.d[axis].var < 0 && n->shape.d[axis].size == 1))
+    return NULL; /* broadcast along the axis: every index reads the same */
+  if (n->op == TN_REDUCE || n->op == TN_TAKE)
+    return n;
+  for (int i = 0; i < n->nargs; i++) {
+    const TypedNode *a = n->args[i];
+    const TypedNode *r = varying_reduction(a, axis - (n->shape.rank - a->shape.rank));
+    if (r)
+      return r;
+  }
+  return NULL;
+}
+
+/* The shapes of x and i with `axis` set to literal 1. */
+static Shape without_axis(const Shape *s, int axis) {
+  Shape r = *s;
+  r.d[axis] = (Dim){-1, 1};
+  return r;
+}
+
+/* take(x, i, axis): numpy's take_along_axis with broadcasting
+ * (language.md §9.7).  x may be any expression that does not reduce along
+ * other axes while varying along `axis`; lowering gathers its inputs. */
+static TVal *sema_take(Sema *s, const Expr *call, TVal **args) {
+  TVal *x = args[0], *i = args[1];
+  if (x->kind != TV_TENSOR || x->node->shape.rank == 0) {
+    sema_error(s, x->loc, "'take' needs a tensor of rank 1 or more, got %s", tval_type_str(s, x));
+    return NULL;
+  }
+  if (i->kind != TV_TENSOR || (i->dtype != DT_I32 && i->dtype != DT_I64)) {
+    sema_error(s, i->loc, "index of 'take' must be an i32 or i64 tensor, got %s", tval_type_str(s, i));
+    return NULL;
+  }
+  const Shape *xs = &x->node->shape, *is = &i->node->shape;
+  if (is->rank != xs->rank) {
+    sema_error(s, i->loc, "index of 'take' must have the rank of %s, got %s", tval_type_str(s, x),
+               tval_type_str(s, i));
+    return NULL;
+  }
+  int ax = literal_axis(s, "take", x, args[2]);
+  if (ax < 0)
+    return NULL;
+  Shape xa = without_axis(xs, ax), ia = without_axis(is, ax), sh;
+  if (!broadcast_shapes(s, &xa, &ia, x->dtype, i->dtype, &sh, call->loc))
+    return NULL;
+  sh.d[ax] = is->d[ax];
+  const TypedNode *r = varying_reduction(x->node, ax);
+  if (r) {
+    Diag *d = sema_error(s, x->loc, "'take' along axis %d cannot gather through a %s that varies along it; "
+                         "take before reducing", ax, r->op == TN_TAKE ? "take" : "reduction");
+    diag_note(s->d, d, r->loc, "this %s", r->op == TN_TAKE ? "take" : "reduction");
+    return NULL;
+  }
+  TypedNode *n = new_node(s, TN_TAKE, x->dtype, &sh);
+  n->args[0] = x->node;
+  n->args[1] = i->node;
+  n->nargs = 2;
+  n->axes = 1u << ax;
+  return tv_tensor(s, n, call->loc);
+}
+
 /* ---- builtin calls -------------------------------------------------------- */
 
 typedef enum Builtin {
@@ -809,7 +873,8 @@ typedef enum Builtin {
   BI_WHERE,
   BI_CLAMP,
   BI_DETACH,
-  BI_INDEX
+  BI_INDEX,
+  BI_TAKE
 } Builtin;
 
 typedef struct BuiltinInfo {
@@ -846,6 +911,7 @@ void sema_builtins_init(Sema *s) {
   put_builtin(s, "clamp", (BuiltinInfo){.kind = BI_CLAMP});
   put_builtin(s, "detach", (BuiltinInfo){.kind = BI_DETACH});
   put_builtin(s, "index", (BuiltinInfo){.kind = BI_INDEX});
+  put_builtin(s, "take", (BuiltinInfo){.kind = BI_TAKE});
   put_builtin(s, "where", (BuiltinInfo){.kind = BI_WHERE});
   for (int op = RED_COUNT - 1; op >= 0; op--)
     put_builtin(s, reduce_name((ReduceOp)op),
@@ -871,7 +937,7 @@ int builtin_arity(Sema *s, const char *name, int *min_args, int *max_args) {
                                  [BI_UNARY] = {1, 1}, [BI_REDUCE] = {1, -1},
                                  [BI_BINARY] = {2, 2}, [BI_WHERE] = {3, 3},
                                  [BI_CLAMP] = {3, 3}, [BI_DETACH] = {1, 1},
-                                 [BI_INDEX] = {2, 2}};
+                                 [BI_INDEX] = {2, 2}, [BI_TAKE] = {3, 3}};
   *min_args = arity[bi.kind][0];
   *max_args = arity[bi.kind][1];
   return bi.kind != BI_NONE;
@@ -915,6 +981,8 @@ TVal *sema_builtin_call(Sema *s, const Expr *call, TVal **args, int nargs) {
     return sema_detach(s, args[0], call->loc);
   case BI_INDEX:
     return sema_index(s, call, args);
+  case BI_TAKE:
+    return sema_take(s, call, args);
   default:
     internal_error("sema_builtin_call: '%s' is not a builtin", call->name);
   }

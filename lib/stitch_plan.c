@@ -52,6 +52,8 @@ static PlanPass *this_pass(const Walk *w) {
 static void walk_value(Walk *w, const Value *v, const int *given);
 
 static void compute(Walk *w, const Value *v, const int *map, int row_level) {
+  if (w->sp && (v->op == IR_TAKE || v->op == IR_SIZE))
+    w->reached[v->id] = 1; /* a gathered input, a size: parameters too */
   int whole = !row_level && whole_domain(w, &v->shape, map);
   if (whole && w->reuse && w->reuse[v->id] && w->kept[v->id]) {
     w->kept_read[v->id] = 1;
@@ -356,6 +358,18 @@ static void plan_params(Arena *a, const KernelPlan *kp, const Group *g, StitchPl
     Value *v = k->values.items[i];
     if (!reached[v->id])
       continue;
+    if (v->op == IR_SIZE) {
+      add_param(a, &sp->params, P_SIZE, v->index, NULL);
+      continue;
+    }
+    if (v->op == IR_TAKE) {
+      const Shape *s = &k->inputs[v->index].shape;
+      add_param(a, &sp->params, P_INPUT, v->index, NULL);
+      for (int j = 0; j < s->rank; j++)
+        if (s->d[j].var >= 0)
+          add_param(a, &sp->params, P_SIZE, s->d[j].var, NULL);
+      continue;
+    }
     if (v->op == IR_INPUT)
       add_param(a, &sp->params, v->shape.rank == 0 ? P_SCALAR : P_INPUT, v->index, NULL);
     else

@@ -44,6 +44,7 @@ static const char *op_text(const TypedNode *n) {
   case TN_REDUCE: return reduce_name(n->rop);
   case TN_SIZE: return "size";
   case TN_INDEX: return "index";
+  case TN_TAKE: return "take";
   }
   return "?";
 }
@@ -62,7 +63,7 @@ static void put_node(Buf *b, const TypedKernel *k, const TypedNode *n) {
     put_arg(b, n->args[i]);
   if (n->op == TN_SIZE)
     buf_printf(b, " %s", k->sizevars[n->input].name);
-  if (n->op == TN_REDUCE || n->op == TN_INDEX)
+  if (n->op == TN_REDUCE || n->op == TN_INDEX || n->op == TN_TAKE)
     buf_printf(b, " axes 0x%x", n->axes);
   buf_puts(b, "\n");
 }

@@ -37,8 +37,10 @@ typedef enum TypedOp {
                 axes == 0: args[0] has rank 0 (var of it still computes) */
   TN_SIZE,   /* i64, rank 0: the run-time value of size variable `input`
                 (an index into TypedKernel.sizevars) */
-  TN_INDEX   /* i64: the position along the axis in `axes` (one bit); the
+  TN_INDEX,  /* i64: the position along the axis in `axes` (one bit); the
                 shape is literal 1 on every other axis */
+  TN_TAKE    /* args[0] (x) gathered along the axis in `axes` at args[1]
+                (i32/i64, x's rank); dtype: x's */
 } TypedOp;
 
 typedef struct TypedNode {
