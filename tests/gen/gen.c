@@ -9,6 +9,11 @@
  * broadcast -> elementwise -> reduce), fns (one with an axis parameter),
  * explicit kernels with declared output types and several outputs, and
  * gradient kernels (`kernel kI_grad = grad(kI[, inputs])`) of some of them.
+ * Some kernels use positions and sizes (language.md §8.5, §9.6): a few
+ * percent of their leaves are `index(X, a)` (masks, `% k`, fractions
+ * `index(X, a) / D`) or a size variable's value (`x / D` where x has an
+ * axis D, `D % k`); whether a kernel or leaf does is drawn from a random
+ * stream of its own, so that a kernel which draws none comes out as before.
  * The same seed gives the same file.  --implicit (with one kernel) writes
  * the implicit-kernel form.
  *
@@ -123,6 +128,7 @@ typedef struct Kernel {
   int nstmts;
   char *body;
   int vcount;
+  int pos; /* percent of leaves that are positions or sizes (0: none) */
 } Kernel;
 
 static Kernel *K;      /* the kernel being generated */
@@ -302,8 +308,15 @@ static Val gen_int(int depth);
 static Val gen_bool(int depth);
 static Val gen_exact(int depth);
 static Val exact_leaf(void);
+static int pos_leaf(void);
+static int pos_float(Val *out);
+static int pos_int(Val *out);
+static int pos_bool(Val *out);
 
 static Val float_leaf(void) {
+  Val p;
+  if (pos_leaf() && pos_float(&p))
+    return p;
   int i = pick_pool(ok_float);
   if (i >= 0 && chance(85))
     return K->pool[i];
@@ -404,6 +417,229 @@ static void harmonize(Val *a, Val *b) {
     *a = to_f32(*a);
   else if (b->dt == T_F64 && lowp_float(a))
     *b = to_f32(*b);
+}
+
+/* ---- positions and sizes as values (language.md §8.5, §9.6) ----------------------- */
+
+/* Whether a kernel, and which of its leaves, use positions and sizes is
+ * drawn from a stream of its own (a kernel that draws none consumes `rng`
+ * as it did before they existed). */
+static uint64_t rng_pos;
+
+static int pos_rnd(int n) {
+  uint64_t keep = rng;
+  rng = rng_pos;
+  int r = rnd(n);
+  rng_pos = rng;
+  rng = keep;
+  return r;
+}
+
+/* A rank-0 kernel has neither positions nor size variables. */
+static int pos_leaf(void) { return K->pos > 0 && K->rank > 0 && pos_rnd(100) < K->pos; }
+
+/* The largest size a binding gives a size variable (tecc-conform's profiles
+ * go to 4250663); a literal dim is its value. */
+static double axis_size_bound(int axis_from_end) {
+  const char *d = dim_text(axis_from_end);
+  return isdigit((unsigned char)d[0]) ? atof(d) : 5e6;
+}
+
+/* The size variable of x's axis a (from the end) when x is full along it
+ * and the dim is not a literal, else NULL. */
+static const char *size_var_of(Shape s, int a) {
+  if (!((s.full >> a) & 1))
+    return NULL;
+  const char *d = dim_text(a);
+  return isdigit((unsigned char)d[0]) ? NULL : d;
+}
+
+/* A pool value of rank >= 1 (any dtype: index() only uses its shape), or
+ * -1. */
+static int pick_ranked(void) {
+  int idx[MAXPOOL], n = 0;
+  for (int i = 0; i < K->npool; i++)
+    if (K->pool[i].sh.rank > 0)
+      idx[n++] = i;
+  return n ? idx[rnd(n)] : -1;
+}
+
+/* An axis of s (from the end), mostly a full one. */
+static int pick_axis(Shape s) {
+  if (s.full && chance(90)) {
+    int a;
+    do
+      a = rnd(s.rank);
+    while (!((s.full >> a) & 1));
+    return a;
+  }
+  return rnd(s.rank);
+}
+
+/* index(x, a): i64, x's rank, full only along a (when x is); its values
+ * are the positions 0 .. size - 1 (all 0 along a literal 1). */
+static Val index_of(const Val *x, int a) {
+  Shape s = {x->sh.rank, x->sh.full & (1u << a)};
+  int ax = chance(50) ? -(a + 1) : x->sh.rank - 1 - a;
+  return mk(fmt("index(%s, %d)", x->text, ax), T_I64, s, 0,
+            s.full ? axis_size_bound(a) - 1 : 0, 1);
+}
+
+static const char *pick_size(void) { return K->nsv ? K->sv[rnd(K->nsv)] : NULL; }
+
+/* A small weak integer from a size variable's value. */
+static Val size_small(const char *sz) {
+  int k = 2 + rnd(6);
+  Val v;
+  switch (rnd(3)) {
+  case 0: v = mk(fmt("(%s %% %d)", sz, k), T_I32, (Shape){0, 0}, 0, k - 1, 1); break;
+  case 1: v = mk(fmt("((%s + 1) %% %d)", sz, k), T_I32, (Shape){0, 0}, 0, k - 1, 1); break;
+  default: v = mk(fmt("minimum(%s, %d)", sz, k), T_I32, (Shape){0, 0}, 0, k, 1); break;
+  }
+  v.weak = 1;
+  return v;
+}
+
+/* A small exact integer: a position modulo k (i64), or a size's small
+ * weak value.  0 when the kernel has neither. */
+static int pos_int(Val *out) {
+  int i = pick_ranked();
+  if (i >= 0 && (!K->nsv || chance(65))) {
+    const Val *x = &K->pool[i];
+    Val ix = index_of(x, pick_axis(x->sh));
+    int k = 2 + rnd(8);
+    if (ix.hi < k)
+      *out = ix;
+    else
+      *out = mk(fmt("(%s %% %d)", ix.text, k), T_I64, ix.sh, 0, k - 1, 1);
+    return 1;
+  }
+  if (!K->nsv)
+    return 0;
+  *out = size_small(pick_size());
+  return 1;
+}
+
+/* A float leaf within [-8, 8] from positions and sizes:
+ *   - a small exact integer as f32/f64;
+ *   - a position fraction, index(X, a) / D in [0, 1) (D, X's size along a,
+ *     is 0 only where X is empty), or (index % 100) * 0.01;
+ *   - a float value divided by a size: x / D only where x has the axis D
+ *     (empty when D is 0), else x / (D + 1), or times D % k; 16-bit x in
+ *     f32 first (a size over 65504 is inf in f16).
+ * Sizes and positions carry no gradient, so grad kernels only see 1 / D
+ * as a factor.  0 when the kernel has none. */
+static int pos_float(Val *out) {
+  int r = rnd(10);
+  if (r < 4) { /* position fractions */
+    int i = pick_ranked();
+    if (i >= 0 && K->pool[i].sh.full) {
+      const Val *x = &K->pool[i];
+      int a;
+      do
+        a = rnd(x->sh.rank);
+      while (!((x->sh.full >> a) & 1));
+      Val ix = index_of(x, a);
+      switch (rnd(4)) {
+      case 0:
+        *out = mk(fmt("(%s / %s)", ix.text, dim_text(a)), T_F64, ix.sh, 0, 1, 0);
+        return 1;
+      case 1:
+        *out = mk(fmt("(f32(%s) / %s)", ix.text, dim_text(a)), T_F32, ix.sh, 0, 1, 0);
+        return 1;
+      case 2:
+        *out = mk(fmt("(f32(%s %% 100) * 0.01)", ix.text), T_F32, ix.sh, 0, 0.99, 0);
+        return 1;
+      default: /* exact: a position times a power of two, kept small */
+        *out = mk(fmt("(f32(%s %% 16) * 0.5)", ix.text), T_F32, ix.sh, 0, 7.5, 1);
+        return 1;
+      }
+    }
+  } else if (r < 7 && K->nsv) { /* a float value scaled by a size */
+    int i = pick_pool(ok_float);
+    if (i >= 0) {
+      Val x = squash(K->pool[i], 8);
+      if (x.dt == T_F16 || x.dt == T_BF16)
+        x = to_f32(x);
+      const char *own[MAXRANK];
+      int nown = 0;
+      for (int a = 0; a < x.sh.rank; a++)
+        if (size_var_of(x.sh, a))
+          own[nown++] = size_var_of(x.sh, a);
+      double lo = dmin(x.lo, 0), hi = dmax(x.hi, 0);
+      if (nown && chance(70)) {
+        const char *sz = own[rnd(nown)];
+        *out = mk(chance(50) ? fmt("(%s / %s)", x.text, sz) : fmt("(%s * (1.0 / %s))", x.text, sz),
+                  x.dt, x.sh, lo, hi, 0);
+        return 1;
+      }
+      const char *sz = pick_size();
+      switch (rnd(3)) {
+      case 0: *out = mk(fmt("(%s / (%s + 1))", x.text, sz), x.dt, x.sh, lo, hi, 0); return 1;
+      case 1:
+        *out = mk(fmt("(%s * (1.0 / (%s + 1)))", x.text, sz), x.dt, x.sh, lo, hi, 0);
+        return 1;
+      default: {
+        /* a small integer factor, x within 8 / k; not exact (x * 7 rounds) */
+        Val k = size_small(sz);
+        x = squash(x, 8 / k.hi);
+        *out = mk(fmt("(%s * %s)", x.text, k.text), x.dt, x.sh, dmin(x.lo * k.hi, 0),
+                  dmax(x.hi * k.hi, 0), 0);
+        return 1;
+      }
+      }
+    }
+  }
+  Val e;
+  if (!pos_int(&e))
+    return 0;
+  Dt d = chance(70) ? T_F32 : T_F64;
+  *out = mk(fmt("%s(%s)", dt_name[d], e.text), d, e.sh, e.lo, e.hi, 1);
+  return 1;
+}
+
+/* A mask from positions: causal (index(X, a) > index(X, b)), periodic
+ * (index % k == j), or a position against a size (index(X, a) < D // 2). */
+static int pos_bool(Val *out) {
+  static const char *const cmp[] = {"==", "!=", "<", "<=", ">", ">="};
+  int i = pick_ranked();
+  if (i < 0)
+    return 0;
+  const Val *x = &K->pool[i];
+  const char *op = cmp[rnd(6)];
+  int a = pick_axis(x->sh);
+  Val ix = index_of(x, a);
+  switch (rnd(3)) {
+  case 0:
+    if (x->sh.rank >= 2) {
+      int b;
+      do
+        b = pick_axis(x->sh);
+      while (b == a && chance(95));
+      if (b == a)
+        b = (a + 1) % x->sh.rank;
+      Val iy = index_of(x, b);
+      *out = mk(fmt("(%s %s %s)", ix.text, op, iy.text), T_BOOL, bcast(ix.sh, iy.sh), 0, 1, 1);
+      return 1;
+    }
+    break;
+  case 1: {
+    const char *sz = size_var_of(x->sh, a);
+    if (!sz)
+      sz = pick_size();
+    if (!sz)
+      break;
+    const char *rhs = rnd(3) == 0 ? fmt("(%s - 1)", sz) : chance(50) ? fmt("(%s // 2)", sz)
+                                                                      : size_small(sz).text;
+    *out = mk(fmt("(%s %s %s)", ix.text, op, rhs), T_BOOL, ix.sh, 0, 1, 1);
+    return 1;
+  }
+  default:
+    break;
+  }
+  int k = 2 + rnd(6);
+  *out = mk(fmt("((%s %% %d) %s %d)", ix.text, k, op, rnd(k)), T_BOOL, ix.sh, 0, 1, 1);
+  return 1;
 }
 
 static Val float_binary(int depth) {
@@ -601,6 +837,9 @@ static Val gen_float(int depth) {
 
 /* Exact values: integers, and floats computed without rounding. */
 static Val exact_leaf(void) {
+  Val p;
+  if (pos_leaf() && pos_int(&p))
+    return p;
   int i = pick_pool(ok_exact_num);
   if (i >= 0 && chance(85))
     return K->pool[i];
@@ -676,6 +915,9 @@ static Val gen_exact(int depth) {
 }
 
 static Val int_leaf(void) {
+  Val p;
+  if (pos_leaf() && pos_int(&p))
+    return p;
   int i = pick_pool(ok_int);
   if (i >= 0 && chance(80))
     return K->pool[i];
@@ -747,6 +989,9 @@ static Val gen_int(int depth) {
 }
 
 static Val bool_leaf(void) {
+  Val p;
+  if (pos_leaf() && pos_bool(&p))
+    return p;
   int i = pick_pool(ok_bool);
   if (i >= 0 && chance(70))
     return K->pool[i];
@@ -1044,6 +1289,8 @@ static void gen_kernel(FILE *out, int index, int explicit_form) {
   memset(&k, 0, sizeof k);
   k.body = fmt("");
   K = &k;
+  static const int pos_percent[] = {0, 0, 0, 0, 0, 4, 8, 8, 12, 12};
+  k.pos = pos_percent[pos_rnd(10)];
   make_full_shape();
   const char *params = make_inputs(explicit_form);
   int nst = 2 + rnd(5);
@@ -1109,6 +1356,7 @@ int main(int argc, char **argv) {
   if (kernels < 1)
     kernels = 1;
   rng = seed * 0x2545F4914F6CDD1Dull + 0x1234567;
+  rng_pos = (seed + 0x5851F42D4C957F2Dull) * 0xD1342543DE82EF95ull;
   printf("# generated by tests/gen/gen --seed %llu --kernels %d%s\n", (unsigned long long)seed,
          kernels, implicit ? " --implicit" : "");
   if (max_elements > 0)
