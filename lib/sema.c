@@ -1431,14 +1431,33 @@ static const char *grad_te_signature(Sema *s, TypedKernel *gk) {
 
 /* `kernel NAME = grad(OF, WRT...)`: the gradient kernel, with its
  * signature; NULL after an error. */
-/* A float take() of k with more than one index along its axis: its
- * gradient is a scatter-add, which tecc does not emit (language.md §9.7). */
-static const TypedNode *scattering_take(const TypedKernel *k) {
+/* Whether node n reads an input in g's wrt (memo by node order: 1 no,
+ * 2 yes). */
+static int reads_wrt(const TypedNode *n, const TypedGrad *g, char *memo) {
+  if (n->order < 0)
+    return 0;
+  if (!memo[n->order]) {
+    int yes = 0;
+    for (int i = 0; i < g->nwrt && n->op == TN_INPUT; i++)
+      yes |= g->wrt[i] == n->input;
+    for (int i = 0; i < n->nargs && !yes; i++)
+      yes = reads_wrt(n->args[i], g, memo);
+    memo[n->order] = (char)(1 + yes);
+  }
+  return memo[n->order] == 2;
+}
+
+/* A float take() of k, of a value that reads an input differentiated,
+ * with more than one index along its axis: its gradient is a scatter-add,
+ * which tecc does not emit (language.md §9.7). */
+static const TypedNode *scattering_take(Sema *s, const TypedKernel *k, const TypedGrad *g) {
+  char *memo = arena_alloc(s->a, (size_t)k->nnodes + 1);
+  memset(memo, 0, (size_t)k->nnodes + 1);
   for (int i = 0; i < k->nnodes; i++) {
     const TypedNode *n = k->nodes[i];
     int ax = n->op == TN_TAKE ? __builtin_ctz(n->axes) : 0;
     if (n->op == TN_TAKE && dtype_is_float(n->dtype) &&
-        (n->shape.d[ax].var >= 0 || n->shape.d[ax].size != 1))
+        (n->shape.d[ax].var >= 0 || n->shape.d[ax].size != 1) && reads_wrt(n->args[0], g, memo))
       return n;
   }
   return NULL;
@@ -1449,14 +1468,14 @@ static const TypedKernel *check_grad(Sema *s, const Stmt *st) {
   if (!kd)
     return NULL;
   const TypedKernel *k = kd->k;
-  const TypedNode *t = k->grad ? NULL : scattering_take(k);
+  TypedGrad *g = grad_inputs(s, st, k);
+  const TypedNode *t = g && !k->grad ? scattering_take(s, k, g) : NULL;
   if (t) {
     Diag *d = sema_error(s, st->of_loc, "cannot differentiate '%s': the gradient of a 'take' with more than "
                          "one index along its axis is a scatter-add, which is not supported", k->name);
     diag_note(s->d, d, t->loc, "this take");
     return NULL;
   }
-  TypedGrad *g = grad_inputs(s, st, k);
   if (g && !float_outputs(k)) {
     sema_error(s, st->of_loc, "kernel '%s' has no float output to differentiate",
                k->name);

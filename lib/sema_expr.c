@@ -799,15 +799,17 @@ static TVal *sema_index(Sema *s, const Expr *call, TVal **args) {
 }
 
 /* The reduction under n whose value varies along `axis` (n's axes): take()
- * cannot gather through it (language.md §9.7), else NULL. */
-static const TypedNode *varying_reduction(const TypedNode *n, int axis) {
-  if (axis < 0 || (n->shape.d[axis].var < 0 && n->shape.d[axis].size == 1))
+ * cannot gather through it (language.md §9.7), else NULL.  `seen` marks
+ * the nodes (by order) already walked: the expression is a DAG. */
+static const TypedNode *varying_reduction(const TypedNode *n, int axis, char *seen) {
+  if (axis < 0 || (n->shape.d[axis].var < 0 && n->shape.d[axis].size == 1) || n->order < 0 || seen[n->order])
     return NULL; /* broadcast along the axis: every index reads the same */
+  seen[n->order] = 1;
   if (n->op == TN_REDUCE || n->op == TN_TAKE)
     return n;
   for (int i = 0; i < n->nargs; i++) {
     const TypedNode *a = n->args[i];
-    const TypedNode *r = varying_reduction(a, axis - (n->shape.rank - a->shape.rank));
+    const TypedNode *r = varying_reduction(a, axis - (n->shape.rank - a->shape.rank), seen);
     if (r)
       return r;
   }
@@ -847,7 +849,9 @@ static TVal *sema_take(Sema *s, const Expr *call, TVal **args) {
   if (!broadcast_shapes(s, &xa, &ia, x->dtype, i->dtype, &sh, call->loc))
     return NULL;
   sh.d[ax] = is->d[ax];
-  const TypedNode *r = varying_reduction(x->node, ax);
+  char *seen = arena_alloc(s->a, (size_t)s->nodes.len + 1);
+  memset(seen, 0, (size_t)s->nodes.len + 1);
+  const TypedNode *r = varying_reduction(x->node, ax, seen);
   if (r) {
     Diag *d = sema_error(s, x->loc, "'take' along axis %d cannot gather through a %s that varies along it; "
                          "take before reducing", ax, r->op == TN_TAKE ? "take" : "reduction");
