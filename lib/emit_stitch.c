@@ -85,6 +85,8 @@ typedef struct SEmit {
   int used_elem;      /* this pass's element body names t_e (a held or kept value's element) */
   int used_r;         /* ... names t_r (an element of the domain's own rows, e->lin) */
   int past_end_ok;    /* ... may compute the elements past a row's end (output_pass()) */
+  int uses_smem;      /* the kernel's all-reduces use t_smem */
+  int uses_slot;      /* ... and the cluster's, t_slot and t_par */
   char used_red_any[TECC_MAX_RANK];
   const char **red_name; /* by value id: the row scalar of a reduction */
   /* reg kernel: full-domain values several passes would compute are kept
@@ -953,6 +955,7 @@ static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
 /* acc = the row's fold of every thread's accumulator `acc` (cvec: the
  * array over the thread's columns, in place). */
 static void emit_allreduce(SEmit *e, Out *o, const char *acc, const Red *x) {
+  e->uses_smem = 1;
   if (e->sk.cvec) {
     emit(o, "tecc::column_allreduce_vec(%s, %s, (%s *)t_smem);", acc, x->op, x->type);
     return;
@@ -1084,6 +1087,7 @@ static const char *acc_ref(SEmit *e, const Value *r) {
 static void reduce_across_cluster(SEmit *e, Value *r, const Red *x, Out *tail) {
   const char *acc = acc_ref(e, r);
   if (e->sk.cluster) {
+    e->uses_slot = 1;
     open_block(tail, "if (CLUSTER)");
     row_stmt(e, tail, arena_printf(e->sk.a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x->op), 0);
     close_block(tail, "");
@@ -1117,6 +1121,7 @@ static void reduce_finish_together(SEmit *e, const PtrVec *rs, const Red *x, Out
     buf_printf(&init, "%s%s", i ? ", " : "", acc_ref(e, rs->items[i]));
   emit(tail, "%s t_all[%d] = {%s};", x->type, rs->len, buf_cstr(&init));
   emit(tail, "tecc::lanes_allreduce_n<%s>(t_all, %s, (%s *)t_smem);", e->sk.lanes ? "LANES" : "0", x->op, x->type);
+  e->uses_smem = 1;
   for (int i = 0; i < rs->len; i++)
     emit(tail, "%s = t_all[%d];", acc_ref(e, rs->items[i]), i);
   close_block(tail, "");
@@ -1259,6 +1264,7 @@ static void moments_of_one(SEmit *e, Value *r, Value *a, const char *elem, Momen
   emit(mo->merge, "t_mo%d = tecc::MergeMoments()(t_mo%d, tecc::moments(t_cn%d, t_cm%d, t_cq%d));", id, id, id, id,
        id);
   emit(mo->tail, "t_mo%d = tecc::row_allreduce_moments(t_mo%d, (tecc::Moments<%s> *)t_smem);", id, id, t);
+  e->uses_smem = 1;
   const char *name = kernel_name_for(e, base_name(e, r));
   const char *val = r->rop == RED_MEAN ? mean_of(e, arena_printf(e->sk.a, "t_mo%d.m2", id), t)
                                        : arena_printf(e->sk.a, "t_mo%d.m2", id);
@@ -2392,12 +2398,14 @@ static void declare_stream_items(SEmit *e, Out *o) {
  * launched only where the file was compiled for sm_90 (tecc::clusters_ok):
  * compiled for an older architecture their bodies are empty (a plain
  * `nvcc -c`, for sm_75, compiled softmax's four for nothing). */
-static void declare_cluster_lanes(Out *o) {
+static void declare_cluster_lanes(const SEmit *e, Out *o) {
   emit(o, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900");
   emit(o, "if (CLUSTER) return; /* never launched: tecc::clusters_ok wants sm_90 code */");
   emit(o, "#endif");
-  emit(o, "__shared__ __align__(16) unsigned char t_slot[32]; /* this block's row results, for the cluster, in turn */");
-  emit(o, "unsigned t_par = 0; /* the slot of the next tecc::cluster_allreduce */");
+  if (e->uses_slot) {
+    emit(o, "__shared__ __align__(16) unsigned char t_slot[32]; /* this block's row results, for the cluster, in turn */");
+    emit(o, "unsigned t_par = 0; /* the slot of the next tecc::cluster_allreduce */");
+  }
   emit(o, "const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;");
   emit(o, "const unsigned t_lane = t_rank * blockDim.x + threadIdx.x, t_lanes = t_blocks * blockDim.x;");
 }
@@ -2511,10 +2519,10 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
                    : "constexpr bool t_whole = WHOLE; /* rows of whole chunks: no item guards */");
   else if (e->sk.whole)
     emit(o, "constexpr bool t_whole = false; /* no PACKS, no WHOLE instance */");
-  if (e->sk.cvec)
+  if (e->sk.cvec && e->uses_smem)
     emit(o, "__shared__ __align__(16) unsigned char t_smem[%d * VEC]; /* tecc::column_allreduce_vec */",
          stitch_column_allreduce_bytes(e->sk.g));
-  else
+  else if (e->uses_smem || (e->sk.st->columns.len && e->sk.reg)) /* all-reduces, write_columns() */
     emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
   if (e->sk.shared) {
     emit(o, "extern __shared__ __align__(16) unsigned char t_held[]; /* SHARED: the held values, element i of thread t "
@@ -2542,7 +2550,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   const char *item = e->sk.row ? "y" : "x";
   const char *block_rows = e->sk.rows ? "(blockDim.y * ROWS)" : "blockDim.y";
   if (e->sk.cluster)
-    declare_cluster_lanes(o);
+    declare_cluster_lanes(e, o);
   if (e->prologue)
     emit_fragment(o, e->prologue);
   declare_columns(e, o);
