@@ -274,6 +274,7 @@ static Value *take_node_ir(Lower *l, const TypedNode *n) {
   Value *r = gathered(l, &g, x);
   if (r->op == IR_TAKE && x->op == IR_INPUT)
     return r; /* the load gives the outside value itself */
+  r = conv(l, r, compute_dtype(r->dtype)); /* a 16-bit value (a cast to it, an input): its f32 */
   Value *zero = bcast(l, konst(l, DT_I64, (Scalar){0, 0}), &n->shape);
   Value *size = bcast(l, dim_value(l, n->args[0]->shape.d[g.axis]), &n->shape);
   Value *above = binary_ir(l, BIN_GE, DT_BOOL, g.i, zero);
