@@ -14,6 +14,14 @@
  * `index(X, a) / D`) or a size variable's value (`x / D` where x has an
  * axis D, `D % k`); whether a kernel or leaf does is drawn from a random
  * stream of its own, so that a kernel which draws none comes out as before.
+ * A few percent of kernels gather (language.md §9.7): `take(x, i, axis)` of
+ * an input, an elementwise expression or a softmax-like one reduced along
+ * the same axis, with an index input `tK_J` (a `# conform: range` line of
+ * its own, in and out of the axis) or positions; one pick along the axis,
+ * or, in a kernel with no gradient, several.  A float take's NaN (an index
+ * outside the axis) is an output no statement reads, or is guarded to 0
+ * (where in range, or where isnan); which kernels and statements gather is
+ * drawn from a third stream.
  * The same seed gives the same file.  --implicit (with one kernel) writes
  * the implicit-kernel form.
  *
@@ -114,6 +122,8 @@ typedef struct Val {
   double lo, hi; /* bounds of the value (NaN and inf from empty axes aside) */
   int exact;     /* the GPU and the reference compute the same bits */
   int weak;      /* a literal */
+  int pure;      /* elementwise of inputs: no reduction or take inside */
+  int noread;    /* never an operand (a NaN take, a foreign shape): an output */
 } Val;
 
 typedef struct Kernel {
@@ -129,10 +139,21 @@ typedef struct Kernel {
   char *body;
   int vcount;
   int pos; /* percent of leaves that are positions or sizes (0: none) */
+  int index;         /* k<index> */
+  int explicit_form;
+  const char *params; /* the declared inputs (take() appends its indices) */
+  const char *ranges; /* `# conform: range` lines of the index inputs */
+  int take;           /* the kernel gathers with take() */
+  int take_at;        /* the statement that is surely a take */
+  int multi;          /* it may take several indices along an axis */
+  int nograd;         /* it did with a float take: no gradient kernel */
+  int ntake;          /* index inputs declared */
 } Kernel;
 
 static Kernel *K;      /* the kernel being generated */
 static int with_fns;   /* the file defines f_sq, f_mix, f_center */
+static int no_reduce;  /* building a value take() gathers from: values made
+                        * now are pure, leaves are pure, no reductions */
 
 static const char *dim_text(int axis_from_end) {
   return K->dim[K->rank - 1 - axis_from_end];
@@ -161,7 +182,7 @@ static double dmax(double a, double b) { return a > b ? a : b; }
 static double mag(const Val *v) { return dmax(fabs(v->lo), fabs(v->hi)); }
 
 static Val mk(const char *text, Dt dt, Shape sh, double lo, double hi, int exact) {
-  Val v = {text, dt, sh, lo, hi, exact, 0};
+  Val v = {text, dt, sh, lo, hi, exact, 0, no_reduce, 0};
   return v;
 }
 
@@ -207,10 +228,13 @@ static Val lit_int(long x) {
 
 /* ---- the pool of named values ------------------------------------------------------- */
 
+/* Whether a pool value may be an operand now. */
+static int pickable(const Val *v) { return !v->noread && (!no_reduce || v->pure); }
+
 static int pick_pool(int (*ok)(const Val *)) {
   int idx[MAXPOOL], n = 0;
   for (int i = 0; i < K->npool; i++)
-    if (ok(&K->pool[i]))
+    if (pickable(&K->pool[i]) && ok(&K->pool[i]))
       idx[n++] = i;
   if (n == 0)
     return -1;
@@ -459,7 +483,7 @@ static const char *size_var_of(Shape s, int a) {
 static int pick_ranked(void) {
   int idx[MAXPOOL], n = 0;
   for (int i = 0; i < K->npool; i++)
-    if (K->pool[i].sh.rank > 0)
+    if (K->pool[i].sh.rank > 0 && pickable(&K->pool[i]))
       idx[n++] = i;
   return n ? idx[rnd(n)] : -1;
 }
@@ -804,7 +828,7 @@ static Val float_fn(int depth) {
     return mk(fmt("f_mix(%s, %s)", a.text, b.text), math_dt(promote(&a, &b)), bcast(a.sh, b.sh),
               -2, 6, 0);
   default:
-    if (a.sh.rank == 0)
+    if (a.sh.rank == 0 || no_reduce) /* f_center reduces */
       return mk(fmt("f_sq(%s)", a.text), math_dt(a.dt), a.sh, 0, 4, 0);
     return mk(fmt("f_center(%s, %d)", a.text, chance(50) ? -1 : a.sh.rank - 1), a.dt, a.sh, -4,
               4, 0);
@@ -820,7 +844,7 @@ static Val gen_float(int depth) {
   if (r < 62)
     return float_binary(depth - 1);
   if (r < 75)
-    return float_reduce(depth - 1);
+    return no_reduce ? float_binary(depth - 1) : float_reduce(depth - 1);
   if (r < 83)
     return float_where(depth - 1);
   if (r < 90 && with_fns)
@@ -883,7 +907,7 @@ static Val gen_exact(int depth) {
               dmin(a.lo * ldexp(1, e), a.hi * ldexp(1, e)), dmax(a.lo * ldexp(1, e), a.hi * ldexp(1, e)), 1);
   }
   case 8:
-    if (a.sh.rank > 0) {
+    if (a.sh.rank > 0 && !no_reduce) {
       unsigned red;
       const char *ax = axes_text(a.sh.rank, &red);
       return mk(fmt("%s(%s%s)", chance(50) ? "max" : "min", a.text, ax), a.dt,
@@ -965,7 +989,7 @@ static Val gen_int(int depth) {
     return mk(fmt("%s(%s, %s)", chance(50) ? "maximum" : "minimum", a.text, b.text), d, s, -dmax(ma, mb),
               dmax(ma, mb), 1);
   case 10:
-    if (a.sh.rank > 0 && !a.weak) {
+    if (a.sh.rank > 0 && !a.weak && !no_reduce) {
       unsigned red;
       const char *ax = axes_text(a.sh.rank, &red);
       static const char *const ops[] = {"sum", "prod", "max", "min"};
@@ -976,7 +1000,7 @@ static Val gen_int(int depth) {
     }
     return a;
   default:
-    if (a.sh.rank > 0 && !a.weak && ma < 1e6) {
+    if (a.sh.rank > 0 && !a.weak && ma < 1e6 && !no_reduce) {
       const char *op = chance(50) ? "argmax" : "argmin";
       if (chance(30))
         return mk(fmt("%s(%s)", op, a.text), T_I64, (Shape){a.sh.rank, 0}, 0, 1e12, 1);
@@ -1018,7 +1042,7 @@ static Val gen_bool(int depth) {
     return mk(fmt("%s(%s)", p[rnd(3)], f.text), T_BOOL, f.sh, 0, 1, 1);
   }
   case 4:
-    if (a.sh.rank > 0) {
+    if (a.sh.rank > 0 && !no_reduce) {
       unsigned red;
       const char *ax = axes_text(a.sh.rank, &red);
       return mk(fmt("%s(%s%s)", chance(50) ? "any" : "all", a.text, ax), T_BOOL,
@@ -1176,6 +1200,233 @@ static void gen_statement(void) {
     stmt_random();
 }
 
+/* ---- gathers: take (language.md §9.7) ------------------------------------------------ */
+
+/* Whether a kernel, and which of its statements, gather is drawn from a
+ * stream of its own too (a kernel that draws none comes out as before). */
+static uint64_t rng_take;
+
+static int take_rnd(int n) {
+  uint64_t keep = rng;
+  rng = rng_take;
+  int r = rnd(n);
+  rng_take = rng;
+  rng = keep;
+  return r;
+}
+
+/* Index inputs a file and a kernel may declare: each has a `# conform:
+ * range` line, and tecc-conform keeps 32 directives a program. */
+enum { MAX_TAKE_FILE = 20, MAX_TAKE_KERNEL = 3 };
+static int take_inputs;
+
+static int ok_ranked(const Val *v) { return v->sh.rank > 0 && !v->weak; }
+static int ok_ranked_float(const Val *v) { return ok_ranked(v) && is_float(v->dt); }
+
+/* A value take() may gather from: rank >= 1 and pure (elementwise of the
+ * inputs, no reduction or take inside, which sema would refuse when it
+ * varies along the axis: "take before reducing").  An input or a pure
+ * value, or an elementwise expression of them; a float within `lim` when
+ * `want_float`. */
+static Val gather_source(int want_float, double lim) {
+  no_reduce = 1;
+  Val x;
+  x.text = NULL;
+  int r = rnd(100);
+  if (r < 40) {
+    int i = pick_pool(want_float ? ok_ranked_float : ok_ranked);
+    if (i >= 0)
+      x = K->pool[i];
+  } else if (r < 80 || want_float) {
+    x = squash(gen_float(1 + rnd(2)), 8);
+  } else if (r < 88) {
+    x = gen_exact(1 + rnd(2));
+  } else if (r < 95) {
+    x = gen_int(1 + rnd(2));
+  } else {
+    x = gen_bool(1 + rnd(2));
+  }
+  if (!x.text || x.sh.rank == 0 || x.weak) {
+    int i = pick_pool(want_float ? ok_ranked_float : ok_ranked);
+    x = i >= 0 ? K->pool[i] : want_float ? as_float(K->pool[0]) : K->pool[0];
+  }
+  if (want_float)
+    x = squash(x, lim);
+  no_reduce = 0;
+  return x;
+}
+
+/* x's size along its axis a (from the end): F's dim, or 1. */
+static const char *size_text(Shape s, int a) { return (s.full >> a) & 1 ? dim_text(a) : "1"; }
+
+/* The `# conform: range` of an index into an axis of size sz: both in
+ * and out of [0, size) for small and large sizes. */
+static const char *index_range(const char *sz) {
+  if (isdigit((unsigned char)sz[0]))
+    return fmt("%d %d", -1 - rnd(2), atoi(sz) + rnd(3));
+  static const int hi[] = {12, 40, 40, 300, 1100};
+  return fmt("%d %d", -1 - rnd(3), hi[rnd(5)]);
+}
+
+/* An exact integer index of t's dtype and shape. */
+static const char *index_expr(const char *t, const char *sz) {
+  switch (rnd(12)) {
+  case 0: return fmt("(%s - 1)", t);
+  case 1: return fmt("abs(%s)", t);
+  case 2: return fmt("(%s // 2)", t);
+  case 3: return fmt("minimum(%s, %s - 1)", t, sz);
+  case 4: return fmt("%s(%s)", chance(50) ? "i64" : "i32", t);
+  default: return t;
+  }
+}
+
+/* Whether idx is in [0, sz) (or not, negated). */
+static const char *in_range(const char *idx, const char *sz, int negated) {
+  if (!strcmp(sz, "1"))
+    return fmt(negated ? "(%s != 0)" : "(%s == 0)", idx);
+  return negated ? fmt("((%s < 0) or (%s >= %s))", idx, idx, sz)
+                 : fmt("((%s >= 0) and (%s < %s))", idx, idx, sz);
+}
+
+/* A gather: take(x, i, axis) of an input, an elementwise expression or a
+ * softmax-like expression reduced along the same axis, with i an index
+ * input (a `# conform: range` line of its own) or computed from positions.
+ *   - one pick along the axis (i of size 1 there), or, only in a kernel
+ *     that gets no gradient when x is a float, F's size there or a literal
+ *     count (a shape outside the kernel's: an output, and reduced along the
+ *     axis), or positions: a flip, a shift;
+ *   - an index outside the axis gives NaN (floats), 0 or false: a float
+ *     take is an output no statement reads, or is guarded to 0 where the
+ *     index is out (`where(in range, take, 0.0)`, or where isnan), so that
+ *     NaN meets no comparison or kink; integer and bool takes are exact. */
+static void stmt_take(void) {
+  if (K->rank == 0 || K->ntake >= MAX_TAKE_KERNEL || take_inputs >= MAX_TAKE_FILE) {
+    gen_statement();
+    return;
+  }
+  int soft = chance(25);
+  Val x = soft ? gather_source(1, 4) : gather_source(0, 0);
+  int r = x.sh.rank, a = pick_axis(x.sh), xfloat = is_float(x.dt);
+  no_reduce = 1;
+  x = named(x);
+  no_reduce = 0;
+  unsigned abit = 1u << a;
+  const char *axt = fmt("%d", chance(50) ? -(a + 1) : r - 1 - a);
+  const char *sz = size_text(x.sh, a);
+  /* 0: one pick; 1: F's size along a; 2: a literal count; 3: positions */
+  int kind = 0;
+  if ((K->multi || !xfloat) && chance(45))
+    kind = 1 + rnd(3);
+  if (kind == 3 && !(x.sh.full & abit))
+    kind = 1;
+  Shape ish = {r, 0};
+  const char *idx;
+  if (kind == 3) {
+    const char *ix = fmt("index(%s, %s)", x.text, axt);
+    ish.full = abit;
+    switch (rnd(4)) {
+    case 0: idx = fmt("((%s - 1) - %s)", sz, ix); break;
+    case 1: idx = fmt("(%s + 1)", ix); break;
+    case 2: idx = fmt("(%s // 2)", ix); break;
+    default: idx = fmt("(%s - %d)", ix, 1 + rnd(2)); break;
+    }
+  } else {
+    const char *t = fmt("t%d_%d", K->index, K->ntake++);
+    take_inputs++;
+    for (int b = 0; b < r; b++)
+      if (b != a && ((x.sh.full >> b) & 1) && chance(75))
+        ish.full |= 1u << b;
+    const char *along = "1";
+    if (kind == 1) {
+      ish.full |= abit;
+      along = dim_text(a);
+    } else if (kind == 2) {
+      static const char *const lits[] = {"2", "3", "5"};
+      along = lits[rnd(3)];
+    }
+    const char *ty = fmt("%s[", chance(50) ? "i64" : "i32");
+    for (int b = r - 1; b >= 0; b--)
+      ty = fmt("%s%s%s", ty, b == r - 1 ? "" : ", ",
+               b == a ? along : (ish.full >> b) & 1 ? dim_text(b) : "1");
+    ty = fmt("%s]", ty);
+    K->params = K->explicit_form ? fmt("%s, %s: %s", K->params, t, ty)
+                                 : fmt("%s%s: %s\n", K->params, t, ty);
+    K->ranges = fmt("%s# conform: range %s %s\n", K->ranges, t, index_range(sz));
+    idx = chance(60) ? t : index_expr(t, sz);
+  }
+  Shape res = {r, (x.sh.full & ~abit) | ish.full};
+  int foreign = kind == 2;
+  const char *tk = NULL;
+  Val w;
+  if (soft) {
+    Dt d = math_dt(x.dt);
+    switch (rnd(5)) {
+    case 0: tk = fmt("softmax(%s, %s)", x.text, axt); w = mk("", d, res, 0, 1, 0); break;
+    case 1: tk = fmt("log_softmax(%s, %s)", x.text, axt); w = mk("", d, res, -30, 0, 0); break;
+    case 2:
+      tk = fmt("(%s - logsumexp(%s, %s))", x.text, x.text, axt);
+      w = mk("", d, res, -30, 0, 0);
+      break;
+    case 3:
+      tk = fmt("(%s - max(%s, %s) - log(sum(exp(%s - max(%s, %s)), %s)))", x.text, x.text, axt,
+               x.text, x.text, axt, axt);
+      w = mk("", d, res, -30, 0, 0);
+      break;
+    default: /* cross-entropy: the take inside */
+      w = mk(fmt("(logsumexp(%s, %s) - take(%s, %s, %s))", x.text, axt, x.text, idx, axt), d, res,
+             -1, 30, 0);
+      break;
+    }
+    if (tk)
+      w.text = fmt("take(%s, %s, %s)", tk, idx, axt);
+  } else {
+    double lo = x.dt == T_BOOL ? 0 : xfloat ? x.lo : dmin(x.lo, 0);
+    double hi = x.dt == T_BOOL ? 1 : xfloat ? x.hi : dmax(x.hi, 0);
+    w = mk(fmt("take(%s, %s, %s)", x.text, idx, axt), x.dt, res, lo, hi, x.exact);
+  }
+  if (!xfloat) {
+    if (!foreign) {
+      assign(w);
+      return;
+    }
+    w.noread = 1;
+    assign(w);
+    if (chance(50)) /* back to the kernel's shapes: reduced along the axis */
+      assign(mk(fmt("%s(%s, %s)", chance(50) ? "max" : "min", w.text, axt), w.dt,
+                (Shape){r, res.full & ~abit}, w.lo, w.hi, 1));
+    return;
+  }
+  if (kind)
+    K->nograd = 1; /* the gradient would be a scatter-add */
+  if ((!foreign && chance(40)) || (foreign && chance(50))) {
+    w.noread = 1; /* NaN where the index is out: an output only */
+    assign(w);
+    return;
+  }
+  /* guarded: 0 where the index is out */
+  double g = chance(80) ? 0 : 0.5;
+  const char *gt = g == 0 ? "0.0" : "0.5";
+  Val gv = w;
+  gv.lo = dmin(w.lo, g);
+  gv.hi = dmax(w.hi, g);
+  gv.noread = foreign;
+  switch (rnd(4)) {
+  case 0: {
+    Val u = w;
+    u.noread = 1;
+    u = assign(u);
+    gv.text = fmt("where(isnan(%s), %s, %s)", u.text, gt, u.text);
+    break;
+  }
+  case 1: gv.text = fmt("where(%s, %s, %s)", in_range(idx, sz, 1), gt, w.text); break;
+  default: gv.text = fmt("where(%s, %s, %s)", in_range(idx, sz, 0), w.text, gt); break;
+  }
+  gv = assign(gv);
+  if (foreign) /* back to the kernel's shapes: reduced along the axis */
+    assign(mk(fmt("%s(%s, %s)", chance(50) ? "max" : "min", gv.text, axt), gv.dt,
+              (Shape){r, res.full & ~abit}, gv.lo, gv.hi, gv.exact));
+}
+
 /* ---- kernels -------------------------------------------------------------------------- */
 
 static const char *const sv_names[] = {"N", "D", "B", "H", "S", "M", "C", "L"};
@@ -1224,6 +1475,7 @@ static const char *make_inputs(int explicit_form) {
     double lo = dt == T_BOOL ? 0 : is_float(dt) ? -2 : -5, hi = dt == T_BOOL ? 1 : is_float(dt) ? 2 : 5;
     const char *name = fmt("x%d", i);
     Val v = mk(name, dt, s, lo, hi, 1);
+    v.pure = 1;
     K->read[K->npool] = 0;
     K->pool[K->npool++] = v;
     const char *ty = s.rank == 0 && chance(50) ? dt_name[dt] : fmt("%s%s", dt_name[dt], shape_text(s, 0));
@@ -1275,7 +1527,7 @@ static void gen_grad(FILE *out, int index, int float_outputs) {
   int floats = 0;
   for (int i = 0; i < K->ninputs; i++)
     floats += is_float(K->pool[i].dt);
-  if (!floats || !float_outputs || !chance(35))
+  if (!floats || !float_outputs || !chance(35) || K->nograd)
     return;
   if (chance(40))
     for (int i = 0; i < K->ninputs; i++)
@@ -1289,13 +1541,24 @@ static void gen_kernel(FILE *out, int index, int explicit_form) {
   memset(&k, 0, sizeof k);
   k.body = fmt("");
   K = &k;
+  k.index = index;
+  k.explicit_form = explicit_form;
+  k.ranges = "";
   static const int pos_percent[] = {0, 0, 0, 0, 0, 4, 8, 8, 12, 12};
   k.pos = pos_percent[pos_rnd(10)];
   make_full_shape();
-  const char *params = make_inputs(explicit_form);
+  k.params = make_inputs(explicit_form);
   int nst = 2 + rnd(5);
+  if (take_rnd(100) < 6) {
+    k.take = 1;
+    k.take_at = take_rnd(nst);
+    k.multi = take_rnd(100) < 40;
+  }
   for (int i = 0; i < nst && k.npool < MAXPOOL - 8; i++)
-    gen_statement();
+    if (k.take && (i == k.take_at || take_rnd(100) < 15))
+      stmt_take();
+    else
+      gen_statement();
   /* inputs never read: read them (an unused input is only a warning) */
   for (int i = 0; i < k.ninputs; i++)
     if (!k.read[i]) {
@@ -1314,7 +1577,7 @@ static void gen_kernel(FILE *out, int index, int explicit_form) {
       continue;
     const Val *v = &k.pool[i];
     Dt dt = v->dt;
-    if (explicit_form && chance(50)) {
+    if (explicit_form && !v->noread && chance(50)) {
       const char *ty = declared_type(v, &dt), *name = converted(v, dt);
       outs = fmt("%s%s%s: %s", outs, nout ? ", " : "", name, ty);
     } else
@@ -1323,10 +1586,10 @@ static void gen_kernel(FILE *out, int index, int explicit_form) {
     nout++;
   }
   if (explicit_form) {
-    fprintf(out, "\nkernel k%d(%s) -> (%s) {\n%s}\n", index, params, outs, k.body);
+    fprintf(out, "\n%skernel k%d(%s) -> (%s) {\n%s}\n", k.ranges, index, k.params, outs, k.body);
     gen_grad(out, index, float_outputs);
   } else {
-    fprintf(out, "%s%s", params, k.body);
+    fprintf(out, "%s%s%s", k.ranges, k.params, k.body);
   }
 }
 
@@ -1357,6 +1620,7 @@ int main(int argc, char **argv) {
     kernels = 1;
   rng = seed * 0x2545F4914F6CDD1Dull + 0x1234567;
   rng_pos = (seed + 0x5851F42D4C957F2Dull) * 0xD1342543DE82EF95ull;
+  rng_take = (seed + 0x2F8B2C1E6A3D5B7Full) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
   printf("# generated by tests/gen/gen --seed %llu --kernels %d%s\n", (unsigned long long)seed,
          kernels, implicit ? " --implicit" : "");
   if (max_elements > 0)
