@@ -450,14 +450,17 @@ static void harmonize(Val *a, Val *b) {
  * as it did before they existed). */
 static uint64_t rng_pos;
 
-static int pos_rnd(int n) {
+/* rnd(n) drawn from the stream `*stream` instead of rng. */
+static int stream_rnd(uint64_t *stream, int n) {
   uint64_t keep = rng;
-  rng = rng_pos;
+  rng = *stream;
   int r = rnd(n);
-  rng_pos = rng;
+  *stream = rng;
   rng = keep;
   return r;
 }
+
+static int pos_rnd(int n) { return stream_rnd(&rng_pos, n); }
 
 /* A rank-0 kernel has neither positions nor size variables. */
 static int pos_leaf(void) { return K->pos > 0 && K->rank > 0 && pos_rnd(100) < K->pos; }
@@ -1206,14 +1209,7 @@ static void gen_statement(void) {
  * stream of its own too (a kernel that draws none comes out as before). */
 static uint64_t rng_take;
 
-static int take_rnd(int n) {
-  uint64_t keep = rng;
-  rng = rng_take;
-  int r = rnd(n);
-  rng_take = rng;
-  rng = keep;
-  return r;
-}
+static int take_rnd(int n) { return stream_rnd(&rng_take, n); }
 
 /* Index inputs a file and a kernel may declare: each has a `# conform:
  * range` line, and tecc-conform keeps 32 directives a program. */
