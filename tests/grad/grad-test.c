@@ -287,7 +287,7 @@ static int setup(Run *r, const Case *c, const Program *p) {
 }
 
 /* Ops seen in the forward kernels checked by finite differences. */
-static char seen_unary[UN_COUNT], seen_binary[BIN_COUNT], seen_reduce[RED_COUNT];
+static char seen_unary[UN_COUNT], seen_binary[BIN_COUNT], seen_reduce[RED_COUNT], seen_take;
 
 static void note_ops(const Kernel *f) {
   for (int i = 0; i < f->values.len; i++) {
@@ -298,6 +298,8 @@ static void note_ops(const Kernel *f) {
       seen_binary[v->bop] = 1;
     else if (v->op == IR_REDUCE)
       seen_reduce[v->rop] = 1;
+    else if (v->op == IR_TAKE)
+      seen_take = 1;
   }
 }
 
@@ -385,6 +387,17 @@ static const Case cases[] = {
                               "  i = f64(argmax(x, -1) + argmin(x, 0) + argmax(x))\n"
                               "  y = where(any(x > 1, -1) and all(x < 3), x * i, -x)\n}\n"
                               "kernel g = grad(f)\n", "N=3 D=4", NULL, NULL, {{NULL, -2, 2}}, 0, 0},
+    /* positions and gathers (language.md §9.6, §9.7): labels inside the
+       rows (an index outside would give NaN) */
+    {"positions and sizes", "kernel f(x: f64[N, D]) -> y {\n"
+                            "  y = where(index(x, -1) > index(x, -2), x * 2, x * index(x, 1) * (D // 2) / N)\n}\n"
+                            "kernel g = grad(f)\n", "N=3 D=5", NULL, NULL, {{NULL, -2, 2}}, 0, 0},
+    {"take", "kernel f(x: f64[N, D], t: i64[N, 1], w: f64[D]) -> (a, b) {\n"
+             "  a = take(x * w, t, -1) * 2\n  b = logsumexp(x, -1) - take(log_softmax(x, -1), t, -1)\n}\n"
+             "kernel g = grad(f)\n", "N=3 D=5", NULL, NULL, {{NULL, -2, 2}, {"t", 0, 4.99}}, 0, 0},
+    {"take along a middle axis", "kernel f(x: f64[B, N, D], t: i32[B, 1, D]) -> y {\n"
+                                 "  y = take(x, t, 1) * take(x * x, t, 1)\n}\n"
+                                 "kernel g = grad(f)\n", "B=2 N=4 D=3", NULL, NULL, {{NULL, -2, 2}, {"t", 0, 3.99}}, 0, 0},
     /* composites and the examples' norms */
     {"softmax", "kernel f(x: f64[N, D]) -> (a, b) {\n"
                 "  a = softmax(x, -1)\n  b = softmax(x * 3, 0)\n}\n"
@@ -640,6 +653,7 @@ static void check_coverage(void) {
     ok(seen_binary[i], "binary '%s' has a finite-difference case", binary[i]);
   for (size_t i = 0; i < sizeof reductions / sizeof reductions[0]; i++)
     ok(seen_reduce[i], "reduction '%s' has a finite-difference case", reductions[i]);
+  ok(seen_take, "take has a finite-difference case");
 }
 
 int main(void) {
