@@ -51,6 +51,7 @@ typedef struct ParseState {
 }
 
 %code {
+#include <ctype.h>
 #include <string.h>
 
 enum { MAX_EXPR_DEPTH = 1000 };
@@ -173,6 +174,47 @@ static ExprVal call(ParseState *ps, const char *name, TeLoc name_loc, PtrVec *ar
   return expr_val(ps, e, depth + 1, loc);
 }
 
+/* A part of a slice that is not written. */
+static const ExprVal NO_PART = {NULL, 0};
+
+static AstSlice *new_slice(ParseState *ps, SliceKind kind, ExprVal lo, ExprVal hi,
+                           ExprVal step, TeLoc loc) {
+  AstSlice *s = ARENA_NEW(ps->arena, AstSlice);
+  s->kind = kind;
+  s->lo = lo.e;
+  s->hi = hi.e;
+  s->step = step.e;
+  s->loc = R(ps, loc);
+  s->depth = lo.depth > hi.depth ? lo.depth : hi.depth;
+  if (step.depth > s->depth)
+    s->depth = step.depth;
+  return s;
+}
+
+static PtrVec *slice_list(ParseState *ps, PtrVec *list, AstSlice *s) {
+  if (!list)
+    list = ARENA_NEW(ps->arena, PtrVec);
+  vec_push(ps->arena, list, s);
+  return list;
+}
+
+static ExprVal subscript(ParseState *ps, ExprVal x, PtrVec *slices, TeLoc loc) {
+  Expr *e = new_expr(ps, EXPR_SLICE, loc);
+  e->args = ARENA_ARRAY(ps->arena, Expr *, 1);
+  e->args[0] = x.e;
+  e->nargs = 1;
+  e->nslices = slices->len;
+  e->slices = ARENA_ARRAY(ps->arena, AstSlice, slices->len);
+  int depth = x.depth;
+  for (int i = 0; i < slices->len; i++) {
+    AstSlice *sl = slices->items[i];
+    e->slices[i] = *sl;
+    if (sl->depth > depth)
+      depth = sl->depth;
+  }
+  return expr_val(ps, e, depth + 1, loc);
+}
+
 /* `a OP b` where a is itself a comparison: doc/language.md §6 forbids chains. */
 static ExprVal comparison(ParseState *ps, BinaryOp op, TeLoc op_loc, ExprVal a,
                           ExprVal b, TeLoc loc, int chained) {
@@ -233,13 +275,18 @@ static AstType *bad_type(ParseState *ps, TeLoc loc) {
   return t;
 }
 
-static PtrVec *dim_list(ParseState *ps, PtrVec *list, const char *var, int64_t value,
-                        TeLoc loc) {
+/* A dimension: a literal, a size variable, or an expression sema reads
+ * as a size expression. */
+static PtrVec *dim_list(ParseState *ps, PtrVec *list, ExprVal x, TeLoc loc) {
   if (!list)
     list = ARENA_NEW(ps->arena, PtrVec);
   AstDim *d = ARENA_NEW(ps->arena, AstDim);
-  d->var = var;
-  d->value = value;
+  if (x.e->kind == EXPR_INT)
+    d->value = x.e->ival;
+  else if (x.e->kind == EXPR_NAME)
+    d->var = x.e->name;
+  else
+    d->expr = x.e;
   d->loc = R(ps, loc);
   vec_push(ps->arena, list, d);
   return list;
@@ -471,6 +518,7 @@ static void recover(ParseState *ps, int lookahead, int keep_brackets) {
   Stmt *stmt;
   AstType *type;
   Param *param;
+  AstSlice *slice;
   int op;
 }
 
@@ -481,12 +529,14 @@ static void recover(ParseState *ps, int lookahead, int keep_brackets) {
 %token KERNEL "'kernel'" FN "'fn'" IMPORT "'import'"
 %token AND "'and'" OR "'or'" NOT "'not'" TRUE "'true'" FALSE "'false'"
 %token FLOORDIV "'//'" POW "'**'" EQ "'=='" NE "'!='" LE "'<='" GE "'>='"
-%token ARROW "'->'"
+%token ARROW "'->'" ELLIPSIS "'...'"
 
 %type <x> expr or_expr and_expr not_expr cmp_expr comparison add_expr mul_expr
 %type <x> unary power postfix primary
 %type <op> cmp_op mul_op
-%type <list> args arg_list params_opt params outs out_list body dim_list
+%type <list> args arg_list params_opt params outs out_list body dim_list slices
+%type <slice> slice
+%type <x> slice_part
 %type <list> fn_params_opt fn_params
 %type <stmt> stmt import fn_def kernel_def grad_def decl assign body_item
 %type <type> type
@@ -619,10 +669,8 @@ type:
   ;
 
 dim_list:
-    INT                     { $$ = dim_list(ps, NULL, NULL, $1, @1); }
-  | IDENT                   { $$ = dim_list(ps, NULL, $1, 0, @1); }
-  | dim_list ',' INT        { $$ = dim_list(ps, $1, NULL, $3, @3); }
-  | dim_list ',' IDENT      { $$ = dim_list(ps, $1, $3, 0, @3); }
+    add_expr                { $$ = dim_list(ps, NULL, $1, @1); }
+  | dim_list ',' add_expr   { $$ = dim_list(ps, $1, $3, @3); }
   ;
 
 /* ---- expressions (doc/language.md §6, lowest precedence first) ---- */
@@ -695,6 +743,26 @@ power:
 postfix:
     primary
   | IDENT '(' args ')'      { $$ = call(ps, $1, @1, $3, @$); }
+  | postfix '[' slices ']'  { $$ = subscript(ps, $1, $3, @$); }
+  ;
+
+slices:
+    slice                   { $$ = slice_list(ps, NULL, $1); }
+  | slices ',' slice        { $$ = slice_list(ps, $1, $3); }
+  ;
+
+slice:
+    expr                    { $$ = new_slice(ps, SLICE_INDEX, $1, NO_PART, NO_PART, @$); }
+  | ELLIPSIS                { $$ = new_slice(ps, SLICE_ELLIPSIS, NO_PART, NO_PART, NO_PART, @$); }
+  | slice_part ':' slice_part
+                            { $$ = new_slice(ps, SLICE_RANGE, $1, $3, NO_PART, @$); }
+  | slice_part ':' slice_part ':' slice_part
+                            { $$ = new_slice(ps, SLICE_RANGE, $1, $3, $5, @$); }
+  ;
+
+slice_part:
+    %empty                  { $$ = NO_PART; }
+  | expr
   ;
 
 args:
@@ -837,9 +905,24 @@ static const char *listed(ParseState *ps, const Expected *x, yysymbol_kind_t la,
 }
 
 /* The message for an expression context: an operand was expected. */
+/* Inside the brackets of a type such as f32[N, D]: the innermost open
+ * '[' follows a dtype's name. */
+static int in_dims(ParseState *ps, yysymbol_kind_t la) {
+  const OpenBracket *open = innermost_open(ps->lex, la);
+  if (!open || open->kind != '[')
+    return 0;
+  const char *text = ps->src->text;
+  uint32_t end = open->begin, begin = end;
+  while (begin > 0 && (isalnum((unsigned char)text[begin - 1]) || text[begin - 1] == '_'))
+    begin--;
+  DType dt;
+  return begin < end && dtype_from_name(arena_strndup(ps->arena, text + begin, end - begin), &dt);
+}
+
 static const char *operand_message(ParseState *ps, const Expected *x, yysymbol_kind_t la) {
-  if (!expects_char(x, '('))
-    return "expected a dimension (an integer or a size variable)";
+  (void)x;
+  if (in_dims(ps, la))
+    return "expected a dimension (an integer, a size variable or a size expression)";
   if (la == YYSYMBOL_NOT)
     return "'not' binds more loosely than this operator; put 'not ...' in parentheses";
   return "expected expression";
@@ -852,8 +935,6 @@ static const char *after_operand_message(ParseState *ps, const Expected *x,
   int same_line = !ps->lex->last_first_on_line;
   if (la == YYTRANSLATE('(') && same_line)
     return "expected an operator before '('; only a name can be called";
-  if (la == YYTRANSLATE('[') && same_line)
-    return "tensors cannot be indexed with '[...]'; operations apply to whole tensors";
   const char *closing = closer_message(ps, x, la);
   if (closing && (la == YYSYMBOL_YYEOF || !expects_char(x, '}') || !same_line))
     return closing;

@@ -32,12 +32,32 @@ static void put_type(Buf *b, const AstType *t) {
   for (int i = 0; i < t->rank; i++) {
     if (i > 0)
       buf_puts(b, ", ");
-    if (t->dims[i].var)
+    const SrcRange *r = &t->dims[i].loc;
+    if (t->dims[i].expr)
+      buf_printf(b, "%.*s", (int)(r->end - r->begin), r->file->text + r->begin);
+    else if (t->dims[i].var)
       buf_puts(b, t->dims[i].var);
     else
       buf_printf(b, "%" PRId64, t->dims[i].value);
   }
   buf_puts(b, "]");
+}
+
+static void dump_expr(Buf *b, const Expr *e, int depth);
+
+static void dump_slice(Buf *b, const AstSlice *s, int depth) {
+  indent(b, depth);
+  static const char *const kinds[] = {"range", "...", "index"};
+  buf_printf(b, "%s\n", kinds[s->kind]);
+  const Expr *parts[] = {s->lo, s->hi, s->step};
+  static const char *const names[] = {"start", "stop", "step"};
+  for (int i = 0; i < 3; i++) {
+    if (!parts[i])
+      continue;
+    indent(b, depth + 1);
+    buf_printf(b, "%s\n", names[i]);
+    dump_expr(b, parts[i], depth + 2);
+  }
 }
 
 static void dump_expr(Buf *b, const Expr *e, int depth) {
@@ -50,9 +70,12 @@ static void dump_expr(Buf *b, const Expr *e, int depth) {
   case EXPR_UNARY: buf_printf(b, "unary %s\n", e->uop == UN_NEG ? "-" : unary_name(e->uop)); break;
   case EXPR_BINARY: buf_printf(b, "binary %s\n", binary_name(e->bop)); break;
   case EXPR_CALL: buf_printf(b, "call %s\n", e->name); break;
+  case EXPR_SLICE: buf_puts(b, "slice\n"); break;
   }
   for (int i = 0; i < e->nargs; i++)
     dump_expr(b, e->args[i], depth + 1);
+  for (int i = 0; i < e->nslices; i++)
+    dump_slice(b, &e->slices[i], depth + 1);
 }
 
 static void dump_params(Buf *b, const char *what, const Param *p, int n, int depth) {

@@ -12,10 +12,14 @@
 
 enum { TECC_MAX_RANK = 8, TECC_MAX_NAME = 255 };
 
-/* One dimension as written: a literal or a size variable. */
+struct Expr;
+
+/* One dimension as written: a literal, a size variable or (output types
+ * only, language.md §9.8) a size expression such as `D // 2`. */
 typedef struct AstDim {
   const char *var; /* size variable name, or NULL for a literal */
-  int64_t value;   /* the literal when var == NULL */
+  int64_t value;   /* the literal when var == NULL and expr == NULL */
+  const struct Expr *expr; /* any other expression */
   SrcRange loc;
 } AstDim;
 
@@ -36,8 +40,23 @@ typedef enum ExprKind {
   EXPR_NAME,   /* name: a tensor, parameter, constant (pi inf nan) */
   EXPR_UNARY,  /* uop (UN_NEG, UN_NOT; unary + is dropped), args[0] */
   EXPR_BINARY, /* bop (an operator of TECC_BINARY_OPS), args[0..1] */
-  EXPR_CALL    /* name(args...): builtin, cast, or fn; name_loc: the name */
+  EXPR_CALL,   /* name(args...): builtin, cast, or fn; name_loc: the name */
+  EXPR_SLICE   /* args[0][slices...] (language.md §9.8) */
 } ExprKind;
+
+typedef enum SliceKind {
+  SLICE_RANGE,    /* lo:hi or lo:hi:step, each part optional (NULL) */
+  SLICE_ELLIPSIS, /* ... */
+  SLICE_INDEX     /* a single expression in lo: refused by sema */
+} SliceKind;
+
+/* One entry between the brackets of x[...]. */
+typedef struct AstSlice {
+  SliceKind kind;
+  struct Expr *lo, *hi, *step;
+  SrcRange loc;
+  int depth; /* of its deepest part (the parser's nesting limit) */
+} AstSlice;
 
 typedef struct Expr {
   ExprKind kind;
@@ -52,6 +71,8 @@ typedef struct Expr {
   SrcRange op_loc; /* the operator token (unary, binary) */
   struct Expr **args;
   int nargs;
+  AstSlice *slices; /* EXPR_SLICE */
+  int nslices;
 } Expr;
 
 typedef struct Param {

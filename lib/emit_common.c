@@ -235,7 +235,8 @@ EntryNames *entry_names(Arena *a, const Kernel *k) {
     used++;
   }
   for (int i = 0; i < k->nsizevars; i++) {
-    n->sizes[i] = unique_name(a, all, used, k->sizevars[i].name);
+    const SizeVar *sv = &k->sizevars[i];
+    n->sizes[i] = unique_name(a, all, used, sv->def ? se_ident(a, sv->def, n->sizes) : sv->name);
     all[used] = n->sizes[i];
     used++;
   }

@@ -1333,6 +1333,9 @@ static int has_partials(const Group *g) {
 /* The entry point's parameters (without the stream), for the launcher. */
 static void put_host_params(KEmit *ke, Buf *b) {
   put_entry_params(b, ke->k, ke->names);
+  for (int i = 0; i < ke->k->nsizevars; i++)
+    if (ke->k->sizevars[i].def)
+      buf_printf(b, "int64_t %s, ", ke->names->sizes[i]);
   for (int i = 0; i < ke->kp->workspace.len; i++) {
     const Value *v = ke->kp->workspace.items[i];
     buf_printf(b, "%s *%s, ", cu_storage_ctype(v->dtype), slot_name(ke->a, i));
@@ -1721,7 +1724,12 @@ static void emit_argument_checks(KEmit *ke, Out *o) {
   const EntryNames *n = ke->names;
   emit(o, "/* Argument checks: nothing is enqueued unless they pass. */");
   for (int i = 0; i < k->nsizevars; i++)
-    emit(o, "if (%s < 0) return TECC_ERROR_INVALID_VALUE;", n->sizes[i]);
+    if (!k->sizevars[i].def)
+      emit(o, "if (%s < 0) return TECC_ERROR_INVALID_VALUE;", n->sizes[i]);
+  for (int i = 0; i < k->nsizevars; i++)
+    if (k->sizevars[i].def)
+      emit(o, "const int64_t %s = %s; /* %s */", n->sizes[i], se_c(ke->a, k->sizevars[i].def, n->sizes),
+           k->sizevars[i].name);
   for (int i = 0; i < k->ninputs; i++)
     if (k->inputs[i].shape.rank > 0)
       emit_tensor_bytes(ke, o, n->inputs[i], &k->inputs[i].shape, k->inputs[i].dtype, 0);

@@ -354,8 +354,10 @@ const char *emit_json(Compilation *c, Module *m, FusionPlan *p) {
       json_str(&b, k->grad_of);
     }
     buf_puts(&b, ",\n      \"sizes\": [");
-    for (int s = 0; s < k->nsizevars; s++) {
-      if (s)
+    for (int s = 0, n = 0; s < k->nsizevars; s++) {
+      if (k->sizevars[s].def)
+        continue;
+      if (n++)
         buf_puts(&b, ", ");
       json_str(&b, k->sizevars[s].name);
     }

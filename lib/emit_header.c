@@ -18,7 +18,8 @@ void put_entry_params(Buf *b, const Kernel *k, const EntryNames *n) {
   for (int i = 0; i < k->noutputs; i++)
     buf_printf(b, "%s *%s, ", abi_ctype(k->outputs[i].dtype), n->outputs[i]);
   for (int i = 0; i < k->nsizevars; i++)
-    buf_printf(b, "int64_t %s, ", n->sizes[i]);
+    if (!k->sizevars[i].def)
+      buf_printf(b, "int64_t %s, ", n->sizes[i]);
 }
 
 const char *entry_signature(Arena *a, const Kernel *k, const EntryNames *n) {

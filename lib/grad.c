@@ -73,6 +73,15 @@ Value *grad_index(Grad *g, const Shape *sh, int axis) {
   return v;
 }
 
+Value *grad_dim(Grad *g, Dim d) {
+  if (d.var < 0)
+    return grad_const(g, DT_I64, (double)d.size);
+  Shape scalar = {0};
+  Value *v = make(g, IR_SIZE, DT_I64, &scalar);
+  v->index = d.var;
+  return v;
+}
+
 Value *grad_const(Grad *g, DType t, double x) {
   Shape scalar = {0};
   Value *v = make(g, IR_CONST, t, &scalar);
@@ -295,12 +304,12 @@ static void store_gradient(Grad *g, const KernelInput *in) {
   k->outputs[k->noutputs++] = (KernelOutput){name, in->dtype, in->shape, d};
 }
 
-static void build_gradient(Arena *a, Kernel *k) {
+static void build_gradient(Arena *a, DiagList *diags, Kernel *k) {
   const GradRequest *r = k->grad;
   const Kernel *f = r->of;
   int n = f->values.len + 1;
   Grad g = {a, f, k, ARENA_ARRAY(a, Value *, n), ARENA_ARRAY(a, Value *, n),
-            arena_alloc(a, (size_t)n), f->loc};
+            arena_alloc(a, (size_t)n), f->loc, diags, 0};
   k->sizevars = f->sizevars;
   k->nsizevars = f->nsizevars;
   k->inputs = ARENA_ARRAY(a, KernelInput, f->ninputs + f->noutputs + 1);
@@ -352,7 +361,7 @@ static void strip_detach(Arena *a, Kernel *k) {
 void grad_module(Compilation *c, Module *m) {
   for (int i = 0; i < m->nkernels; i++)
     if (m->kernels[i]->grad)
-      build_gradient(c->arena, m->kernels[i]);
+      build_gradient(c->arena, &c->diags, m->kernels[i]);
   int n = 0;
   for (int i = 0; i < m->nkernels; i++) {
     Kernel *k = m->kernels[i];

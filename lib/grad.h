@@ -14,9 +14,10 @@
 
 /* Builds every gradient kernel of `m` (in order, so that a gradient of a
  * gradient finds its forward built), removes the detach() marks from
- * every kernel and the imported kernels from the module.  Reports no user
- * errors (sema has checked every grad statement): a broken invariant is a
- * compiler bug. */
+ * every kernel and the imported kernels from the module.  Sema has
+ * checked every grad statement; the one user error left is a slice's
+ * cotangent that cannot be gathered (a take along another axis in it),
+ * reported at the slice.  A broken invariant is a compiler bug. */
 void grad_module(Compilation *c, Module *m);
 
 /* ---- inside the module ----------------------------------------------------
@@ -37,6 +38,8 @@ typedef struct Grad {
   char *reach;     /* by f's value id: an input differentiated reaches it
                       through float values */
   SrcRange loc;    /* given to the values made now */
+  DiagList *diags; /* for the error above */
+  int failed;      /* reported it */
 } Grad;
 
 DType grad_dtype(DType t); /* the dtype of a float value's adjoint */
@@ -59,6 +62,8 @@ Shape grad_reduced_shape(const Shape *s, uint32_t axes);
  * or a literal 1. */
 int grad_stretches_to(const Shape *from, const Shape *to);
 
+/* A dimension's size as an i64 scalar (a constant, or IR_SIZE). */
+Value *grad_dim(Grad *g, Dim d);
 /* The positions along `axis` of shape sh (IR_INDEX: 1 on the other axes). */
 Value *grad_index(Grad *g, const Shape *sh, int axis);
 /* Adds d to the adjoint of f's input number `input` when it is

@@ -26,6 +26,8 @@
  * lists, so that a builtin added there without its rule does not compile. */
 #include "grad.h"
 
+#include "gather.h"
+
 #include <math.h>
 
 /* ---- shorthands --------------------------------------------------------- */
@@ -426,19 +428,51 @@ static void d_broadcast(Grad *g, const Value *v, Value *dv) {
   grad_push(g, v, 0, axes ? sum_over(g, dv, axes) : dv);
 }
 
+/* A slice's or a concat's take (index start + step * k, k < n): position
+ * p of x gets dy gathered at k = (p - start) / step where that is a whole
+ * number in [0, n), else 0 (language.md §9.8). */
+static Value *d_affine(Grad *g, const Value *v, Value *dv, const Shape *full, int axis) {
+  Value *d = grad_binary(g, BIN_SUB, grad_index(g, full, axis), grad_re(g, v->args[1]));
+  Value *k = v->step == 1 ? d : grad_binary(g, BIN_FLOORDIV, d, grad_const(g, DT_I64, (double)v->step));
+  Value *ok = grad_binary(g, BIN_AND, grad_binary(g, BIN_GE, d, grad_const(g, DT_I64, 0.0)),
+                          grad_binary(g, BIN_LT, k, grad_dim(g, v->shape.d[axis])));
+  if (v->step != 1) {
+    Value *r = grad_binary(g, BIN_MOD, d, grad_const(g, DT_I64, (double)v->step));
+    ok = grad_binary(g, BIN_AND, ok, grad_binary(g, BIN_EQ, r, grad_const(g, DT_I64, 0.0)));
+  }
+  Gather at = gather_new(g->a, g->k, grad_fit(g, k, full), axis, full);
+  at.loc = g->loc;
+  at.along = k;
+  Value *dk = gather_value(&at, grad_fit(g, dv, &v->shape));
+  if (!dk) {
+    if (!g->failed)
+      diag_error(g->diags, v->loc, "the gradient of this slice or concat would gather its cotangent "
+                 "through a take along another axis; this is not supported");
+    g->failed = 1;
+    return NULL;
+  }
+  return grad_select(g, grad_fit(g, ok, full), dk, grad_const(g, dv->dtype, 0.0));
+}
+
 /* take with one index along its axis (sema refuses more: a scatter-add):
  * dx = where(index(x, axis) == i, dy, 0), summed over the axes x is
- * broadcast along (language.md §9.7). */
+ * broadcast along (language.md §9.7); a slice's or a concat's: d_affine. */
 static void d_take(Grad *g, const Value *v, Value *dv) {
   const KernelInput *x = &g->f->inputs[v->index];
   const int axis = __builtin_ctz(v->axes), off = v->shape.rank - x->shape.rank;
-  if (v->shape.d[axis].var >= 0 || v->shape.d[axis].size != 1)
+  if (!v->step && (v->shape.d[axis].var >= 0 || v->shape.d[axis].size != 1))
     internal_error("grad: a take of %s with more than one index reached the grad pass", g->f->name);
   Shape full = v->shape;
   full.d[axis] = x->shape.d[axis - off];
-  Value *pos = grad_fit(g, grad_index(g, &full, axis), &full);
-  Value *at = grad_binary(g, BIN_EQ, pos, grad_fit(g, grad_re(g, v->args[0]), &full));
-  Value *d = grad_select(g, at, grad_fit(g, dv, &full), grad_const(g, dv->dtype, 0.0));
+  Value *d;
+  if (v->step) {
+    if (!(d = d_affine(g, v, dv, &full, axis)))
+      return;
+  } else {
+    Value *pos = grad_fit(g, grad_index(g, &full, axis), &full);
+    Value *at = grad_binary(g, BIN_EQ, pos, grad_fit(g, grad_re(g, v->args[0]), &full));
+    d = grad_select(g, at, grad_fit(g, dv, &full), grad_const(g, dv->dtype, 0.0));
+  }
   uint32_t axes = 0;
   for (int i = 0; i < full.rank; i++) {
     int j = i - off;

@@ -1014,7 +1014,7 @@ static void free_dead_args(Interp *in, const Value *v) {
 }
 
 static int check_sizes(const Kernel *k, const int64_t *sizes) {
-  for (int s = 0; s < k->nsizevars; s++)
+  for (int s = 0; s < ir_nparams(k); s++)
     if (sizes[s] < 0)
       return 0;
   for (int i = 0; i < k->ninputs; i++)
@@ -1042,6 +1042,9 @@ static void store_outputs(Interp *in, void *const *outputs,
   }
 }
 
+static int run_kernel(const Kernel *k, const int64_t *sizes, const void *const *inputs,
+                      void *const *outputs, double *const *outputs_f64, double *const *outputs_mag);
+
 int interp_kernel(const Kernel *k, const int64_t *sizes,
                   const void *const *inputs, void *const *outputs,
                   double *const *outputs_f64) {
@@ -1051,8 +1054,19 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
 int interp_kernel_mag(const Kernel *k, const int64_t *sizes,
                       const void *const *inputs, void *const *outputs,
                       double *const *outputs_f64, double *const *outputs_mag) {
-  if (!check_sizes(k, sizes))
-    return INTERP_INVALID_VALUE;
+  int64_t *all = malloc(sizeof(int64_t) * ((size_t)k->nsizevars + 1));
+  if (!all)
+    return INTERP_OUT_OF_MEMORY;
+  memcpy(all, sizes, sizeof(int64_t) * (size_t)ir_nparams(k));
+  ir_derive_sizes(k, all);
+  int st = check_sizes(k, all) ? run_kernel(k, all, inputs, outputs, outputs_f64, outputs_mag)
+                               : INTERP_INVALID_VALUE;
+  free(all);
+  return st;
+}
+
+static int run_kernel(const Kernel *k, const int64_t *sizes, const void *const *inputs,
+                      void *const *outputs, double *const *outputs_f64, double *const *outputs_mag) {
   int nv = k->values.len;
   int want_mag = 0;
   for (int j = 0; outputs_mag && j < k->noutputs; j++)

@@ -28,7 +28,8 @@ enum {
 };
 
 /* Evaluates kernel `k` with its run-time sizes (k->nsizevars of them, in
- * signature order).  inputs[i] / outputs[j] point to the buffers of
+ * signature order: the parameters', then the derived sizes', which it
+ * computes again from the parameters: ir_derive_sizes()).  inputs[i] / outputs[j] point to the buffers of
  * k->inputs[i] / k->outputs[j].  When outputs_f64 is non-NULL, each non-NULL
  * outputs_f64[j] receives output j before its final rounding (as doubles;
  * integers converted).  On any status but INTERP_SUCCESS nothing has been

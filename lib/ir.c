@@ -84,6 +84,18 @@ const char *shape_str(Arena *a, const Kernel *k, const Shape *s) {
   return buf_cstr(&b);
 }
 
+int ir_nparams(const Kernel *k) {
+  int n = 0;
+  while (n < k->nsizevars && !k->sizevars[n].def)
+    n++;
+  return n;
+}
+
+void ir_derive_sizes(const Kernel *k, int64_t *sizes) {
+  for (int i = ir_nparams(k); i < k->nsizevars; i++)
+    sizes[i] = se_eval(k->sizevars[i].def, sizes);
+}
+
 void ir_count_uses(Kernel *k) {
   for (int i = 0; i < k->values.len; i++)
     ((Value *)k->values.items[i])->nuses = 0;
@@ -208,6 +220,8 @@ static void dump_value(Buf *b, const Kernel *k, const Value *v) {
     buf_printf(b, " %s", k->sizevars[v->index].name);
   if (v->op == IR_REDUCE || v->op == IR_INDEX || v->op == IR_TAKE)
     put_axes(b, v->axes);
+  if (v->op == IR_TAKE && v->step)
+    buf_printf(b, " step %lld", (long long)v->step);
   buf_puts(b, " : ");
   put_type(b, k, v->dtype, &v->shape);
   if (v->name && v->op != IR_INPUT)
@@ -230,7 +244,7 @@ static void dump_header(Buf *b, const Kernel *k) {
   if (k->nsizevars) {
     buf_puts(b, "  sizes");
     for (int i = 0; i < k->nsizevars; i++)
-      buf_printf(b, "%s %s", i ? "," : "", k->sizevars[i].name);
+      buf_printf(b, "%s %s%s", i ? "," : "", k->sizevars[i].def ? "derived " : "", k->sizevars[i].name);
     buf_puts(b, "\n");
   }
   if (k->grad_of)
@@ -365,6 +379,9 @@ static const char *check_take(const Kernel *k, const Value *v) {
     return "take input or axis";
   const KernelInput *in = &k->inputs[v->index];
   const Value *i = v->args[0];
+  if ((v->nargs == 2) != (v->step > 0) ||
+      (v->nargs == 2 && (v->args[1]->dtype != DT_I64 || v->args[1]->shape.rank != 0)))
+    return "take start and step";
   if (i->dtype != DT_I64 || !shape_equal(&i->shape, &v->shape) ||
       v->dtype != (dtype_is_16bit(in->dtype) ? DT_F32 : in->dtype) || in->shape.rank > v->shape.rank)
     return "take index or dtype";
@@ -396,7 +413,7 @@ static const char *check_input(const Value *v, const KernelInput *in) {
 }
 
 static const char *check_value(const Kernel *k, const Value *v, int i) {
-  if (v->id != i || v->nargs != ir_arity[v->op])
+  if (v->id != i || (v->nargs != ir_arity[v->op] && !(v->op == IR_TAKE && v->nargs == 2)))
     return "id or arity";
   for (int j = 0; j < v->nargs; j++)
     if (!v->args[j] || v->args[j]->id >= i)

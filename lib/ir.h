@@ -62,6 +62,7 @@
 #include "ast.h"
 #include "diag.h"
 #include "ops.h"
+#include "sizeexpr.h"
 
 /* A dimension: a literal size (var < 0) or the kernel's size variable
  * number `var` (an index into Kernel.sizevars). */
@@ -91,7 +92,10 @@ typedef struct Shape {
   X(INDEX, "index")         /* the position along the one axis in `axes`:  \
                                i64, literal 1 on every other axis */        \
   X(TAKE, "take")           /* input `index` read where the one axis in    \
-                               `axes` is args[0] (i64, this shape) */
+                               `axes` is args[0] (i64, this shape); with  \
+                               step >= 1 (a slice, a concat's part)       \
+                               args[0] is args[1] + step * position and   \
+                               args[1] an i64 scalar */
 
 typedef enum IrOp {
 #define X(e, name) IR_##e,
@@ -119,6 +123,7 @@ typedef struct Value {
   int index;       /* IR_INPUT, IR_TAKE: the input's position; IR_SIZE:
                       the size variable's number */
   int64_t ival;    /* IR_CONST of bool/i32/i64 */
+  int64_t step;    /* IR_TAKE: its step when args[0] is affine (above) */
   double fval;     /* IR_CONST of floats */
   const char *name; /* the .te name it was assigned to, or NULL */
   SrcRange loc;    /* the .te expression it came from */
@@ -127,7 +132,10 @@ typedef struct Value {
 } Value;
 
 typedef struct SizeVar {
-  const char *name;
+  const char *name; /* a derived size's: its .te text (`D // 2`) */
+  const SizeExpr *def; /* a derived size: its canonical form over the
+                          parameters (the host computes it, language.md
+                          §9.8); NULL for a parameter */
 } SizeVar;
 
 typedef struct KernelInput {
@@ -160,8 +168,9 @@ typedef struct Kernel {
   int ninputs;
   KernelOutput *outputs;
   int noutputs;
-  SizeVar *sizevars; /* the run-time size parameters, in signature order;
-                        variables bound by -D are already literals */
+  SizeVar *sizevars; /* the run-time size parameters, in signature order,
+                        then the derived sizes (def != NULL); variables
+                        bound by -D are already literals */
   int nsizevars;
   PtrVec values;     /* Value*, topological; values.items[i]->id == i */
   const char *te_signature; /* e.g. "kernel ln(x: bf16[N, D]) -> (y: bf16[N, D])" */
@@ -187,6 +196,11 @@ Value *ir_const_of(Value *v);
 int ir_is_const(const Value *v, double x);
 const char *shape_str(Arena *a, const Kernel *k, const Shape *s); /* "[N, 4]" */
 void ir_count_uses(Kernel *k);
+/* The size parameters (the first of k->sizevars; the derived ones follow). */
+int ir_nparams(const Kernel *k);
+/* sizes[] of every size variable from the parameters' (the first
+ * ir_nparams(k) entries): the derived sizes' values. */
+void ir_derive_sizes(const Kernel *k, int64_t *sizes);
 void ir_renumber(Kernel *k); /* after passes drop or reorder values */
 
 /* Checks the invariants above (topological ids, operand dtypes and

@@ -9,6 +9,8 @@
  * CSE representatives are stable. */
 #include "lower.h"
 
+#include "gather.h"
+
 typedef struct Lower {
   Arena *a;
   const Module *m; /* the kernels lowered so far */
@@ -197,58 +199,6 @@ static Value *index_ir(Lower *l, const TypedNode *n) {
 
 /* ---- take ------------------------------------------------------------ */
 
-/* take(x, i, axis) gathers x's expression: each input that varies along
- * the axis is read where the axis is i (IR_TAKE), a position along it is
- * i, and what is 1 along it stays as it is (sema refused reductions that
- * vary along it).  Every gathered value has the result's shape. */
-typedef struct Gather {
-  Value *i;     /* the index, i64, broadcast to the result's shape */
-  int axis;     /* in the result's axes */
-  Shape shape;  /* the result's */
-  Value **memo; /* by value id of x's expression */
-} Gather;
-
-static int one_along(const Value *v, int axis) {
-  return axis < 0 || (v->shape.d[axis].var < 0 && v->shape.d[axis].size == 1);
-}
-
-static Value *gathered(Lower *l, Gather *g, Value *v) {
-  int axis = g->axis - (g->shape.rank - v->shape.rank);
-  if (one_along(v, axis))
-    return bcast(l, v, &g->shape);
-  if (g->memo[v->id])
-    return g->memo[v->id];
-  Value *r;
-  if (v->op == IR_INPUT) {
-    r = mk1(l, IR_TAKE, compute_dtype(v->dtype), g->i);
-    r->shape = g->shape;
-    r->index = v->index;
-    r->axes = 1u << g->axis;
-  } else if (v->op == IR_INDEX) {
-    r = g->i; /* the position along the axis is the index */
-  } else if (v->op == IR_BROADCAST) {
-    r = gathered(l, g, v->args[0]);
-  } else if (v->op == IR_CAST && gathered(l, g, v->args[0])->dtype == v->dtype) {
-    r = gathered(l, g, v->args[0]); /* a 16-bit input's widening: the take did it */
-  } else if (v->op == IR_CAST || v->op == IR_UNARY || v->op == IR_BINARY || v->op == IR_SELECT) {
-    Value *args[3];
-    for (int j = 0; j < v->nargs; j++)
-      args[j] = gathered(l, g, v->args[j]);
-    r = mk(l, v->op, v->dtype, &g->shape);
-    int id = r->id;
-    *r = *v;
-    r->id = id;
-    r->loc = l->loc;
-    r->shape = g->shape;
-    r->name = NULL;
-    for (int j = 0; j < v->nargs; j++)
-      r->args[j] = args[j];
-  } else {
-    internal_error("lower: take through %%%d (op %d), which sema refuses", v->id, (int)v->op);
-  }
-  return g->memo[v->id] = r;
-}
-
 /* The size of x along the axis, as an i64 value. */
 static Value *dim_value(Lower *l, Dim d) {
   Scalar k = {d.size, 0};
@@ -267,18 +217,30 @@ static Value *outside_value(Lower *l, DType t, const Shape *sh) {
   return bcast(l, konst(l, t, k), sh);
 }
 
+/* take(x, i, axis): x's expression gathered (gather.h).  Outside the axis
+ * the value is NaN, 0 or false, except where the index is known in range
+ * (a slice's, a concat's part: step >= 1). */
 static Value *take_node_ir(Lower *l, const TypedNode *n) {
   Value *x = value_of(l, n->args[0]);
-  Gather g = {bcast(l, conv(l, value_of(l, n->args[1]), DT_I64), &n->shape), __builtin_ctz(n->axes), n->shape,
-              ARENA_ARRAY(l->a, Value *, (size_t)l->k->values.len + 1)};
-  Value *r = gathered(l, &g, x);
-  if (r->op == IR_TAKE && x->op == IR_INPUT)
-    return r; /* the load gives the outside value itself */
+  Value *along = conv(l, value_of(l, n->args[1]), DT_I64);
+  Value *i = bcast(l, along, &n->shape);
+  Gather g = gather_new(l->a, l->k, i, __builtin_ctz(n->axes), &n->shape);
+  g.loc = l->loc;
+  if (n->step) { /* its index is a function of the position only */
+    g.along = along;
+    g.start = value_of(l, n->args[2]);
+    g.step = n->step;
+  }
+  Value *r = gather_value(&g, x);
+  if (!r)
+    internal_error("lower: a take through %%%d, which sema refuses", x->id);
+  if (n->step || (r->op == IR_TAKE && x->op == IR_INPUT))
+    return r; /* in range, or the load gives the outside value itself */
   r = conv(l, r, compute_dtype(r->dtype)); /* a 16-bit value (a cast to it, an input): its f32 */
   Value *zero = bcast(l, konst(l, DT_I64, (Scalar){0, 0}), &n->shape);
   Value *size = bcast(l, dim_value(l, n->args[0]->shape.d[g.axis]), &n->shape);
-  Value *above = binary_ir(l, BIN_GE, DT_BOOL, g.i, zero);
-  Value *inside = binary_ir(l, BIN_AND, DT_BOOL, above, binary_ir(l, BIN_LT, DT_BOOL, g.i, size));
+  Value *above = binary_ir(l, BIN_GE, DT_BOOL, i, zero);
+  Value *inside = binary_ir(l, BIN_AND, DT_BOOL, above, binary_ir(l, BIN_LT, DT_BOOL, i, size));
   Value *outside = outside_value(l, r->dtype, &n->shape);
   Value *v = mk(l, IR_SELECT, r->dtype, &n->shape);
   v->args[0] = inside;
@@ -366,21 +328,49 @@ static void substitute_shape(Shape *sh, const int *newvar,
   }
 }
 
+/* The IR number of a derived size's canonical form e (over the IR's
+ * parameters), appended when new; or a literal's -1 with *value. */
+static int intern_size(Lower *l, const SizeExpr *e, int64_t *value) {
+  Kernel *k = l->k;
+  if (se_is_const(e, value))
+    return -1;
+  int v = se_as_var(e);
+  if (v >= 0)
+    return v;
+  for (int i = 0; i < k->nsizevars; i++)
+    if (k->sizevars[i].def && se_cmp(k->sizevars[i].def, e) == 0)
+      return i;
+  const char **names = ARENA_ARRAY(l->a, const char *, k->nsizevars + 1);
+  for (int i = 0; i < k->nsizevars; i++)
+    names[i] = k->sizevars[i].name;
+  k->sizevars[k->nsizevars].name = se_te(l->a, e, names);
+  k->sizevars[k->nsizevars].def = e;
+  return k->nsizevars++;
+}
+
 /* Size variables bound by -D become literals; the others are numbered
- * again, in order. */
+ * again, in order, the parameters first; a derived size takes the -D
+ * values into its definition, and may become a literal or a parameter. */
 static void bind_defines(Lower *l) {
   Kernel *k = l->k;
   int n = l->tk->nsizevars;
   int *newvar = ARENA_ARRAY(l->a, int, n + 1);
   int64_t *value = ARENA_ARRAY(l->a, int64_t, n + 1);
+  const SizeExpr **sub = ARENA_ARRAY(l->a, const SizeExpr *, n + 1);
   k->sizevars = ARENA_ARRAY(l->a, SizeVar, n + 1);
   for (int i = 0; i < n; i++) {
     const TypedSizeVar *sv = &l->tk->sizevars[i];
+    if (sv->def)
+      continue;
     value[i] = sv->value;
     newvar[i] = sv->bound ? -1 : k->nsizevars;
+    sub[i] = sv->bound ? se_const(l->a, sv->value) : se_var(l->a, k->nsizevars);
     if (!sv->bound)
       k->sizevars[k->nsizevars++].name = sv->name;
   }
+  for (int i = 0; i < n; i++)
+    if (l->tk->sizevars[i].def)
+      newvar[i] = intern_size(l, se_subst(l->a, l->tk->sizevars[i].def, sub), &value[i]);
   for (int i = 0; i < k->values.len; i++) {
     Value *v = k->values.items[i];
     substitute_shape(&v->shape, newvar, value);

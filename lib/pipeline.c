@@ -45,6 +45,8 @@ static Module *front_half(Compilation *c, SourceFile *main, int optimize) {
   Module *m = lower_program(c, checked);
   compilation_dump_after(c, "lower", m);
   grad_module(c, m);
+  if (failed(c))
+    return NULL;
   compilation_dump_after(c, "grad", m);
   if (optimize) {
     optimize_module(c, m);

@@ -325,6 +325,12 @@ static int input_shape(Sema *s, const AstType *t, Shape *out) {
   for (int i = 0; i < t->rank; i++) {
     const AstDim *d = &t->dims[i];
     out->d[i] = (Dim){-1, d->value};
+    if (d->expr) {
+      sema_error(s, d->loc, "an input's size is a literal or a size variable; size expressions "
+                 "are for output types");
+      ok = 0;
+      continue;
+    }
     if (d->var) {
       out->d[i].var = add_sizevar(s, d->var, d->loc);
       ok &= out->d[i].var >= 0;
@@ -340,6 +346,10 @@ static int output_shape(Sema *s, const AstType *t, Shape *out) {
   for (int i = 0; i < t->rank; i++) {
     const AstDim *d = &t->dims[i];
     out->d[i] = (Dim){-1, d->value};
+    if (d->expr) {
+      ok &= sema_output_dim(s, d, &out->d[i]);
+      continue;
+    }
     if (!d->var)
       continue;
     out->d[i].var = sizevar_index(s, d->var);
@@ -511,6 +521,13 @@ static int check_fn_expr(Sema *s, const FnDef *f, const Expr *e) {
     return 0; /* its arguments' errors would follow from it */
   for (int i = 0; i < e->nargs; i++)
     ok &= check_fn_expr(s, f, e->args[i]);
+  for (int i = 0; i < e->nslices; i++) {
+    const AstSlice *sl = &e->slices[i];
+    const Expr *parts[] = {sl->lo, sl->hi, sl->step};
+    for (int j = 0; j < 3; j++)
+      if (parts[j])
+        ok &= check_fn_expr(s, f, parts[j]);
+  }
   return ok;
 }
 
@@ -730,6 +747,25 @@ static TVal *eval_call(Sema *s, const Expr *e) {
   return sema_builtin_call(s, e, args, e->nargs);
 }
 
+/* x[...]: the bounds are evaluated like any expression (a size variable
+ * is a weak integer that knows its size expression). */
+static TVal *eval_slice(Sema *s, const Expr *e) {
+  TVal *x = eval(s, e->args[0]);
+  TVal **parts = ARENA_ARRAY(s->a, TVal *, 3 * e->nslices + 1);
+  int ok = x != NULL;
+  for (int i = 0; i < e->nslices; i++) {
+    const AstSlice *sl = &e->slices[i];
+    const Expr *p[] = {sl->lo, sl->hi, sl->step};
+    for (int j = 0; j < 3; j++)
+      if (p[j])
+        ok &= (parts[3 * i + j] = eval(s, p[j])) != NULL;
+  }
+  if (!ok)
+    return NULL;
+  set_loc(s, e);
+  return sema_slice(s, e, x, parts);
+}
+
 static TVal *eval(Sema *s, const Expr *e) {
   switch (e->kind) {
   case EXPR_INT:
@@ -754,6 +790,8 @@ static TVal *eval(Sema *s, const Expr *e) {
   }
   case EXPR_CALL:
     return eval_call(s, e);
+  case EXPR_SLICE:
+    return eval_slice(s, e);
   }
   unreachable();
 }
@@ -783,6 +821,7 @@ static void begin_kernel(Sema *s, KernelBuild *kb, const char *name,
   s->nodes = (PtrVec){0};
   s->sizevars = (StrMap){0};
   s->sizevar_names = (PtrVec){0};
+  s->size_defs = (PtrVec){0};
   s->scope = ARENA_NEW(s->a, StrMap);
   s->kb = kb;
 }
@@ -963,7 +1002,9 @@ static void finish_sizevars(Sema *s) {
   for (int i = 0; i < k->nsizevars; i++) {
     TypedSizeVar *sv = &k->sizevars[i];
     sv->name = s->sizevar_names.items[i];
-    sv->bound = define_value(s, sv->name, &sv->value);
+    sv->def = i < s->size_defs.len ? s->size_defs.items[i] : NULL;
+    if (!sv->def)
+      sv->bound = define_value(s, sv->name, &sv->value);
   }
 }
 
@@ -991,7 +1032,8 @@ static const char *signature(Sema *s) {
 
 static void end_kernel(Sema *s) {
   for (int i = 0; i < s->sizevar_names.len; i++)
-    strmap_put(s->a, &s->used_defines, s->sizevar_names.items[i], s);
+    if (i >= s->size_defs.len || !s->size_defs.items[i])
+      strmap_put(s->a, &s->used_defines, s->sizevar_names.items[i], s);
   if (s->k->noutputs)
     s->k->te_signature = signature(s);
   finish_sizevars(s);
@@ -1456,7 +1498,7 @@ static const TypedNode *scattering_take(Sema *s, const TypedKernel *k, const Typ
   for (int i = 0; i < k->nnodes; i++) {
     const TypedNode *n = k->nodes[i];
     int ax = n->op == TN_TAKE ? __builtin_ctz(n->axes) : 0;
-    if (n->op == TN_TAKE && dtype_is_float(n->dtype) &&
+    if (n->op == TN_TAKE && !n->step && dtype_is_float(n->dtype) &&
         (n->shape.d[ax].var >= 0 || n->shape.d[ax].size != 1) && reads_wrt(n->args[0], g, memo))
       return n;
   }

@@ -71,6 +71,9 @@ typedef struct TVal {
   TypedNode *rt; /* a weak value known at run time (a size variable's,
                     language.md §8.5): its node, rank 0, i64 (integer)
                     or f64 (float); k unused */
+  const SizeExpr *size; /* a run-time weak integer that is a size
+                                  expression of literals and size variables
+                                  (`D // 2`): its canonical form */
   int literal; /* an integer literal (maybe negated): usable as an axis */
   SrcRange loc;
   struct TVal **axes; /* TV_AXES */
@@ -118,7 +121,10 @@ typedef struct Sema {
   PtrVec nodes;    /* TypedNode*: its nodes, in the order they were made */
   struct KernelBuild *kb;
   StrMap sizevars; /* name -> (void *)(index + 1) */
-  PtrVec sizevar_names;
+  PtrVec sizevar_names; /* by number; a derived size's is its .te text */
+  PtrVec size_defs; /* const SizeExpr* by number: NULL for a size variable
+                       of the inputs, else the derived size's definition
+                       (language.md §9.8) */
   StrMap *scope;   /* kernel names -> Binding* */
   /* inside an inlined fn */
   const FnDef *fn;
@@ -155,6 +161,35 @@ void sema_builtins_init(Sema *s);
 int builtin_arity(Sema *s, const char *name, int *min_args, int *max_args);
 /* A builtin function, prelude fn or constant: not to be defined again. */
 int is_builtin_name(Sema *s, const char *name);
+
+/* sema_expr.c's builders, for sema_slice.c. */
+TypedNode *sema_new_node(Sema *s, TypedOp op, DType t, const Shape *sh);
+TVal *sema_tensor(Sema *s, TypedNode *n, SrcRange loc);
+int sema_axis(Sema *s, const char *what, const TVal *x, const TVal *t); /* -1: error */
+DType sema_promote(DType x, DType y);
+int sema_dim_same(Dim a, Dim b);
+const char *sema_dim_str(Sema *s, Dim d);
+TypedNode *sema_binary_node(Sema *s, BinaryOp op, DType rt, TypedNode *x, TypedNode *y, const Shape *sh);
+TypedNode *sema_cast_node(Sema *s, TypedNode *x, DType t);
+/* Whether x can be gathered along `axis` by `what` (take, slice, concat);
+ * else reports why (a gather along another axis; for take, a reduction
+ * that varies along the axis). */
+int sema_gathers_through(Sema *s, const TVal *x, int axis, const char *what);
+
+/* sema_slice.c: size expressions, slices and concat (language.md §9.8,
+ * §9.9). */
+/* A dimension as a size expression, and back (a derived size is interned
+ * as a size variable with a definition). */
+const SizeExpr *sema_dim_size(Sema *s, Dim d);
+Dim sema_size_dim(Sema *s, const SizeExpr *e);
+/* The size expression of a weak integer (a literal, or a run-time one
+ * made of sizes), else NULL. */
+const SizeExpr *sema_tval_size(Sema *s, const TVal *t);
+/* x[...]: parts holds lo, hi, step of each entry (NULL where absent). */
+TVal *sema_slice(Sema *s, const Expr *e, TVal *x, TVal **parts);
+TVal *sema_concat(Sema *s, const Expr *call, TVal **args, int nargs);
+/* An output type's dimension written as an expression (`D // 2`). */
+int sema_output_dim(Sema *s, const AstDim *d, Dim *out);
 
 /* The value of an output: a weak value becomes a constant of the declared
  * dtype (`declared` non-NULL), else i32/f32, made where the output is

@@ -153,7 +153,26 @@ static TVal *weak_rt(Sema *s, TKind kind, TypedNode *n, SrcRange loc) {
 TVal *sema_size_value(Sema *s, int var, SrcRange loc) {
   TypedNode *n = new_node(s, TN_SIZE, DT_I64, &scalar_shape);
   n->input = var;
-  return weak_rt(s, TV_WEAK_INT, n, loc);
+  TVal *t = weak_rt(s, TV_WEAK_INT, n, loc);
+  t->size = sema_dim_size(s, (Dim){var, 0});
+  return t;
+}
+
+/* The size expression of a OP b, both sizes (language.md §9.8), else
+ * NULL: sums, differences, products, and floor division by a positive
+ * constant. */
+static const SizeExpr *size_of_binary(Sema *s, BinaryOp op, const TVal *a, const TVal *b) {
+  const SizeExpr *x = sema_tval_size(s, a), *y = sema_tval_size(s, b);
+  int64_t d;
+  if (!x || !y)
+    return NULL;
+  switch (op) {
+  case BIN_ADD: return se_add(s->a, x, y);
+  case BIN_SUB: return se_sub(s->a, x, y);
+  case BIN_MUL: return se_mul(s->a, x, y);
+  case BIN_FLOORDIV: return se_is_const(y, &d) && d >= 1 ? se_floordiv(s->a, x, d) : NULL;
+  default: return NULL;
+  }
 }
 
 /* A run-time weak value's node as dtype `to` (a cast where it differs). */
@@ -349,7 +368,12 @@ static TVal *fold_weak_binary(Sema *s, BinaryOp op, TVal *a, TVal *b,
     int cmp = binary_kind(op) == KIND_C;
     TypedNode *x = weak_node(s, a, t), *y = weak_node(s, b, t);
     TypedNode *n = binary_node(s, op, cmp ? DT_BOOL : t, t, x, y, &scalar_shape);
-    return cmp ? tv_tensor(s, n, loc) : weak_rt(s, ints ? TV_WEAK_INT : TV_WEAK_FLOAT, n, loc);
+    if (cmp)
+      return tv_tensor(s, n, loc);
+    TVal *r = weak_rt(s, ints ? TV_WEAK_INT : TV_WEAK_FLOAT, n, loc);
+    if (ints)
+      r->size = size_of_binary(s, op, a, b);
+    return r;
   }
   Scalar x = fold_cast(weak_dtype(a), a->k, t);
   Scalar y = fold_cast(weak_dtype(b), b->k, t);
@@ -479,13 +503,19 @@ static TVal *rt_weak_unary(Sema *s, UnaryOp op, TVal *a, SrcRange loc) {
   int ints = a->kind == TV_WEAK_INT;
   if (kind == UK_P && ints)
     return int_predicate(s, op, tv_tensor(s, a->rt, loc), loc);
-  if (kind == UK_R && ints)
-    return weak_rt(s, TV_WEAK_INT, a->rt, loc);
+  if (kind == UK_R && ints) {
+    TVal *r = weak_rt(s, TV_WEAK_INT, a->rt, loc);
+    r->size = a->size;
+    return r;
+  }
   DType t = ints && kind != UK_F ? DT_I64 : DT_F64;
   TypedNode *n = unary_node(s, op, kind == UK_P ? DT_BOOL : t, t, rt_as(s, a, t));
   if (kind == UK_P)
     return tv_tensor(s, n, loc);
-  return weak_rt(s, t == DT_I64 ? TV_WEAK_INT : TV_WEAK_FLOAT, n, loc);
+  TVal *r = weak_rt(s, t == DT_I64 ? TV_WEAK_INT : TV_WEAK_FLOAT, n, loc);
+  if (op == UN_NEG && t == DT_I64 && a->size)
+    r->size = se_scale(s->a, a->size, -1);
+  return r;
 }
 
 /* isnan/isinf/isfinite of an integer or bool: a constant. */
@@ -798,22 +828,41 @@ static TVal *sema_index(Sema *s, const Expr *call, TVal **args) {
   return tv_tensor(s, n, call->loc);
 }
 
-/* The reduction under n whose value varies along `axis` (n's axes): take()
- * cannot gather through it (language.md §9.7), else NULL.  `seen` marks
- * the nodes (by order) already walked: the expression is a DAG. */
-static const TypedNode *varying_reduction(const TypedNode *n, int axis, char *seen) {
+/* The node under n that x cannot be gathered through along `axis` (n's
+ * axes): a reduction whose value varies along it (unless the gather is
+ * `affine`, a slice's or a concat's, which gathers the reduction's
+ * operand), or a take along another axis (language.md §9.7), else NULL.  `seen` marks the nodes (by order)
+ * already walked: the expression is a DAG. */
+static const TypedNode *varying_reduction(const TypedNode *n, int axis, int affine, char *seen) {
   if (axis < 0 || (n->shape.d[axis].var < 0 && n->shape.d[axis].size == 1) || n->order < 0 || seen[n->order])
     return NULL; /* broadcast along the axis: every index reads the same */
   seen[n->order] = 1;
-  if (n->op == TN_REDUCE || n->op == TN_TAKE)
+  if ((n->op == TN_REDUCE && !affine) || (n->op == TN_TAKE && n->axes != 1u << axis))
     return n;
   for (int i = 0; i < n->nargs; i++) {
     const TypedNode *a = n->args[i];
-    const TypedNode *r = varying_reduction(a, axis - (n->shape.rank - a->shape.rank), seen);
+    const TypedNode *r = varying_reduction(a, axis - (n->shape.rank - a->shape.rank), affine, seen);
     if (r)
       return r;
   }
   return NULL;
+}
+
+int sema_gathers_through(Sema *s, const TVal *x, int axis, const char *what) {
+  char *seen = arena_alloc(s->a, (size_t)s->nodes.len + 1);
+  const TypedNode *r = varying_reduction(x->node, axis, strcmp(what, "take") != 0, seen);
+  if (!r)
+    return 1;
+  Diag *d;
+  if (r->op == TN_TAKE)
+    d = sema_error(s, x->loc, "'%s' along axis %d cannot gather through a take or slice along axis %d: "
+                   "gathers along two axes of one value are not supported", what, axis,
+                   __builtin_ctz(r->axes) + (x->node->shape.rank - r->shape.rank));
+  else
+    d = sema_error(s, x->loc, "'%s' along axis %d cannot gather through a reduction that varies along it; "
+                   "%s before reducing", what, axis, what);
+  diag_note(s->d, d, r->loc, "this %s", r->op != TN_TAKE ? "reduction" : r->step ? "slice or concat" : "take");
+  return 0;
 }
 
 /* The shapes of x and i with `axis` set to literal 1. */
@@ -849,21 +898,29 @@ static TVal *sema_take(Sema *s, const Expr *call, TVal **args) {
   if (!broadcast_shapes(s, &xa, &ia, x->dtype, i->dtype, &sh, call->loc))
     return NULL;
   sh.d[ax] = is->d[ax];
-  char *seen = arena_alloc(s->a, (size_t)s->nodes.len + 1);
-  memset(seen, 0, (size_t)s->nodes.len + 1);
-  const TypedNode *r = varying_reduction(x->node, ax, seen);
-  if (r) {
-    Diag *d = sema_error(s, x->loc, "'take' along axis %d cannot gather through a %s that varies along it; "
-                         "take before reducing", ax, r->op == TN_TAKE ? "take" : "reduction");
-    diag_note(s->d, d, r->loc, "this %s", r->op == TN_TAKE ? "take" : "reduction");
+  if (!sema_gathers_through(s, x, ax, "take"))
     return NULL;
-  }
   TypedNode *n = new_node(s, TN_TAKE, x->dtype, &sh);
   n->args[0] = x->node;
   n->args[1] = i->node;
   n->nargs = 2;
   n->axes = 1u << ax;
   return tv_tensor(s, n, call->loc);
+}
+
+/* ---- for sema_slice.c ------------------------------------------------------ */
+
+TypedNode *sema_new_node(Sema *s, TypedOp op, DType t, const Shape *sh) { return new_node(s, op, t, sh); }
+TVal *sema_tensor(Sema *s, TypedNode *n, SrcRange loc) { return tv_tensor(s, n, loc); }
+int sema_axis(Sema *s, const char *what, const TVal *x, const TVal *t) { return literal_axis(s, what, x, t); }
+DType sema_promote(DType x, DType y) { return promote_strong(x, y); }
+int sema_dim_same(Dim a, Dim b) { return dim_same(a, b); }
+const char *sema_dim_str(Sema *s, Dim d) { return dim_str(s, d); }
+TypedNode *sema_binary_node(Sema *s, BinaryOp op, DType rt, TypedNode *x, TypedNode *y, const Shape *sh) {
+  return binary_node(s, op, rt, x->dtype, x, y, sh);
+}
+TypedNode *sema_cast_node(Sema *s, TypedNode *x, DType t) {
+  return x->dtype == t ? x : new_node1(s, TN_CAST, t, x);
 }
 
 /* ---- builtin calls -------------------------------------------------------- */
@@ -878,7 +935,8 @@ typedef enum Builtin {
   BI_CLAMP,
   BI_DETACH,
   BI_INDEX,
-  BI_TAKE
+  BI_TAKE,
+  BI_CONCAT
 } Builtin;
 
 typedef struct BuiltinInfo {
@@ -916,6 +974,7 @@ void sema_builtins_init(Sema *s) {
   put_builtin(s, "detach", (BuiltinInfo){.kind = BI_DETACH});
   put_builtin(s, "index", (BuiltinInfo){.kind = BI_INDEX});
   put_builtin(s, "take", (BuiltinInfo){.kind = BI_TAKE});
+  put_builtin(s, "concat", (BuiltinInfo){.kind = BI_CONCAT});
   put_builtin(s, "where", (BuiltinInfo){.kind = BI_WHERE});
   for (int op = RED_COUNT - 1; op >= 0; op--)
     put_builtin(s, reduce_name((ReduceOp)op),
@@ -941,7 +1000,8 @@ int builtin_arity(Sema *s, const char *name, int *min_args, int *max_args) {
                                  [BI_UNARY] = {1, 1}, [BI_REDUCE] = {1, -1},
                                  [BI_BINARY] = {2, 2}, [BI_WHERE] = {3, 3},
                                  [BI_CLAMP] = {3, 3}, [BI_DETACH] = {1, 1},
-                                 [BI_INDEX] = {2, 2}, [BI_TAKE] = {3, 3}};
+                                 [BI_INDEX] = {2, 2}, [BI_TAKE] = {3, 3},
+                                 [BI_CONCAT] = {1, -1}};
   *min_args = arity[bi.kind][0];
   *max_args = arity[bi.kind][1];
   return bi.kind != BI_NONE;
@@ -987,6 +1047,8 @@ TVal *sema_builtin_call(Sema *s, const Expr *call, TVal **args, int nargs) {
     return sema_index(s, call, args);
   case BI_TAKE:
     return sema_take(s, call, args);
+  case BI_CONCAT:
+    return sema_concat(s, call, args, nargs);
   default:
     internal_error("sema_builtin_call: '%s' is not a builtin", call->name);
   }

@@ -65,6 +65,8 @@ static void put_node(Buf *b, const TypedKernel *k, const TypedNode *n) {
     buf_printf(b, " %s", k->sizevars[n->input].name);
   if (n->op == TN_REDUCE || n->op == TN_INDEX || n->op == TN_TAKE)
     buf_printf(b, " axes 0x%x", n->axes);
+  if (n->op == TN_TAKE && n->step)
+    buf_printf(b, " step %lld", (long long)n->step);
   buf_puts(b, "\n");
 }
 

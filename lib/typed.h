@@ -40,7 +40,10 @@ typedef enum TypedOp {
   TN_INDEX,  /* i64: the position along the axis in `axes` (one bit); the
                 shape is literal 1 on every other axis */
   TN_TAKE    /* args[0] (x) gathered along the axis in `axes` at args[1]
-                (i32/i64, x's rank); dtype: x's */
+                (i32/i64, x's rank); dtype: x's.  A slice's or a concat's
+                (step >= 1): args[1] is args[2] + step * position, args[2]
+                an i64 scalar, and the index is in range wherever the
+                value is used (no NaN outside) */
 } TypedOp;
 
 typedef struct TypedNode {
@@ -60,6 +63,7 @@ typedef struct TypedNode {
                       TN_INDEX: the bit of its axis */
   int input;       /* TN_INPUT: its index in TypedKernel.inputs; TN_SIZE:
                       the size variable's */
+  int64_t step;    /* TN_TAKE of a slice or a concat: its step, else 0 */
   Scalar value;    /* TN_CONST, in the dtype it is computed in (f32 for
                       16-bit floats, already rounded to them) */
   int order;       /* its index in TypedKernel.nodes, or -1 (see above) */
@@ -79,9 +83,12 @@ typedef struct TypedInput {
 } TypedInput;
 
 typedef struct TypedSizeVar {
-  const char *name;
+  const char *name; /* a derived size's: its .te text (`D // 2`) */
   int bound;     /* given by -D name=value */
   int64_t value;
+  const SizeExpr *def; /* a derived size (a slice's, a concat's, an
+                                 output type's): its canonical form over
+                                 the other variables; NULL for an input's */
 } TypedSizeVar;
 
 /* A name assigned in the kernel and the node it names, in program order:

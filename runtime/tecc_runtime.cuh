@@ -1287,6 +1287,13 @@ inline int64_t sat_mul(int64_t a, int64_t b) {
   return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
+/* @piece size_floordiv size_min size_max */
+/* Derived sizes (a slice's, a concat's: language.md section 9.8), on the
+ * host: Python's floor division by a positive literal, min and max. */
+inline int64_t size_floordiv(int64_t a, int64_t d) { return a / d - (a % d != 0 && a < 0); }
+inline int64_t size_min(int64_t a, int64_t b) { return a < b ? a : b; }
+inline int64_t size_max(int64_t a, int64_t b) { return a > b ? a : b; }
+
 /* @piece aligned16 aligned_to */
 inline bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 inline bool aligned_to(const void *p, size_t bytes) { return ((uintptr_t)p % bytes) == 0; }

@@ -7,6 +7,8 @@ whether it is contiguous.  check_inputs() binds the size variables from the
 input shapes; output_specs() gives each output's dtype and shape from them.
 """
 
+import ast
+import operator
 from collections import namedtuple
 
 from .header import HeaderError
@@ -47,8 +49,42 @@ def check_tensor(where, p, info, bound, device, devices=("cuda",)):
     return info.device
 
 
+def size_value(dim, bound):
+    """The value of a dim under the bound size variables: an int, a name, or
+    a derived size's expression (language.md section 9.8: + - * //, min,
+    max of literals and names); None when a name in it is not bound."""
+    if isinstance(dim, int):
+        return dim
+    if dim.isidentifier():
+        return bound.get(dim)
+    return _eval_size(ast.parse(dim, mode="eval").body, bound)
+
+
+_SIZE_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+             ast.FloorDiv: operator.floordiv}
+
+
+def _eval_size(node, bound):
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name):
+        return bound.get(node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _eval_size(node.operand, bound)
+        return None if v is None else -v
+    if isinstance(node, ast.BinOp) and type(node.op) in _SIZE_OPS:
+        a, b = _eval_size(node.left, bound), _eval_size(node.right, bound)
+        return None if a is None or b is None else _SIZE_OPS[type(node.op)](a, b)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in ("min", "max") and len(node.args) == 2):
+        a, b = (_eval_size(x, bound) for x in node.args)
+        return None if a is None or b is None else (min if node.func.id == "min" else max)(a, b)
+    raise HeaderError("not a size expression: %s" % ast.dump(node))
+
+
 def bind_shape(name, dims, actual, bound):
-    """Checks a tensor's shape against .te dims, binding size variables."""
+    """Checks a tensor's shape against .te dims, binding size variables
+    (a derived size is checked once they are all bound: check_derived)."""
     if len(dims) == 0 and len(actual) <= 1 and (not actual or actual[0] == 1):
         return
     if len(dims) != len(actual):
@@ -59,6 +95,8 @@ def bind_shape(name, dims, actual, bound):
             if d != n:
                 raise ValueError("%s: axis %d is %d; the signature fixes it to %d"
                                  % (name, axis, n, d))
+        elif not d.isidentifier():
+            continue
         elif bound.setdefault(d, n) != n:
             raise ValueError("%s: axis %d is %d but size %s is already %d"
                              % (name, axis, n, d, bound[d]))
@@ -84,6 +122,12 @@ def check_inputs(sig, infos, devices=("cuda",)):
     if missing:
         raise ValueError("%s: cannot infer size(s) %s from the tensors"
                          % (sig.name, ", ".join(missing)))
+    for p, info in zip(sig.inputs, infos):
+        for axis, d in enumerate(p.shape or ()):
+            want = size_value(d, bound)
+            if isinstance(info, TensorInfo) and want is not None and info.shape[axis] != want:
+                raise ValueError("%s: %s: axis %d is %d; %s is %d"
+                                 % (sig.name, p.name, axis, info.shape[axis], d, want))
     return bound, device
 
 
@@ -94,7 +138,7 @@ def output_specs(sig, bound):
         if p.shape is None:
             raise HeaderError("%s: the header gives no shape for output %s (no .te "
                               "signature comment)" % (sig.name, p.name))
-        shape = tuple(d if isinstance(d, int) else bound.get(d) for d in p.shape)
+        shape = tuple(size_value(d, bound) for d in p.shape)
         if None in shape:
             raise ValueError("%s: cannot size output %s %r" % (sig.name, p.name, p.shape))
         specs.append((p.name, p.dtype, shape))

@@ -147,12 +147,14 @@ TE_TYPE = re.compile(r"^(bool|i32|i64|f16|bf16|f32|f64)\s*(?:\[(.*)\])?$")
 
 
 def parse_te_type(text):
-    """'f32[N, 4]' -> ('f32', ('N', 4)); 'f32' -> ('f32', ())."""
+    """'f32[N, 4]' -> ('f32', ('N', 4)); 'f32' -> ('f32', ()).  A derived
+    size (language.md section 9.8) stays its text: 'f32[min(3, D)]' ->
+    ('f32', ('min(3, D)',))."""
     m = TE_TYPE.match(text.strip())
     if not m:
         raise HeaderError("not a .te type: %r" % text)
     dims = tuple(int(d) if d.isdigit() else d
-                 for d in (x.strip() for x in (m.group(2) or "").split(",")) if d)
+                 for d in split_top(m.group(2) or "") if d)
     return m.group(1), dims
 
 

@@ -39,7 +39,7 @@
 #include "pipeline.h"
 #include "interp.h"
 
-enum { MAX_DIRECTIVES = 32, MAX_SIZES = 16, MAX_BINDINGS = 40, MAX_TENSORS = 64, MAX_SHOWN = 4, MAX_LEVELS = 3 };
+enum { MAX_DIRECTIVES = 32, MAX_SIZES = 16, MAX_SIZEVARS = 64, MAX_BINDINGS = 40, MAX_TENSORS = 64, MAX_SHOWN = 4, MAX_LEVELS = 3 };
 
 /* ---- options and per-program settings ---------------------------------- */
 
@@ -308,7 +308,7 @@ static void emit_call(Buf *b, const Kernel *k, int ki) {
   }
   for (int j = 0; j < k->noutputs; j++, sep = ", ")
     buf_printf(b, "%s(%s *)out[%d]", sep, dtype_ctype(k->outputs[j].dtype), j);
-  for (int s = 0; s < k->nsizevars; s++, sep = ", ")
+  for (int s = 0; s < ir_nparams(k); s++, sep = ", ")
     buf_printf(b, "%ssizes[%d]", sep, s);
   buf_printf(b, "%s(cudaStream_t)0);\n}\n", sep);
 }
@@ -965,7 +965,7 @@ static void expect_status(Case *c, void *const *outs, int want, const char *what
 static void check_statuses(Case *c) {
   place(c, 0, 0);
   int64_t *sizes = (int64_t *)c->sizes;
-  for (int s = 0; s < c->k->nsizevars; s++) {
+  for (int s = 0; s < ir_nparams(c->k); s++) {
     int64_t keep = sizes[s];
     sizes[s] = -1;
     expect_status(c, NULL, 1, "negative size");
@@ -1005,7 +1005,7 @@ static void check_statuses(Case *c) {
 
 static void binding_label(Case *c) {
   size_t len = (size_t)snprintf(c->label, sizeof c->label, "%s:%s", c->p->path, c->k->name);
-  for (int s = 0; s < c->k->nsizevars && len < sizeof c->label; s++)
+  for (int s = 0; s < ir_nparams(c->k) && len < sizeof c->label; s++)
     len += (size_t)snprintf(c->label + len, sizeof c->label - len, "%s%s=%lld",
                             s ? "," : " ", c->k->sizevars[s].name, (long long)c->sizes[s]);
   if (len < sizeof c->label)
@@ -1028,7 +1028,7 @@ static void check_level(Case *c, Level *lv) {
   c->level = lv->level;
   binding_label(c);
   c->t->bindings++;
-  int with_statuses = !lv->statuses_done && all_at_least_two(c->sizes, c->k->nsizevars);
+  int with_statuses = !lv->statuses_done && all_at_least_two(c->sizes, ir_nparams(c->k));
   check_call(c, 0, 0);
   check_call(c, 1, 1);
   check_deterministic(c);
@@ -1134,8 +1134,8 @@ static int64_t max_numel(const Kernel *k, const int64_t *sizes) {
  * program's `# conform: sizes` lines, less those with a tensor over the
  * element cap.  A `sizes` line skipped that way is said in the log: the
  * program asked for it. */
-static int collect_bindings(const Program *p, const Kernel *k, int64_t out[][8], FILE *log) {
-  int n = 0, nsv = k->nsizevars, first_extra;
+static int collect_bindings(const Program *p, const Kernel *k, int64_t out[][MAX_SIZEVARS], FILE *log) {
+  int n = 0, nsv = ir_nparams(k), first_extra;
   int64_t limit = p->max_elements ? p->max_elements : opt.max_elements;
   if (opt.quick && limit > 100000)
     limit = 100000;
@@ -1168,6 +1168,7 @@ static int collect_bindings(const Program *p, const Kernel *k, int64_t out[][8],
   }
   int kept = 0, skipped = 0;
   for (int i = 0; i < n; i++) {
+    ir_derive_sizes(k, out[i]);
     int64_t m = max_numel(k, out[i]);
     if (m <= limit && m >= 0)
       memmove(out[kept++], out[i], sizeof out[i]);
@@ -1182,7 +1183,11 @@ static int collect_bindings(const Program *p, const Kernel *k, int64_t out[][8],
 
 static void run_kernel(Program *p, int ki, Level *lv, int nlv, FILE *log) {
   const Kernel *k = p->module->kernels[ki];
-  int64_t bindings[MAX_BINDINGS + 8][8];
+  int64_t bindings[MAX_BINDINGS + 8][MAX_SIZEVARS];
+  if (k->nsizevars > MAX_SIZEVARS) {
+    fprintf(stderr, "tecc-conform: %s:%s has more than %d sizes\n", p->path, k->name, MAX_SIZEVARS);
+    exit(2);
+  }
   int nb = collect_bindings(p, k, bindings, log);
   for (int l = 0; l < nlv; l++) {
     lv[l].statuses_done = 0;

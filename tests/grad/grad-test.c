@@ -25,7 +25,7 @@
 #include "pipeline.h"
 #include "tap.h"
 
-enum { MAX_TENSORS = 16, MAX_SIZES = 8 };
+enum { MAX_TENSORS = 16, MAX_SIZES = 16 };
 
 /* ---- random numbers ------------------------------------------------------- */
 
@@ -73,9 +73,14 @@ static const Kernel *kernel_named(const Program *p, const char *name) {
 
 /* ---- tensors -------------------------------------------------------------------- */
 
-/* A kernel's sizes from "N=3 D=4" (every size variable must be there). */
+/* A kernel's sizes from "N=3 D=4" (every size parameter must be there;
+ * the derived sizes follow from them). */
 static int bind_sizes(const Kernel *k, const char *spec, int64_t *sizes) {
-  for (int i = 0; i < k->nsizevars; i++) {
+  if (k->nsizevars > MAX_SIZES) {
+    diag("%s has more than %d sizes", k->name, MAX_SIZES);
+    return 0;
+  }
+  for (int i = 0; i < ir_nparams(k); i++) {
     const char *name = k->sizevars[i].name;
     const char *at = spec;
     size_t n = strlen(name);
@@ -92,6 +97,7 @@ static int bind_sizes(const Kernel *k, const char *spec, int64_t *sizes) {
       return 0;
     }
   }
+  ir_derive_sizes(k, sizes);
   return 1;
 }
 
@@ -398,6 +404,19 @@ static const Case cases[] = {
     {"take along a middle axis", "kernel f(x: f64[B, N, D], t: i32[B, 1, D]) -> y {\n"
                                  "  y = take(x, t, 1) * take(x * x, t, 1)\n}\n"
                                  "kernel g = grad(f)\n", "B=2 N=4 D=3", NULL, NULL, {{NULL, -2, 2}, {"t", 0, 3.99}}, 0, 0},
+    /* slices and concat (language.md §9.8, §9.9): the gradient gathers
+       the cotangent back, 0 where nothing was read */
+    {"slices", "kernel f(x: f64[N, D]) -> (a, b, c) {\n"
+               "  a = x[:, :D // 2] * x[:, D // 2:2 * (D // 2)]\n  b = exp(x[1:]) + x[1:, :][:N - 1]\n"
+               "  c = sum(x[:, -2:] * x[:, D - 2:], -1) + sum(x[:, ::2], -1)\n}\n"
+               "kernel g = grad(f)\n", "N=3 D=5", NULL, NULL, {{NULL, -2, 2}}, 0, 0},
+    {"rotary embedding", "kernel f(q: f64[S, H, D], c: f64[S, 1, D], s: f64[S, 1, D]) -> y {\n"
+                         "  y = q * c + concat(-q[..., D // 2:], q[..., :D // 2], -1) * s\n}\n"
+                         "kernel g = grad(f)\n", "S=2 H=2 D=6", NULL, NULL, {{NULL, -2, 2}}, 0, 0},
+    {"concat and reductions", "kernel f(x: f64[N, D], y: f64[M, D]) -> (a, b) {\n"
+                              "  z = concat(x, y * 2, x[:1], 0)\n  a = softmax(z, -1)\n"
+                              "  b = (z - max(z, 0))[1:N + 1]\n}\n"
+                              "kernel g = grad(f)\n", "N=3 M=2 D=4", NULL, NULL, {{NULL, -2, 2}}, 0, 0},
     /* composites and the examples' norms */
     {"softmax", "kernel f(x: f64[N, D]) -> (a, b) {\n"
                 "  a = softmax(x, -1)\n  b = softmax(x * 3, 0)\n}\n"

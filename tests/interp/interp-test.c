@@ -65,6 +65,7 @@ static void begin(int nsizevars) {
   kern = ARENA_NEW(arena, Kernel);
   kern->name = "t";
   kern->nsizevars = nsizevars;
+  kern->sizevars = ARENA_ARRAY(arena, SizeVar, nsizevars + 1);
   kern->inputs = ARENA_ARRAY(arena, KernelInput, 8);
   kern->outputs = ARENA_ARRAY(arena, KernelOutput, 8);
 }

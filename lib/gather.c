@@ -1,0 +1,152 @@
+/* gather.c — an IR expression gathered along one axis (see gather.h). */
+#include "gather.h"
+
+static DType compute_dtype(DType t) { return dtype_is_16bit(t) ? DT_F32 : t; }
+
+Gather gather_new(Arena *a, Kernel *k, Value *i, int axis, const Shape *shape) {
+  Gather g = {0};
+  g.a = a;
+  g.k = k;
+  g.i = i;
+  g.axis = axis;
+  g.shape = *shape;
+  g.memo = ARENA_ARRAY(a, Value *, (size_t)k->values.len + 1);
+  return g;
+}
+
+static Value *make(Gather *g, IrOp op, DType t, const Shape *sh) {
+  Value *v = ir_new_value(g->a, g->k, op, t, sh);
+  v->loc = g->loc;
+  return v;
+}
+
+static Value *spread_to(Gather *g, Value *v, const Shape *sh) {
+  if (shape_equal(&v->shape, sh))
+    return v;
+  Value *b = make(g, IR_BROADCAST, v->dtype, sh);
+  b->args[0] = v;
+  b->nargs = 1;
+  return b;
+}
+
+static Value *spread(Gather *g, Value *v) { return spread_to(g, v, &g->shape); }
+
+/* x op y, i64, of x's shape. */
+static Value *scalar_op(Gather *g, BinaryOp op, Value *x, Value *y) {
+  Value *v = make(g, IR_BINARY, DT_I64, &x->shape);
+  v->bop = op;
+  v->args[0] = x;
+  v->args[1] = y;
+  v->nargs = 2;
+  return v;
+}
+
+static Value *scalar_const(Gather *g, int64_t c) {
+  Shape scalar = {0};
+  Value *v = make(g, IR_CONST, DT_I64, &scalar);
+  v->ival = c;
+  return v;
+}
+
+/* An input read where the axis is i: the load widens a 16-bit value. */
+static Value *take_input(Gather *g, int input, DType t, Value *i, Value *start, int64_t step) {
+  Value *r = make(g, IR_TAKE, compute_dtype(t), &g->shape);
+  r->index = input;
+  r->axes = 1u << g->axis;
+  r->args[0] = i;
+  r->nargs = 1;
+  if (start) {
+    r->args[1] = start;
+    r->nargs = 2;
+    r->step = step;
+  }
+  return r;
+}
+
+/* A take along the same axis, at positions i: its index gathered; two
+ * affine maps compose into one (s1 + c1 * (s0 + c0 * k)). */
+static Value *take_of_take(Gather *g, Value *v) {
+  Value *i = gather_value(g, v->args[0]);
+  if (!i)
+    return NULL;
+  if (!v->step || !g->start)
+    return take_input(g, v->index, v->dtype, i, NULL, 0);
+  Value *start = g->start;
+  if (v->step != 1)
+    start = scalar_op(g, BIN_MUL, start, scalar_const(g, v->step));
+  start = scalar_op(g, BIN_ADD, v->args[1], start);
+  return take_input(g, v->index, v->dtype, i, start, v->step * g->step);
+}
+
+/* An elementwise value: the same operation of its operands gathered. */
+static Value *elementwise(Gather *g, Value *v) {
+  Value *args[3];
+  for (int j = 0; j < v->nargs; j++)
+    if (!(args[j] = gather_value(g, v->args[j])))
+      return NULL;
+  Value *r = make(g, v->op, v->dtype, &g->shape);
+  int id = r->id;
+  *r = *v;
+  r->id = id;
+  r->loc = g->loc;
+  r->shape = g->shape;
+  r->name = NULL;
+  r->aux = NULL;
+  for (int j = 0; j < v->nargs; j++)
+    r->args[j] = args[j];
+  return r;
+}
+
+/* A reduction over other axes, gathered where the index depends on the
+ * position only: the same reduction of its operand gathered. */
+static Value *reduce_of(Gather *g, Value *v, int axis) {
+  if (!g->along || ((v->axes >> axis) & 1u))
+    return NULL;
+  Value *a = v->args[0];
+  Shape as = a->shape, rs = v->shape;
+  as.d[axis] = rs.d[axis] = g->shape.d[g->axis];
+  Gather sub = gather_new(g->a, g->k, spread_to(g, g->along, &as), axis, &as);
+  sub.loc = g->loc;
+  sub.along = g->along;
+  sub.start = g->start;
+  sub.step = g->step;
+  Value *ga = gather_value(&sub, a);
+  if (!ga)
+    return NULL;
+  Value *r = make(g, IR_REDUCE, v->dtype, &rs);
+  r->rop = v->rop;
+  r->axes = v->axes;
+  r->args[0] = ga;
+  r->nargs = 1;
+  return spread(g, r);
+}
+
+static int one_along(const Value *v, int axis) {
+  return axis < 0 || (v->shape.d[axis].var < 0 && v->shape.d[axis].size == 1);
+}
+
+Value *gather_value(Gather *g, Value *v) {
+  int axis = g->axis - (g->shape.rank - v->shape.rank);
+  if (one_along(v, axis))
+    return spread(g, v);
+  if (g->memo[v->id])
+    return g->memo[v->id];
+  Value *r = NULL;
+  switch (v->op) {
+  case IR_INPUT: r = take_input(g, v->index, v->dtype, g->i, g->start, g->step); break;
+  case IR_INDEX: r = g->i; break; /* the position along the axis is the index */
+  case IR_BROADCAST: r = gather_value(g, v->args[0]); break;
+  case IR_TAKE: r = v->axes == 1u << axis ? take_of_take(g, v) : NULL; break;
+  case IR_CAST:
+    r = gather_value(g, v->args[0]);
+    if (r && r->dtype != v->dtype) /* else a 16-bit input's widening: the take did it */
+      r = elementwise(g, v);
+    break;
+  case IR_UNARY:
+  case IR_BINARY:
+  case IR_SELECT: r = elementwise(g, v); break;
+  case IR_REDUCE: r = reduce_of(g, v, axis); break;
+  default: r = NULL; break;
+  }
+  return g->memo[v->id] = r;
+}

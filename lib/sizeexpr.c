@@ -1,0 +1,374 @@
+/* sizeexpr.c — size expressions in canonical form (see sizeexpr.h). */
+#include "sizeexpr.h"
+
+#include <string.h>
+
+#include "diag.h"
+
+/* ---- order --------------------------------------------------------------- */
+
+static int cmp64(int64_t x, int64_t y) { return x < y ? -1 : x > y; }
+
+static int atom_cmp(const SizeAtom *x, const SizeAtom *y) {
+  if (x->kind != y->kind)
+    return x->kind < y->kind ? -1 : 1;
+  int r = x->kind == SA_VAR ? cmp64(x->var, y->var) : cmp64(x->d, y->d);
+  if (r || x->kind == SA_VAR)
+    return r;
+  r = se_cmp(x->a, y->a);
+  return r ? r : x->b ? se_cmp(x->b, y->b) : 0;
+}
+
+int se_cmp(const SizeExpr *x, const SizeExpr *y) {
+  if (x->n != y->n)
+    return x->n < y->n ? -1 : 1;
+  for (int i = 0; i < x->n; i++) {
+    int r = atom_cmp(x->t[i].atom, y->t[i].atom);
+    if (r)
+      return r;
+    if (x->t[i].coef != y->t[i].coef)
+      return cmp64(x->t[i].coef, y->t[i].coef);
+  }
+  return cmp64(x->c, y->c);
+}
+
+/* ---- building ------------------------------------------------------------ */
+
+const SizeExpr *se_const(Arena *a, int64_t c) {
+  SizeExpr *e = ARENA_NEW(a, SizeExpr);
+  e->c = c;
+  return e;
+}
+
+/* The form k*atom (+ 0). */
+static const SizeExpr *of_atom(Arena *a, const SizeAtom *atom, int64_t k) {
+  SizeExpr *e = ARENA_NEW(a, SizeExpr);
+  SizeTerm *t = ARENA_NEW(a, SizeTerm);
+  t->atom = atom;
+  t->coef = k;
+  e->n = 1;
+  e->t = t;
+  return e;
+}
+
+static const SizeExpr *new_atom(Arena *a, SizeAtomKind kind, int var, const SizeExpr *x,
+                                const SizeExpr *y, int64_t d) {
+  SizeAtom *at = ARENA_NEW(a, SizeAtom);
+  at->kind = kind;
+  at->var = var;
+  at->a = x;
+  at->b = y;
+  at->d = d;
+  return of_atom(a, at, 1);
+}
+
+const SizeExpr *se_var(Arena *a, int var) {
+  if (var < 0)
+    internal_error("sizeexpr: variable %d", var);
+  return new_atom(a, SA_VAR, var, NULL, NULL, 0);
+}
+
+/* kx*x + ky*y, merged in atom order. */
+static const SizeExpr *combine(Arena *a, const SizeExpr *x, int64_t kx, const SizeExpr *y, int64_t ky) {
+  SizeExpr *e = ARENA_NEW(a, SizeExpr);
+  SizeTerm *t = ARENA_ARRAY(a, SizeTerm, x->n + y->n + 1);
+  int i = 0, j = 0;
+  while (i < x->n || j < y->n) {
+    int r = i == x->n ? 1 : j == y->n ? -1 : atom_cmp(x->t[i].atom, y->t[j].atom);
+    SizeTerm s = r < 0 ? x->t[i] : y->t[j];
+    s.coef = (r <= 0 ? kx * x->t[i].coef : 0) + (r >= 0 ? ky * y->t[j].coef : 0);
+    i += r <= 0;
+    j += r >= 0;
+    if (s.coef)
+      t[e->n++] = s;
+  }
+  e->t = t;
+  e->c = kx * x->c + ky * y->c;
+  return e;
+}
+
+const SizeExpr *se_add(Arena *a, const SizeExpr *x, const SizeExpr *y) { return combine(a, x, 1, y, 1); }
+const SizeExpr *se_sub(Arena *a, const SizeExpr *x, const SizeExpr *y) { return combine(a, x, 1, y, -1); }
+const SizeExpr *se_scale(Arena *a, const SizeExpr *x, int64_t k) { return combine(a, x, k, x, 0); }
+
+int se_is_const(const SizeExpr *x, int64_t *c) {
+  if (x->n)
+    return 0;
+  if (c)
+    *c = x->c;
+  return 1;
+}
+
+int se_as_var(const SizeExpr *x) {
+  if (x->n != 1 || x->c || x->t[0].coef != 1 || x->t[0].atom->kind != SA_VAR)
+    return -1;
+  return x->t[0].atom->var;
+}
+
+/* The term i alone, coefficient 1. */
+static const SizeExpr *term_atom(Arena *a, const SizeExpr *x, int i) { return of_atom(a, x->t[i].atom, 1); }
+
+/* Products distribute over the terms; a product of two atoms is an atom. */
+const SizeExpr *se_mul(Arena *a, const SizeExpr *x, const SizeExpr *y) {
+  int64_t k;
+  if (se_is_const(x, &k))
+    return se_scale(a, y, k);
+  if (se_is_const(y, &k))
+    return se_scale(a, x, k);
+  const SizeExpr *r = se_add(a, se_scale(a, y, x->c), se_scale(a, se_sub(a, x, se_const(a, x->c)), y->c));
+  for (int i = 0; i < x->n; i++)
+    for (int j = 0; j < y->n; j++) {
+      const SizeExpr *p = term_atom(a, x, i), *q = term_atom(a, y, j);
+      if (se_cmp(p, q) > 0) {
+        const SizeExpr *s = p;
+        p = q;
+        q = s;
+      }
+      const SizeExpr *m = new_atom(a, SA_MUL, 0, p, q, 0);
+      r = se_add(a, r, se_scale(a, m, x->t[i].coef * y->t[j].coef));
+    }
+  return r;
+}
+
+static int64_t floordiv64(int64_t x, int64_t d) {
+  int64_t q = x / d;
+  return q - (x % d != 0 && ((x < 0) != (d < 0)));
+}
+
+/* The multiples of d come out of the division: (2*N + D + 5) // 2 is
+ * N + 2 + (D + 1) // 2. */
+const SizeExpr *se_floordiv(Arena *a, const SizeExpr *x, int64_t d) {
+  if (d < 1)
+    internal_error("sizeexpr: division by %lld", (long long)d);
+  if (d == 1)
+    return x;
+  int64_t rem = x->c - d * floordiv64(x->c, d);
+  const SizeExpr *whole = se_const(a, floordiv64(x->c, d)), *rest = se_const(a, rem);
+  for (int i = 0; i < x->n; i++) {
+    const SizeExpr *t = term_atom(a, x, i);
+    if (x->t[i].coef % d == 0)
+      whole = se_add(a, whole, se_scale(a, t, x->t[i].coef / d));
+    else
+      rest = se_add(a, rest, se_scale(a, t, x->t[i].coef));
+  }
+  if (!rest->n)
+    return whole; /* rest is its constant, in [0, d) */
+  return se_add(a, whole, new_atom(a, SA_DIV, 0, rest, NULL, d));
+}
+
+static const SizeExpr *min_max(Arena *a, SizeAtomKind kind, const SizeExpr *x, const SizeExpr *y) {
+  int x_smaller = se_nonneg(a, se_sub(a, y, x)), y_smaller = se_nonneg(a, se_sub(a, x, y));
+  if (x_smaller || y_smaller)
+    return (kind == SA_MIN) == x_smaller ? x : y;
+  if (se_cmp(x, y) > 0) {
+    const SizeExpr *s = x;
+    x = y;
+    y = s;
+  }
+  return new_atom(a, kind, 0, x, y, 0);
+}
+
+const SizeExpr *se_min(Arena *a, const SizeExpr *x, const SizeExpr *y) { return min_max(a, SA_MIN, x, y); }
+const SizeExpr *se_max(Arena *a, const SizeExpr *x, const SizeExpr *y) { return min_max(a, SA_MAX, x, y); }
+
+/* ---- proving x >= 0 ------------------------------------------------------- */
+
+static int prove(Arena *a, const SizeExpr *x, int depth);
+
+static int atom_nonneg(Arena *a, const SizeAtom *t, int depth) {
+  switch (t->kind) {
+  case SA_VAR: return 1;
+  case SA_DIV: return prove(a, t->a, depth);
+  case SA_MUL:
+  case SA_MIN: return prove(a, t->a, depth) && prove(a, t->b, depth);
+  case SA_MAX: return prove(a, t->a, depth) || prove(a, t->b, depth);
+  }
+  return 0;
+}
+
+/* x without term i, plus k*y. */
+static const SizeExpr *swap_term(Arena *a, const SizeExpr *x, int i, const SizeExpr *y, int64_t k) {
+  return se_add(a, se_sub(a, x, se_scale(a, term_atom(a, x, i), x->t[i].coef)), se_scale(a, y, k));
+}
+
+/* Term i replaced by a bound that keeps x >= 0 sufficient: d*q lies in
+ * (a - d, a], min and max are one of their operands. */
+static int prove_by_bound(Arena *a, const SizeExpr *x, int i, int depth) {
+  const SizeAtom *t = x->t[i].atom;
+  int64_t k = x->t[i].coef;
+  if (t->kind == SA_DIV) {
+    const SizeExpr *scaled = se_scale(a, x, t->d);
+    const SizeExpr *bound = k < 0 ? t->a : se_sub(a, t->a, se_const(a, t->d - 1));
+    return prove(a, swap_term(a, scaled, i, bound, k), depth);
+  }
+  if (t->kind != SA_MIN && t->kind != SA_MAX)
+    return 0;
+  int either = (t->kind == SA_MIN) == (k < 0); /* a lower bound by either */
+  int pa = prove(a, swap_term(a, x, i, t->a, k), depth);
+  if (pa && either)
+    return 1;
+  if (!pa && !either)
+    return 0;
+  return prove(a, swap_term(a, x, i, t->b, k), depth);
+}
+
+static int prove(Arena *a, const SizeExpr *x, int depth) {
+  int plain = x->c >= 0;
+  for (int i = 0; i < x->n && plain; i++)
+    plain = x->t[i].coef > 0 && atom_nonneg(a, x->t[i].atom, depth);
+  if (plain)
+    return 1;
+  if (depth == 0)
+    return 0;
+  for (int i = 0; i < x->n; i++)
+    if (prove_by_bound(a, x, i, depth - 1))
+      return 1;
+  return 0;
+}
+
+int se_nonneg(Arena *a, const SizeExpr *x) { return prove(a, x, 4); }
+
+/* ---- substitution and evaluation ------------------------------------------ */
+
+static const SizeExpr *atom_subst(Arena *a, const SizeAtom *t, const SizeExpr *const *sub) {
+  switch (t->kind) {
+  case SA_VAR: return sub[t->var];
+  case SA_DIV: return se_floordiv(a, se_subst(a, t->a, sub), t->d);
+  case SA_MUL: return se_mul(a, se_subst(a, t->a, sub), se_subst(a, t->b, sub));
+  case SA_MIN: return se_min(a, se_subst(a, t->a, sub), se_subst(a, t->b, sub));
+  case SA_MAX: return se_max(a, se_subst(a, t->a, sub), se_subst(a, t->b, sub));
+  }
+  internal_error("sizeexpr: atom kind %d", (int)t->kind);
+}
+
+const SizeExpr *se_subst(Arena *a, const SizeExpr *x, const SizeExpr *const *sub) {
+  const SizeExpr *r = se_const(a, x->c);
+  for (int i = 0; i < x->n; i++)
+    r = se_add(a, r, se_scale(a, atom_subst(a, x->t[i].atom, sub), x->t[i].coef));
+  return r;
+}
+
+static int64_t atom_eval(const SizeAtom *t, const int64_t *v) {
+  switch (t->kind) {
+  case SA_VAR: return v[t->var];
+  case SA_DIV: return floordiv64(se_eval(t->a, v), t->d);
+  case SA_MUL: return se_eval(t->a, v) * se_eval(t->b, v);
+  case SA_MIN: {
+    int64_t x = se_eval(t->a, v), y = se_eval(t->b, v);
+    return x < y ? x : y;
+  }
+  case SA_MAX: {
+    int64_t x = se_eval(t->a, v), y = se_eval(t->b, v);
+    return x > y ? x : y;
+  }
+  }
+  internal_error("sizeexpr: atom kind %d", (int)t->kind);
+}
+
+int64_t se_eval(const SizeExpr *x, const int64_t *values) {
+  int64_t r = x->c;
+  for (int i = 0; i < x->n; i++)
+    r += x->t[i].coef * atom_eval(x->t[i].atom, values);
+  return r;
+}
+
+/* ---- printing ------------------------------------------------------------- */
+
+typedef struct Printer {
+  Arena *a;
+  Buf *b;
+  const char *const *names;
+  int c; /* C rather than .te */
+} Printer;
+
+static void put_expr(Printer *p, const SizeExpr *x);
+
+static int is_sum(const SizeExpr *x) { return x->n + (x->c != 0) > 1 || (x->n == 1 && x->t[0].coef != 1); }
+
+static void put_operand(Printer *p, const SizeExpr *x) {
+  if (is_sum(x) || (x->n == 0 && x->c < 0)) {
+    buf_puts(p->b, "(");
+    put_expr(p, x);
+    buf_puts(p->b, ")");
+  } else {
+    put_expr(p, x);
+  }
+}
+
+static void put_atom(Printer *p, const SizeAtom *t, int scaled) {
+  switch (t->kind) {
+  case SA_VAR: buf_puts(p->b, p->names[t->var]); return;
+  case SA_DIV:
+    if (p->c && !se_nonneg(p->a, t->a)) {
+      buf_puts(p->b, "tecc::size_floordiv(");
+      put_expr(p, t->a);
+      buf_printf(p->b, ", %lld)", (long long)t->d);
+      return;
+    }
+    buf_puts(p->b, scaled ? "(" : "");
+    put_operand(p, t->a);
+    buf_printf(p->b, " %s %lld%s", p->c ? "/" : "//", (long long)t->d, scaled ? ")" : "");
+    return;
+  case SA_MUL:
+    put_operand(p, t->a);
+    buf_puts(p->b, " * ");
+    put_operand(p, t->b);
+    return;
+  case SA_MIN:
+  case SA_MAX:
+    buf_printf(p->b, "%s%s(", p->c ? "tecc::size_" : "", t->kind == SA_MIN ? "min" : "max");
+    put_expr(p, t->a);
+    buf_puts(p->b, ", ");
+    put_expr(p, t->b);
+    buf_puts(p->b, ")");
+    return;
+  }
+}
+
+static void put_expr(Printer *p, const SizeExpr *x) {
+  for (int i = 0; i < x->n; i++) {
+    int64_t k = x->t[i].coef, m = k < 0 ? -k : k;
+    buf_puts(p->b, i == 0 ? (k < 0 ? "-" : "") : (k < 0 ? " - " : " + "));
+    if (m != 1)
+      buf_printf(p->b, "%lld * ", (long long)m);
+    put_atom(p, x->t[i].atom, m != 1 || (i == 0 && k < 0)); /* -(D // 2), not -D // 2 */
+  }
+  if (x->n == 0)
+    buf_printf(p->b, "%lld", (long long)x->c);
+  else if (x->c)
+    buf_printf(p->b, " %c %lld", x->c < 0 ? '-' : '+', (long long)(x->c < 0 ? -x->c : x->c));
+}
+
+static const char *print(Arena *a, const SizeExpr *x, const char *const *names, int c) {
+  Buf b;
+  buf_init(&b, a);
+  Printer p = {a, &b, names, c};
+  put_expr(&p, x);
+  return buf_cstr(&b);
+}
+
+const char *se_te(Arena *a, const SizeExpr *x, const char *const *names) { return print(a, x, names, 0); }
+
+const char *se_c(Arena *a, const SizeExpr *x, const char *const *names) { return print(a, x, names, 1); }
+
+const char *se_ident(Arena *a, const SizeExpr *x, const char *const *names) {
+  static const struct {
+    const char *text, *word;
+  } words[] = {{" // ", "_div_"}, {" - ", "_minus_"}, {" + ", "_plus_"}, {" * ", "_times_"},
+               {", ", "_"},       {"(", "_"},         {")", ""},         {"-", "neg_"}};
+  const char *s = se_te(a, x, names);
+  Buf b;
+  buf_init(&b, a);
+  while (*s) {
+    size_t w = 0;
+    while (w < sizeof words / sizeof words[0] && strncmp(s, words[w].text, strlen(words[w].text)) != 0)
+      w++;
+    if (w < sizeof words / sizeof words[0]) {
+      buf_puts(&b, words[w].word);
+      s += strlen(words[w].text);
+    } else {
+      buf_putn(&b, s++, 1);
+    }
+  }
+  return buf_cstr(&b);
+}
