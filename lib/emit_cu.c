@@ -57,6 +57,10 @@ typedef struct PackRef {
   int store;
   const char *index;  /* the pack's index: NULL for t_p (the element's own),
                          else that of a row operand (broadcast over outer axes) */
+  const char *at;     /* a gathered pack (take_pack): the flat offset of its
+                         first element, loaded as a pack when `whole`, else
+                         element t_j by `elem` */
+  const char *whole, *elem;
 } PackRef;
 
 static KParam *add_param(GEmit *e, ParamKind kind, int index, Value *v, const char *name) {
@@ -184,9 +188,110 @@ static const char *offset_expr(GEmit *e, const Shape *s, const int *map) {
 
 static const char *value_expr(GEmit *e, Value *v, const int *map);
 
+/* The index of a take along another axis than the packed one, at the
+ * pack's first element, as C that needs nothing of the body: an integer
+ * input that is 1 along the packed axis (an embedding's ids) read there;
+ * else NULL. */
+static const char *pack_index(GEmit *e, Value *i, const int *map) {
+  int amap[TECC_MAX_RANK];
+  while (i->op == IR_BROADCAST) {
+    broadcast_arg_map(i, map, amap);
+    map = amap;
+    i = i->args[0];
+  }
+  if (i->op == IR_CAST && dtype_is_int(i->args[0]->dtype))
+    i = i->args[0];
+  if (i->op != IR_INPUT || !dtype_is_int(i->dtype) || i->shape.rank == 0)
+    return NULL;
+  int last = innermost_axis(&i->shape);
+  if (last >= 0 && map[last] == e->inner_axis)
+    return NULL; /* it varies within the pack */
+  e->at_pack_start = 1;
+  const char *off = offset_expr(e, &i->shape, map);
+  e->at_pack_start = 0;
+  add_param(e, P_INPUT, i->index, NULL, e->names->inputs[i->index]);
+  return arena_printf(e->a, "(int64_t)%s[%s]", e->names->inputs[i->index], off);
+}
+
+/* What an element outside the axis holds, as storage: NaN's bits, 0. */
+static const char *outside_bits(Arena *a, DType t) {
+  switch (t) {
+  case DT_F16: return "(uint16_t)0x7E00";
+  case DT_BF16: return "(uint16_t)0x7FC0";
+  case DT_F32: return "tecc::nan_f32()";
+  case DT_F64: return "tecc::nan_f64()";
+  default: return arena_printf(a, "(%s)0", cu_storage_ctype(t));
+  }
+}
+
+/* A take in the packed loop whose pack is contiguous in the input: the
+ * input's innermost axis is the domain's, and either the take is along
+ * another axis with an index the pack shares (an embedding's row), or it
+ * is a slice's or a concat's along that axis (start + position).  Loaded
+ * as one pack where the whole pack is inside and aligned, else element
+ * by element; NULL where it is not such a take. */
+static const char *take_pack(GEmit *e, Value *v, const int *map) {
+  const KernelInput *in = &e->k->inputs[v->index];
+  const int axis = __builtin_ctz(v->axes), off = v->shape.rank - in->shape.rank;
+  const Variant *packed = &e->g->schedule->variants[0];
+  int last = innermost_axis(&in->shape);
+  if (!e->lin || e->inner_axis < 0 || packed->when != WHEN_ALIGNED || last < 0 ||
+      map[last + off] != e->inner_axis || dtype_size(in->dtype) * packed->vec > 16)
+    return NULL;
+  int along = last + off == axis;
+  const char *g;
+  if (along) {
+    Value *s = v->nargs == 2 ? v->args[1] : NULL;
+    if (v->step != 1 || !s || (s->op != IR_SIZE && s->op != IR_CONST))
+      return NULL;
+    e->at_pack_start = 1;
+    const char *pos = axis_index(e, map[axis]);
+    e->at_pack_start = 0;
+    e->used_axis[map[axis]] = 1;
+    g = arena_printf(e->a, "(int64_t)%s + %s", pos,
+                     s->op == IR_SIZE ? e->names->sizes[s->index] : cu_const_literal(e->a, s));
+  } else if (!(g = pack_index(e, v->args[0], map))) {
+    return NULL;
+  }
+  const char *name = e->names->inputs[v->index], *at = NULL;
+  add_param(e, P_INPUT, v->index, NULL, name);
+  const char *gi = arena_printf(e->a, "t_g%d", e->packs.len);
+  e->at_pack_start = 1;
+  for (int j = 0; j < in->shape.rank; j++) {
+    if (j + off != axis && (dim_is_one(&in->shape, j) || map[j + off] < 0))
+      continue;
+    const char *c = gi;
+    if (j + off != axis) {
+      e->used_axis[map[j + off]] = 1;
+      c = axis_index(e, map[j + off]);
+    }
+    at = at ? arena_printf(e->a, "(%s) * %s + %s", at, dim_expr(e, in->shape.d[j]), c) : c;
+  }
+  e->at_pack_start = 0;
+  const char *size = dim_expr(e, in->shape.d[axis - off]);
+  PackRef *r = ARENA_NEW(e->a, PackRef);
+  r->param = name;
+  r->ctype = cu_storage_ctype(in->dtype);
+  r->value = v;
+  r->index = g; /* the index at the pack's first element, t_gI */
+  r->at = at;
+  const char *first = along ? arena_printf(e->a, "%s >= 0 && %s + VEC <= %s", gi, gi, size)
+                            : arena_printf(e->a, "%s >= 0 && %s < %s", gi, gi, size);
+  r->whole = arena_printf(e->a, "%s && ((%s) & (VEC - 1)) == 0", first, at);
+  const char *one = along ? arena_printf(e->a, "%s + t_j >= 0 && %s + t_j < %s", gi, gi, size) : first;
+  r->elem = arena_printf(e->a, "%s ? %s[%s + t_j] : %s", one, name, at, outside_bits(e->a, in->dtype));
+  vec_push(e->a, &e->packs, r);
+  return cu_load_conv(e->a, in->dtype, arena_printf(e->a, "t_pk_%s_%d.v[t_k]", name, e->packs.len - 1));
+}
+
 /* A gathered load (IR_TAKE): input v->index at the element's position,
  * the axis's index taken from args[0]. */
 static const char *take_expr(GEmit *e, Value *v, const int *map) {
+  if (e->vec) {
+    const char *p = take_pack(e, v, map);
+    if (p)
+      return p;
+  }
   const KernelInput *in = &e->k->inputs[v->index];
   const char *idx = value_expr(e, v->args[0], map), *name = e->names->inputs[v->index], *at = NULL;
   const int axis = __builtin_ctz(v->axes), off = v->shape.rank - in->shape.rank;
@@ -534,9 +639,17 @@ static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *bod
   emit_fragment(o, decomp);
   for (int i = 0; i < e->packs.len; i++) {
     PackRef *r = e->packs.items[i];
-    if (r->store)
+    if (r->store) {
       emit(o, "tecc::Pack<%s, VEC> t_pk_%s;", r->ctype, r->param);
-    else if (r->index)
+    } else if (r->at) { /* a gathered pack (take_pack) */
+      emit(o, "const int64_t t_g%d = %s;", i, r->index);
+      emit(o, "tecc::Pack<%s, VEC> t_pk_%s_%d;", r->ctype, r->param, i);
+      emit(o, "if (%s)", r->whole);
+      emit(o, "  t_pk_%s_%d = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[(%s) / VEC];", r->param, i,
+           r->ctype, r->param, r->at);
+      emit(o, "else");
+      emit(o, "  for (int t_j = 0; t_j < VEC; t_j++) t_pk_%s_%d.v[t_j] = %s;", r->param, i, r->elem);
+    } else if (r->index)
       emit(o, "const tecc::Pack<%s, VEC> t_pk_%s_%d = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[%s];",
            r->ctype, r->param, i, r->ctype, r->param, r->index);
     else

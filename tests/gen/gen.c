@@ -21,7 +21,10 @@
  * or, in a kernel with no gradient, several.  A float take's NaN (an index
  * outside the axis) is an output no statement reads, or is guarded to 0
  * (where in range, or where isnan); which kernels and statements gather is
- * drawn from a third stream.
+ * drawn from a third stream.  A few percent of kernels slice (language.md
+ * §9.8, §9.9): rotations `concat(x[.., k:], x[.., :k], a)` that later
+ * statements read, and slices with random bounds and steps as outputs;
+ * drawn from a fourth stream.
  * The same seed gives the same file.  --implicit (with one kernel) writes
  * the implicit-kernel form.
  *
@@ -1423,6 +1426,86 @@ static void stmt_take(void) {
               (Shape){r, res.full & ~abit}, gv.lo, gv.hi, gv.exact));
 }
 
+/* ---- slices and concat (language.md §9.8, §9.9) ----------------------------------------- */
+
+/* Whether a kernel, and which of its statements, slice is drawn from a
+ * stream of its own (a kernel that draws none comes out as before). */
+static uint64_t rng_slice;
+
+static int slice_rnd(int n) { return stream_rnd(&rng_slice, n); }
+
+/* x[..., S, :, ...]: slice S on x's axis a (from the end), written with
+ * `...` or with a `:` for each axis before it. */
+static const char *sliced(const Val *x, int a, const char *s) {
+  const char *t;
+  if (chance(50)) {
+    t = fmt("%s[...", x->text);
+    t = fmt("%s, %s", t, s);
+    for (int b = 0; b < a; b++)
+      t = fmt("%s, :", t);
+  } else {
+    t = fmt("%s[", x->text);
+    for (int b = x->sh.rank - 1; b > a; b--)
+      t = fmt("%s:, ", t);
+    t = fmt("%s%s", t, s);
+  }
+  return fmt("%s]", t);
+}
+
+/* A bound of a slice of an axis of size sz: a literal (negative ones count
+ * from the end), or an expression of sz when it is a size variable. */
+static const char *slice_bound(const char *sz) {
+  int var = !isdigit((unsigned char)sz[0]);
+  switch (rnd(var ? 6 : 3)) {
+  case 0: return fmt("%d", rnd(4));
+  case 1: return fmt("-%d", 1 + rnd(3));
+  case 2: return fmt("%d", 5 + rnd(40));
+  case 3: return fmt("%s // 2", sz);
+  case 4: return fmt("%s - %d", sz, 1 + rnd(2));
+  default: return fmt("2 * (%s // 3)", sz);
+  }
+}
+
+/* A slice or a concat of an input or an elementwise value x (pure: no take
+ * along another axis inside) along one of its full axes a:
+ *   - a rotation, concat(x[.., k:], x[.., :k], a) with k a literal or
+ *     D // 2, one part maybe negated: x's shape again, a value later
+ *     statements read (its gradient gathers the cotangent back);
+ *   - a slice with random bounds and step: a shape of its own, an output
+ *     only, or reduced along a back to the kernel's shapes. */
+static void stmt_slice(void) {
+  Val x = gather_source(0, 0);
+  if (K->rank == 0 || !x.sh.full) {
+    gen_statement();
+    return;
+  }
+  int a;
+  do
+    a = rnd(x.sh.rank);
+  while (!((x.sh.full >> a) & 1));
+  no_reduce = 1;
+  x = named(x);
+  no_reduce = 0;
+  const char *sz = dim_text(a), *axt = fmt("%d", chance(50) ? -(a + 1) : x.sh.rank - 1 - a);
+  if (chance(55)) {
+    const char *k = isdigit((unsigned char)sz[0]) || chance(40) ? fmt("%d", 1 + rnd(2)) : fmt("%s // 2", sz);
+    const char *hi = sliced(&x, a, fmt("%s:", k)), *lo = sliced(&x, a, fmt(":%s", k));
+    int neg = x.dt != T_BOOL && chance(50);
+    Val w = mk(fmt("concat(%s%s, %s, %s)", neg ? "-" : "", hi, lo, axt), x.dt, x.sh,
+               neg ? dmin(x.lo, -x.hi) : x.lo, neg ? dmax(x.hi, -x.lo) : x.hi, x.exact);
+    assign(w);
+    return;
+  }
+  const char *lo = chance(70) ? slice_bound(sz) : "", *hi = chance(70) ? slice_bound(sz) : "";
+  const char *s = chance(30) ? fmt("%s:%s:%d", lo, hi, 2 + rnd(2)) : fmt("%s:%s", lo, hi);
+  Val w = mk(sliced(&x, a, s), x.dt, x.sh, x.lo, x.hi, x.exact);
+  w.noread = 1;
+  assign(w);
+  if (x.dt != T_BOOL && chance(50)) /* back to the kernel's shapes */
+    assign(mk(fmt("%s(%s, %s)", chance(50) ? "max" : "min", w.text, axt), x.dt,
+              (Shape){x.sh.rank, x.sh.full & ~(1u << a)}, x.lo, x.hi, x.exact));
+}
+
 /* ---- kernels -------------------------------------------------------------------------- */
 
 static const char *const sv_names[] = {"N", "D", "B", "H", "S", "M", "C", "L"};
@@ -1550,9 +1633,12 @@ static void gen_kernel(FILE *out, int index, int explicit_form) {
     k.take_at = take_rnd(nst);
     k.multi = take_rnd(100) < 40;
   }
+  int slices = slice_rnd(100) < 6, slice_at = slice_rnd(nst);
   for (int i = 0; i < nst && k.npool < MAXPOOL - 8; i++)
     if (k.take && (i == k.take_at || take_rnd(100) < 15))
       stmt_take();
+    else if (slices && (i == slice_at || slice_rnd(100) < 15))
+      stmt_slice();
     else
       gen_statement();
   /* inputs never read: read them (an unused input is only a warning) */
@@ -1617,6 +1703,7 @@ int main(int argc, char **argv) {
   rng = seed * 0x2545F4914F6CDD1Dull + 0x1234567;
   rng_pos = (seed + 0x5851F42D4C957F2Dull) * 0xD1342543DE82EF95ull;
   rng_take = (seed + 0x2F8B2C1E6A3D5B7Full) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  rng_slice = (seed + 0x6C8E9CF570932BD5ull) * 0xBF58476D1CE4E5B9ull + 0x94D049BB133111EBull;
   printf("# generated by tests/gen/gen --seed %llu --kernels %d%s\n", (unsigned long long)seed,
          kernels, implicit ? " --implicit" : "");
   if (max_elements > 0)
