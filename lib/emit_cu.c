@@ -58,9 +58,10 @@ typedef struct PackRef {
   const char *index;  /* the pack's index: NULL for t_p (the element's own),
                          else that of a row operand (broadcast over outer axes) */
   const char *at;     /* a gathered pack (take_pack): the flat offset of its
-                         first element, loaded as a pack when `whole`, else
-                         element t_j by `elem` */
-  const char *whole, *elem;
+                         first element, loaded as a pack when `whole`,
+                         filled with `none` when `outside`, else element
+                         t_j by `elem` */
+  const char *whole, *outside, *none, *elem;
 } PackRef;
 
 static KParam *add_param(GEmit *e, ParamKind kind, int index, Value *v, const char *name) {
@@ -213,6 +214,23 @@ static const char *pack_index(GEmit *e, Value *i, const int *map) {
   return arena_printf(e->a, "(int64_t)%s[%s]", e->names->inputs[i->index], off);
 }
 
+static int read_from_memory(GEmit *e, const Value *v);
+
+/* Whether v is computed in this group from positions and sizes alone
+ * (reading no memory, so no pack the schedule counted is skipped). */
+static int from_positions(GEmit *e, const Value *v) {
+  if (read_from_memory(e, v))
+    return 0;
+  if (v->op == IR_INDEX || v->op == IR_SIZE || v->op == IR_CONST)
+    return 1;
+  if (v->op != IR_BROADCAST && v->op != IR_BINARY)
+    return 0;
+  for (int i = 0; i < v->nargs; i++)
+    if (!from_positions(e, v->args[i]))
+      return 0;
+  return 1;
+}
+
 /* What an element outside the axis holds, as storage: NaN's bits, 0. */
 static const char *outside_bits(Arena *a, DType t) {
   switch (t) {
@@ -242,7 +260,7 @@ static const char *take_pack(GEmit *e, Value *v, const int *map) {
   const char *g;
   if (along) {
     Value *s = v->nargs == 2 ? v->args[1] : NULL;
-    if (v->step != 1 || !s || (s->op != IR_SIZE && s->op != IR_CONST))
+    if (v->step != 1 || !s || (s->op != IR_SIZE && s->op != IR_CONST) || !from_positions(e, v->args[0]))
       return NULL;
     e->at_pack_start = 1;
     const char *pos = axis_index(e, map[axis]);
@@ -278,6 +296,8 @@ static const char *take_pack(GEmit *e, Value *v, const int *map) {
   const char *first = along ? arena_printf(e->a, "%s >= 0 && %s + VEC <= %s", gi, gi, size)
                             : arena_printf(e->a, "%s >= 0 && %s < %s", gi, gi, size);
   r->whole = arena_printf(e->a, "%s && ((%s) & (VEC - 1)) == 0", first, at);
+  r->outside = along ? arena_printf(e->a, "%s + VEC <= 0 || %s >= %s", gi, gi, size) : arena_printf(e->a, "!(%s)", first);
+  r->none = outside_bits(e->a, in->dtype);
   const char *one = along ? arena_printf(e->a, "%s + t_j >= 0 && %s + t_j < %s", gi, gi, size) : first;
   r->elem = arena_printf(e->a, "%s ? %s[%s + t_j] : %s", one, name, at, outside_bits(e->a, in->dtype));
   vec_push(e->a, &e->packs, r);
@@ -647,6 +667,8 @@ static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *bod
       emit(o, "if (%s)", r->whole);
       emit(o, "  t_pk_%s_%d = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[(%s) / VEC];", r->param, i,
            r->ctype, r->param, r->at);
+      emit(o, "else if (%s)", r->outside);
+      emit(o, "  for (int t_j = 0; t_j < VEC; t_j++) t_pk_%s_%d.v[t_j] = %s;", r->param, i, r->none);
       emit(o, "else");
       emit(o, "  for (int t_j = 0; t_j < VEC; t_j++) t_pk_%s_%d.v[t_j] = %s;", r->param, i, r->elem);
     } else if (r->index)
