@@ -1755,6 +1755,16 @@ static void declare_columns(SEmit *e, Out *o) {
   emit(o, "__syncthreads();");
 }
 
+/* The bytes write_columns() folds through at once: VEC sums of half the
+ * block's threads (a bool or bf16 row with f64 sums needs more than the
+ * all-reduces' 8 KB). */
+static const char *column_fold_bytes(SEmit *e) {
+  int threads = e->sk.sched->max_threads;
+  if (stitch_narrow_kernel(&e->sk) && NARROW_THREADS > threads)
+    threads = NARROW_THREADS;
+  return arena_printf(e->sk.a, "%d * VEC * sizeof(%s)", threads / 2, stitch_column_acc_type(&e->sk));
+}
+
 /* After the row loop, the register kernel: each column sum's accumulators
  * folded across threadIdx.y (a fixed tree in shared memory: blockDim.y is
  * a power of two), then row blockIdx.x of its partials. */
@@ -2522,7 +2532,10 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   if (e->sk.cvec && e->uses_smem)
     emit(o, "__shared__ __align__(16) unsigned char t_smem[%d * VEC]; /* tecc::column_allreduce_vec */",
          stitch_column_allreduce_bytes(e->sk.g));
-  else if (e->uses_smem || (e->sk.st->columns.len && e->sk.reg)) /* all-reduces, write_columns() */
+  else if (e->sk.st->columns.len && e->sk.reg) /* write_columns() folds half the block's threads' VEC sums */
+    emit(o, "__shared__ __align__(16) unsigned char t_smem[%s > 8 * 1024 ? %s : 8 * 1024];", column_fold_bytes(e),
+         column_fold_bytes(e));
+  else if (e->uses_smem) /* all-reduces */
     emit(o, "__shared__ __align__(16) unsigned char t_smem[8 * 1024];");
   if (e->sk.shared) {
     emit(o, "extern __shared__ __align__(16) unsigned char t_held[]; /* SHARED: the held values, element i of thread t "
