@@ -189,6 +189,26 @@ static const char *offset_expr(GEmit *e, const Shape *s, const int *map) {
 
 static const char *value_expr(GEmit *e, Value *v, const int *map);
 
+/* The flat offset in input `in` of the element a take reads: `idx` along
+ * the take's axis (the result's axis `axis`), the position elsewhere (at
+ * the pack's first element when e->at_pack_start). */
+static const char *gathered_offset(GEmit *e, const KernelInput *in, int axis, int rank, const int *map,
+                                   const char *idx) {
+  const int off = rank - in->shape.rank;
+  const char *at = NULL;
+  for (int j = 0; j < in->shape.rank; j++) {
+    if (j + off != axis && (dim_is_one(&in->shape, j) || map[j + off] < 0))
+      continue;
+    const char *c = idx;
+    if (j + off != axis) {
+      e->used_axis[map[j + off]] = 1;
+      c = axis_index(e, map[j + off]);
+    }
+    at = at ? arena_printf(e->a, "(%s) * %s + %s", at, dim_expr(e, in->shape.d[j]), c) : c;
+  }
+  return at;
+}
+
 /* The index of a take along another axis than the packed one, at the
  * pack's first element, as C that needs nothing of the body: an integer
  * input that is 1 along the packed axis (an embedding's ids) read there;
@@ -271,20 +291,11 @@ static const char *take_pack(GEmit *e, Value *v, const int *map) {
   } else if (!(g = pack_index(e, v->args[0], map))) {
     return NULL;
   }
-  const char *name = e->names->inputs[v->index], *at = NULL;
+  const char *name = e->names->inputs[v->index];
   add_param(e, P_INPUT, v->index, NULL, name);
   const char *gi = arena_printf(e->a, "t_g%d", e->packs.len);
   e->at_pack_start = 1;
-  for (int j = 0; j < in->shape.rank; j++) {
-    if (j + off != axis && (dim_is_one(&in->shape, j) || map[j + off] < 0))
-      continue;
-    const char *c = gi;
-    if (j + off != axis) {
-      e->used_axis[map[j + off]] = 1;
-      c = axis_index(e, map[j + off]);
-    }
-    at = at ? arena_printf(e->a, "(%s) * %s + %s", at, dim_expr(e, in->shape.d[j]), c) : c;
-  }
+  const char *at = gathered_offset(e, in, axis, v->shape.rank, map, gi);
   e->at_pack_start = 0;
   const char *size = dim_expr(e, in->shape.d[axis - off]);
   PackRef *r = ARENA_NEW(e->a, PackRef);
@@ -313,19 +324,10 @@ static const char *take_expr(GEmit *e, Value *v, const int *map) {
       return p;
   }
   const KernelInput *in = &e->k->inputs[v->index];
-  const char *idx = value_expr(e, v->args[0], map), *name = e->names->inputs[v->index], *at = NULL;
+  const char *idx = value_expr(e, v->args[0], map), *name = e->names->inputs[v->index];
   const int axis = __builtin_ctz(v->axes), off = v->shape.rank - in->shape.rank;
   add_param(e, P_INPUT, v->index, NULL, name);
-  for (int j = 0; j < in->shape.rank; j++) {
-    const char *c = idx;
-    if (j + off != axis && (dim_is_one(&in->shape, j) || map[j + off] < 0))
-      continue;
-    if (j + off != axis) {
-      e->used_axis[map[j + off]] = 1;
-      c = axis_index(e, map[j + off]);
-    }
-    at = at ? arena_printf(e->a, "(%s) * %s + %s", at, dim_expr(e, in->shape.d[j]), c) : c;
-  }
+  const char *at = gathered_offset(e, in, axis, v->shape.rank, map, idx);
   const char *inside = arena_printf(e->a, "%s >= 0 && %s < %s", idx, idx, dim_expr(e, in->shape.d[axis - off]));
   return cu_gather(e->a, in->dtype, inside, arena_printf(e->a, "%s[%s]", name, at));
 }
