@@ -1057,7 +1057,8 @@ int interp_kernel_mag(const Kernel *k, const int64_t *sizes,
   int64_t *all = malloc(sizeof(int64_t) * ((size_t)k->nsizevars + 1));
   if (!all)
     return INTERP_OUT_OF_MEMORY;
-  memcpy(all, sizes, sizeof(int64_t) * (size_t)ir_nparams(k));
+  if (ir_nparams(k)) /* a kernel without sizes may pass NULL */
+    memcpy(all, sizes, sizeof(int64_t) * (size_t)ir_nparams(k));
   ir_derive_sizes(k, all);
   int st = check_sizes(k, all) ? run_kernel(k, all, inputs, outputs, outputs_f64, outputs_mag)
                                : INTERP_INVALID_VALUE;
