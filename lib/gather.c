@@ -20,14 +20,7 @@ static Value *make(Gather *g, IrOp op, DType t, const Shape *sh) {
   return v;
 }
 
-static Value *spread_to(Gather *g, Value *v, const Shape *sh) {
-  if (shape_equal(&v->shape, sh))
-    return v;
-  Value *b = make(g, IR_BROADCAST, v->dtype, sh);
-  b->args[0] = v;
-  b->nargs = 1;
-  return b;
-}
+static Value *spread_to(Gather *g, Value *v, const Shape *sh) { return ir_broadcast(g->a, g->k, v, sh, g->loc); }
 
 static Value *spread(Gather *g, Value *v) { return spread_to(g, v, &g->shape); }
 

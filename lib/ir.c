@@ -84,6 +84,16 @@ const char *shape_str(Arena *a, const Kernel *k, const Shape *s) {
   return buf_cstr(&b);
 }
 
+Value *ir_broadcast(Arena *a, Kernel *k, Value *v, const Shape *sh, SrcRange loc) {
+  if (shape_equal(&v->shape, sh))
+    return v;
+  Value *b = ir_new_value(a, k, IR_BROADCAST, v->dtype, sh);
+  b->loc = loc;
+  b->args[0] = v;
+  b->nargs = 1;
+  return b;
+}
+
 int ir_nparams(const Kernel *k) {
   int n = 0;
   while (n < k->nsizevars && !k->sizevars[n].def)

@@ -188,6 +188,8 @@ typedef struct Module {
 
 /* ir.c: builders keep ids dense and topological. */
 Value *ir_new_value(Arena *a, Kernel *k, IrOp op, DType t, const Shape *s);
+/* v broadcast to sh (v itself when it has that shape), located at loc. */
+Value *ir_broadcast(Arena *a, Kernel *k, Value *v, const Shape *sh, SrcRange loc);
 int shape_equal(const Shape *a, const Shape *b);
 int64_t shape_literal_numel(const Shape *s); /* -1 if any dim is symbolic */
 /* The rank-0 constant v is, through broadcasts, else NULL; and whether

@@ -60,14 +60,7 @@ static Value *conv(Lower *l, Value *v, DType to) {
   return mk1(l, IR_CAST, to, v);
 }
 
-static Value *bcast(Lower *l, Value *v, const Shape *sh) {
-  if (shape_equal(&v->shape, sh))
-    return v;
-  Value *b = mk(l, IR_BROADCAST, v->dtype, sh);
-  b->args[0] = v;
-  b->nargs = 1;
-  return b;
-}
+static Value *bcast(Lower *l, Value *v, const Shape *sh) { return ir_broadcast(l->a, l->k, v, sh, l->loc); }
 
 static Value *unary_ir(Lower *l, UnaryOp op, DType t, Value *a) {
   Value *v = mk1(l, IR_UNARY, t, a);

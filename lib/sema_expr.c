@@ -163,16 +163,7 @@ TVal *sema_size_value(Sema *s, int var, SrcRange loc) {
  * constant. */
 static const SizeExpr *size_of_binary(Sema *s, BinaryOp op, const TVal *a, const TVal *b) {
   const SizeExpr *x = sema_tval_size(s, a), *y = sema_tval_size(s, b);
-  int64_t d;
-  if (!x || !y)
-    return NULL;
-  switch (op) {
-  case BIN_ADD: return se_add(s->a, x, y);
-  case BIN_SUB: return se_sub(s->a, x, y);
-  case BIN_MUL: return se_mul(s->a, x, y);
-  case BIN_FLOORDIV: return se_is_const(y, &d) && d >= 1 ? se_floordiv(s->a, x, d) : NULL;
-  default: return NULL;
-  }
+  return x && y ? se_binary(s->a, op, x, y) : NULL;
 }
 
 /* A run-time weak value's node as dtype `to` (a cast where it differs). */

@@ -94,7 +94,6 @@ static TypedNode *size_node(Sema *s, const SizeExpr *e) {
  * positive literal, over literals and the inputs' size variables. */
 static const SizeExpr *written_size(Sema *s, const Expr *e) {
   const SizeExpr *x, *y;
-  int64_t d;
   switch (e->kind) {
   case EXPR_INT: return se_const(s->a, e->ival);
   case EXPR_NAME: {
@@ -123,14 +122,10 @@ static const SizeExpr *written_size(Sema *s, const Expr *e) {
     y = written_size(s, e->args[1]);
     if (!x || !y)
       return NULL;
-    if (e->bop == BIN_FLOORDIV && (!se_is_const(y, &d) || d < 1)) {
+    x = se_binary(s->a, e->bop, x, y);
+    if (!x) /* only // refuses its operands */
       sema_error(s, e->args[1]->loc, "a size is divided only by a positive literal");
-      return NULL;
-    }
-    return e->bop == BIN_ADD   ? se_add(s->a, x, y)
-           : e->bop == BIN_SUB ? se_sub(s->a, x, y)
-           : e->bop == BIN_MUL ? se_mul(s->a, x, y)
-                               : se_floordiv(s->a, x, d);
+    return x;
   default: break;
   }
   sema_error(s, e->loc, "a size is an integer expression of literals and size variables with "

@@ -168,6 +168,17 @@ static const SizeExpr *min_max(Arena *a, SizeAtomKind kind, const SizeExpr *x, c
   return new_atom(a, kind, 0, x, y, 0);
 }
 
+const SizeExpr *se_binary(Arena *a, BinaryOp op, const SizeExpr *x, const SizeExpr *y) {
+  int64_t d;
+  switch (op) {
+  case BIN_ADD: return se_add(a, x, y);
+  case BIN_SUB: return se_sub(a, x, y);
+  case BIN_MUL: return se_mul(a, x, y);
+  case BIN_FLOORDIV: return se_is_const(y, &d) && d >= 1 ? se_floordiv(a, x, d) : NULL;
+  default: return NULL;
+  }
+}
+
 const SizeExpr *se_min(Arena *a, const SizeExpr *x, const SizeExpr *y) { return min_max(a, SA_MIN, x, y); }
 const SizeExpr *se_max(Arena *a, const SizeExpr *x, const SizeExpr *y) { return min_max(a, SA_MAX, x, y); }
 

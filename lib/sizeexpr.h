@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 #include "arena.h"
+#include "ops.h"
 
 typedef enum SizeAtomKind {
   SA_VAR, /* size variable `var` */
@@ -56,6 +57,10 @@ const SizeExpr *se_mul(Arena *a, const SizeExpr *x, const SizeExpr *y);
 const SizeExpr *se_floordiv(Arena *a, const SizeExpr *x, int64_t d);
 const SizeExpr *se_min(Arena *a, const SizeExpr *x, const SizeExpr *y);
 const SizeExpr *se_max(Arena *a, const SizeExpr *x, const SizeExpr *y);
+
+/* x OP y for the operators a size may use (language.md §9.8): + - *, and
+ * // by a positive constant; NULL for any other (or another divisor). */
+const SizeExpr *se_binary(Arena *a, BinaryOp op, const SizeExpr *x, const SizeExpr *y);
 
 /* A total order; 0 exactly when the canonical forms are the same. */
 int se_cmp(const SizeExpr *x, const SizeExpr *y);
