@@ -26,18 +26,12 @@ DType grad_dtype(DType t) { return t == DT_F64 ? DT_F64 : DT_F32; }
 
 static int is_one(Dim d) { return d.var < 0 && d.size == 1; }
 
-static int dim_same(Dim a, Dim b) {
-  if (a.var >= 0 || b.var >= 0)
-    return a.var == b.var;
-  return a.size == b.size;
-}
-
 int grad_stretches_to(const Shape *from, const Shape *to) {
   if (from->rank > to->rank)
     return 0;
   for (int i = 0; i < from->rank; i++) {
     Dim f = from->d[i], t = to->d[to->rank - from->rank + i];
-    if (!is_one(f) && !dim_same(f, t))
+    if (!is_one(f) && !dim_equal(f, t))
       return 0;
   }
   return 1;
@@ -50,7 +44,7 @@ static int ones_then(const Shape *longer, const Shape *shorter) {
     return 0;
   for (int i = 0; i < longer->rank; i++)
     if (i < extra ? !is_one(longer->d[i])
-                  : !dim_same(longer->d[i], shorter->d[i - extra]))
+                  : !dim_equal(longer->d[i], shorter->d[i - extra]))
       return 0;
   return 1;
 }

@@ -18,7 +18,7 @@ Value *ir_new_value(Arena *a, Kernel *k, IrOp op, DType t, const Shape *s) {
   return v;
 }
 
-static int dim_equal(Dim a, Dim b) {
+int dim_equal(Dim a, Dim b) {
   if (a.var >= 0 || b.var >= 0)
     return a.var == b.var;
   return a.size == b.size;

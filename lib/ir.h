@@ -190,6 +190,7 @@ typedef struct Module {
 Value *ir_new_value(Arena *a, Kernel *k, IrOp op, DType t, const Shape *s);
 /* v broadcast to sh (v itself when it has that shape), located at loc. */
 Value *ir_broadcast(Arena *a, Kernel *k, Value *v, const Shape *sh, SrcRange loc);
+int dim_equal(Dim a, Dim b); /* the same literal or the same variable */
 int shape_equal(const Shape *a, const Shape *b);
 int64_t shape_literal_numel(const Shape *s); /* -1 if any dim is symbolic */
 /* The rank-0 constant v is, through broadcasts, else NULL; and whether

@@ -167,7 +167,6 @@ TypedNode *sema_new_node(Sema *s, TypedOp op, DType t, const Shape *sh);
 TVal *sema_tensor(Sema *s, TypedNode *n, SrcRange loc);
 int sema_axis(Sema *s, const char *what, const TVal *x, const TVal *t); /* -1: error */
 DType sema_promote(DType x, DType y);
-int sema_dim_same(Dim a, Dim b);
 const char *sema_dim_str(Sema *s, Dim d);
 TypedNode *sema_binary_node(Sema *s, BinaryOp op, DType rt, TypedNode *x, TypedNode *y, const Shape *sh);
 TypedNode *sema_cast_node(Sema *s, TypedNode *x, DType t);

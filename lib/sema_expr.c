@@ -285,12 +285,6 @@ static const Shape *tv_shape(const TVal *t) {
   return t->kind == TV_TENSOR ? &t->node->shape : &scalar_shape;
 }
 
-static int dim_same(Dim a, Dim b) {
-  if (a.var >= 0 || b.var >= 0)
-    return a.var == b.var;
-  return a.size == b.size;
-}
-
 static int is_one(Dim d) { return d.var < 0 && d.size == 1; }
 
 /* numpy broadcasting; a size variable never stretches. */
@@ -302,7 +296,7 @@ static int broadcast_shapes(Sema *s, const Shape *x, const Shape *y,
     int xi = x->rank - 1 - i, yi = y->rank - 1 - i, oi = rank - 1 - i;
     if (xi < 0 || (yi >= 0 && is_one(x->d[xi]))) {
       out->d[oi] = y->d[yi];
-    } else if (yi < 0 || is_one(y->d[yi]) || dim_same(x->d[xi], y->d[yi])) {
+    } else if (yi < 0 || is_one(y->d[yi]) || dim_equal(x->d[xi], y->d[yi])) {
       out->d[oi] = x->d[xi];
     } else {
       sema_error(s, loc, "cannot broadcast %s with %s: axis %d is %s vs %s",
@@ -905,7 +899,6 @@ TypedNode *sema_new_node(Sema *s, TypedOp op, DType t, const Shape *sh) { return
 TVal *sema_tensor(Sema *s, TypedNode *n, SrcRange loc) { return tv_tensor(s, n, loc); }
 int sema_axis(Sema *s, const char *what, const TVal *x, const TVal *t) { return literal_axis(s, what, x, t); }
 DType sema_promote(DType x, DType y) { return promote_strong(x, y); }
-int sema_dim_same(Dim a, Dim b) { return dim_same(a, b); }
 const char *sema_dim_str(Sema *s, Dim d) { return dim_str(s, d); }
 TypedNode *sema_binary_node(Sema *s, BinaryOp op, DType rt, TypedNode *x, TypedNode *y, const Shape *sh) {
   return binary_node(s, op, rt, x->dtype, x, y, sh);

@@ -306,7 +306,7 @@ static int concat_shapes(Sema *s, TVal **args, int n, int ax) {
       return 0;
     }
     for (int d = 0; d < f->rank; d++)
-      if (d != ax && !sema_dim_same(f->d[d], p->d[d])) {
+      if (d != ax && !dim_equal(f->d[d], p->d[d])) {
         sema_error(s, args[i]->loc, "'concat' along axis %d of %s and %s: axis %d is %s vs %s", ax,
                    tval_type_str(s, args[0]), tval_type_str(s, args[i]), d, sema_dim_str(s, f->d[d]),
                    sema_dim_str(s, p->d[d]));

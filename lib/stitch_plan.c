@@ -80,10 +80,6 @@ static void read_whole(Walk *w, const Value *v) {
   }
 }
 
-static int same_dim(Dim a, Dim b) {
-  return a.var == b.var && (a.var >= 0 || a.size == b.size);
-}
-
 int stitch_row_contiguous(const Group *g, const Shape *s, const int *map) {
   int red[TECC_MAX_RANK], n = 0, j = s->rank - 1;
   for (int i = 0; i < g->domain.rank; i++)
@@ -92,7 +88,7 @@ int stitch_row_contiguous(const Group *g, const Shape *s, const int *map) {
   for (int k = n - 1; k >= 0; k--, j--) {
     while (j >= 0 && dim_is_one(s, j))
       j--;
-    if (j < 0 || map[j] != red[k] || !same_dim(s->d[j], g->domain.d[red[k]]))
+    if (j < 0 || map[j] != red[k] || !dim_equal(s->d[j], g->domain.d[red[k]]))
       return 0;
   }
   for (; j >= 0; j--)
