@@ -12,9 +12,11 @@
 #include "emit.h"
 #include "emit_header.h"
 #include "emit_stitch.h"
+#include "footprint.h"
 #include "fuse.h"
 #include "runtime.h"
 #include "schedule.h"
+#include "sizeexpr.h"
 #include "stitch_plan.h"
 
 #include <ctype.h>
@@ -43,6 +45,8 @@ typedef struct GEmit {
   const char *pack_sub; /* the pack of this step: "" or "[t_u]" (full reductions) */
   int inner_axis;      /* loop kernels: the domain's innermost axis, or -1 */
   int at_pack_start;   /* offsets at the pack's first element (t_dI, not t_dI + t_k) */
+  int row_quotient;    /* the packed body reads t_qI, the domain's row (inner axis I) */
+  Out *pre;            /* loop kernels that reuse along an axis: the hoisted values (hoist_values()) */
   const char *acc;     /* reductions: the accumulator the body adds to */
   int lin_used;        /* the body being written reads or writes at e->lin element by element */
   int arg_index_used;  /* ... pairs its values with t_r (an argmax's or argmin's index) */
@@ -59,9 +63,10 @@ typedef struct PackRef {
                          else that of a row operand (broadcast over outer axes) */
   const char *at;     /* a gathered pack (take_pack): the flat offset of its
                          first element, loaded as a pack when `whole`,
-                         filled with `none` when `outside`, else element
-                         t_j by `elem` */
-  const char *whole, *outside, *none, *elem;
+                         filled with `none` when `outside`, else with
+                         `none` and element t_j where `inside` */
+  const char *whole, *outside, *none, *inside;
+  const char *itype;  /* a gathered pack: the C type of t_gI */
 } PackRef;
 
 static KParam *add_param(GEmit *e, ParamKind kind, int index, Value *v, const char *name) {
@@ -123,8 +128,9 @@ static const char *div_expr(GEmit *e, const char *x, Dim d) {
 }
 
 /* Splits linear index `idx` into the domain axes in `mask` (row-major),
- * declaring t_dA only for the axes the body used. */
-static void emit_decompose(GEmit *e, Out *o, const char *idx, uint32_t mask) {
+ * declaring t_dA only for the axes the body used, and the innermost's
+ * quotient t_qI (the row) when `row`. */
+static void emit_decompose(GEmit *e, Out *o, const char *idx, uint32_t mask, int row) {
   const Shape *s = &e->g->domain;
   int axes[TECC_MAX_RANK], n = shape_axes(s, mask, axes), lo = -1;
   for (int j = 0; j < n && lo < 0; j++)
@@ -132,6 +138,8 @@ static void emit_decompose(GEmit *e, Out *o, const char *idx, uint32_t mask) {
       lo = j;
   if (lo < 0)
     return;
+  if (row && lo == n - 1 && n > 1) /* t_qI without the axes above it */
+    lo = n - 2;
   const char *rest = idx;
   for (int j = n - 1; j > lo; j--) {
     int ax = axes[j];
@@ -142,6 +150,8 @@ static void emit_decompose(GEmit *e, Out *o, const char *idx, uint32_t mask) {
     rest = q;
   }
   int ax = axes[lo];
+  if (!e->used_axis[ax])
+    return;
   if (lo == 0)
     emit(o, "const IndexT t_d%d = %s;", ax, rest);
   else
@@ -268,6 +278,26 @@ static const char *outside_bits(Arena *a, DType t) {
  * is a slice's or a concat's along that axis (start + position).  Loaded
  * as one pack where the whole pack is inside and aligned, else element
  * by element; NULL where it is not such a take. */
+/* The flat offset of the row a pack gathers from along the innermost
+ * axis, when the input's outer axes are the domain's own (the same
+ * sizes, in order): the domain's row, t_qI, which the split of t_i0
+ * computes, times the input's row length; else NULL. */
+static const char *gathered_row(GEmit *e, const KernelInput *in, int off, int last, const int *map) {
+  const Shape *dom = &e->g->domain;
+  int dax[TECC_MAX_RANK], nd = shape_axes(dom, ~0u, dax), n = 0;
+  for (int i = 0; i < last; i++) {
+    if (dim_is_one(&in->shape, i))
+      continue;
+    if (n >= nd - 1 || map[i + off] != dax[n] || !dim_equal(in->shape.d[i], dom->d[dax[n]]))
+      return NULL;
+    n++;
+  }
+  if (n == 0 || n != nd - 1)
+    return NULL;
+  e->row_quotient = 1;
+  return arena_printf(e->a, "t_q%d * %s", e->inner_axis, dim_expr(e, in->shape.d[last]));
+}
+
 static const char *take_pack(GEmit *e, Value *v, const int *map) {
   const KernelInput *in = &e->k->inputs[v->index];
   const int axis = __builtin_ctz(v->axes), off = v->shape.rank - in->shape.rank;
@@ -286,16 +316,21 @@ static const char *take_pack(GEmit *e, Value *v, const int *map) {
     const char *pos = axis_index(e, map[axis]);
     e->at_pack_start = 0;
     e->used_axis[map[axis]] = 1;
-    g = arena_printf(e->a, "(int64_t)%s + %s", pos,
-                     s->op == IR_SIZE ? e->names->sizes[s->index] : cu_const_literal(e->a, s));
+    if (s->op == IR_CONST && (s->ival > INT32_MAX / 2 || s->ival < -(INT32_MAX / 2)))
+      return NULL;
+    g = arena_printf(e->a, "%s + %s", pos, s->op == IR_SIZE ? e->names->sizes[s->index] : cu_const_literal(e->a, s));
   } else if (!(g = pack_index(e, v->args[0], map))) {
     return NULL;
   }
   const char *name = e->names->inputs[v->index];
   add_param(e, P_INPUT, v->index, NULL, name);
   const char *gi = arena_printf(e->a, "t_g%d", e->packs.len);
+  /* Read only where the index is inside, the offset fits the index width
+   * (the input's count decides it: input_gathered()). */
+  const char *row = along ? gathered_row(e, in, off, last, map) : NULL;
   e->at_pack_start = 1;
-  const char *at = gathered_offset(e, in, axis, v->shape.rank, map, gi);
+  const char *at = row ? arena_printf(e->a, "%s + %s", row, gi)
+                       : gathered_offset(e, in, axis, v->shape.rank, map, along ? gi : arena_printf(e->a, "(IndexT)%s", gi));
   e->at_pack_start = 0;
   const char *size = dim_expr(e, in->shape.d[axis - off]);
   PackRef *r = ARENA_NEW(e->a, PackRef);
@@ -304,15 +339,15 @@ static const char *take_pack(GEmit *e, Value *v, const int *map) {
   r->value = v;
   r->index = g; /* the index at the pack's first element, t_gI */
   r->at = at;
+  r->itype = along ? "IndexT" : "int64_t";
   const char *first = along ? arena_printf(e->a, "%s >= 0 && %s + VEC <= %s", gi, gi, size)
                             : arena_printf(e->a, "%s >= 0 && %s < %s", gi, gi, size);
   r->whole = arena_printf(e->a, "%s && ((%s) & (VEC - 1)) == 0", first, at);
   r->outside = along ? arena_printf(e->a, "%s + VEC <= 0 || %s >= %s", gi, gi, size) : arena_printf(e->a, "!(%s)", first);
   r->none = outside_bits(e->a, in->dtype);
-  const char *one = along ? arena_printf(e->a, "%s + t_j >= 0 && %s + t_j < %s", gi, gi, size) : first;
-  r->elem = arena_printf(e->a, "%s ? %s[%s + t_j] : %s", one, name, at, outside_bits(e->a, in->dtype));
+  r->inside = along ? arena_printf(e->a, "%s + t_j >= 0 && %s + t_j < %s", gi, gi, size) : first;
   vec_push(e->a, &e->packs, r);
-  return cu_load_conv(e->a, in->dtype, arena_printf(e->a, "t_pk_%s_%d.v[t_k]", name, e->packs.len - 1));
+  return cu_load_conv(e->a, in->dtype, arena_printf(e->a, "t_pk_%s_%d.get(t_k)", name, e->packs.len - 1));
 }
 
 /* A gathered load (IR_TAKE): input v->index at the element's position,
@@ -332,6 +367,20 @@ static const char *take_expr(GEmit *e, Value *v, const int *map) {
   return cu_gather(e->a, in->dtype, inside, arena_printf(e->a, "%s[%s]", name, at));
 }
 
+/* An i64 value within +-2^30 wherever the kernel runs with 32-bit
+ * indices (the host takes them only where every count and size is at
+ * most 2^30): positions, sizes, small constants, and their // and %. */
+static int index_bounded(const Value *v) {
+  switch (v->op) {
+  case IR_INDEX: case IR_SIZE: return 1;
+  case IR_CONST: return v->dtype == DT_I64 && v->ival >= -(INT64_C(1) << 30) && v->ival <= INT64_C(1) << 30;
+  case IR_BROADCAST: return index_bounded(v->args[0]);
+  case IR_BINARY:
+    return (v->bop == BIN_MOD || v->bop == BIN_FLOORDIV) && index_bounded(v->args[0]) && index_bounded(v->args[1]);
+  default: return 0;
+  }
+}
+
 static const char *compute_expr(GEmit *e, Value *v, const int *map) {
   if (v->op == IR_TAKE)
     return take_expr(e, v, map);
@@ -345,6 +394,9 @@ static const char *compute_expr(GEmit *e, Value *v, const int *map) {
   const char *a[3] = {0};
   for (int i = 0; i < v->nargs; i++)
     a[i] = value_expr(e, v->args[i], map);
+  if (v->op == IR_BINARY && v->dtype == DT_I64 && index_bounded(v)) /* at the index width: a 32-bit division */
+    return arena_printf(e->a, "(int64_t)tecc::%s((IndexT)%s, (IndexT)%s)", v->bop == BIN_MOD ? "mod" : "floordiv",
+                        a[0], a[1]);
   return cu_op_expr(e->a, v, a);
 }
 
@@ -608,11 +660,14 @@ static int divides_floats(const GEmit *e, const Value *v, PtrVec *seen) {
  * path is a call, and the values live across it are saved around it
  * (bin_i32's eight results, the quotient computed after five others,
  * spilled 12 bytes; first, none: ptxas -v, sm_90, issue 45). */
+static Out *hoist_values(GEmit *e);
+
 static Out *loop_body(GEmit *e, int vec) {
-  e->body = new_out(e->a);
   e->lin_used = 0;
   e->vec = vec;
   e->memo.len = 0;
+  e->pre = vec && e->g->schedule->reuse_axis >= 0 ? hoist_values(e) : NULL;
+  e->body = new_out(e->a);
   int map[TECC_MAX_RANK];
   identity_map(map, e->g->domain.rank);
   Out *stores = new_out(e->a);
@@ -632,10 +687,10 @@ static Out *loop_body(GEmit *e, int vec) {
 }
 
 /* The split of linear index `idx` into the axes the bodies use. */
-static Out *loop_decompose(GEmit *e, const char *idx) {
+static Out *loop_decompose(GEmit *e, const char *idx, int row) {
   Out *d = new_out(e->a);
   if (memchr(e->used_axis, 1, sizeof e->used_axis))
-    emit_decompose(e, d, idx, ~0u);
+    emit_decompose(e, d, idx, ~0u, row);
   return d;
 }
 
@@ -651,28 +706,28 @@ static void check_pack_width(const GEmit *e, const Variant *v) {
                    e->g->id, v->vec, 16 / e->pack_bytes);
 }
 
-/* The packed loop over whole packs, around the packed body.  When the
- * body indexes the domain's axes, rows are whole packs (the host checks
- * it): the index is split once per pack, at its first element. */
-static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *body, int body_lin) {
-  open_block(o, "for (IndexT t_p = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_p < t_npack; t_p += t_stride)");
-  if (memchr(e->used_axis, 1, sizeof e->used_axis)) /* decomp splits t_i0 */
-    emit(o, "const IndexT t_i0 = t_p * VEC;");
-  emit_fragment(o, decomp);
+/* One pack's step of the packed loop, at pack t_p: its packs loaded, the
+ * body for each of its VEC elements, its packs stored. */
+static void emit_pack_step(GEmit *e, Out *o, const Out *body, int body_lin) {
   for (int i = 0; i < e->packs.len; i++) {
     PackRef *r = e->packs.items[i];
     if (r->store) {
       emit(o, "tecc::Pack<%s, VEC> t_pk_%s;", r->ctype, r->param);
     } else if (r->at) { /* a gathered pack (take_pack) */
-      emit(o, "const int64_t t_g%d = %s;", i, r->index);
-      emit(o, "tecc::Pack<%s, VEC> t_pk_%s_%d;", r->ctype, r->param, i);
+      const char *pk = arena_printf(e->a, "t_pk_%s_%d", r->param, i);
+      const char *type = arena_printf(e->a, "tecc::Gathered<%s, VEC>", r->ctype);
+      emit(o, "const %s t_g%d = %s;", r->itype, i, r->index);
+      emit(o, "%s %s;", type, pk);
       emit(o, "if (%s)", r->whole);
-      emit(o, "  t_pk_%s_%d = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[(%s) / VEC];", r->param, i,
-           r->ctype, r->param, r->at);
+      emit(o, "  %s = reinterpret_cast<const %s *>(%s)[(%s) / VEC];", pk, type, r->param, r->at);
       emit(o, "else if (%s)", r->outside);
-      emit(o, "  for (int t_j = 0; t_j < VEC; t_j++) t_pk_%s_%d.v[t_j] = %s;", r->param, i, r->none);
-      emit(o, "else");
-      emit(o, "  for (int t_j = 0; t_j < VEC; t_j++) t_pk_%s_%d.v[t_j] = %s;", r->param, i, r->elem);
+      emit(o, "  %s = %s::fill(%s);", pk, type, r->none);
+      open_block(o, "else");
+      emit(o, "%s = %s::fill(%s);", pk, type, r->none);
+      emit(o, "#pragma unroll");
+      emit(o, "for (int t_j = 0; t_j < VEC; t_j++) if (%s) %s.set(t_j, %s[%s + t_j]);", r->inside, pk, r->param,
+           r->at);
+      close_block(o, "");
     } else if (r->index)
       emit(o, "const tecc::Pack<%s, VEC> t_pk_%s_%d = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[%s];",
            r->ctype, r->param, i, r->ctype, r->param, r->index);
@@ -691,6 +746,135 @@ static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *bod
     if (r->store)
       emit(o, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s)[t_p] = t_pk_%s;", r->ctype, r->param, r->param);
   }
+}
+
+/* The packed loop over whole packs, around the packed body.  When the
+ * body indexes the domain's axes, rows are whole packs (the host checks
+ * it): the index is split once per pack, at its first element. */
+static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *body, int body_lin) {
+  open_block(o, "for (IndexT t_p = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_p < t_npack; t_p += t_stride)");
+  if (memchr(e->used_axis, 1, sizeof e->used_axis)) /* decomp splits t_i0 */
+    emit(o, "const IndexT t_i0 = t_p * VEC;");
+  emit_fragment(o, decomp);
+  emit_pack_step(e, o, body, body_lin);
+  close_block(o, "");
+}
+
+/* ---- reuse along an axis (GroupSchedule.reuse_axis) ------------------------- */
+
+/* A value the packed body computes once for a thread's positions along
+ * the reuse axis: software math of positions alone that does not vary
+ * along it, at index map `map`. */
+typedef struct Hoisted {
+  Value *v;
+  int map[TECC_MAX_RANK];
+} Hoisted;
+
+static void find_hoisted(GEmit *e, Value *v, const int *map, uint32_t *memo, PtrVec *seen, PtrVec *out) {
+  if (v->op == IR_CONST)
+    return;
+  if (v->op == IR_BROADCAST) {
+    int amap[TECC_MAX_RANK];
+    broadcast_arg_map(v, map, amap);
+    find_hoisted(e, v->args[0], amap, memo, seen, out);
+    return;
+  }
+  if (seen_before(e->a, seen, v, map) || read_from_memory(e, v))
+    return;
+  uint32_t along = domain_axes_of(position_axes(e->kp, e->g, v, memo), v, map);
+  if (footprint_slow_math(v) && !(along & (AXES_MEMORY | 1u << e->g->schedule->reuse_axis))) {
+    Hoisted *h = ARENA_NEW(e->a, Hoisted);
+    h->v = v;
+    memcpy(h->map, map, sizeof(int) * (size_t)v->shape.rank);
+    vec_push(e->a, out, h);
+    return;
+  }
+  for (int i = 0; i < v->nargs; i++)
+    find_hoisted(e, v->args[i], map, memo, seen, out);
+}
+
+/* The hoisted values, computed for the VEC elements of the pack into
+ * t_hN[VEC] (before the loop along the reuse axis, which then reads
+ * them): `pre`. */
+static Out *hoist_values(GEmit *e) {
+  PtrVec hoisted = {0}, seen = {0};
+  uint32_t *memo = ARENA_ARRAY(e->a, uint32_t, (size_t)e->k->values.len + 1);
+  int map[TECC_MAX_RANK];
+  identity_map(map, e->g->domain.rank);
+  for (int i = 0; i < e->g->roots.len; i++)
+    find_hoisted(e, stored_form(e->g->roots.items[i]), map, memo, &seen, &hoisted);
+  Out *pre = new_out(e->a), *each = new_out(e->a);
+  e->body = each;
+  const char **names = ARENA_ARRAY(e->a, const char *, hoisted.len + 1);
+  for (int i = 0; i < hoisted.len; i++) {
+    Hoisted *h = hoisted.items[i];
+    names[i] = arena_printf(e->a, "t_h%d", i);
+    emit(pre, "%s %s[VEC];", cu_compute_ctype(h->v->dtype), names[i]);
+    emit(each, "%s[t_k] = %s;", names[i], value_expr(e, h->v, h->map));
+  }
+  if (hoisted.len) {
+    emit(pre, "#pragma unroll");
+    open_block(pre, "for (int t_k = 0; t_k < VEC; t_k++)");
+    emit_fragment(pre, each);
+    close_block(pre, "");
+  }
+  e->memo.len = 0; /* what `each` declared is out of scope after it */
+  for (int i = 0; i < hoisted.len; i++) {
+    Hoisted *h = hoisted.items[i];
+    memo_add(e->a, &e->memo, h->v, h->map, arena_printf(e->a, "%s[t_k]", names[i]));
+  }
+  return pre;
+}
+
+/* The split of t_i0 over the domain whose reuse axis A counts chunks of
+ * `reuse` positions (t_reps of them): every axis's position, A's chunk
+ * as t_cA. */
+static Out *reuse_decompose(GEmit *e) {
+  Out *o = new_out(e->a);
+  const Shape *s = &e->g->domain;
+  const int A = e->g->schedule->reuse_axis;
+  int axes[TECC_MAX_RANK], n = shape_axes(s, ~0u, axes);
+  const char *rest = "t_i0";
+  for (int j = n - 1; j >= 0; j--) {
+    const int ax = axes[j];
+    const char *pos = arena_printf(e->a, ax == A ? "t_c%d" : "t_d%d", ax);
+    if (j == 0) {
+      emit(o, "const IndexT %s = %s;", pos, rest);
+      break;
+    }
+    const char *q = arena_printf(e->a, "t_w%d", ax);
+    emit(o, "const IndexT %s = %s;", q, ax == A ? arena_printf(e->a, "%s / t_reps", rest) : div_expr(e, rest, s->d[ax]));
+    emit(o, "const IndexT %s = %s - %s * %s;", pos, rest, q, ax == A ? "t_reps" : dim_expr(e, s->d[ax]));
+    rest = q;
+  }
+  return o;
+}
+
+/* The packed loop of a group that reuses along axis A: a thread's pack
+ * of the domain whose A counts chunks, the hoisted values computed once,
+ * then its `reuse` positions along A, a pack step each. */
+static void emit_reuse_loop(GEmit *e, Out *o, const Out *decomp, const Out *pre, const Out *body, int body_lin) {
+  const Shape *s = &e->g->domain;
+  const int A = e->g->schedule->reuse_axis, R = e->g->schedule->reuse, I = e->inner_axis;
+  const char *size = dim_expr(e, s->d[A]);
+  emit(o, "const IndexT t_reps = (%s + %d) / %d; /* chunks of %d along axis %d */", size, R - 1, R, R, A);
+  emit(o, "const IndexT t_nchunk = t_n / %s * t_reps / VEC;", size);
+  open_block(o, "for (IndexT t_u = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_u < t_nchunk; t_u += t_stride)");
+  emit(o, "const IndexT t_i0 = t_u * VEC;");
+  emit_fragment(o, decomp);
+  emit_fragment(o, pre);
+  emit(o, "#pragma unroll 1");
+  open_block(o, "for (IndexT t_d%d = t_c%d * %d; t_d%d < t_c%d * %d + %d && t_d%d < %s; t_d%d++)", A, A, R, A, A, R, R, A,
+             size, A);
+  int axes[TECC_MAX_RANK], n = shape_axes(s, ~0u, axes);
+  const char *row = NULL;
+  for (int j = 0; j + 1 < n; j++)
+    row = row ? arena_printf(e->a, "(%s) * %s + t_d%d", row, dim_expr(e, s->d[axes[j]]), axes[j])
+              : arena_printf(e->a, "t_d%d", axes[j]);
+  emit(o, "const IndexT t_q%d = %s;", I, row);
+  emit(o, "const IndexT t_p = (t_q%d * %s + t_d%d) / VEC;", I, dim_expr(e, s->d[I]), I);
+  emit_pack_step(e, o, body, body_lin);
+  close_block(o, "");
   close_block(o, "");
 }
 
@@ -699,13 +883,15 @@ static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *bod
  * 1), then a scalar loop over the tail. */
 static void emit_loop_kernel(GEmit *e, Out *o) {
   e->lin = "t_i";
+  const int reuse = e->g->schedule->reuse_axis >= 0;
   int ntaken = nameset_mark(&e->taken);
   Out *vbody = loop_body(e, 1);
+  Out *pre = e->pre;
   int vbody_lin = e->lin_used;
   nameset_truncate(&e->taken, ntaken); /* the scalar body reuses the names */
   Out *sbody = loop_body(e, 0);
-  Out *decomp = loop_decompose(e, "t_i");
-  Out *pdecomp = loop_decompose(e, "t_i0");
+  Out *decomp = loop_decompose(e, "t_i", 0);
+  Out *pdecomp = reuse ? reuse_decompose(e) : loop_decompose(e, "t_i0", e->row_quotient);
   add_size_params(e);
   order_params(e);
   e->body = NULL;
@@ -713,7 +899,10 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   emit(o, "const IndexT t_n = %s;", numel_expr(e, &e->g->domain, ~0u, "(IndexT)"));
   emit(o, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
   emit(o, "const IndexT t_npack = t_n / VEC;");
-  emit_packed_loop(e, o, pdecomp, vbody, vbody_lin);
+  if (reuse)
+    emit_reuse_loop(e, o, pdecomp, pre, vbody, vbody_lin);
+  else
+    emit_packed_loop(e, o, pdecomp, vbody, vbody_lin);
   open_block(o, "for (IndexT t_i = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_i < t_n; t_i += t_stride)");
   emit_fragment(o, decomp);
   emit_fragment(o, sbody);
@@ -868,9 +1057,9 @@ static int uses_axes(const GEmit *e, uint32_t mask) {
 /* Splits t_o (kept axes) and t_r (reduced axes) where the body needs it. */
 static void reduce_decompose(GEmit *e, Value *r, Out *kept, Out *red) {
   if (uses_axes(e, ~r->axes))
-    emit_decompose(e, kept, "t_o", ~r->axes);
+    emit_decompose(e, kept, "t_o", ~r->axes, 0);
   if (uses_axes(e, r->axes))
-    emit_decompose(e, red, "t_r", r->axes);
+    emit_decompose(e, red, "t_r", r->axes, 0);
 }
 
 /* After the block reduction: the partial, or the whole result. */
@@ -1050,7 +1239,7 @@ static void emit_full_kernel(GEmit *e, Out *o) {
   check_pack_width(e, v);
   Out *decomp = new_out(e->a);
   if (memchr(e->used_axis, 1, sizeof e->used_axis))
-    emit_decompose(e, decomp, "t_r", ~0u);
+    emit_decompose(e, decomp, "t_r", ~0u, 0);
   add_size_params(e);
   order_params(e);
   e->body = NULL;
@@ -1358,7 +1547,13 @@ static const char *group_args(KEmit *ke, GEmit *ge) {
 static void emit_loop_variant(KEmit *ke, Out *o, GEmit *ge, const Variant *v) {
   const char *per_block = v->items > 1 ? arena_printf(ke->a, "%d * %d * %d", v->threads_x, v->vec, v->items)
                                        : arena_printf(ke->a, "%d * %d", v->threads_x, v->vec);
-  emit(o, "%s<IndexT, %d><<<tecc::cover_grid(t_n, %s), %d, 0, stream>>>(%s);", ge->kname, v->vec, per_block,
+  const GroupSchedule *s = ge->g->schedule;
+  const char *work = "t_n";
+  if (s->reuse_axis >= 0) { /* the positions along it in chunks (emit_reuse_loop) */
+    const char *size = host_dim(ke->a, ke->names, ge->g->domain.d[s->reuse_axis]);
+    work = arena_printf(ke->a, "t_n / %s * ((%s + %d) / %d)", size, size, s->reuse - 1, s->reuse);
+  }
+  emit(o, "%s<IndexT, %d><<<tecc::cover_grid(%s, %s), %d, 0, stream>>>(%s);", ge->kname, v->vec, work, per_block,
        v->threads_x, group_args(ke, ge));
 }
 
@@ -1644,20 +1839,32 @@ static int bytes_read(const KEmit *ke, int is_output) {
   return tensors > 0;
 }
 
-/* t_bytes_NAME, and the NULL check of a non-empty tensor. */
-static void emit_tensor_bytes(KEmit *ke, Out *o, const char *name, const Shape *s, DType t, int is_output) {
-  const Count *c = checked_count(ke, o, arena_printf(ke->a, "t_n_%s", name), s, ~0u);
+/* t_bytes_NAME, and the NULL check of a non-empty tensor; its count. */
+static Count *emit_tensor_bytes(KEmit *ke, Out *o, const char *name, const Shape *s, DType t, int is_output) {
+  Count *c = checked_count(ke, o, arena_printf(ke->a, "t_n_%s", name), s, ~0u);
   int64_t bytes;
   if (c->known && !__builtin_mul_overflow(c->value, (int64_t)dtype_size(t), &bytes)) {
     if (bytes_read(ke, is_output))
       emit(o, "const int64_t t_bytes_%s = %s;", name, host_literal(ke->a, bytes));
     if (c->value > 0)
       emit(o, "if (!%s) return TECC_ERROR_INVALID_VALUE;", name);
-    return;
+    return c;
   }
   emit(o, "int64_t t_bytes_%s;", name);
   emit(o, "if (!tecc::mul_size(%s, %d, &t_bytes_%s)) return TECC_ERROR_INVALID_VALUE;", c->expr, dtype_size(t), name);
   emit(o, "if (%s > 0 && !%s) return TECC_ERROR_INVALID_VALUE;", c->expr, name);
+  return c;
+}
+
+/* Whether some take of k gathers from input `in`: its offsets are then
+ * computed at the index width too, which its count must decide. */
+static int input_gathered(const Kernel *k, int in) {
+  for (int i = 0; i < k->values.len; i++) {
+    const Value *v = k->values.items[i];
+    if (v->op == IR_TAKE && v->index == in)
+      return 1;
+  }
+  return 0;
 }
 /* Shapes equal once literal-1 axes are dropped (same layout). */
 static int same_layout(const Shape *a, const Shape *b) {
@@ -1776,8 +1983,12 @@ static const char *index_condition(KEmit *ke) {
     if (c->domain && !c->known)
       add_index_term(ke, &b, &terms, c->expr);
   }
-  for (int i = 0; i < ke->k->nsizevars; i++)
+  for (int i = 0; i < ke->k->nsizevars; i++) {
     add_index_term(ke, &b, &terms, ke->names->sizes[i]);
+    const SizeExpr *def = ke->k->sizevars[i].def; /* a concat part's start is negative */
+    if (def && !se_nonneg(ke->a, def))
+      add_index_term(ke, &b, &terms, arena_printf(ke->a, "-%s", ke->names->sizes[i]));
+  }
   return terms.len ? buf_cstr(&b) : NULL;
 }
 /* Split reductions keep splits * outer partials in the workspace, a
@@ -1868,8 +2079,10 @@ static void emit_argument_checks(KEmit *ke, Out *o) {
       emit(o, "const int64_t %s = %s; /* %s */", n->sizes[i], se_c(ke->a, k->sizevars[i].def, n->sizes),
            k->sizevars[i].name);
   for (int i = 0; i < k->ninputs; i++)
-    if (k->inputs[i].shape.rank > 0)
-      emit_tensor_bytes(ke, o, n->inputs[i], &k->inputs[i].shape, k->inputs[i].dtype, 0);
+    if (k->inputs[i].shape.rank > 0) {
+      Count *c = emit_tensor_bytes(ke, o, n->inputs[i], &k->inputs[i].shape, k->inputs[i].dtype, 0);
+      c->domain |= input_gathered(k, i);
+    }
   for (int i = 0; i < k->noutputs; i++)
     emit_tensor_bytes(ke, o, n->outputs[i], &k->outputs[i].shape, k->outputs[i].dtype, 1);
   emit_alias_checks(ke, o);

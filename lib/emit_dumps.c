@@ -242,6 +242,7 @@ static void json_schedule(Buf *b, Arena *a, const Kernel *k, const Group *g) {
   buf_printf(b, ", \"batch\": [%s], \"batch_bytes\": %lld, \"batch_limit\": %lld, \"decided\": %s",
              axes_str(a, s->batch, g->domain.rank), (long long)s->batch_bytes, (long long)s->batch_limit,
              json_bool(s->decided));
+  buf_printf(b, ", \"reuse_axis\": %d, \"reuse\": %d", s->reuse_axis, s->reuse);
   buf_puts(b, ",\n         \"variants\": [\n");
   for (int i = 0; i < s->nvariants; i++) {
     json_variant(b, a, &s->variants[i], i == 0);

@@ -15,6 +15,8 @@ typedef struct Walk {
   int pack_bytes;
   int own_bytes;         /* bytes per element at the group's own index (footprint.h) */
   int slow_math;         /* software math functions per element */
+  uint32_t slow_axes;    /* the domain axes they vary along */
+  uint32_t *axes_memo;   /* position_axes() */
 } Walk;
 
 /* A stitch kernel's last pass moves, an item at a time beside what it
@@ -51,7 +53,7 @@ int footprint_budget(const Footprint *f, int registers) {
 /* A math function the GPU computes in software, tens of instructions
  * (erf, the trigonometric and hyperbolic ones, pow, ...), where exp, log,
  * sqrt and the arithmetic are a few. */
-static int slow_math(const Value *v) {
+int footprint_slow_math(const Value *v) {
   if (v->op == IR_BINARY)
     return v->bop == BIN_POW || v->bop == BIN_ATAN2;
   if (v->op != IR_UNARY)
@@ -64,6 +66,38 @@ static int slow_math(const Value *v) {
   default:
     return 0;
   }
+}
+
+/* memo: 0 not yet computed, else the axes with bit 30 set. */
+uint32_t position_axes(const KernelPlan *kp, const Group *g, const Value *v, uint32_t *memo) {
+  enum { DONE = 1u << 30 };
+  if (memo[v->id])
+    return memo[v->id] & ~(uint32_t)DONE;
+  uint32_t r = 0;
+  int reads = v->op == IR_INPUT || (kp->stored[v->id] && kp->group_of[v->id] != g->id);
+  if (reads ? v->shape.rank > 0 : v->op == IR_TAKE || v->op == IR_REDUCE) {
+    r = AXES_MEMORY;
+  } else if (v->op == IR_INDEX) {
+    r = dim_is_one(&v->shape, __builtin_ctz(v->axes)) ? 0 : v->axes;
+  } else if (v->op == IR_BROADCAST) {
+    uint32_t a = position_axes(kp, g, v->args[0], memo);
+    r = a & AXES_MEMORY ? AXES_MEMORY : a << (v->shape.rank - v->args[0]->shape.rank);
+  } else if (!reads) {
+    for (int i = 0; i < v->nargs; i++)
+      r |= position_axes(kp, g, v->args[i], memo);
+  }
+  memo[v->id] = r | DONE;
+  return r;
+}
+
+uint32_t domain_axes_of(uint32_t own, const Value *v, const int *map) {
+  if (own & AXES_MEMORY)
+    return AXES_MEMORY;
+  uint32_t d = 0;
+  for (int j = 0; j < v->shape.rank; j++)
+    if (((own >> j) & 1u) && map[j] >= 0)
+      d |= 1u << map[j];
+  return d;
 }
 
 static void widen(Walk *w, DType t) {
@@ -106,7 +140,10 @@ static void loop_visit(Walk *w, const Value *v, const int *map) {
     }
     return;
   }
-  w->slow_math += slow_math(v);
+  if (footprint_slow_math(v)) {
+    w->slow_math++;
+    w->slow_axes |= domain_axes_of(position_axes(w->kp, w->g, v, w->axes_memo), v, map);
+  }
   for (int i = 0; i < v->nargs; i++)
     loop_visit(w, v->args[i], map);
 }
@@ -167,6 +204,7 @@ Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g) {
     w.a = a;
     w.kp = kp;
     w.g = g;
+    w.axes_memo = ARENA_ARRAY(a, uint32_t, (size_t)kp->kernel->values.len + 1);
     if (g->kind == GROUP_LOOP)
       loop_footprint(&w);
     else
@@ -174,6 +212,7 @@ Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g) {
     f.pack_bytes = w.pack_bytes;
     f.own_bytes = w.own_bytes;
     f.slow_math = w.slow_math;
+    f.slow_axes = w.slow_axes;
   }
   if (f.pack_bytes > 16)
     internal_error("an element of %d bytes does not fit a 16-byte pack", f.pack_bytes);

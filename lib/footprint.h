@@ -29,6 +29,7 @@ typedef struct Footprint {
                        its index; stitch: the inputs it holds, the operands with rows of
                        their own (a mask, not a norm's w) and the outputs along the row */
   int slow_math;    /* loop: software math functions (erf, sin, ...) computed per element */
+  uint32_t slow_axes; /* loop: the domain axes those vary along (AXES_MEMORY: some read memory) */
   int kept;         /* stitch: math results kept per element for later passes */
   int kept_wide;    /* stitch: of those, 8-byte ones (four registers' budget each) */
   const char *keep; /* stitch: by value id, 1 for the values kept (or NULL) */
@@ -46,6 +47,19 @@ typedef struct Footprint {
 } Footprint;
 
 Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g);
+
+/* A math function the GPU computes in software, tens of instructions. */
+int footprint_slow_math(const Value *v);
+
+/* The axes of its own shape a value of loop group g varies along, when
+ * it is computed from positions, sizes, constants and scalar arguments
+ * alone (a rotary embedding's angles); else AXES_MEMORY.  `memo` holds
+ * a zeroed entry per value of the kernel. */
+enum { AXES_MEMORY = 1u << 31 };
+uint32_t position_axes(const KernelPlan *kp, const Group *g, const Value *v, uint32_t *memo);
+
+/* The domain axes of those, for v at index map `map`. */
+uint32_t domain_axes_of(uint32_t own, const Value *v, const int *map);
 
 /* Registers per element a thread of the register kernel needs: the inputs
  * die as the values kept from them are born, so the larger count (>= 1).

@@ -17,6 +17,8 @@
 enum {
   ELEMENTWISE_THREADS = 256, /* seed 004: a block of 256, a pack per thread */
   SLOW_MATH_BYTES = 4,       /* elementwise: a software math function per this many bytes or fewer: 2 packs a thread */
+  REUSE = 16,                /* elementwise: positions a thread takes along an axis its software math
+                                does not vary along (reuse_axis()) */
   SM_THREADS = 2048,         /* resident threads per SM (sm_70 .. sm_90) */
   MAX_THREADS = 1024,        /* per block */
   HELD_REGISTERS = 32,       /* per thread for held row elements */
@@ -142,13 +144,34 @@ static Variant *add(Arena *a, GroupSchedule *s, const char *name, When when, Sto
  * copy at 16384 x 4096 and from 81-83 to 85-88 at the other shapes, where
  * swiglu, chain5 (a sin per 12 bytes) and the casts lost about a point
  * with two packs (bench/NOTES.md, issue 11). */
-static void elementwise(Arena *a, GroupSchedule *s, const Footprint *f) {
+/* The axis a thread of a loop whose software math is computed from
+ * positions alone (a rotary embedding's sin and cos of angles that vary
+ * along the sequence and the head dimension only) takes REUSE positions
+ * along, computing that math once for them: the innermost axis but the
+ * domain's last along which none of it varies; -1 where there is none. */
+static int reuse_axis(const Group *g, const Footprint *f) {
+  if (f->slow_math == 0 || (f->slow_axes & AXES_MEMORY))
+    return -1;
+  int inner = -1;
+  for (int i = g->domain.rank - 1; i >= 0 && inner < 0; i--)
+    if (!dim_is_one(&g->domain, i))
+      inner = i;
+  for (int i = inner - 1; i >= 0; i--)
+    if (!dim_is_one(&g->domain, i) && !((f->slow_axes >> i) & 1u))
+      return i;
+  return -1;
+}
+
+static void elementwise(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
+  int slow = f->slow_math > 0 && f->slow_math * SLOW_MATH_BYTES >= f->own_bytes;
+  s->reuse_axis = slow ? reuse_axis(g, f) : -1;
+  s->reuse = s->reuse_axis >= 0 ? REUSE : 1;
   if (vec > 1) {
     Variant *v = add(a, s, "packed", WHEN_ALIGNED, STORE_NONE);
     v->vec = vec;
     v->threads_x = ELEMENTWISE_THREADS;
-    if (f->slow_math > 0 && f->slow_math * SLOW_MATH_BYTES >= f->own_bytes)
+    if (slow && s->reuse_axis < 0)
       v->items = 2;
   }
   add(a, s, "scalar", WHEN_ALWAYS, STORE_NONE)->threads_x = ELEMENTWISE_THREADS;
@@ -887,12 +910,14 @@ static uint32_t batch_axes(const Group *g, const Footprint *f) {
 static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group *g, const Target *t) {
   GroupSchedule *s = ARENA_NEW(a, GroupSchedule);
   Footprint f = group_footprint(a, kp, g);
+  s->reuse_axis = -1;
+  s->reuse = 1;
   s->cls = class_of(g);
   s->held = footprint_held(&f);
   s->budget = footprint_budget(&f, HELD_REGISTERS);
   s->keep = f.keep;
   switch (s->cls) {
-  case CLASS_ELEMENTWISE: elementwise(a, s, &f); break;
+  case CLASS_ELEMENTWISE: elementwise(a, s, &f, g); break;
   case CLASS_ROW: case CLASS_COLUMN: reduction(a, s, &f); break;
   case CLASS_FULL: full_reduction(a, s, &f); break;
   case CLASS_STITCH_ROW: stitch_row(a, s, &f, t, g); break;
@@ -1191,6 +1216,11 @@ static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   else
     buf_printf(b, "    rows = %s, row length R = %s\n", dims_text(a, k, &g->domain, ~axes),
                dims_text(a, k, &g->domain, axes));
+  if (s->reuse_axis >= 0)
+    buf_printf(b, "    reuse: a thread takes %d consecutive positions along %s, its software math (which does not "
+                  "vary along it) computed once for them (the grids below count %s as ceil(%s/%d))\n", s->reuse,
+               dims_text(a, k, &g->domain, 1u << s->reuse_axis), dims_text(a, k, &g->domain, 1u << s->reuse_axis),
+               dims_text(a, k, &g->domain, 1u << s->reuse_axis), s->reuse);
   if (s->batch) {
     const char *q = dims_text(a, k, &g->domain, ~axes & ~s->batch);
     buf_printf(b, "    row order: the batch %s fastest, in tiles of 64 rows of %s, when %s*R*%lld bytes (what moves "

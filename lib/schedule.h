@@ -171,6 +171,10 @@ typedef struct GroupSchedule {
   int64_t batch_limit; /* half the target's L2 */
   int decided;        /* stitch: the row length is literal (or bound by -D), so the conditions on it
                          were decided here: only the variants that can run remain (decide()) */
+  int reuse_axis;     /* loop: a thread takes `reuse` consecutive positions along this domain
+                         axis and computes the software math that does not vary along it
+                         once for them (reuse_axis()); -1: a position each */
+  int reuse;
 } GroupSchedule;
 
 /* Fills g->schedule for every group of every kernel. */
