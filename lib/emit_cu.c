@@ -891,6 +891,9 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   nameset_truncate(&e->taken, ntaken); /* the scalar body reuses the names */
   Out *sbody = loop_body(e, 0);
   Out *decomp = loop_decompose(e, "t_i", 0);
+  if (reuse) /* the reuse loop splits every axis: rows must be whole packs (emit_loop_launch) */
+    for (int i = 0; i < e->g->domain.rank; i++)
+      e->used_axis[i] |= !dim_is_one(&e->g->domain, i);
   Out *pdecomp = reuse ? reuse_decompose(e) : loop_decompose(e, "t_i0", e->row_quotient);
   add_size_params(e);
   order_params(e);
