@@ -4,7 +4,8 @@
 # generated text): a column reduction's block spans 64 columns (8 lanes
 # of bf16 packs, 16 of f32, 32 of f64); an elementwise loop with a
 # software math function for every 4 bytes or fewer gives each thread two
-# packs, others one; 16-bit rows, held in pairs, have twice f32's
+# packs, others one, or, where that math is of positions alone, 16
+# positions along the innermost outer axis it does not vary along; 16-bit rows, held in pairs, have twice f32's
 # register budget, and f32 rows past 2048 take the whole budget; a full
 # reduction's partials are combined by a block of 512; a stream kernel
 # that reads each row once (a variance sharing its mean's pass, logsumexp,
@@ -55,7 +56,7 @@ variants() { group "$1" '[.variants[].name] | join(" ")'; }
 # The elements a chunk of a stream variant takes (schedule.c, stream_chunk()).
 chunk='(([.items, .wide_items] | max) * .vec)'
 
-plan 96
+plan 100
 ok "--emit=json is one JSON document, every kernel in it" \
   "$JQ" -e --argjson n "$(grep -c '^kernel ' "$te")" '.kernels | length == $n' "$work/s.json"
 # The condition's words are the plan's (schedule.c, variant_condition_text()).
@@ -76,6 +77,13 @@ is "$(variant sin5_bf16 packed .items)" 1 "a sin per 12 bytes: a pack per thread
 is "$(variant swiglu_bf16 packed .items)" 1 "silu (no software math function): a pack per thread"
 is "$(variant gelu_bf16 packed '.threads_x * .vec * .items')" 4096 \
   "gelu bf16's packed launch covers 2 packs a thread (256 threads x 2 packs of 8)"
+is "$(group rope_pos_bf16 '[.reuse_axis, .reuse, .variants[0].items]')" '[2,16,1]' \
+  "rope from positions: its sin and cos computed once for 16 heads (axis 2), a pack a thread"
+is "$(group rope_heads_first_f32 '[.reuse_axis, .reuse]')" '[1,16]' \
+  "angles of S and D under [B, H, S, D]: reused along H, two axes before the innermost"
+is "$(group sin_of_x_bf16 '[.reuse_axis, .reuse, .variants[0].items]')" '[-1,1,2]' \
+  "sin of a value read from memory: no reuse, 2 packs a thread"
+is "$(group gelu_bf16 '.reuse_axis')" -1 "gelu(x + b): no reuse"
 is "$(group fullsum_bf16 '{class, final_threads, split: .variants[0].split}')" \
   '{"class":"full","final_threads":512,"split":-1}' "full reduction: a partial per block, combined by a block of 512"
 
