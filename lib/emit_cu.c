@@ -272,12 +272,6 @@ static const char *outside_bits(Arena *a, DType t) {
   }
 }
 
-/* A take in the packed loop whose pack is contiguous in the input: the
- * input's innermost axis is the domain's, and either the take is along
- * another axis with an index the pack shares (an embedding's row), or it
- * is a slice's or a concat's along that axis (start + position).  Loaded
- * as one pack where the whole pack is inside and aligned, else element
- * by element; NULL where it is not such a take. */
 /* The flat offset of the row a pack gathers from along the innermost
  * axis, when the input's outer axes are the domain's own (the same
  * sizes, in order): the domain's row, t_qI, which the split of t_i0
@@ -298,6 +292,12 @@ static const char *gathered_row(GEmit *e, const KernelInput *in, int off, int la
   return arena_printf(e->a, "t_q%d * %s", e->inner_axis, dim_expr(e, in->shape.d[last]));
 }
 
+/* A take in the packed loop whose pack is contiguous in the input: the
+ * input's innermost axis is the domain's, and either the take is along
+ * another axis with an index the pack shares (an embedding's row), or it
+ * is a slice's or a concat's along that axis (start + position).  Loaded
+ * as one pack where the whole pack is inside and aligned, else element
+ * by element; NULL where it is not such a take. */
 static const char *take_pack(GEmit *e, Value *v, const int *map) {
   const KernelInput *in = &e->k->inputs[v->index];
   const int axis = __builtin_ctz(v->axes), off = v->shape.rank - in->shape.rank;
@@ -316,8 +316,8 @@ static const char *take_pack(GEmit *e, Value *v, const int *map) {
     const char *pos = axis_index(e, map[axis]);
     e->at_pack_start = 0;
     e->used_axis[map[axis]] = 1;
-    if (s->op == IR_CONST && (s->ival > INT32_MAX / 2 || s->ival < -(INT32_MAX / 2)))
-      return NULL;
+    if (s->op == IR_CONST && (s->ival >= INT64_C(1) << 30 || s->ival <= -(INT64_C(1) << 30)))
+      return NULL; /* t_g in IndexT: a position and a start of at most 2^30 */
     g = arena_printf(e->a, "%s + %s", pos, s->op == IR_SIZE ? e->names->sizes[s->index] : cu_const_literal(e->a, s));
   } else if (!(g = pack_index(e, v->args[0], map))) {
     return NULL;
