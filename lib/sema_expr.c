@@ -160,10 +160,12 @@ TVal *sema_size_value(Sema *s, int var, SrcRange loc) {
 
 /* The size expression of a OP b, both sizes (language.md §9.8), else
  * NULL: sums, differences, products, and floor division by a positive
- * constant. */
+ * constant, whose constants stay within int64 (the value itself is i64
+ * arithmetic, which wraps). */
 static const SizeExpr *size_of_binary(Sema *s, BinaryOp op, const TVal *a, const TVal *b) {
   const SizeExpr *x = sema_tval_size(s, a), *y = sema_tval_size(s, b);
-  return x && y ? se_binary(s->a, op, x, y) : NULL;
+  const SizeExpr *r = x && y ? se_binary(s->a, op, x, y) : NULL;
+  return r && !r->overflow ? r : NULL;
 }
 
 /* A run-time weak value's node as dtype `to` (a cast where it differs). */

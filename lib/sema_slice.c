@@ -137,6 +137,10 @@ int sema_output_dim(Sema *s, const AstDim *d, Dim *out) {
   const SizeExpr *e = written_size(s, d->expr);
   if (!e)
     return 0;
+  if (e->overflow) {
+    sema_error(s, d->loc, "size expression overflows: its constants leave the 64-bit integers");
+    return 0;
+  }
   if (!se_nonneg(s->a, e)) {
     sema_error(s, d->loc, "size %s may be negative", se_te(s->a, e, (const char *const *)s->sizevar_names.items));
     return 0;
@@ -153,6 +157,11 @@ static const SizeExpr *slice_bound(Sema *s, const TVal *t, const SizeExpr *S, co
   if (!t)
     return dflt;
   const SizeExpr *v = sema_tval_size(s, t);
+  if (!v && t->kind == TV_WEAK_INT && t->rt) {
+    sema_error(s, t->loc, "a slice bound is a size expression, and this one is not: it divides by a size, or "
+               "its constants leave the 64-bit integers");
+    return NULL;
+  }
   if (!v) {
     sema_error(s, t->loc, "a slice bound is an integer expression of literals and size variables, got %s",
                tval_type_str(s, t));

@@ -34,6 +34,25 @@ int se_cmp(const SizeExpr *x, const SizeExpr *y) {
 
 /* ---- building ------------------------------------------------------------ */
 
+/* int64 arithmetic that sets *ov instead of overflowing. */
+static int64_t add_ck(int64_t x, int64_t y, int *ov) {
+  int64_t r;
+  *ov |= __builtin_add_overflow(x, y, &r);
+  return r;
+}
+
+static int64_t mul_ck(int64_t x, int64_t y, int *ov) {
+  int64_t r;
+  *ov |= __builtin_mul_overflow(x, y, &r);
+  return r;
+}
+
+/* e, just built here, marked as overflowed where `ov`. */
+static const SizeExpr *flagged(const SizeExpr *e, int ov) {
+  ((SizeExpr *)e)->overflow |= ov;
+  return e;
+}
+
 const SizeExpr *se_const(Arena *a, int64_t c) {
   SizeExpr *e = ARENA_NEW(a, SizeExpr);
   e->c = c;
@@ -59,7 +78,7 @@ static const SizeExpr *new_atom(Arena *a, SizeAtomKind kind, int var, const Size
   at->a = x;
   at->b = y;
   at->d = d;
-  return of_atom(a, at, 1);
+  return flagged(of_atom(a, at, 1), (x && x->overflow) || (y && y->overflow));
 }
 
 const SizeExpr *se_var(Arena *a, int var) {
@@ -72,18 +91,19 @@ const SizeExpr *se_var(Arena *a, int var) {
 static const SizeExpr *combine(Arena *a, const SizeExpr *x, int64_t kx, const SizeExpr *y, int64_t ky) {
   SizeExpr *e = ARENA_NEW(a, SizeExpr);
   SizeTerm *t = ARENA_ARRAY(a, SizeTerm, x->n + y->n + 1);
-  int i = 0, j = 0;
+  int i = 0, j = 0, ov = x->overflow || y->overflow;
   while (i < x->n || j < y->n) {
     int r = i == x->n ? 1 : j == y->n ? -1 : atom_cmp(x->t[i].atom, y->t[j].atom);
     SizeTerm s = r < 0 ? x->t[i] : y->t[j];
-    s.coef = (r <= 0 ? kx * x->t[i].coef : 0) + (r >= 0 ? ky * y->t[j].coef : 0);
+    s.coef = add_ck(r <= 0 ? mul_ck(kx, x->t[i].coef, &ov) : 0, r >= 0 ? mul_ck(ky, y->t[j].coef, &ov) : 0, &ov);
     i += r <= 0;
     j += r >= 0;
     if (s.coef)
       t[e->n++] = s;
   }
   e->t = t;
-  e->c = kx * x->c + ky * y->c;
+  e->c = add_ck(mul_ck(kx, x->c, &ov), mul_ck(ky, y->c, &ov), &ov);
+  e->overflow = ov;
   return e;
 }
 
@@ -125,7 +145,9 @@ const SizeExpr *se_mul(Arena *a, const SizeExpr *x, const SizeExpr *y) {
         q = s;
       }
       const SizeExpr *m = new_atom(a, SA_MUL, 0, p, q, 0);
-      r = se_add(a, r, se_scale(a, m, x->t[i].coef * y->t[j].coef));
+      int ov = 0;
+      const SizeExpr *km = se_scale(a, m, mul_ck(x->t[i].coef, y->t[j].coef, &ov));
+      r = se_add(a, r, flagged(km, ov));
     }
   return r;
 }
@@ -142,8 +164,10 @@ const SizeExpr *se_floordiv(Arena *a, const SizeExpr *x, int64_t d) {
     internal_error("sizeexpr: division by %lld", (long long)d);
   if (d == 1)
     return x;
-  int64_t rem = x->c - d * floordiv64(x->c, d);
-  const SizeExpr *whole = se_const(a, floordiv64(x->c, d)), *rest = se_const(a, rem);
+  int64_t rem = x->c % d;
+  if (rem < 0)
+    rem += d;
+  const SizeExpr *whole = flagged(se_const(a, floordiv64(x->c, d)), x->overflow), *rest = se_const(a, rem);
   for (int i = 0; i < x->n; i++) {
     const SizeExpr *t = term_atom(a, x, i);
     if (x->t[i].coef % d == 0)
@@ -224,6 +248,8 @@ static int prove_by_bound(Arena *a, const SizeExpr *x, int i, int depth) {
 }
 
 static int prove(Arena *a, const SizeExpr *x, int depth) {
+  if (x->overflow)
+    return 0;
   int plain = x->c >= 0;
   for (int i = 0; i < x->n && plain; i++)
     plain = x->t[i].coef > 0 && atom_nonneg(a, x->t[i].atom, depth);
@@ -263,7 +289,7 @@ static int64_t atom_eval(const SizeAtom *t, const int64_t *v) {
   switch (t->kind) {
   case SA_VAR: return v[t->var];
   case SA_DIV: return floordiv64(se_eval(t->a, v), t->d);
-  case SA_MUL: return se_eval(t->a, v) * se_eval(t->b, v);
+  case SA_MUL: return (int64_t)((uint64_t)se_eval(t->a, v) * (uint64_t)se_eval(t->b, v));
   case SA_MIN: {
     int64_t x = se_eval(t->a, v), y = se_eval(t->b, v);
     return x < y ? x : y;
@@ -276,11 +302,14 @@ static int64_t atom_eval(const SizeAtom *t, const int64_t *v) {
   internal_error("sizeexpr: atom kind %d", (int)t->kind);
 }
 
+/* Wrapping where the value leaves int64 (sema rejects sizes whose
+ * constants do; run-time sizes that large fail the entry point's
+ * count checks). */
 int64_t se_eval(const SizeExpr *x, const int64_t *values) {
-  int64_t r = x->c;
+  uint64_t r = (uint64_t)x->c;
   for (int i = 0; i < x->n; i++)
-    r += x->t[i].coef * atom_eval(x->t[i].atom, values);
-  return r;
+    r += (uint64_t)x->t[i].coef * (uint64_t)atom_eval(x->t[i].atom, values);
+  return (int64_t)r;
 }
 
 /* ---- printing ------------------------------------------------------------- */
@@ -338,16 +367,18 @@ static void put_atom(Printer *p, const SizeAtom *t, int scaled) {
 
 static void put_expr(Printer *p, const SizeExpr *x) {
   for (int i = 0; i < x->n; i++) {
-    int64_t k = x->t[i].coef, m = k < 0 ? -k : k;
+    int64_t k = x->t[i].coef;
+    uint64_t m = k < 0 ? 0 - (uint64_t)k : (uint64_t)k;
     buf_puts(p->b, i == 0 ? (k < 0 ? "-" : "") : (k < 0 ? " - " : " + "));
     if (m != 1)
-      buf_printf(p->b, "%lld * ", (long long)m);
+      buf_printf(p->b, "%llu * ", (unsigned long long)m);
     put_atom(p, x->t[i].atom, m != 1 || (i == 0 && k < 0)); /* -(D // 2), not -D // 2 */
   }
   if (x->n == 0)
     buf_printf(p->b, "%lld", (long long)x->c);
   else if (x->c)
-    buf_printf(p->b, " %c %lld", x->c < 0 ? '-' : '+', (long long)(x->c < 0 ? -x->c : x->c));
+    buf_printf(p->b, " %c %llu", x->c < 0 ? '-' : '+',
+               (unsigned long long)(x->c < 0 ? 0 - (uint64_t)x->c : (uint64_t)x->c));
 }
 
 static const char *print(Arena *a, const SizeExpr *x, const char *const *names, int c) {

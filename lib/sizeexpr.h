@@ -45,6 +45,8 @@ typedef struct SizeExpr {
   int64_t c; /* the constant */
   int n;     /* terms, sorted by se_atom_cmp */
   const SizeTerm *t;
+  int overflow; /* some constant or coefficient that built it left int64
+                   (sema reports it; the form is then meaningless) */
 } SizeExpr;
 
 const SizeExpr *se_const(Arena *a, int64_t c);

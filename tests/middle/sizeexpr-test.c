@@ -95,11 +95,27 @@ static void evaluation(void) {
   ok(strcmp(c, "D_minus_D_div_2") == 0, "identifier of D - D // 2: %s", c);
 }
 
+/* Constants that leave int64 mark the form (sema reports it), with no
+ * undefined arithmetic on the way (the sanitizer build runs this). */
+static void overflow(void) {
+  const SizeExpr *D = v(1), *big = se_scale(a, D, INT64_MAX);
+  ok(!big->overflow, "D * INT64_MAX fits");
+  ok(se_scale(a, big, 2)->overflow, "D * INT64_MAX * 2 overflows");
+  ok(se_add(a, k(INT64_MAX), k(1))->overflow, "INT64_MAX + 1 overflows");
+  ok(se_mul(a, se_add(a, D, v(0)), se_scale(a, D, INT64_MAX))->overflow == 0, "(D + N) * (INT64_MAX * D) fits");
+  ok(se_mul(a, se_scale(a, v(0), 2), se_scale(a, D, INT64_MAX))->overflow, "(2 * N) * (INT64_MAX * D) overflows");
+  ok(se_add(a, se_floordiv(a, se_scale(a, big, 2), 3), D)->overflow, "an overflow stays through // and +");
+  ok(!se_nonneg(a, se_add(a, se_scale(a, big, 2), k(1))), "the prover proves nothing of an overflowed form");
+  ok(se_is_const(se_floordiv(a, k(INT64_MIN), 3), &(int64_t){0}), "INT64_MIN // 3 is computed without overflow");
+  is_text(se_scale(a, D, INT64_MIN), "-9223372036854775808 * D", "INT64_MIN * D prints");
+}
+
 int main(void) {
   a = arena_new();
   canonical();
   prover();
   evaluation();
+  overflow();
   arena_free(a);
   return done_testing();
 }
