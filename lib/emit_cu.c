@@ -47,6 +47,7 @@ typedef struct GEmit {
   int at_pack_start;   /* offsets at the pack's first element (t_dI, not t_dI + t_k) */
   int row_quotient;    /* the packed body reads t_qI, the domain's row (inner axis I) */
   Out *pre;            /* loop kernels that reuse along an axis: the hoisted values (hoist_values()) */
+  uint32_t *axes_memo; /* position_axes(), by value id (axes_memo()) */
   const char *acc;     /* reductions: the accumulator the body adds to */
   int lin_used;        /* the body being written reads or writes at e->lin element by element */
   int arg_index_used;  /* ... pairs its values with t_r (an argmax's or argmin's index) */
@@ -127,10 +128,15 @@ static const char *div_expr(GEmit *e, const char *x, Dim d) {
   return arena_printf(e->a, "%s / %s", x, dim_expr(e, d));
 }
 
+enum {
+  SPLIT_ROW = 1,   /* the innermost axis's quotient t_qI (the row) too */
+  SPLIT_CHUNKS = 2 /* a reuse loop's pack: its reuse axis counts chunks (t_reps of them, position
+                      t_cA), the quotients named t_wA (the loop names the row t_qI itself) */
+};
+
 /* Splits linear index `idx` into the domain axes in `mask` (row-major),
- * declaring t_dA only for the axes the body used, and the innermost's
- * quotient t_qI (the row) when `row`. */
-static void emit_decompose(GEmit *e, Out *o, const char *idx, uint32_t mask, int row) {
+ * declaring t_dA only for the axes the body used (SPLIT_ flags). */
+static void emit_decompose(GEmit *e, Out *o, const char *idx, uint32_t mask, int flags) {
   const Shape *s = &e->g->domain;
   int axes[TECC_MAX_RANK], n = shape_axes(s, mask, axes), lo = -1;
   for (int j = 0; j < n && lo < 0; j++)
@@ -138,24 +144,31 @@ static void emit_decompose(GEmit *e, Out *o, const char *idx, uint32_t mask, int
       lo = j;
   if (lo < 0)
     return;
-  if (row && lo == n - 1 && n > 1) /* t_qI without the axes above it */
+  if ((flags & SPLIT_ROW) && lo == n - 1 && n > 1) /* t_qI without the axes above it */
     lo = n - 2;
+  const int chunk = flags & SPLIT_CHUNKS ? e->g->schedule->reuse_axis : -1;
   const char *rest = idx;
-  for (int j = n - 1; j > lo; j--) {
-    int ax = axes[j];
-    const char *q = arena_printf(e->a, "t_q%d", ax);
-    emit(o, "const IndexT %s = %s;", q, div_expr(e, rest, s->d[ax]));
+  for (int j = n; j-- > lo;) {
+    const int ax = axes[j];
+    if (!e->used_axis[ax] && j == lo)
+      return;
+    const char *pos = arena_printf(e->a, ax == chunk ? "t_c%d" : "t_d%d", ax);
+    if (j == 0) {
+      emit(o, "const IndexT %s = %s;", pos, rest);
+      return;
+    }
+    const char *dim = ax == chunk ? "t_reps" : dim_expr(e, s->d[ax]);
+    const char *div = ax == chunk ? arena_printf(e->a, "%s / t_reps", rest) : div_expr(e, rest, s->d[ax]);
+    if (j == lo) {
+      emit(o, "const IndexT %s = %s - %s * %s;", pos, rest, div, dim);
+      return;
+    }
+    const char *q = arena_printf(e->a, chunk >= 0 ? "t_w%d" : "t_q%d", ax);
+    emit(o, "const IndexT %s = %s;", q, div);
     if (e->used_axis[ax])
-      emit(o, "const IndexT t_d%d = %s - %s * %s;", ax, rest, q, dim_expr(e, s->d[ax]));
+      emit(o, "const IndexT %s = %s - %s * %s;", pos, rest, q, dim);
     rest = q;
   }
-  int ax = axes[lo];
-  if (!e->used_axis[ax])
-    return;
-  if (lo == 0)
-    emit(o, "const IndexT t_d%d = %s;", ax, rest);
-  else
-    emit(o, "const IndexT t_d%d = %s - %s * %s;", ax, rest, div_expr(e, rest, s->d[ax]), dim_expr(e, s->d[ax]));
 }
 
 /* The map of a value to the domain is the identity: one element per
@@ -244,22 +257,13 @@ static const char *pack_index(GEmit *e, Value *i, const int *map) {
   return arena_printf(e->a, "(int64_t)%s[%s]", e->names->inputs[i->index], off);
 }
 
-static int read_from_memory(GEmit *e, const Value *v);
-
-/* Whether v is computed in this group from positions and sizes alone
- * (reading no memory, so no pack the schedule counted is skipped). */
-static int from_positions(GEmit *e, const Value *v) {
-  if (read_from_memory(e, v))
-    return 0;
-  if (v->op == IR_INDEX || v->op == IR_SIZE || v->op == IR_CONST)
-    return 1;
-  if (v->op != IR_BROADCAST && v->op != IR_BINARY)
-    return 0;
-  for (int i = 0; i < v->nargs; i++)
-    if (!from_positions(e, v->args[i]))
-      return 0;
-  return 1;
+/* position_axes()'s memo for this group, made on first use. */
+static uint32_t *axes_memo(GEmit *e) {
+  if (!e->axes_memo)
+    e->axes_memo = ARENA_ARRAY(e->a, uint32_t, (size_t)e->k->values.len + 1);
+  return e->axes_memo;
 }
+
 
 /* What an element outside the axis holds, as storage: NaN's bits, 0. */
 static const char *outside_bits(Arena *a, DType t) {
@@ -310,7 +314,8 @@ static const char *take_pack(GEmit *e, Value *v, const int *map) {
   const char *g;
   if (along) {
     Value *s = v->nargs == 2 ? v->args[1] : NULL;
-    if (v->step != 1 || !s || (s->op != IR_SIZE && s->op != IR_CONST) || !from_positions(e, v->args[0]))
+    if (v->step != 1 || !s || (s->op != IR_SIZE && s->op != IR_CONST) ||
+        (position_axes(e->kp, e->g, v->args[0], axes_memo(e)) & AXES_MEMORY)) /* its index reads memory */
       return NULL;
     e->at_pack_start = 1;
     const char *pos = axis_index(e, map[axis]);
@@ -686,11 +691,12 @@ static Out *loop_body(GEmit *e, int vec) {
   return e->body;
 }
 
-/* The split of linear index `idx` into the axes the bodies use. */
-static Out *loop_decompose(GEmit *e, const char *idx, int row) {
+/* The split of linear index `idx` into the axes the bodies use (SPLIT_
+ * flags). */
+static Out *loop_decompose(GEmit *e, const char *idx, int flags) {
   Out *d = new_out(e->a);
   if (memchr(e->used_axis, 1, sizeof e->used_axis))
-    emit_decompose(e, d, idx, ~0u, row);
+    emit_decompose(e, d, idx, ~0u, flags);
   return d;
 }
 
@@ -770,18 +776,18 @@ typedef struct Hoisted {
   int map[TECC_MAX_RANK];
 } Hoisted;
 
-static void find_hoisted(GEmit *e, Value *v, const int *map, uint32_t *memo, PtrVec *seen, PtrVec *out) {
+static void find_hoisted(GEmit *e, Value *v, const int *map, PtrVec *seen, PtrVec *out) {
   if (v->op == IR_CONST)
     return;
   if (v->op == IR_BROADCAST) {
     int amap[TECC_MAX_RANK];
     broadcast_arg_map(v, map, amap);
-    find_hoisted(e, v->args[0], amap, memo, seen, out);
+    find_hoisted(e, v->args[0], amap, seen, out);
     return;
   }
   if (seen_before(e->a, seen, v, map) || read_from_memory(e, v))
     return;
-  uint32_t along = domain_axes_of(position_axes(e->kp, e->g, v, memo), v, map);
+  uint32_t along = domain_axes_of(position_axes(e->kp, e->g, v, axes_memo(e)), v, map);
   if (footprint_slow_math(v) && !(along & (AXES_MEMORY | 1u << e->g->schedule->reuse_axis))) {
     Hoisted *h = ARENA_NEW(e->a, Hoisted);
     h->v = v;
@@ -790,7 +796,7 @@ static void find_hoisted(GEmit *e, Value *v, const int *map, uint32_t *memo, Ptr
     return;
   }
   for (int i = 0; i < v->nargs; i++)
-    find_hoisted(e, v->args[i], map, memo, seen, out);
+    find_hoisted(e, v->args[i], map, seen, out);
 }
 
 /* The hoisted values, computed for the VEC elements of the pack into
@@ -798,11 +804,10 @@ static void find_hoisted(GEmit *e, Value *v, const int *map, uint32_t *memo, Ptr
  * them): `pre`. */
 static Out *hoist_values(GEmit *e) {
   PtrVec hoisted = {0}, seen = {0};
-  uint32_t *memo = ARENA_ARRAY(e->a, uint32_t, (size_t)e->k->values.len + 1);
   int map[TECC_MAX_RANK];
   identity_map(map, e->g->domain.rank);
   for (int i = 0; i < e->g->roots.len; i++)
-    find_hoisted(e, stored_form(e->g->roots.items[i]), map, memo, &seen, &hoisted);
+    find_hoisted(e, stored_form(e->g->roots.items[i]), map, &seen, &hoisted);
   Out *pre = new_out(e->a), *each = new_out(e->a);
   e->body = each;
   const char **names = ARENA_ARRAY(e->a, const char *, hoisted.len + 1);
@@ -826,29 +831,6 @@ static Out *hoist_values(GEmit *e) {
   return pre;
 }
 
-/* The split of t_i0 over the domain whose reuse axis A counts chunks of
- * `reuse` positions (t_reps of them): every axis's position, A's chunk
- * as t_cA. */
-static Out *reuse_decompose(GEmit *e) {
-  Out *o = new_out(e->a);
-  const Shape *s = &e->g->domain;
-  const int A = e->g->schedule->reuse_axis;
-  int axes[TECC_MAX_RANK], n = shape_axes(s, ~0u, axes);
-  const char *rest = "t_i0";
-  for (int j = n - 1; j >= 0; j--) {
-    const int ax = axes[j];
-    const char *pos = arena_printf(e->a, ax == A ? "t_c%d" : "t_d%d", ax);
-    if (j == 0) {
-      emit(o, "const IndexT %s = %s;", pos, rest);
-      break;
-    }
-    const char *q = arena_printf(e->a, "t_w%d", ax);
-    emit(o, "const IndexT %s = %s;", q, ax == A ? arena_printf(e->a, "%s / t_reps", rest) : div_expr(e, rest, s->d[ax]));
-    emit(o, "const IndexT %s = %s - %s * %s;", pos, rest, q, ax == A ? "t_reps" : dim_expr(e, s->d[ax]));
-    rest = q;
-  }
-  return o;
-}
 
 /* The packed loop of a group that reuses along axis A: a thread's pack
  * of the domain whose A counts chunks, the hoisted values computed once,
@@ -894,7 +876,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   if (reuse) /* the reuse loop splits every axis: rows must be whole packs (emit_loop_launch) */
     for (int i = 0; i < e->g->domain.rank; i++)
       e->used_axis[i] |= !dim_is_one(&e->g->domain, i);
-  Out *pdecomp = reuse ? reuse_decompose(e) : loop_decompose(e, "t_i0", e->row_quotient);
+  Out *pdecomp = loop_decompose(e, "t_i0", reuse ? SPLIT_CHUNKS : e->row_quotient ? SPLIT_ROW : 0);
   add_size_params(e);
   order_params(e);
   e->body = NULL;
