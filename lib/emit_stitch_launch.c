@@ -208,6 +208,12 @@ void emit_stitch_chunks(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
   close_block(o, "");
 }
 
+/* A one-read stream's instances take their grid from their own
+ * occupancy at launch (tecc::one_read_grid), so emit_block() leaves it. */
+static int grid_at_launch(const SLaunch *e, const Variant *v) {
+  return v->one_read && v->storage == STORE_STREAM && !v->partials && !e->sk.split && !e->stream_keep;
+}
+
 /* t_tx x t_ty threads and t_grid blocks, by the variant's fit rule. */
 static void emit_block(SLaunch *e, Out *o, const Variant *v) {
   switch (v->fit) {
@@ -250,6 +256,8 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
   }
   const char *rows = e->sk.row ? (v->rows > 1 ? arena_printf(e->sk.a, "t_ty * %d", v->rows) : "t_ty")
                    : v->vec > 1 ? arena_printf(e->sk.a, "t_tx * %d", v->vec) : "t_tx";
+  if (grid_at_launch(e, v))
+    return;
   if (v->sm_threads == 0)
     emit(o, "const unsigned t_grid = tecc::cover_grid(t_rows, %s);", rows);
   else
@@ -293,7 +301,12 @@ static void emit_instance_launch(SLaunch *e, Out *o, const Variant *v, const cha
   } else if (v->fit == FIT_SHORT_ROWS && !v->partials)
     emit(o, "tecc::launch_rows(t_wb[%d], %s, t_rows, t_tx, t_ty, %d, %d, stream, %s);", e->row_sites++,
          instance(e, v, packs, phase), v->rows > 1 ? v->rows : 1, v->sm_threads, args);
-  else
+  else if (grid_at_launch(e, v)) {
+    const char *kernel = instance(e, v, packs, phase);
+    emit(o, "{ static tecc::DeviceCache t_oc; /* its blocks an SM, per device */");
+    emit(o, "  %s<<<tecc::one_read_grid(t_oc, %s, t_rows, t_tx, t_ty), dim3(t_tx, t_ty), %s, stream>>>(%s); }", kernel,
+         kernel, smem, args);
+  } else
     emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), %s, stream>>>(%s);", instance(e, v, packs, phase), smem, args);
 }
 

@@ -39,6 +39,7 @@ enum {
   FULL_SM_THREADS = 1024,    /* full reductions: 4 blocks of 256 per SM, <= 64 registers */
   FINAL_THREADS = 512,       /* the block that combines per-block partials */
   ONE_READ_THREADS = 512,    /* rows read once (stream, or held): two blocks an SM */
+  ONE_READ_HELD_16 = 256,    /* ... and 16-bit rows held in registers (one_read_stream) */
   PACK_BYTES = 16,
   STATIC_SHARED_BYTES = 48 * 1024, /* per block, declared in the kernel */
   SHARED_MIN_BYTES = 128     /* a thread's held bytes of 16-bit rows (ITEMS 8) from which those
@@ -421,7 +422,17 @@ static int held_items(const GroupSchedule *s, int vec) {
  * power of two is the warps the row needs (4096 x 16384 bf16: 256
  * threads) the bound alone lost card and logsumexp 1.6 to 2 points, and
  * rows that write along them (softmax, the norms) moved -6 to +5: those
- * keep the long variant. */
+ * keep the long variant.
+ *
+ * 16-bit rows that one warp holds at the whole budget (1024 < R <= 2048
+ * at VEC 8, ITEMS 8) take a warp a row (warp-long) before the block
+ * variant's two warps at ITEMS 4: the row's all-reduces stay in the warp,
+ * with no shared memory or barrier.  On an H200 (bench/NOTES.md, issue 47)
+ * the causal softmax bf16 32 x 2048 x 2048 went from 89.4 to 95.6% of its
+ * ceiling.  Not rows with an operand along them: masked_softmax bf16 at
+ * the same shape moved +3.5% (f32(s) + f32(m)) and -3.1% (the suite's
+ * s * 0.125 + m).  f32 rows one warp would hold (512 < R <= 1024, the
+ * suite's 32768 x 1024) were not measured; they keep the block variant. */
 static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Target *t, const Group *g) {
   int vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
   int max_items = held_items(s, vec);
@@ -450,6 +461,8 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   }
   v->limit = 32 * (int64_t)(items / rows) * vec;
   v->whole = takes_whole(g, rows, vec);
+  if (max_items > items && vec == PACK_BYTES / 2 && !f->row_operands)
+    row_variant(a, s, "warp-long", vec, max_items, 0)->limit = 32 * (int64_t)max_items * vec;
   v = row_variant(a, s, "block", vec, items, 0);
   v->whole = takes_whole(g, 1, vec);
   if (max_items > items) {
@@ -606,16 +619,32 @@ static void shared_rows(GroupSchedule *s, const Group *g, const Footprint *f) {
  * in registers, one block an SM, 82.7% streamed by blocks of 512).
  * On an H100 rowstats f32 1024 x 65536 went from 86.9 to 94.7% of copy
  * (layernorm, read twice, lost 1.4 -> 1.7x at 128 x 262144 with 512;
- * bench/NOTES.md, issue 11). */
+ * bench/NOTES.md, issue 11).
+ *
+ * Where the rows fill six blocks an SM they take 256 threads, six blocks
+ * an SM where the kernel's registers let it (tecc::one_read_threads,
+ * one_read_grid): more rows in flight, each block's all-reduces hidden
+ * by five others' loads.  On an H200 (bench/NOTES.md, issue 47) the
+ * cross-entropy with labels bf16 4096 x 128256 went from 93.1 to 101.9%
+ * of its ceiling, logsumexp, rowstats and card bf16 at 1024 x 65536 +2.5
+ * to +3.9 points of copy, rowstats f32 +4.0, card and logsumexp f32 -0.4
+ * and -1.2, the suite's other rows within 0.3.  And 16-bit rows held in
+ * registers take at most 256 threads (ONE_READ_HELD_16; longer ones
+ * stream): at 512, two blocks an SM, the cross-entropy bf16 16384 x 32000
+ * ran at 82.0% of its ceiling, streamed by blocks of 256 at 100.0; at
+ * 256 (4096 x 16384) the registers keep it (rowstats bf16 85.1% of copy,
+ * streamed 71.0).  f32 rows keep 512: streamed, rowstats f32 4096 x
+ * 16384 lost 3.9%, card and logsumexp moved within 0.4. */
 static void one_read_stream(GroupSchedule *s, const Group *g) {
   if (g->plan->stream_reads != 1)
     return;
   for (int i = 0; i < s->nvariants; i++) {
     Variant *v = &s->variants[i];
+    int most = v->vec == PACK_BYTES / 2 && v->when != WHEN_ROW_NARROWER ? ONE_READ_HELD_16 : ONE_READ_THREADS;
     if (v->storage == STORE_STREAM)
       v->one_read = 1;
-    if (v->storage == STORE_REGISTERS && v->fit == FIT_ROW && v->limit > (int64_t)ONE_READ_THREADS * v->items * v->vec)
-      v->limit = (int64_t)ONE_READ_THREADS * v->items * v->vec;
+    if (v->storage == STORE_REGISTERS && v->fit == FIT_ROW && v->limit > (int64_t)most * v->items * v->vec)
+      v->limit = (int64_t)most * v->items * v->vec;
   }
 }
 
@@ -1069,7 +1098,8 @@ static const char *block_text(Arena *a, const Variant *v) {
                           v->items * v->vec);
     return arena_printf(a, "block T x max(1, %d/T), T = pow2 in [32, %s] >= R/%d", v->block,
                         v->partials ? "512"
-                        : v->one_read ? "512 when rows >= 2*SMs (a single read of each row), else 1024" : "1024",
+                        : v->one_read ? "256 when rows >= 6*SMs, 512 when rows >= 2*SMs (a single read of each "
+                                        "row), else 1024" : "1024",
                         v->items * v->vec);
   case FIT_SHORT_ROWS:
     return arena_printf(a, "block T x %d/T, T = pow2 in [%d, 32] >= R/%d (%d/T rows a warp)%s", v->block,
@@ -1117,6 +1147,9 @@ static const char *grid_text(Arena *a, const Variant *v) {
     return v->threads_y > 1 || v->fit != FIT_NONE ? "grid = ceil(rows/TY), a block per TY rows" : "grid = rows";
   if (v->fit == FIT_NONE)
     return arena_printf(a, "grid <= %d*SMs", v->sm_threads / (v->threads_x * v->threads_y));
+  if (v->one_read)
+    return arena_printf(a, "grid <= SMs*%d/(block threads), blocks of 256 six an SM where their registers let it hold "
+                           "them (the device's occupancy, at launch)", v->sm_threads);
   return arena_printf(a, "grid <= SMs*%d/(block threads)", v->sm_threads);
 }
 

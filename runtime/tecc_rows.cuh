@@ -156,11 +156,36 @@ inline int pow2_at_least(int64_t x, int lo, int hi) {
 }
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* @piece one_read_threads @needs sm_count */
+/* @piece one_read_threads one_read_grid @needs DeviceCache current_device sm_count grid_size */
 /* The most threads of a streamed row read once (lib/schedule.c,
- * one_read_stream): 512, two blocks an SM, when the rows fill them. */
+ * one_read_stream): 256, six blocks an SM, when the rows fill them; 512,
+ * two blocks an SM, when they fill those; else 1024. */
 inline int one_read_threads(int64_t rows) {
-  return rows >= 2 * (int64_t)sm_count() ? 512 : 1024;
+  const int64_t sms = sm_count();
+  return rows >= 6 * sms ? 256 : rows >= 2 * sms ? 512 : 1024;
+}
+
+/* The grid of a one-read stream instance `kernel` in blocks of tx x ty
+ * threads: 1024 threads an SM, but blocks of 256 take six an SM where
+ * its registers let an SM hold them (the most it holds where they do
+ * not: more would wait for a whole block's rows).  The count is the
+ * device's and the kernel's, cached in `cache`, the launch site's. */
+template <typename... Params>
+inline unsigned one_read_grid(DeviceCache &cache, void (*kernel)(Params...), int64_t rows, int tx, int ty) {
+  int blocks = 1024 / (tx * ty);
+  if (tx * ty == 256) {
+    const int dev = current_device();
+    int fit = dev < 0 ? 0 : cache.get(dev);
+    if (fit == 0) {
+      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, 256, 0) != cudaSuccess || fit < 1) {
+        (void)cudaGetLastError();
+        fit = blocks;
+      }
+      if (dev >= 0) cache.put(dev, fit);
+    }
+    blocks = fit < 6 ? fit : 6;
+  }
+  return grid_size(rows, ty, blocks);
 }
 
 /* @piece column_width @needs ceil_div sm_count */
