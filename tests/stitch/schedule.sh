@@ -6,11 +6,14 @@
 # software math function for every 4 bytes or fewer gives each thread two
 # packs, others one, or, where that math is of positions alone, 16
 # positions along the innermost outer axis it does not vary along; 16-bit rows, held in pairs, have twice f32's
-# register budget, and f32 rows past 2048 take the whole budget; a full
+# register budget, f32 rows past 2048 take the whole budget, and 16-bit
+# rows with no operand along them that one warp holds at the whole budget
+# take a warp a row before the block variant (warp-long); a full
 # reduction's partials are combined by a block of 512; a stream kernel
 # that reads each row once (a variance sharing its mean's pass, logsumexp,
-# cross-entropy) takes blocks of 512 when the rows fill two an SM and
-# holds rows in registers to 512 threads, where a layernorm, which reads
+# cross-entropy) takes blocks of 256 when the rows fill six an SM, 512
+# when they fill two, and holds rows in registers to 512 threads (16-bit
+# ones to 256), where a layernorm, which reads
 # its rows again for y, keeps 1024, keeps the row's first packs in shared
 # memory and, of 4-byte elements, takes twice the packs a chunk where
 # 32-bit indices do; clusters loop over rows for one level that the
@@ -56,7 +59,7 @@ variants() { group "$1" '[.variants[].name] | join(" ")'; }
 # The elements a chunk of a stream variant takes (schedule.c, stream_chunk()).
 chunk='(([.items, .wide_items] | max) * .vec)'
 
-plan 100
+plan 107
 ok "--emit=json is one JSON document, every kernel in it" \
   "$JQ" -e --argjson n "$(grep -c '^kernel ' "$te")" '.kernels | length == $n' "$work/s.json"
 # The condition's words are the plan's (schedule.c, variant_condition_text()).
@@ -91,6 +94,13 @@ is "$(group fullsum_bf16 '{class, final_threads, split: .variants[0].split}')" \
 is "$(group softmax_bf16 '{held, budget}')" '{"held":1,"budget":64}' "softmax bf16: 64 elements per thread and value"
 is "$(variant softmax_bf16 block '{when, limit}')" '{"when":"row_at_most","limit":4096}' "softmax bf16: a block to 4096"
 is "$(variant softmax_bf16 long '{limit, items}')" '{"limit":65536,"items":8}' "softmax bf16: the whole budget to 65536"
+is "$(variants softmax_bf16)" "warp warp-long block long cluster stream" \
+  "softmax bf16: one warp a row at the whole budget (warp-long) before the block variant"
+is "$(variant softmax_bf16 warp-long '{when, limit, items, vec}')" '{"when":"row_at_most","limit":2048,"items":8,"vec":8}' \
+  "softmax bf16: warp-long to 2048 (32 lanes x ITEMS 8 x VEC 8)"
+is "$(group softmax_f32 '[.variants[] | select(.name == "warp-long")]')" '[]' "softmax f32: no warp-long (not measured)"
+is "$(group masked_bf16 '[.variants[] | select(.name == "warp-long")]')" '[]' \
+  "masked bf16 (an operand along the row): no warp-long"
 is "$(variant softmax_f32 block '{when, limit}')" '{"when":"row_at_most","limit":2048}' "softmax f32: a block to 2048"
 is "$(variant softmax_f32 long '{limit, items}')" '{"limit":32768,"items":8}' "softmax f32: the whole budget to 32768"
 is "$(variant layernorm_f32 long .limit)" 32768 "layernorm f32: the whole budget to 32768"
@@ -123,6 +133,10 @@ is "$(variant softmax_f32 stream '{when, condition, storage, vec, items, wide_it
   "softmax f32: the stream, otherwise, with its two ITEMS"
 is "$(variant logsumexp_f32 stream .one_read)" true \
   "logsumexp f32 stream: 512 threads a row when the rows fill two blocks an SM"
+is "$(variant card_bf16 long .limit)" 16384 "card bf16 (16-bit, read once): rows in registers to 256 threads"
+is "$(variant card_bf16 stream .one_read)" true "card bf16 stream: 256 threads a row, six blocks an SM, where the rows fill them"
+grep -q 'T = pow2 in \[32, 256 when rows >= 6\*SMs, 512 when rows >= 2\*SMs' "$work/s.plan"
+is "$?" 0 "--emit=plan: a one-read stream's 256 and 512 threads"
 
 # Narrow: rows that write nothing along them, in the warps they need.
 is "$(variant rowstats_f32 narrow '{when, limit, fit, items}')" \
