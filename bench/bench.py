@@ -1,7 +1,10 @@
 """tecc benchmark harness (doc/performance.md): build the suite with tecc at -O2
 and -O0, check every result against a float64 reference, time tecc, PyTorch
 eager and torch.compile against a device-to-device copy measured in the same
-run, and write a table, a CSV and a plot.  Run it through bench/run.sh.
+run and against each case's ceiling (an empty kernel's time between the same
+events plus the case's bytes at the copy's rate), take tecc's and
+torch.compile's kernel time (torch.profiler device time), and write a table,
+a CSV and a plot.  Run it through bench/run.sh.
 """
 
 import argparse
@@ -47,6 +50,8 @@ def parse_args(argv):
                     help="seconds of torch.compile compilation in all")
     ap.add_argument("--compile-timeout", type=float, default=60, help="seconds per compile")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--no-kernel-time", action="store_true",
+                    help="skip the kernel time (torch.profiler) of -O2 and torch.compile")
     ap.add_argument("--cases", help="comma-separated case names")
     ap.add_argument("--dtypes", default="f32,bf16")
     ap.add_argument("--iters", type=int, default=100, help="timed runs per measurement (max)")
@@ -271,6 +276,40 @@ class Timer:
         e.record()
         torch.cuda.synchronize()
         return s.elapsed_time(e)
+
+
+def busy_us(spans):
+    """The time covered by [start, end) spans, overlaps counted once."""
+    total, reach = 0.0, None
+    for start, end in sorted(spans):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def kernel_us(torch, fn, iters=20):
+    """Device time of the kernels fn launches, a call (torch.profiler): what
+    the GPU spends, without the host's launch path.  Kernels that overlap
+    (a second stage launched early that waits for the first: programmatic
+    dependent launch) count once, as the union of their spans."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            fn()
+        torch.cuda.synchronize()
+    spans = [(e.time_range.start, e.time_range.end) for e in prof.events()
+             if e.device_type == DeviceType.CUDA]
+    if spans:
+        return busy_us(spans) / iters
+    return sum(e.device_time_total for e in prof.key_averages()) / iters
 
 
 def copy_bandwidth(torch, timer):
@@ -515,11 +554,15 @@ def run_case(torch, ctx, case, dtype, m, n):
             continue
         cfunc = kern.cfunc
         row[impl] = ctx["timer"](lambda i: cfunc(*values[i]), nsets)
+        if impl == "O2" and ctx["kernel_time"]:
+            row["O2_k"] = kernel_us(torch, lambda: cfunc(*values[0]))
     row["check"] = " ".join(checks)
     row["eager"] = ctx["timer"](rotating_outputs(lambda i: case.user(T, *sets[i]), nsets), nsets)
     fn = ctx["compiler"].compiled(case, dtype, sets[0])
     if fn is not None:
         row["compile"] = ctx["timer"](rotating_outputs(lambda i: fn(*sets[i]), nsets), nsets)
+        if ctx["kernel_time"]:
+            row["compile_k"] = kernel_us(torch, lambda: fn(*sets[0]))
     elif ctx["compiler"].note:
         row["note"] += ctx["compiler"].note
     del sets, outs
@@ -639,7 +682,15 @@ def fmt(v, spec):
     return format(v, spec) if isinstance(v, (int, float)) else "-"
 
 
-def finish_row(row, copy_gbps):
+def finish_row(row, copy_gbps, empty_us):
+    """Rates, % of copy, and the ceiling: the empty kernel's time plus the
+    case's bytes at the copy's rate (doc/performance.md)."""
+    if row.get("bytes") and isinstance(empty_us, float):
+        row["ceiling_us"] = empty_us + row["bytes"] / (copy_gbps * 1e3)
+        if isinstance(row.get("O2"), float):
+            row["O2_ceil_pct"] = 100 * row["ceiling_us"] / row["O2"]
+    if isinstance(row.get("O2_k"), float) and isinstance(row.get("compile_k"), float):
+        row["O2_vs_compile_k"] = row["compile_k"] / row["O2_k"]
     for impl in IMPLS:
         us = row.get(impl)
         if isinstance(us, float):
@@ -658,24 +709,30 @@ def finish_row(row, copy_gbps):
 
 CSV_FIELDS = (["case", "shape", "M", "N", "dtype", "bytes", "check", "worst"]
               + [impl + suffix for impl in IMPLS for suffix in ("_us", "_gbps", "_pct")]
+              + ["ceiling_us", "O2_ceil_pct", "O2_k", "compile_k", "O2_vs_compile_k"]
               + ["O2_vs_compile", "O2_vs_eager", "O2_vs_O0", "O2_plan_bytes", "O0_plan_bytes",
                  "plan_O0_over_O2", "O2_plan_over_ideal", "note"])
 
 
 def table(rows):
     """The result table as lines of text."""
-    form = "%-14s %-12s %-9s | %9s %7s %5s | %9s %5s | %9s %5s | %9s %5s | %6s %6s %6s | %s"
-    head = form % ("case", "shape", "dtype", "O2 us", "GB/s", "%cp", "O0 us", "%cp",
-                   "eager us", "%cp", "compile", "%cp", "xcomp", "xO0", "bO0/O2", "check")
+    form = ("%-14s %-12s %-9s | %9s %7s %5s %5s | %9s %5s | %9s %5s | %9s %5s | %6s %6s %6s "
+            "| %8s %8s %6s | %s")
+    head = form % ("case", "shape", "dtype", "O2 us", "GB/s", "%cp", "%ceil", "O0 us", "%cp",
+                   "eager us", "%cp", "compile", "%cp", "xcomp", "xO0", "bO0/O2",
+                   "O2 k us", "comp k", "xcomp k", "check")
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(form % (r["case"], r["shape"], r["dtype"], fmt(r.get("O2_us"), ".1f"),
                              fmt(r.get("O2_gbps"), ".0f"), fmt(r.get("O2_pct"), ".0f"),
+                             fmt(r.get("O2_ceil_pct"), ".1f"),
                              fmt(r.get("O0_us"), ".1f"), fmt(r.get("O0_pct"), ".0f"),
                              fmt(r.get("eager_us"), ".1f"), fmt(r.get("eager_pct"), ".0f"),
                              fmt(r.get("compile_us"), ".1f"), fmt(r.get("compile_pct"), ".0f"),
                              fmt(r.get("O2_vs_compile"), ".2f"), fmt(r.get("O2_vs_O0"), ".2f"),
-                             fmt(r.get("plan_O0_over_O2"), ".2f"), r["check"] or "-")
+                             fmt(r.get("plan_O0_over_O2"), ".2f"), fmt(r.get("O2_k"), ".1f"),
+                             fmt(r.get("compile_k"), ".1f"), fmt(r.get("O2_vs_compile_k"), ".2f"),
+                             r["check"] or "-")
                      + (("  " + r["note"]) if r["note"] else ""))
     return lines
 
@@ -708,7 +765,11 @@ def summary(rows, copy_gbps):
         if pct:
             lines.append("%-8s %3d cases: %% of copy geomean %.1f, min %.1f, >=90%%: %d"
                          % (impl, len(pct), geomean(pct), min(pct), sum(p >= 90 for p in pct)))
-    for other in ("compile", "eager", "O0"):
+    ceil = [r["O2_ceil_pct"] for r in rows if "O2_ceil_pct" in r]
+    if ceil:
+        lines.append("O2       %3d cases: %% of ceiling geomean %.1f, min %.1f, >=92%%: %d"
+                     % (len(ceil), geomean(ceil), min(ceil), sum(p >= 92 for p in ceil)))
+    for other in ("compile", "eager", "O0", "compile_k"):
         sp = [r["O2_vs_" + other] for r in rows if "O2_vs_" + other in r]
         if sp:
             lines.append("O2 vs %-7s %3d cases: speedup geomean %.2fx, min %.2fx, below 1.0x: %d"
@@ -833,7 +894,7 @@ def main(argv):
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 50 << 20)
     ctx = {"timer": Timer(torch, args.iters), "l2": l2, "libs": {}, "failures": {},
-           "compiler": Compiler(torch, args)}
+           "compiler": Compiler(torch, args), "kernel_time": not args.no_kernel_time}
     ctx["plans"] = {}
     for opt, (so, headers, failures, plans) in built.items():
         ctx["failures"][opt] = failures
@@ -848,6 +909,9 @@ def main(argv):
                                                      l2 >> 20, torch.__version__))
     copy1 = copy_bandwidth(torch, ctx["timer"])
     log("device-to-device copy: %.0f GB/s" % copy1)
+    empty = ctx.get("empty")
+    empty_us = ctx["timer"]((lambda i: empty(None)) if empty else (lambda i: torch.cuda._sleep(0)), 1)
+    log("empty kernel between the events: %.2f us" % empty_us)
     lat = latency(torch, ctx, {c.name: c for c in cases})
     rows = []
     deadline = T0 + args.budget - 25
@@ -869,13 +933,13 @@ def main(argv):
     copy2 = copy_bandwidth(torch, ctx["timer"])
     copy_gbps = max(copy1, copy2)
     for r in rows:
-        finish_row(r, copy_gbps)
+        finish_row(r, copy_gbps, empty_us)
     write_csv(os.path.join(args.out, "bench.csv"), rows, CSV_FIELDS)
     write_csv(os.path.join(args.out, "latency.csv"), lat,
               ["what", "shape", "plain_us", "graph_us", "note"])
     plot_note = plot(os.path.join(args.out, "bench.png"), rows)
-    report = (["device: %s; copy %.0f GB/s (start) %.0f GB/s (end); torch %s; "
-               "torch.compile spent %.0fs" % (props.name, copy1, copy2, torch.__version__,
+    report = (["device: %s; copy %.0f GB/s (start) %.0f GB/s (end); empty kernel %.2f us; torch %s; "
+               "torch.compile spent %.0fs" % (props.name, copy1, copy2, empty_us, torch.__version__,
                                               ctx["compiler"].spent)]
               + table(rows) + [""] + latency_table(lat) + [""]
               + summary(rows, copy_gbps) + [plot_note])

@@ -25,21 +25,8 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "python"))
 sys.path.insert(0, os.path.dirname(HERE))
 
-import bench  # noqa: E402  (Timer, copy_bandwidth)
+import bench  # noqa: E402  (Timer, copy_bandwidth, kernel_us)
 import tecc  # noqa: E402
-
-
-def kernel_us(torch, fn, iters=20):
-    """Device time of the kernels fn launches, a call (torch.profiler)."""
-    from torch.profiler import ProfilerActivity, profile
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(iters):
-            fn()
-        torch.cuda.synchronize()
-    return sum(e.device_time_total for e in prof.key_averages()) / iters
 
 
 class Case:
@@ -230,12 +217,12 @@ def main(argv):
             cf = compiled(torch, c)
             cf(*xs)
             r["compile"] = timer(lambda i: cf(*xs), 1)
-            r["compile_k"] = kernel_us(torch, lambda: cf(*xs))
+            r["compile_k"] = bench.kernel_us(torch, lambda: cf(*xs))
         except Exception as e:  # noqa: BLE001 -- a failed compile is a table entry
             r["check"] += " compile: %s" % str(e).splitlines()[0][:60]
             cf = None
-        r["tecc_k"] = kernel_us(torch, lambda: c.tecc_fn(*xs))
-        r["eager_k"] = kernel_us(torch, lambda: c.eager(*xs))
+        r["tecc_k"] = bench.kernel_us(torch, lambda: c.tecc_fn(*xs))
+        r["eager_k"] = bench.kernel_us(torch, lambda: c.eager(*xs))
         r["ceiling"] = empty + c.nbytes / (copy * 1e3)
         del xs
         torch.cuda.empty_cache()
