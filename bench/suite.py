@@ -22,9 +22,10 @@ DTYPES = ["f32", "bf16"]
 
 
 class Case:
-    """name: suite name; kind: row, col, full or ew (what is reduced);
-    params: [(name, 'MN' or 'N')]; outs: [(name, dims)], dims 'MN', 'M', 'N'
-    or '' (rank 0); body: .te statements; ref(*f64 inputs) -> outputs;
+    """name: suite name; kind: row, col, full, ew or chan (what is reduced;
+    chan: axes 0 and 2 of [B, M, N], a batch-norm's channels M);
+    params: [(name, dims)], dims 'BMN', 'MN', 'M1' ([M, 1]), 'M', 'N' or ''
+    (rank 0); outs: [(name, dims)]; body: .te statements; ref(*f64 inputs) -> outputs;
     user(T, *inputs) -> outputs (PyTorch, native dtype); mag(*f64 inputs)
     -> the magnitude bound of each output (abi.md section 6: the check is
     |out - ref| <= atol + rtol * (|ref| + mag)), following body's arithmetic
@@ -54,7 +55,7 @@ class Case:
 
     def te(self, dtype):
         i, o = self.dtypes(dtype)
-        dims = {"BMN": "[B, M, N]", "MN": "[M, N]", "M": "[M]", "N": "[N]", "": ""}
+        dims = {"BMN": "[B, M, N]", "MN": "[M, N]", "M1": "[M, 1]", "M": "[M]", "N": "[N]", "": ""}
         ps = ", ".join("%s: %s%s" % (n, i, dims[d]) for n, d in self.params)
         os_ = ", ".join("%s: %s%s" % (n, o, dims[d]) for n, d in self.outs)
         text = self.body(i, o) if callable(self.body) else self.body
@@ -71,11 +72,11 @@ class Case:
 
     def reduced(self, m, n):
         """K of abi.md section 6: how many elements each output reduces."""
-        return {"row": n, "col": m, "full": m * n, "ew": 1}[self.kind]
+        return {"row": n, "col": m, "full": m * n, "ew": 1, "chan": (self.batch or 1) * n}[self.kind]
 
 
 def dims_of(d, m, n, b=None):
-    return {"BMN": (b, m, n), "MN": (m, n), "M": (m,), "N": (n,), "": ()}[d]
+    return {"BMN": (b, m, n), "MN": (m, n), "M1": (m, 1), "M": (m,), "N": (n,), "": ()}[d]
 
 
 def _cases():
@@ -152,6 +153,24 @@ def _cases():
         mm = mmean(x.abs(), -1)
         md = x.abs() + mm
         return mm, mmean(md * md, -1), md
+
+    def m_chanstats(x):
+        """mean(x, 0, 2), var(x, 0, 2) of [B, M, N], their bounds (as
+        m_rowstats over the batch and the last axis), and that of x - mean."""
+        k = x.shape[0] * x.shape[2]
+        mm = fac(k) * x.abs().sum((0, 2), keepdim=True) / k
+        md = x.abs() + mm
+        return mm, fac(k) * (md * md).sum((0, 2), keepdim=True) / k, md
+
+    def batchnorm(x, w, b):
+        m = x.mean((0, 2), keepdim=True)
+        v = x.var((0, 2), unbiased=False, keepdim=True)
+        return ((x - m) * torch.rsqrt(v + 1e-5) * w + b,)
+
+    def m_batchnorm(x, w, b, eps):
+        _, mv, md = m_chanstats(x)
+        v = x.var((0, 2), unbiased=False, keepdim=True) + eps
+        return md * m_rsqrt(v, mv + eps) * w.abs() + b.abs()
 
     def m_layernorm(x, w, b, eps):
         _, mv, md = m_rowstats(x)
@@ -253,6 +272,20 @@ def _cases():
              lambda T, l, t: cross_entropy(l, t),
              lambda l, t: ((m_logsumexp(l, -1) + msum((l * t).abs(), -1)).squeeze(-1),),
              own_shapes=[(4096, 128256)], inputs=onehot_inputs),
+        # A batch-norm's training statistics and normalization over [B, C, S]
+        # (B = 32): few channels of long planes, many of short ones.
+        Case("batchnorm_stats", "chan", [("x", "BMN")], [("m", "M"), ("v", "M")],
+             "m = mean(x, 0, 2); v = var(x, 0, 2)",
+             lambda x: (x.mean((0, 2)), x.var((0, 2), unbiased=False)),
+             lambda T, x: to(T, *reversed(torch.var_mean(f32(T, x), (0, 2), unbiased=False))),
+             lambda x: tuple(m.reshape(-1) for m in m_chanstats(x)[:2]),
+             own_shapes=[(64, 12544), (2048, 392)], batch=32),
+        Case("batchnorm", "chan", [("x", "BMN"), ("w", "M1"), ("b", "M1")], [("y", "BMN")],
+             "y = (x - mean(x, 0, 2)) * rsqrt(var(x, 0, 2) + 1e-5) * w + b", batchnorm,
+             lambda T, x, w, b: to(T, F.batch_norm(f32(T, x), None, None, f32(T, w)[:, 0], f32(T, b)[:, 0],
+                                                   training=True, eps=1e-5)),
+             lambda x, w, b: (m_batchnorm(x, w, b, f32c(1e-5)),),
+             own_shapes=[(64, 12544), (2048, 392)], batch=32),
         Case("softmax_col", "col", [("x", "MN")], [("y", "MN")], "y = softmax(x, 0)",
              lambda x: (torch.softmax(x, 0),),
              lambda T, x: (torch.softmax(x, 0),),
