@@ -291,11 +291,9 @@ def busy_us(spans):
     return total
 
 
-def kernel_us(torch, fn, iters=20):
-    """Device time of the kernels fn launches, a call (torch.profiler): what
-    the GPU spends, without the host's launch path.  Kernels that overlap
-    (a second stage launched early that waits for the first: programmatic
-    dependent launch) count once, as the union of their spans."""
+def device_events(torch, fn, iters):
+    """torch.profiler's device events (kernels, copies, sets) of iters calls
+    of fn after three unprofiled ones."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
     for _ in range(3):
@@ -305,11 +303,16 @@ def kernel_us(torch, fn, iters=20):
         for _ in range(iters):
             fn()
         torch.cuda.synchronize()
-    spans = [(e.time_range.start, e.time_range.end) for e in prof.events()
-             if e.device_type == DeviceType.CUDA]
-    if spans:
-        return busy_us(spans) / iters
-    return sum(e.device_time_total for e in prof.key_averages()) / iters
+    return [e for e in prof.events() if e.device_type == DeviceType.CUDA]
+
+
+def kernel_us(torch, fn, iters=20):
+    """Device time of the kernels fn launches, a call (torch.profiler): what
+    the GPU spends, without the host's launch path.  Kernels that overlap
+    (a second stage launched early that waits for the first: programmatic
+    dependent launch) count once, as the union of their spans."""
+    spans = [(e.time_range.start, e.time_range.end) for e in device_events(torch, fn, iters)]
+    return busy_us(spans) / iters
 
 
 def copy_bandwidth(torch, timer):

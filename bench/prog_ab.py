@@ -10,8 +10,9 @@ integers and bools: 0 or inf), on the same random inputs.
 """
 import sys, os, subprocess, concurrent.futures as cf
 sys.path.insert(0, "python")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch, tecc
-from torch.profiler import profile, ProfilerActivity
+import bench  # device_events
 
 DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64}
 
@@ -49,15 +50,8 @@ def inputs(sig, sizes):
 
 def ktime(fn, reps=30):
     """(device time of one call in us, kernels a call, their names)."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
-    evs = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
-           and "memcpy" not in e.name.lower() and "memset" not in e.name.lower()]
+    evs = [e for e in bench.device_events(torch, fn, reps)
+           if "memcpy" not in e.name.lower() and "memset" not in e.name.lower()]
     names = sorted(set(e.name.split("<")[0][-40:] for e in evs))
     return sum(e.device_time for e in evs) / reps, len(evs) // reps, names
 
