@@ -89,11 +89,11 @@ def _cases():
     def f32(T, x):
         return x.float() if T == torch.bfloat16 else x
 
-    def mv(x):
-        return x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True)
+    def mv(x, dim=-1):
+        return x.mean(dim, keepdim=True), x.var(dim, unbiased=False, keepdim=True)
 
-    def layernorm(x, w, b):
-        m, v = mv(x)
+    def layernorm(x, w, b, dim=-1):
+        m, v = mv(x, dim)
         return ((x - m) * torch.rsqrt(v + 1e-5) * w + b,)
 
     def rms(x, w):
@@ -108,14 +108,18 @@ def _cases():
     # terms (mean: / K), the largest m for max.  Each function below
     # follows its case's body (as prelude.te spells softmax and friends),
     # in float64 from the float64 inputs.
+    def dims(dim):
+        return dim if isinstance(dim, tuple) else (dim,)
+
     def fac(k):
         return math.log2(k) if k > 2 else 1.0
 
     def msum(m, dim):
-        return fac(m.shape[dim]) * m.sum(dim, keepdim=True)
+        """dim: an axis or a tuple of them (K their sizes' product)."""
+        return fac(math.prod(m.shape[d] for d in dims(dim))) * m.sum(dim, keepdim=True)
 
     def mmean(m, dim):
-        return msum(m, dim) / m.shape[dim]
+        return msum(m, dim) / math.prod(m.shape[d] for d in dims(dim))
 
     def m_exp_shifted(x, dim):
         """e = exp(x - max(x, dim)) and its bound, with the bound of the
@@ -147,34 +151,16 @@ def _cases():
         r = torch.rsqrt(v)
         return r + 0.5 * r / v.abs() * mv
 
-    def m_rowstats(x):
-        """mean(x, -1), var(x, -1) = mean((x - mean(x))**2), their bounds,
+    def m_rowstats(x, dim=-1):
+        """mean(x, dim), var(x, dim) = mean((x - mean(x))**2), their bounds,
         and that of x - mean(x)."""
-        mm = mmean(x.abs(), -1)
+        mm = mmean(x.abs(), dim)
         md = x.abs() + mm
-        return mm, mmean(md * md, -1), md
+        return mm, mmean(md * md, dim), md
 
-    def m_chanstats(x):
-        """mean(x, 0, 2), var(x, 0, 2) of [B, M, N], their bounds (as
-        m_rowstats over the batch and the last axis), and that of x - mean."""
-        k = x.shape[0] * x.shape[2]
-        mm = fac(k) * x.abs().sum((0, 2), keepdim=True) / k
-        md = x.abs() + mm
-        return mm, fac(k) * (md * md).sum((0, 2), keepdim=True) / k, md
-
-    def batchnorm(x, w, b):
-        m = x.mean((0, 2), keepdim=True)
-        v = x.var((0, 2), unbiased=False, keepdim=True)
-        return ((x - m) * torch.rsqrt(v + 1e-5) * w + b,)
-
-    def m_batchnorm(x, w, b, eps):
-        _, mv, md = m_chanstats(x)
-        v = x.var((0, 2), unbiased=False, keepdim=True) + eps
-        return md * m_rsqrt(v, mv + eps) * w.abs() + b.abs()
-
-    def m_layernorm(x, w, b, eps):
-        _, mv, md = m_rowstats(x)
-        v = x.var(-1, unbiased=False, keepdim=True) + eps
+    def m_layernorm(x, w, b, eps, dim=-1):
+        _, mv, md = m_rowstats(x, dim)
+        v = x.var(dim, unbiased=False, keepdim=True) + eps
         return md * m_rsqrt(v, mv + eps) * w.abs() + b.abs()
 
     def m_rms(h, mh, w, eps):
@@ -278,13 +264,14 @@ def _cases():
              "m = mean(x, 0, 2); v = var(x, 0, 2)",
              lambda x: (x.mean((0, 2)), x.var((0, 2), unbiased=False)),
              lambda T, x: to(T, *reversed(torch.var_mean(f32(T, x), (0, 2), unbiased=False))),
-             lambda x: tuple(m.reshape(-1) for m in m_chanstats(x)[:2]),
+             lambda x: tuple(m.reshape(-1) for m in m_rowstats(x, (0, 2))[:2]),
              own_shapes=[(64, 12544), (2048, 392)], batch=32),
         Case("batchnorm", "chan", [("x", "BMN"), ("w", "M1"), ("b", "M1")], [("y", "BMN")],
-             "y = (x - mean(x, 0, 2)) * rsqrt(var(x, 0, 2) + 1e-5) * w + b", batchnorm,
+             "y = (x - mean(x, 0, 2)) * rsqrt(var(x, 0, 2) + 1e-5) * w + b",
+             lambda x, w, b: layernorm(x, w, b, (0, 2)),
              lambda T, x, w, b: to(T, F.batch_norm(f32(T, x), None, None, f32(T, w)[:, 0], f32(T, b)[:, 0],
                                                    training=True, eps=1e-5)),
-             lambda x, w, b: (m_batchnorm(x, w, b, f32c(1e-5)),),
+             lambda x, w, b: (m_layernorm(x, w, b, f32c(1e-5), (0, 2)),),
              own_shapes=[(64, 12544), (2048, 392)], batch=32),
         Case("softmax_col", "col", [("x", "MN")], [("y", "MN")], "y = softmax(x, 0)",
              lambda x: (torch.softmax(x, 0),),
