@@ -72,6 +72,7 @@ typedef struct SEmit {
   NameSet taken;      /* names in use */
   PtrVec memo;        /* Memo*: element scope, one pass */
   PtrVec rowmemo;     /* Memo*: row scope */
+  PtrVec narrowed;    /* const char*, in pairs: a row value and its IndexT (position_compare()) */
   PtrVec cached;      /* Cached* */
   /* Fragments of the pass being written (emit.h: emit_fragment()): */
   Out *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
@@ -589,6 +590,43 @@ static const char *take_expr(SEmit *e, Value *v, const int *map) {
   return cu_gather(e->sk.a, in->dtype, inside, arena_printf(e->sk.a, "%s[%s]", p, at));
 }
 
+/* A comparison of a position along the row with an i64 value of row
+ * scope (cross-entropy's backward: `index(l, -1) == t`), in IndexT: the
+ * value narrowed once a row (tecc::narrow_position, clamped so that every
+ * comparison with a position comes out the same), then one 32-bit compare
+ * an element where the 64-bit one took three (a sign extension and two
+ * compares).  NULL where v is not one. */
+static const char *position_compare(SEmit *e, Value *v, const int *map) {
+  if (v->op != IR_BINARY || v->bop < BIN_EQ || v->bop > BIN_GE || v->args[0]->dtype != DT_I64)
+    return NULL;
+  for (int side = 0; side < 2; side++) {
+    int pmap[TECC_MAX_RANK], omap[TECC_MAX_RANK];
+    Value *pos = through_broadcasts(v->args[side], map, pmap);
+    Value *other = through_broadcasts(v->args[1 - side], map, omap);
+    if (pos->op != IR_INDEX || !varies_along_row(e, pos, pmap) || varies_along_row(e, other, omap))
+      continue;
+    const char *value = sval(e, v->args[1 - side], map), *narrow = NULL;
+    for (int i = 0; i + 1 < e->narrowed.len && !narrow; i += 2)
+      if (strcmp(e->narrowed.items[i], value) == 0)
+        narrow = e->narrowed.items[i + 1];
+    if (!narrow && other->op == IR_CONST) {
+      narrow = arena_printf(e->sk.a, "tecc::narrow_position<IndexT>(%s)", value);
+    } else if (!narrow) {
+      const char *fresh = kernel_name_for(e, arena_printf(e->sk.a, "%s_at", base_name(e, other)));
+      row_decl(e, e->pre, "IndexT", fresh, arena_printf(e->sk.a, "tecc::narrow_position<IndexT>(%s)", value), 0,
+               "compared with positions, in IndexT", 0);
+      narrow = row_ref(e, fresh);
+      vec_push(e->sk.a, &e->narrowed, (void *)value);
+      vec_push(e->sk.a, &e->narrowed, (void *)narrow);
+    }
+    const char *args[2];
+    args[side] = arena_printf(e->sk.a, "(IndexT)(%s)", offset_expr(e, &pos->shape, pmap));
+    args[1 - side] = narrow;
+    return cu_op_expr(e->sk.a, v, args);
+  }
+  return NULL;
+}
+
 static const char *compute(SEmit *e, Value *v, const int *map) {
   if (v->op == IR_TAKE)
     return take_expr(e, v, map);
@@ -596,6 +634,9 @@ static const char *compute(SEmit *e, Value *v, const int *map) {
     return arena_printf(e->sk.a, "(int64_t)%s", param(e, P_SIZE, v->index, NULL));
   if (v->op == IR_INDEX) /* 1 on every other axis: its offset is the position */
     return arena_printf(e->sk.a, "(int64_t)(%s)", offset_expr(e, &v->shape, map));
+  const char *narrow = position_compare(e, v, map);
+  if (narrow)
+    return narrow;
   const char *fused = fused_multiply_add(e, v, map);
   if (fused)
     return fused;

@@ -88,6 +88,21 @@ template <typename I> __device__ __forceinline__ I batch_fastest(I v, I rows, I 
   return in / t * q + first + in % t;
 }
 
+/* @piece narrow_position */
+/* A value of row scope that a position along a row is compared with (a
+ * label: `index(x, -1) == t`), in the kernel's index type: clamped to
+ * [-1, max] so that every comparison with a position p in [0, max) comes
+ * out as with the i64 value; an IndexT of 32 bits runs only where every
+ * size is below 2^30 (lib/emit_stitch.c, position_compare()).  One 32-bit
+ * compare an element where the 64-bit one took three (a sign extension
+ * and two compares). */
+template <typename I> __device__ __forceinline__ I narrow_position(int64_t v) {
+  if (sizeof(I) >= sizeof(int64_t))
+    return (I)v;
+  const int64_t most = (int64_t)(~(uint64_t)0 >> (65 - 8 * sizeof(I)));
+  return (I)(v < -1 ? -1 : v > most ? most : v);
+}
+
 /* @piece Moments moments chunk_mean MergeMoments row_allreduce_moments @needs add sub mul shfl_xor warp_allreduce */
 /* The count, mean and sum of squared deviations (m2) of some elements:
  * var(x) in one read of the row (lib/emit_stitch.c, the stream kernel).
