@@ -346,9 +346,16 @@ static void emit_decompose(SEmit *e, Out *o, const char *idx, uint32_t mask, con
   if (last_used < 0)
     return;
   const char *rest = idx;
+  if (strcmp(idx, "t_r") == 0 && stitch_digit_packs(&e->sk) == axes[n - 1]) { /* PACKS: the pack's digits */
+    emit(o, "const IndexT t_rp = t_packs ? t_r0 : t_r; /* PACKS: a pack is inside one row of axis %d */", axes[n - 1]);
+    rest = "t_rp";
+  }
   for (int j = n - 1; j > 0; j--) {
     int ax = axes[j];
-    emit(o, "const IndexT t_d%d = %s %% %s;", ax, rest, dim_expr(e, s->d[ax]));
+    if (j == n - 1 && strcmp(rest, "t_rp") == 0)
+      emit(o, "const IndexT t_d%d = t_rp %% %s + (t_packs ? t_r - t_r0 : 0);", ax, dim_expr(e, s->d[ax]));
+    else
+      emit(o, "const IndexT t_d%d = %s %% %s;", ax, rest, dim_expr(e, s->d[ax]));
     const char *q = arena_printf(e->sk.a, "t_q%d", ax);
     emit(o, "const IndexT %s = %s / %s;", q, rest, dim_expr(e, s->d[ax]));
     rest = q;

@@ -57,6 +57,15 @@ static int is_staged_output(SLaunch *e, int out) {
          covers_domain(&g->domain, g->stitch->axes, &v->shape, map, 0);
 }
 
+/* " && C % VEC == 0" where the rows span several axes and a pack must
+ * stay inside one row of the innermost (stitch_digit_packs()). */
+static const char *digit_packs(SLaunch *e, int vec) {
+  int ax = stitch_digit_packs(&e->sk);
+  if (ax < 0)
+    return "";
+  return arena_printf(e->sk.a, " && %s %% %d == 0", host_count(e, 1u << ax), vec);
+}
+
 /* " && tecc::aligned16(x) && ..." for the pointers moved in packs (the
  * plan's: in a kernel of columns in packs, only the held ones). */
 static const char *packed_pointers(SLaunch *e) {
@@ -477,8 +486,8 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
   if ((e->sk.vec || e->sk.cvec) && stitch_most_vec(s) == 1) /* columns split at VEC 1 (schedule.c, stitch_column()) */
     emit(o, "const bool t_packs = false; /* a column a thread in every variant */");
   else if (e->sk.vec || e->sk.cvec)
-    emit(o, "const bool t_packs = %s %% %d == 0%s;", e->sk.cvec ? "t_rows" : "t_len", stitch_most_vec(s),
-         packed_pointers(e));
+    emit(o, "const bool t_packs = %s %% %d == 0%s%s;", e->sk.cvec ? "t_rows" : "t_len", stitch_most_vec(s),
+         digit_packs(e, stitch_most_vec(s)), packed_pointers(e));
   if ((e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk))
     args = arena_printf(a, "%s, t_packs", args);
   int shared_sites = 0;

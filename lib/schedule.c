@@ -1207,7 +1207,20 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
   buf_puts(b, "\n");
 }
 
-static void stitch_text(Buf *b, Arena *a, const Group *g, const GroupSchedule *s) {
+/* ", C % VEC == 0 (...)" where the rows span several axes: a pack stays
+ * inside one row of the innermost (stitch_kernel.c, stitch_digit_packs()). */
+static const char *digit_packs_text(Arena *a, const Kernel *k, const Group *g, int vec) {
+  int n = 0, last = -1;
+  for (int i = 0; i < g->domain.rank; i++)
+    if (((g->stitch->axes >> i) & 1u) && !dim_is_one(&g->domain, i))
+      n++, last = i;
+  if (n < 2)
+    return "";
+  return arena_printf(a, ", %s %% %d == 0 (a pack inside one row of the last reduced axis)",
+                      dims_text(a, k, &g->domain, 1u << last), vec);
+}
+
+static void stitch_text(Buf *b, Arena *a, const Kernel *k, const Group *g, const GroupSchedule *s) {
   const Stitch *st = g->stitch;
   buf_printf(b, "    stitch: %d reduction(s) in %d level(s):", st->reduces.len, st->nlevels);
   for (int i = 0; i < st->reduces.len; i++) {
@@ -1230,13 +1243,13 @@ static void stitch_text(Buf *b, Arena *a, const Group *g, const GroupSchedule *s
                   "when the columns are whole packs (rows %% %d == 0) and the pointers aligned, else element by "
                   "element (the same split: the same sums, bit for bit)\n", vec, most);
   else if (vec == 8) /* 16-bit rows: emit_stitch.c, moves_unaligned */
-    buf_printf(b, "    packs: a thread takes VEC = 8 consecutive elements, moved as one 16-byte pack when R %% 8 == 0 "
+    buf_printf(b, "    packs: a thread takes VEC = 8 consecutive elements, moved as one 16-byte pack when R %% 8 == 0%s "
                   "and the row pointers are aligned, else through the aligned 4-byte words it spans (the same split: "
-                  "the same sums, bit for bit)\n");
+                  "the same sums, bit for bit)\n", digit_packs_text(a, k, g, 8));
   else if (vec > 1)
-    buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0 "
+    buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0%s "
                   "and the row pointers are aligned, else element by element (the same split: the same sums, bit "
-                  "for bit)\n", vec, vec);
+                  "for bit)\n", vec, vec, digit_packs_text(a, k, g, vec));
 }
 
 static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
@@ -1264,7 +1277,7 @@ static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   if (g->kind == GROUP_REDUCE)
     buf_printf(b, "    reduces: %%%d %s\n", g->reduce->id, reduce_name(g->reduce->rop));
   if (g->kind == GROUP_STITCH)
-    stitch_text(b, a, g, s);
+    stitch_text(b, a, k, g, s);
   for (int i = 0; i < s->nvariants; i++)
     variant_text(b, a, &s->variants[i], i == 0);
   buf_printf(b, "    bytes moved per call: %s\n", group_bytes(a, k, kp, g));

@@ -143,6 +143,21 @@ int stitch_takes_packs(const StitchKernel *sk) {
   return sk->vec;
 }
 
+/* Rows over several axes ([B, G, C, S] reduced over C and S): an element
+ * at a position along one of them (a group-norm's w[G, C, 1]) splits the
+ * row index into digits, a division an axis.  Where the innermost axis is
+ * whole packs too (its extent a multiple of VEC, which the launch adds to
+ * PACKS' condition) a pack never straddles two of its rows: the PACKS
+ * instance divides the pack's first index once and adds the element's
+ * place to the last digit (emit_stitch.c, emit_decompose()).  The
+ * innermost reduced axis, or -1 where the row is one axis. */
+int stitch_digit_packs(const StitchKernel *sk) {
+  if (!sk->vec || !sk->row)
+    return -1;
+  int axes[TECC_MAX_RANK], n = shape_axes(&sk->g->domain, sk->st->axes, axes); /* those of extent > 1 */
+  return n >= 2 ? axes[n - 1] : -1;
+}
+
 /* An instance for whole row groups of whole rows (WHOLE): where it takes
  * PACKS. */
 int stitch_whole_instance(const StitchKernel *sk) {

@@ -66,6 +66,7 @@ int stitch_any_variant(const GroupSchedule *s, size_t field);
  * split's stream kernel), EARLY (a row operand loaded with the row),
  * NARROW (blocks of the warps a row needs). */
 int stitch_takes_packs(const StitchKernel *sk);
+int stitch_digit_packs(const StitchKernel *sk);
 int stitch_whole_instance(const StitchKernel *sk);
 int stitch_split_kernel(const StitchKernel *sk);
 int stitch_early_kernel(const StitchKernel *sk);
