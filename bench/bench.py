@@ -340,20 +340,20 @@ def make_inputs(torch, case, dtype, m, n, gen):
         return [x.to(tdtype(torch, i)) for x in case.inputs(torch, case.batch, m, n, gen)]
     xs = []
     for _name, dims in case.params:
-        x = torch.randn(suite.dims_of(dims, m, n, case.batch), device="cuda", generator=gen)
+        x = torch.randn(suite.dims_of(dims, m, n, case.batch, case.groups), device="cuda", generator=gen)
         xs.append(x.to(tdtype(torch, i)))
     return xs
 
 
 def make_outputs(torch, case, dtype, m, n):
     _, o = case.dtypes(dtype)
-    return [torch.full(suite.dims_of(d, m, n, case.batch), float("nan"), dtype=tdtype(torch, o),
+    return [torch.full(suite.dims_of(d, m, n, case.batch, case.groups), float("nan"), dtype=tdtype(torch, o),
                        device="cuda") for _, d in case.outs]
 
 
 def case_bytes(case, dtype, m, n):
     i, o = case.dtypes(dtype)
-    size = lambda d, dt: math.prod(suite.dims_of(d, m, n, case.batch)) * DTYPE_SIZE[dt]
+    size = lambda d, dt: math.prod(suite.dims_of(d, m, n, case.batch, case.groups)) * DTYPE_SIZE[dt]
     return (sum(size(d, i) for _, d in case.params) + sum(size(d, o) for _, d in case.outs))
 
 
@@ -396,7 +396,7 @@ def self_check(torch):
     gen = torch.Generator().manual_seed(1)
     for c in cases.values():
         for m, n in ((1, 1), (3, 5), (4, 2), (2, 7)):
-            sets = [("randn", [torch.randn(suite.dims_of(d, m, n, c.batch and 2), generator=gen,
+            sets = [("randn", [torch.randn(suite.dims_of(d, m, n, c.batch and 2, c.groups and 3), generator=gen,
                                            dtype=torch.float64) for _, d in c.params])]
             if c.inputs:  # the case's own inputs too: a -inf mask, a one-hot target
                 sets.append(("own inputs", [x.double() for x in c.inputs(
@@ -526,7 +526,7 @@ def run_case(torch, ctx, case, dtype, m, n):
            "check": "", "worst": "", "note": ""}
     k = case.kernel(dtype)
     for impl, opt in (("O2", 2), ("O0", 0)):
-        b = planned_bytes(ctx["plans"].get(opt, {}).get(k), {"B": case.batch or 1, "M": m, "N": n})
+        b = planned_bytes(ctx["plans"].get(opt, {}).get(k), {"B": case.batch or 1, "G": case.groups or 1, "M": m, "N": n})
         if b is not None:
             row[impl + "_plan_bytes"] = b
     nsets = n_sets(row["bytes"], ctx["l2"])

@@ -22,25 +22,29 @@ DTYPES = ["f32", "bf16"]
 
 
 class Case:
-    """name: suite name; kind: row, col, full, ew or chan (what is reduced;
-    chan: axes 0 and 2 of [B, M, N], a batch-norm's channels M);
-    params: [(name, dims)], dims 'BMN', 'MN', 'M1' ([M, 1]), 'M', 'N' or ''
+    """name: suite name; kind: row, col, full, ew, chan or group (what is
+    reduced; chan: axes 0 and 2 of [B, M, N], a batch-norm's channels M;
+    group: axes 2 and 3 of [B, G, M, N], a group-norm's groups of M channels);
+    params: [(name, dims)], dims 'BMN', 'BGMN', 'GM1' ([G, M, 1]), 'MN', 'M1'
+    ([M, 1]), 'M', 'N' or ''
     (rank 0); outs: [(name, dims)]; body: .te statements; ref(*f64 inputs) -> outputs;
     user(T, *inputs) -> outputs (PyTorch, native dtype); mag(*f64 inputs)
     -> the magnitude bound of each output (abi.md section 6: the check is
     |out - ref| <= atol + rtol * (|ref| + mag)), following body's arithmetic
     by lib/interp.h's rules, so that outputs that cancel are judged at the
     scale of their terms.  Optional: own_shapes, the (M, N) the case runs
-    at instead of its kind's; batch, the B of 'BMN' dims; inputs(torch, b,
+    at instead of its kind's; batch, the B of 'BMN' and 'BGMN' dims; groups,
+    the G of 'BGMN' and 'GM1'; inputs(torch, b,
     m, n, gen, device='cuda') -> float32 tensors, for inputs randn does not
     model (a mask, a one-hot target)."""
 
     def __init__(self, name, kind, params, outs, body, ref, user, mag,
-                 in_dtype=None, out_dtype=None, own_shapes=None, batch=None, inputs=None):
+                 in_dtype=None, out_dtype=None, own_shapes=None, batch=None, inputs=None, groups=None):
         self.name, self.kind, self.params, self.outs = name, kind, params, outs
         self.body, self.ref, self.user, self.mag = body, ref, user, mag
         self.in_dtype, self.out_dtype = in_dtype, out_dtype
         self.own_shapes, self.batch, self.inputs = own_shapes, batch, inputs
+        self.groups = groups
 
     def kernel(self, dtype):
         return "%s_%s" % (self.name, dtype)
@@ -55,7 +59,8 @@ class Case:
 
     def te(self, dtype):
         i, o = self.dtypes(dtype)
-        dims = {"BMN": "[B, M, N]", "MN": "[M, N]", "M1": "[M, 1]", "M": "[M]", "N": "[N]", "": ""}
+        dims = {"BMN": "[B, M, N]", "BGMN": "[B, G, M, N]", "GM1": "[G, M, 1]", "MN": "[M, N]", "M1": "[M, 1]",
+                "M": "[M]", "N": "[N]", "": ""}
         ps = ", ".join("%s: %s%s" % (n, i, dims[d]) for n, d in self.params)
         os_ = ", ".join("%s: %s%s" % (n, o, dims[d]) for n, d in self.outs)
         text = self.body(i, o) if callable(self.body) else self.body
@@ -68,15 +73,18 @@ class Case:
         return COL_SHAPES if self.kind in ("col", "full") else ROW_SHAPES
 
     def shape_label(self, m, n):
+        if self.groups:
+            return "%dx%dx%dx%d" % (self.batch, self.groups, m, n)
         return "%dx%dx%d" % (self.batch, m, n) if self.batch else "%dx%d" % (m, n)
 
     def reduced(self, m, n):
         """K of abi.md section 6: how many elements each output reduces."""
-        return {"row": n, "col": m, "full": m * n, "ew": 1, "chan": (self.batch or 1) * n}[self.kind]
+        return {"row": n, "col": m, "full": m * n, "ew": 1, "chan": (self.batch or 1) * n, "group": m * n}[self.kind]
 
 
-def dims_of(d, m, n, b=None):
-    return {"BMN": (b, m, n), "MN": (m, n), "M1": (m, 1), "M": (m,), "N": (n,), "": ()}[d]
+def dims_of(d, m, n, b=None, g=None):
+    return {"BMN": (b, m, n), "BGMN": (b, g, m, n), "GM1": (g, m, 1), "MN": (m, n), "M1": (m, 1), "M": (m,),
+            "N": (n,), "": ()}[d]
 
 
 def _cases():
@@ -98,6 +106,11 @@ def _cases():
 
     def rms(x, w):
         return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
+
+    def group_norm(x, w, b):
+        B, G, C, S = x.shape
+        y = F.group_norm(x.reshape(B, G * C, S), G, w.reshape(-1), b.reshape(-1), eps=1e-5)
+        return (y.reshape(B, G, C, S),)
 
     def card(x):
         return (torch.exp(x - x.amax(-1, keepdim=True)).sum(-1),)
@@ -273,6 +286,14 @@ def _cases():
                                                    training=True, eps=1e-5)),
              lambda x, w, b: (m_layernorm(x, w, b, f32c(1e-5), (0, 2)),),
              own_shapes=[(64, 12544), (2048, 392)], batch=32),
+        # A group-norm over [B, G, C, S] (B = 16, G = 32 groups of C channels):
+        # SD's UNet blocks, 320 channels of 64 x 64 and 512 of 32 x 32.
+        Case("groupnorm", "group", [("x", "BGMN"), ("w", "GM1"), ("b", "GM1")], [("y", "BGMN")],
+             "y = (x - mean(x, 2, 3)) * rsqrt(var(x, 2, 3) + 1e-5) * w + b",
+             lambda x, w, b: layernorm(x, w, b, (2, 3)),
+             lambda T, x, w, b: to(T, group_norm(f32(T, x), f32(T, w), f32(T, b))),
+             lambda x, w, b: (m_layernorm(x, w, b, f32c(1e-5), (2, 3)),),
+             own_shapes=[(10, 4096), (16, 1024)], batch=16, groups=32),
         Case("softmax_col", "col", [("x", "MN")], [("y", "MN")], "y = softmax(x, 0)",
              lambda x: (torch.softmax(x, 0),),
              lambda T, x: (torch.softmax(x, 0),),
