@@ -110,7 +110,7 @@ def _cases():
     def group_norm(x, w, b):
         B, G, C, S = x.shape
         y = F.group_norm(x.reshape(B, G * C, S), G, w.reshape(-1), b.reshape(-1), eps=1e-5)
-        return (y.reshape(B, G, C, S),)
+        return y.reshape(B, G, C, S)
 
     def card(x):
         return (torch.exp(x - x.amax(-1, keepdim=True)).sum(-1),)
