@@ -215,15 +215,15 @@ static const char *value_expr(GEmit *e, Value *v, const int *map);
 /* The flat offset in input `in` of the element a take reads: `idx` along
  * the take's axis (the result's axis `axis`), the position elsewhere (at
  * the pack's first element when e->at_pack_start). */
-static const char *gathered_offset(GEmit *e, const KernelInput *in, int axis, int rank, const int *map,
-                                   const char *idx) {
+static const char *gathered_offset(GEmit *e, const KernelInput *in, int rank, const int *map,
+                                   const char *const *idx) {
   const int off = rank - in->shape.rank;
   const char *at = NULL;
   for (int j = 0; j < in->shape.rank; j++) {
-    if (j + off != axis && (dim_is_one(&in->shape, j) || map[j + off] < 0))
+    const char *c = idx[j + off];
+    if (!c && (dim_is_one(&in->shape, j) || map[j + off] < 0))
       continue;
-    const char *c = idx;
-    if (j + off != axis) {
+    if (!c) {
       e->used_axis[map[j + off]] = 1;
       c = axis_index(e, map[j + off]);
     }
@@ -304,7 +304,9 @@ static const char *gathered_row(GEmit *e, const KernelInput *in, int off, int la
  * by element; NULL where it is not such a take. */
 static const char *take_pack(GEmit *e, Value *v, const int *map) {
   const KernelInput *in = &e->k->inputs[v->index];
-  const int axis = __builtin_ctz(v->axes), off = v->shape.rank - in->shape.rank;
+  if (ir_take_naxes(v) != 1)
+    return NULL; /* element by element */
+  const int axis = ir_take_axis(v, 0), off = v->shape.rank - in->shape.rank;
   const Variant *packed = &e->g->schedule->variants[0];
   int last = innermost_axis(&in->shape);
   if (!e->lin || e->inner_axis < 0 || packed->when != WHEN_ALIGNED || last < 0 ||
@@ -313,9 +315,9 @@ static const char *take_pack(GEmit *e, Value *v, const int *map) {
   int along = last + off == axis;
   const char *g;
   if (along) {
-    Value *s = v->nargs == 2 ? v->args[1] : NULL;
-    if (v->step != 1 || !s || (s->op != IR_SIZE && s->op != IR_CONST) ||
-        (position_axes(e->kp, e->g, v->args[0], axes_memo(e)) & AXES_MEMORY)) /* its index reads memory */
+    Value *s = ir_take_start(v, 0);
+    if (ir_take_step(v, 0) != 1 || !s || (s->op != IR_SIZE && s->op != IR_CONST) ||
+        (position_axes(e->kp, e->g, ir_take_index(v, 0), axes_memo(e)) & AXES_MEMORY)) /* its index reads memory */
       return NULL;
     e->at_pack_start = 1;
     const char *pos = axis_index(e, map[axis]);
@@ -324,7 +326,7 @@ static const char *take_pack(GEmit *e, Value *v, const int *map) {
     if (s->op == IR_CONST && (s->ival >= INT64_C(1) << 30 || s->ival <= -(INT64_C(1) << 30)))
       return NULL; /* t_g in IndexT: a position and a start of at most 2^30 */
     g = arena_printf(e->a, "%s + %s", pos, s->op == IR_SIZE ? e->names->sizes[s->index] : cu_const_literal(e->a, s));
-  } else if (!(g = pack_index(e, v->args[0], map))) {
+  } else if (!(g = pack_index(e, ir_take_index(v, 0), map))) {
     return NULL;
   }
   const char *name = e->names->inputs[v->index];
@@ -334,8 +336,9 @@ static const char *take_pack(GEmit *e, Value *v, const int *map) {
    * (the input's count decides it: input_gathered()). */
   const char *row = along ? gathered_row(e, in, off, last, map) : NULL;
   e->at_pack_start = 1;
-  const char *at = row ? arena_printf(e->a, "%s + %s", row, gi)
-                       : gathered_offset(e, in, axis, v->shape.rank, map, along ? gi : arena_printf(e->a, "(IndexT)%s", gi));
+  const char *idx[TECC_MAX_RANK] = {0};
+  idx[axis] = along ? gi : arena_printf(e->a, "(IndexT)%s", gi);
+  const char *at = row ? arena_printf(e->a, "%s + %s", row, gi) : gathered_offset(e, in, v->shape.rank, map, idx);
   e->at_pack_start = 0;
   const char *size = dim_expr(e, in->shape.d[axis - off]);
   PackRef *r = ARENA_NEW(e->a, PackRef);
@@ -356,7 +359,7 @@ static const char *take_pack(GEmit *e, Value *v, const int *map) {
 }
 
 /* A gathered load (IR_TAKE): input v->index at the element's position,
- * the axis's index taken from args[0]. */
+ * each of the take's axes at its index; read where all are inside. */
 static const char *take_expr(GEmit *e, Value *v, const int *map) {
   if (e->vec) {
     const char *p = take_pack(e, v, map);
@@ -364,11 +367,17 @@ static const char *take_expr(GEmit *e, Value *v, const int *map) {
       return p;
   }
   const KernelInput *in = &e->k->inputs[v->index];
-  const char *idx = value_expr(e, v->args[0], map), *name = e->names->inputs[v->index];
-  const int axis = __builtin_ctz(v->axes), off = v->shape.rank - in->shape.rank;
+  const char *idx[TECC_MAX_RANK] = {0}, *name = e->names->inputs[v->index];
+  const int n = ir_take_naxes(v), off = v->shape.rank - in->shape.rank;
+  for (int j = 0; j < n; j++)
+    idx[ir_take_axis(v, j)] = value_expr(e, ir_take_index(v, j), map);
   add_param(e, P_INPUT, v->index, NULL, name);
-  const char *at = gathered_offset(e, in, axis, v->shape.rank, map, idx);
-  const char *inside = arena_printf(e->a, "%s >= 0 && %s < %s", idx, idx, dim_expr(e, in->shape.d[axis - off]));
+  const char *at = gathered_offset(e, in, v->shape.rank, map, idx), *inside = NULL;
+  for (int j = 0; j < n; j++) {
+    const int axis = ir_take_axis(v, j);
+    const char *c = arena_printf(e->a, "%s >= 0 && %s < %s", idx[axis], idx[axis], dim_expr(e, in->shape.d[axis - off]));
+    inside = inside ? arena_printf(e->a, "%s && %s", inside, c) : c;
+  }
   return cu_gather(e->a, in->dtype, inside, arena_printf(e->a, "%s[%s]", name, at));
 }
 
@@ -397,7 +406,7 @@ static const char *compute_expr(GEmit *e, Value *v, const int *map) {
     return arena_printf(e->a, "(int64_t)(%s)", off);
   }
   const char *a[3] = {0};
-  for (int i = 0; i < v->nargs; i++)
+  for (int i = 0; i < v->nargs && i < 3; i++)
     a[i] = value_expr(e, v->args[i], map);
   if (v->op == IR_BINARY && v->dtype == DT_I64 && index_bounded(v)) /* at the index width: a 32-bit division */
     return arena_printf(e->a, "(int64_t)tecc::%s((IndexT)%s, (IndexT)%s)", v->bop == BIN_MOD ? "mod" : "floordiv",

@@ -576,20 +576,28 @@ static const char *fused_multiply_add(SEmit *e, Value *v, const int *map) {
 }
 
 /* A gathered load (IR_TAKE): input v->index at the element's position,
- * the axis's index taken from args[0]; a row value reads only in live rows. */
+ * each of the take's axes at its index; a row value reads only in live
+ * rows. */
 static const char *take_expr(SEmit *e, Value *v, const int *map) {
   const KernelInput *in = &e->sk.k->inputs[v->index];
-  const char *idx = sval(e, v->args[0], map), *p = param(e, P_INPUT, v->index, NULL), *at = NULL;
-  const int axis = __builtin_ctz(v->axes), off = v->shape.rank - in->shape.rank;
+  const char *idx[TECC_MAX_RANK] = {0}, *at = NULL, *inside = NULL;
+  const int n = ir_take_naxes(v), off = v->shape.rank - in->shape.rank;
+  for (int j = 0; j < n; j++)
+    idx[ir_take_axis(v, j)] = sval(e, ir_take_index(v, j), map);
+  const char *p = param(e, P_INPUT, v->index, NULL);
   for (int j = 0; j < in->shape.rank; j++) {
-    const char *c = idx;
-    if (j + off != axis && (dim_is_one(&in->shape, j) || map[j + off] < 0))
+    const char *c = idx[j + off];
+    if (!c && (dim_is_one(&in->shape, j) || map[j + off] < 0))
       continue;
-    if (j + off != axis)
+    if (!c)
       c = axis_var(e, map[j + off]);
     at = at ? arena_printf(e->sk.a, "(%s) * %s + %s", at, dim_expr(e, in->shape.d[j]), c) : c;
   }
-  const char *inside = arena_printf(e->sk.a, "%s >= 0 && %s < %s", idx, idx, dim_expr(e, in->shape.d[axis - off]));
+  for (int j = 0; j < n; j++) {
+    const int axis = ir_take_axis(v, j);
+    const char *c = arena_printf(e->sk.a, "%s >= 0 && %s < %s", idx[axis], idx[axis], dim_expr(e, in->shape.d[axis - off]));
+    inside = inside ? arena_printf(e->sk.a, "%s && %s", inside, c) : c;
+  }
   if (!varies_along_row(e, v, map))
     inside = arena_printf(e->sk.a, "%s && %s", thread_index(e) ? row_in_operand(e) : "t_live", inside);
   else

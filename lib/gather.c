@@ -45,35 +45,59 @@ static Value *scalar_const(Gather *g, int64_t c) {
 static Value *take_input(Gather *g, int input, DType t, Value *i, Value *start, int64_t step) {
   Value *r = make(g, IR_TAKE, compute_dtype(t), &g->shape);
   r->index = input;
-  r->axes = 1u << g->axis;
-  r->args[0] = i;
-  r->nargs = 1;
-  if (start) {
-    r->args[1] = start;
-    r->nargs = 2;
-    r->step = step;
-  }
+  TakeAxis ax = {g->axis, i, start, start ? step : 0};
+  ir_take_set(r, &ax, 1);
   return r;
 }
 
-/* A take along the same axis, at positions i: its index gathered; two
- * affine maps compose into one (s1 + c1 * (s0 + c0 * k)). */
-static Value *take_of_take(Gather *g, Value *v) {
-  Value *i = gather_value(g, v->args[0]);
-  if (!i)
-    return NULL;
-  if (!v->step || !g->start)
-    return take_input(g, v->index, v->dtype, i, NULL, 0);
+/* The gather's own axis composed with a take's index along it, which is
+ * already gathered: two affine maps compose into one (s1 + c1 * (s0 +
+ * c0 * k)), else a general index. */
+static TakeAxis compose(Gather *g, TakeAxis t, Value *i) {
+  if (!t.step || !g->start)
+    return (TakeAxis){g->axis, i, NULL, 0};
   Value *start = g->start;
-  if (v->step != 1)
-    start = scalar_op(g, BIN_MUL, start, scalar_const(g, v->step));
-  start = scalar_op(g, BIN_ADD, v->args[1], start);
-  return take_input(g, v->index, v->dtype, i, start, v->step * g->step);
+  if (t.step != 1)
+    start = scalar_op(g, BIN_MUL, start, scalar_const(g, t.step));
+  start = scalar_op(g, BIN_ADD, t.start, start);
+  return (TakeAxis){g->axis, i, start, t.step * g->step};
+}
+
+/* Whether input `input` of a take of this rank is 1 along the axis. */
+static int input_one_along(const Gather *g, int input, int rank, int axis) {
+  const Shape *s = &g->k->inputs[input].shape;
+  int j = axis - (rank - s->rank);
+  return j < 0 || (s->d[j].var < 0 && s->d[j].size == 1);
+}
+
+/* A take at positions i along the axis: each of its indices gathered
+ * (result[e] = v[e with axis := i[e]]); along its own axis the index
+ * composes with i, along another axis the take gains it, unless the
+ * input is 1 along it (the take varies there through its indices only). */
+static Value *take_of_take(Gather *g, Value *v, int axis) {
+  TakeAxis ax[TECC_MAX_RANK + 1];
+  int n = ir_take_naxes(v), own = 0;
+  for (int j = 0; j < n; j++) {
+    ax[j] = ir_take_get(v, j);
+    ax[j].axis += g->shape.rank - v->shape.rank;
+    if (!(ax[j].index = gather_value(g, ax[j].index)))
+      return NULL;
+    if (ax[j].axis == g->axis) {
+      ax[j] = compose(g, ax[j], ax[j].index);
+      own = 1;
+    }
+  }
+  if (!own && !input_one_along(g, v->index, v->shape.rank, axis))
+    ax[n++] = (TakeAxis){g->axis, g->i, g->start, g->start ? g->step : 0};
+  Value *r = make(g, IR_TAKE, v->dtype, &g->shape);
+  r->index = v->index;
+  ir_take_set(r, ax, n);
+  return r;
 }
 
 /* An elementwise value: the same operation of its operands gathered. */
 static Value *elementwise(Gather *g, Value *v) {
-  Value *args[3];
+  Value *args[TECC_IR_MAX_ARGS];
   for (int j = 0; j < v->nargs; j++)
     if (!(args[j] = gather_value(g, v->args[j])))
       return NULL;
@@ -129,7 +153,7 @@ Value *gather_value(Gather *g, Value *v) {
   case IR_INPUT: r = take_input(g, v->index, v->dtype, g->i, g->start, g->step); break;
   case IR_INDEX: r = g->i; break; /* the position along the axis is the index */
   case IR_BROADCAST: r = gather_value(g, v->args[0]); break;
-  case IR_TAKE: r = v->axes == 1u << axis ? take_of_take(g, v) : NULL; break;
+  case IR_TAKE: r = take_of_take(g, v, axis); break;
   case IR_CAST:
     r = gather_value(g, v->args[0]);
     if (r && r->dtype != v->dtype) /* else a 16-bit input's widening: the take did it */

@@ -4,7 +4,8 @@
  * gather_value() rebuilds v's expression so that where the axis is k it
  * computes what v computes where the axis is i[k]: each input that varies
  * along the axis becomes an IR_TAKE of it, a position along the axis
- * becomes i, a take along the same axis composes its index with i, and
+ * becomes i, a take along the same axis composes its index with i, a
+ * take along other axes gathers its indices and takes the axis too, and
  * what is 1 along the axis stays as it is.  An index that depends on the
  * position along the axis only (a slice's, a concat's, their gradients')
  * also gathers through a reduction over other axes.  Lowering gathers a take's
@@ -31,8 +32,7 @@ typedef struct Gather {
 /* A Gather over the values of k so far. */
 Gather gather_new(Arena *a, Kernel *k, Value *i, int axis, const Shape *shape);
 /* v gathered, of the result's shape; NULL where that is not possible (a
- * take along another axis; a reduction that varies along the axis, unless
- * `along` is known). */
+ * reduction that varies along the axis, unless `along` is known). */
 Value *gather_value(Gather *g, Value *v);
 
 #endif

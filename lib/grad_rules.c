@@ -428,51 +428,89 @@ static void d_broadcast(Grad *g, const Value *v, Value *dv) {
   grad_push(g, v, 0, axes ? sum_over(g, dv, axes) : dv);
 }
 
-/* A slice's or a concat's take (index start + step * k, k < n): position
+/* The cotangent of a take as it is gathered back to x's positions, one
+ * affine axis at a time (shape: the take's, with those axes x's), the
+ * general axes' indices gathered alike, and where that is in range. */
+typedef struct TakeBack {
+  Value *d;                     /* the cotangent gathered so far */
+  Value *index[TECC_MAX_RANK];  /* the general axes' indices, by slot j */
+  Value *ok;                    /* the positions some element read, or NULL */
+  Shape shape;                  /* d's and the indices' */
+} TakeBack;
+
+static Value *and_fit(Grad *g, Value *a, Value *b, const Shape *full) {
+  return a ? grad_binary(g, BIN_AND, grad_fit(g, a, full), grad_fit(g, b, full)) : b;
+}
+
+/* A slice's or a concat's axis (index start + step * k, k < n): position
  * p of x gets dy gathered at k = (p - start) / step where that is a whole
  * number in [0, n), else 0 (language.md §9.8). */
-static Value *d_affine(Grad *g, const Value *v, Value *dv, const Shape *full, int axis) {
-  Value *d = grad_binary(g, BIN_SUB, grad_index(g, full, axis), grad_re(g, v->args[1]));
-  Value *k = v->step == 1 ? d : grad_binary(g, BIN_FLOORDIV, d, grad_const(g, DT_I64, (double)v->step));
+static int d_affine(Grad *g, const Value *v, TakeBack *b, const Shape *full, int j) {
+  const TakeAxis t = ir_take_get(v, j);
+  const int axis = t.axis;
+  Value *d = grad_binary(g, BIN_SUB, grad_index(g, full, axis), grad_re(g, t.start));
+  Value *k = t.step == 1 ? d : grad_binary(g, BIN_FLOORDIV, d, grad_const(g, DT_I64, (double)t.step));
   Value *ok = grad_binary(g, BIN_AND, grad_binary(g, BIN_GE, d, grad_const(g, DT_I64, 0.0)),
                           grad_binary(g, BIN_LT, k, grad_dim(g, v->shape.d[axis])));
-  if (v->step != 1) {
-    Value *r = grad_binary(g, BIN_MOD, d, grad_const(g, DT_I64, (double)v->step));
+  if (t.step != 1) {
+    Value *r = grad_binary(g, BIN_MOD, d, grad_const(g, DT_I64, (double)t.step));
     ok = grad_binary(g, BIN_AND, ok, grad_binary(g, BIN_EQ, r, grad_const(g, DT_I64, 0.0)));
   }
-  Gather at = gather_new(g->a, g->k, grad_fit(g, k, full), axis, full);
+  Shape to = b->shape;
+  to.d[axis] = full->d[axis];
+  Gather at = gather_new(g->a, g->k, grad_fit(g, k, &to), axis, &to);
   at.loc = g->loc;
   at.along = k;
-  Value *dk = gather_value(&at, grad_fit(g, dv, &v->shape));
+  Value *dk = gather_value(&at, grad_fit(g, b->d, &b->shape));
+  for (int i = 0; dk && i < ir_take_naxes(v); i++)
+    if (b->index[i] && !(b->index[i] = gather_value(&at, b->index[i])))
+      dk = NULL;
   if (!dk) {
     if (!g->failed)
       diag_error(g->diags, v->loc, "the gradient of this slice or concat would gather its cotangent "
                  "through a take along another axis; this is not supported");
     g->failed = 1;
-    return NULL;
+    return 0;
   }
-  return grad_select(g, grad_fit(g, ok, full), dk, grad_const(g, dv->dtype, 0.0));
+  b->d = dk;
+  b->shape = to;
+  b->ok = and_fit(g, b->ok, ok, full);
+  return 1;
 }
 
-/* take with one index along its axis (sema refuses more: a scatter-add):
- * dx = where(index(x, axis) == i, dy, 0), summed over the axes x is
- * broadcast along (language.md §9.7); a slice's or a concat's: d_affine. */
+/* A general axis with one index (sema refuses more: a scatter-add):
+ * where(index(x, axis) == i, dy, 0), i gathered back to x's positions
+ * along the affine axes. */
+static void d_general(Grad *g, const Value *v, TakeBack *b, const Shape *full, int j) {
+  Value *pos = grad_fit(g, grad_index(g, full, ir_take_axis(v, j)), full);
+  Value *at = grad_binary(g, BIN_EQ, pos, grad_fit(g, b->index[j], full));
+  b->ok = and_fit(g, b->ok, at, full);
+}
+
+/* take along its axes (language.md §9.7, §9.8): dx is dy back at the
+ * positions each element read, 0 elsewhere, summed over the axes x is
+ * broadcast along: the affine axes' maps inverted one after another
+ * (d_affine), then the general axes' picks (d_general). */
 static void d_take(Grad *g, const Value *v, Value *dv) {
   const KernelInput *x = &g->f->inputs[v->index];
-  const int axis = __builtin_ctz(v->axes), off = v->shape.rank - x->shape.rank;
-  if (!v->step && (v->shape.d[axis].var >= 0 || v->shape.d[axis].size != 1))
-    internal_error("grad: a take of %s with more than one index reached the grad pass", g->f->name);
+  const int n = ir_take_naxes(v), off = v->shape.rank - x->shape.rank;
   Shape full = v->shape;
-  full.d[axis] = x->shape.d[axis - off];
-  Value *d;
-  if (v->step) {
-    if (!(d = d_affine(g, v, dv, &full, axis)))
-      return;
-  } else {
-    Value *pos = grad_fit(g, grad_index(g, &full, axis), &full);
-    Value *at = grad_binary(g, BIN_EQ, pos, grad_fit(g, grad_re(g, v->args[0]), &full));
-    d = grad_select(g, at, grad_fit(g, dv, &full), grad_const(g, dv->dtype, 0.0));
+  TakeBack b = {dv, {0}, NULL, v->shape};
+  for (int j = 0; j < n; j++) {
+    const int axis = ir_take_axis(v, j);
+    if (!ir_take_step(v, j) && (v->shape.d[axis].var >= 0 || v->shape.d[axis].size != 1))
+      internal_error("grad: a take of %s with more than one index reached the grad pass", g->f->name);
+    full.d[axis] = x->shape.d[axis - off];
+    if (!ir_take_step(v, j))
+      b.index[j] = grad_re(g, ir_take_index(v, j));
   }
+  for (int j = 0; j < n; j++)
+    if (ir_take_step(v, j) && !d_affine(g, v, &b, &full, j))
+      return;
+  for (int j = 0; j < n; j++)
+    if (!ir_take_step(v, j))
+      d_general(g, v, &b, &full, j);
+  Value *d = grad_select(g, grad_fit(g, b.ok, &full), grad_fit(g, b.d, &full), grad_const(g, dv->dtype, 0.0));
   uint32_t axes = 0;
   for (int i = 0; i < full.rank; i++) {
     int j = i - off;

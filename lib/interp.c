@@ -614,19 +614,26 @@ static void eval_index(Tensor *t) {
 }
 
 /* A gathered load (ir.h, IR_TAKE): each element reads input v->index at
- * its own position, except along the axis, where it reads at the index;
- * an index outside the axis gives NaN, 0 or false. */
-static void eval_take(Interp *in, const Value *v, Tensor *t, const Tensor *idx, const void *const *inputs) {
+ * its own position, except along the take's axes, where it reads at their
+ * indices; an index outside its axis gives NaN, 0 or false. */
+static void eval_take(Interp *in, const Value *v, Tensor *t, const void *const *inputs) {
   const KernelInput *src = &in->k->inputs[v->index];
-  const int off = v->shape.rank - src->shape.rank, axis = __builtin_ctz(v->axes);
+  const int off = v->shape.rank - src->shape.rank;
+  const Tensor *idx[TECC_MAX_RANK] = {0};
   int64_t sdim[TECC_MAX_RANK], pos[TECC_MAX_RANK] = {0};
-  for (int a = 0; a < v->shape.rank; a++)
+  for (int a = 0; a < v->shape.rank; a++) {
     sdim[a] = a < off ? 1 : interp_dim(&src->shape.d[a - off], in->sizes);
+    int j = ir_take_slot(v, a);
+    idx[a] = j < 0 ? NULL : &in->vals[ir_take_index(v, j)->id];
+  }
   for (int64_t e = 0; e < t->n; e++) {
-    int64_t at = 0, i = idx->i[e];
-    int inside = i >= 0 && i < sdim[axis];
-    for (int a = 0; a < v->shape.rank; a++)
-      at = at * sdim[a] + (sdim[a] == 1 ? 0 : a == axis ? i : pos[a]);
+    int64_t at = 0;
+    int inside = 1;
+    for (int a = 0; a < v->shape.rank; a++) {
+      int64_t i = idx[a] ? idx[a]->i[e] : pos[a];
+      inside &= !idx[a] || (i >= 0 && i < sdim[a]);
+      at = at * sdim[a] + (sdim[a] == 1 || !inside ? 0 : i);
+    }
     if (t->f)
       t->f[e] = inside ? interp_load(src->dtype, inputs[v->index], at) : NAN;
     else
@@ -1000,7 +1007,7 @@ static int eval_value(Interp *in, const Value *v, const void *const *inputs) {
   case IR_REDUCE: return eval_reduce(in, v, t, a0);
   case IR_SIZE: eval_size(in, v, t); return 1;
   case IR_INDEX: eval_index(t); return 1;
-  case IR_TAKE: eval_take(in, v, t, a0, inputs); return 1;
+  case IR_TAKE: eval_take(in, v, t, inputs); return 1;
   default: internal_error("interp: IR op %d", (int)v->op);
   }
 }

@@ -123,6 +123,63 @@ void ir_renumber(Kernel *k) {
     ((Value *)k->values.items[i])->id = i;
 }
 
+/* ---- takes ----------------------------------------------------------------- */
+
+int ir_take_naxes(const Value *v) { return __builtin_popcount(v->axes); }
+
+int ir_take_axis(const Value *v, int j) {
+  uint32_t rest = v->axes;
+  for (int n = 0; n < j; n++)
+    rest &= rest - 1;
+  if (!rest)
+    internal_error("ir: take %%%d has no axis %d", v->id, j);
+  return __builtin_ctz(rest);
+}
+
+int ir_take_slot(const Value *v, int axis) {
+  if (axis < 0 || !((v->axes >> axis) & 1u))
+    return -1;
+  return __builtin_popcount(v->axes & ((1u << axis) - 1u));
+}
+
+Value *ir_take_index(const Value *v, int j) { return v->args[j]; }
+
+int64_t ir_take_step(const Value *v, int j) { return v->steps[j]; }
+
+Value *ir_take_start(const Value *v, int j) {
+  if (!v->steps[j])
+    return NULL;
+  int at = ir_take_naxes(v);
+  for (int i = 0; i < j; i++)
+    at += v->steps[i] != 0;
+  return v->args[at];
+}
+
+TakeAxis ir_take_get(const Value *v, int j) {
+  return (TakeAxis){ir_take_axis(v, j), ir_take_index(v, j), ir_take_start(v, j), ir_take_step(v, j)};
+}
+
+void ir_take_set(Value *v, const TakeAxis *ax, int n) {
+  TakeAxis s[TECC_MAX_RANK];
+  v->axes = 0;
+  for (int i = 0; i < n; i++) {
+    if (ax[i].axis < 0 || ax[i].axis >= TECC_MAX_RANK || ((v->axes >> ax[i].axis) & 1u) || !ax[i].step != !ax[i].start)
+      internal_error("ir: take %%%d: axis %d twice, out of range or half affine", v->id, ax[i].axis);
+    v->axes |= 1u << ax[i].axis;
+  }
+  for (int i = 0; i < n; i++) /* ascending by axis */
+    s[__builtin_popcount(v->axes & ((1u << ax[i].axis) - 1u))] = ax[i];
+  int nargs = n;
+  for (int j = 0; j < TECC_MAX_RANK; j++)
+    v->steps[j] = j < n ? s[j].step : 0;
+  for (int j = 0; j < n; j++) {
+    v->args[j] = s[j].index;
+    if (s[j].start)
+      v->args[nargs++] = s[j].start;
+  }
+  v->nargs = nargs;
+}
+
 /* ---- dump ---------------------------------------------------------------- */
 
 static const char *const ir_op_names[] = {
@@ -215,6 +272,19 @@ static void put_opname(Buf *b, const Value *v) {
   }
 }
 
+/* A take's steps: " step 2" for one affine axis, " steps 1,0" for more
+ * axes with an affine one. */
+static void put_steps(Buf *b, const Value *v) {
+  int n = ir_take_naxes(v), any = 0;
+  for (int j = 0; j < n; j++)
+    any |= ir_take_step(v, j) != 0;
+  if (!any)
+    return;
+  buf_puts(b, n == 1 ? " step " : " steps ");
+  for (int j = 0; j < n; j++)
+    buf_printf(b, j ? ",%lld" : "%lld", (long long)ir_take_step(v, j));
+}
+
 static void dump_value(Buf *b, const Kernel *k, const Value *v) {
   buf_printf(b, "  %%%d = ", v->id);
   put_opname(b, v);
@@ -230,8 +300,8 @@ static void dump_value(Buf *b, const Kernel *k, const Value *v) {
     buf_printf(b, " %s", k->sizevars[v->index].name);
   if (v->op == IR_REDUCE || v->op == IR_INDEX || v->op == IR_TAKE)
     put_axes(b, v->axes);
-  if (v->op == IR_TAKE && v->step)
-    buf_printf(b, " step %lld", (long long)v->step);
+  if (v->op == IR_TAKE)
+    put_steps(b, v);
   buf_puts(b, " : ");
   put_type(b, k, v->dtype, &v->shape);
   if (v->name && v->op != IR_INPUT)
@@ -380,22 +450,38 @@ static const char *check_index(const Value *v) {
   return (axes >> v->shape.rank) == 0 ? NULL : "index axis";
 }
 
-static int one_axis(uint32_t axes, int rank) {
-  return axes != 0 && (axes & (axes - 1)) == 0 && (axes >> rank) == 0;
+static const char *check_take_operands(const Value *v) {
+  int n = ir_take_naxes(v), nargs = n;
+  for (int j = 0; j < TECC_MAX_RANK; j++) {
+    if (j >= n ? v->steps[j] != 0 : v->steps[j] < 0)
+      return "take steps";
+    nargs += j < n && v->steps[j] > 0;
+  }
+  if (v->nargs != nargs)
+    return "take start and step";
+  for (int j = 0; j < n; j++) {
+    const Value *i = ir_take_index(v, j), *s = ir_take_start(v, j);
+    if (i->dtype != DT_I64 || !shape_equal(&i->shape, &v->shape))
+      return "take index";
+    if (s && (s->dtype != DT_I64 || s->shape.rank != 0))
+      return "take start and step";
+  }
+  return NULL;
 }
 
 static const char *check_take(const Kernel *k, const Value *v) {
-  if (v->index < 0 || v->index >= k->ninputs || !one_axis(v->axes, v->shape.rank))
+  if (v->index < 0 || v->index >= k->ninputs || !v->axes || (v->axes >> v->shape.rank))
     return "take input or axis";
   const KernelInput *in = &k->inputs[v->index];
-  const Value *i = v->args[0];
-  if ((v->nargs == 2) != (v->step > 0) ||
-      (v->nargs == 2 && (v->args[1]->dtype != DT_I64 || v->args[1]->shape.rank != 0)))
-    return "take start and step";
-  if (i->dtype != DT_I64 || !shape_equal(&i->shape, &v->shape) ||
-      v->dtype != (dtype_is_16bit(in->dtype) ? DT_F32 : in->dtype) || in->shape.rank > v->shape.rank)
+  const char *why = check_take_operands(v);
+  if (why)
+    return why;
+  if (v->dtype != (dtype_is_16bit(in->dtype) ? DT_F32 : in->dtype) || in->shape.rank > v->shape.rank)
     return "take index or dtype";
   int off = v->shape.rank - in->shape.rank;
+  for (int j = 0; j < v->shape.rank; j++)
+    if (j < off && ((v->axes >> j) & 1u))
+      return "take source shape";
   for (int j = 0; j < in->shape.rank; j++) {
     Dim d = in->shape.d[j];
     int along = (v->axes >> (j + off)) & 1u;
@@ -423,7 +509,7 @@ static const char *check_input(const Value *v, const KernelInput *in) {
 }
 
 static const char *check_value(const Kernel *k, const Value *v, int i) {
-  if (v->id != i || (v->nargs != ir_arity[v->op] && !(v->op == IR_TAKE && v->nargs == 2)))
+  if (v->id != i || (v->nargs != ir_arity[v->op] && v->op != IR_TAKE))
     return "id or arity";
   for (int j = 0; j < v->nargs; j++)
     if (!v->args[j] || v->args[j]->id >= i)

@@ -39,14 +39,22 @@
  *   element is; the shape is literal 1 on every other axis.  It reads no
  *   memory (language.md §9.6).
  * - IR_TAKE: a gathered load of kernel input `index` (numpy's
- *   take_along_axis): the element at the result's position, except along
- *   the axis in `axes`, where it is args[0] (i64, the result's shape).
+ *   take_along_axis, on k >= 1 axes at once): the element at the result's
+ *   position, except along each axis in `axes`, where it is that axis's
+ *   index (i64, the result's shape).  Axis j (ascending order) reads its
+ *   index in args[j]; an affine axis (a slice's, a concat's part:
+ *   steps[j] >= 1) has index start + steps[j] * position, its start an
+ *   i64 scalar in args[k + the number of affine axes before it].  One
+ *   axis: args[0] the index, args[1] the start.  Read them through
+ *   ir_take_*() below.
  *   The input's shape, right-aligned, is the result's or 1 on each other
- *   axis; along the axis it is not literal 1.  An index outside
- *   [0, size) gives NaN (floats), 0 (integers) or false, reading nothing.
+ *   axis; along each of the axes it is not literal 1.  An index outside
+ *   [0, size) on any of the axes gives NaN (floats), 0 (integers) or
+ *   false, reading nothing.
  *   Its dtype is the input's compute dtype (f32 for 16-bit inputs).
  *   Lowering makes take() of an expression an expression of takes of
- *   inputs (language.md §9.7).
+ *   inputs (language.md §9.7); a take or slice of a take along another
+ *   axis is one take on both.
  * - Outputs: KernelOutput.value has the output's dtype; its shape equals
  *   KernelOutput.shape up to literal-1 axes (same element order).
  * - Inputs: IR_INPUT has its KernelInput's dtype and, up to literal-1 axes,
@@ -71,6 +79,10 @@ typedef struct Dim {
   int64_t size;
 } Dim;
 
+/* Operands of a value: an IR_TAKE has an index per axis and a start per
+ * affine axis. */
+enum { TECC_IR_MAX_ARGS = 2 * TECC_MAX_RANK };
+
 typedef struct Shape {
   int rank;
   Dim d[TECC_MAX_RANK];
@@ -91,11 +103,10 @@ typedef struct Shape {
                                value it is; rank 0, i64 */                  \
   X(INDEX, "index")         /* the position along the one axis in `axes`:  \
                                i64, literal 1 on every other axis */        \
-  X(TAKE, "take")           /* input `index` read where the one axis in    \
-                               `axes` is args[0] (i64, this shape); with  \
-                               step >= 1 (a slice, a concat's part)       \
-                               args[0] is args[1] + step * position and   \
-                               args[1] an i64 scalar */
+  X(TAKE, "take")           /* input `index` read where each axis in      \
+                               `axes` is its index (i64, this shape);     \
+                               an affine one (a slice, a concat's part)   \
+                               is start + step * position (above) */
 
 typedef enum IrOp {
 #define X(e, name) IR_##e,
@@ -109,7 +120,7 @@ typedef struct Value {
   IrOp op;
   DType dtype;
   Shape shape;
-  struct Value *args[3];
+  struct Value *args[TECC_IR_MAX_ARGS]; /* 3, or an IR_TAKE's (above) */
   int nargs;
   UnaryOp uop;     /* IR_UNARY */
   BinaryOp bop;    /* IR_BINARY */
@@ -119,11 +130,13 @@ typedef struct Value {
                       value clamped, not half to each (grad.c; opt.c's CSE
                       ignores it, it runs after grad) */
   uint32_t axes;   /* IR_REDUCE: bit i set when axis i is reduced;
-                      IR_INDEX, IR_TAKE: the one bit of its axis */
+                      IR_INDEX: the one bit of its axis; IR_TAKE: its
+                      axes */
   int index;       /* IR_INPUT, IR_TAKE: the input's position; IR_SIZE:
                       the size variable's number */
   int64_t ival;    /* IR_CONST of bool/i32/i64 */
-  int64_t step;    /* IR_TAKE: its step when args[0] is affine (above) */
+  int64_t steps[TECC_MAX_RANK]; /* IR_TAKE: by axis j (ascending), its
+                      step when affine, else 0 (above) */
   double fval;     /* IR_CONST of floats */
   const char *name; /* the .te name it was assigned to, or NULL */
   SrcRange loc;    /* the .te expression it came from */
@@ -211,6 +224,25 @@ void ir_renumber(Kernel *k); /* after passes drop or reorder values */
  * lower_program() and optimize_module() call it: a violation is a
  * compiler bug (internal_error). */
 const char *ir_verify(Arena *a, const Kernel *k);
+
+/* An IR_TAKE's axes (ir.h, IR_TAKE), all read here. */
+typedef struct TakeAxis {
+  int axis;      /* in the result's axes */
+  Value *index;  /* i64, the result's shape */
+  Value *start;  /* an affine axis's (i64 scalar), else NULL */
+  int64_t step;  /* >= 1 with start, else 0 */
+} TakeAxis;
+
+int ir_take_naxes(const Value *v);
+int ir_take_axis(const Value *v, int j);      /* the j-th, ascending */
+int ir_take_slot(const Value *v, int axis);   /* j of axis, or -1 */
+Value *ir_take_index(const Value *v, int j);
+Value *ir_take_start(const Value *v, int j);  /* NULL: not affine */
+int64_t ir_take_step(const Value *v, int j);  /* 0: not affine */
+TakeAxis ir_take_get(const Value *v, int j);
+/* Sets v's axes, args, nargs and steps from n axes in any order (each
+ * axis once). */
+void ir_take_set(Value *v, const TakeAxis *ax, int n);
 
 /* --emit=ir and golden tests. */
 const char *ir_dump(Arena *a, const Module *m);

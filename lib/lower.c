@@ -272,15 +272,21 @@ static void name_values(Lower *l) {
   }
 }
 
-static void lower_inputs(Lower *l) {
+/* The inputs are declared before the nodes are lowered (gathers read
+ * their shapes, gather.c), their values bound after. */
+static void declare_inputs(Lower *l) {
   Kernel *k = l->k;
   k->ninputs = l->tk->ninputs;
   k->inputs = ARENA_ARRAY(l->a, KernelInput, k->ninputs + 1);
   for (int i = 0; i < k->ninputs; i++) {
     const TypedInput *in = &l->tk->inputs[i];
-    k->inputs[i] = (KernelInput){in->name, in->dtype, in->shape,
-                                 value_of(l, in->node)};
+    k->inputs[i] = (KernelInput){in->name, in->dtype, in->shape, NULL};
   }
+}
+
+static void lower_inputs(Lower *l) {
+  for (int i = 0; i < l->k->ninputs; i++)
+    l->k->inputs[i].value = value_of(l, l->tk->inputs[i].node);
 }
 
 /* The value an output stores: a literal's constant is made here, located
@@ -406,6 +412,7 @@ static Kernel *lower_kernel(Lower *l, const TypedKernel *tk) {
   l->k->loc = tk->loc;
   l->k->imported = tk->imported;
   l->values = ARENA_ARRAY(l->a, Value *, tk->nnodes + 1);
+  declare_inputs(l);
   for (int i = 0; i < tk->nnodes; i++)
     l->values[i] = node_ir(l, tk->nodes[i]);
   name_values(l);

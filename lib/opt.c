@@ -388,7 +388,7 @@ static int same_value(const Value *a, const Value *b) {
       return 0;
   return a->uop == b->uop && a->bop == b->bop && a->rop == b->rop &&
          a->axes == b->axes && a->index == b->index && a->ival == b->ival &&
-         memcmp(&a->fval, &b->fval, sizeof a->fval) == 0;
+         memcmp(&a->fval, &b->fval, sizeof a->fval) == 0 && memcmp(a->steps, b->steps, sizeof a->steps) == 0;
 }
 
 /* The slot of v's equal in t, else the empty slot where v goes. */

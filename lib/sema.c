@@ -1505,19 +1505,76 @@ static const TypedNode *scattering_take(Sema *s, const TypedKernel *k, const Typ
   return NULL;
 }
 
+/* A take with one index along its axis A under n (n's axes), reached by
+ * a gather of n along `axis`, when n is not 1 along A: the gather reads it
+ * at several positions along A, a scatter-add again (gather.c composes
+ * the two into one take of both axes). */
+static const TypedNode *regathered_take(const TypedNode *n, int axis, const Shape *at, int rank, char *seen) {
+  if (axis < 0 || (n->shape.d[axis].var < 0 && n->shape.d[axis].size == 1) || n->order < 0 || seen[n->order])
+    return NULL; /* spread along the axis, not gathered */
+  seen[n->order] = 1;
+  if (n->op == TN_TAKE && !n->step && n->axes != 1u << axis) {
+    int a = __builtin_ctz(n->axes) + (rank - n->shape.rank);
+    if (at->d[a].var >= 0 || at->d[a].size != 1)
+      return n;
+  }
+  for (int i = 0; i < n->nargs; i++) {
+    const TypedNode *r = regathered_take(n->args[i], axis - (n->shape.rank - n->args[i]->shape.rank), at,
+                                         rank, seen);
+    if (r)
+      return r;
+  }
+  return NULL;
+}
+
+/* A float take or slice of k that reads an input differentiated and
+ * gathers a take along another axis at several of its positions. */
+static const TypedNode *regathering(Sema *s, const TypedKernel *k, const TypedGrad *g, const TypedNode **inner) {
+  char *memo = arena_alloc(s->a, (size_t)k->nnodes + 1);
+  char *seen = arena_alloc(s->a, (size_t)k->nnodes + 1);
+  memset(memo, 0, (size_t)k->nnodes + 1);
+  for (int i = 0; i < k->nnodes; i++) {
+    const TypedNode *n = k->nodes[i];
+    if (n->op != TN_TAKE || !dtype_is_float(n->dtype) || !reads_wrt(n->args[0], g, memo))
+      continue;
+    memset(seen, 0, (size_t)k->nnodes + 1);
+    const TypedNode *x = n->args[0];
+    *inner = regathered_take(x, __builtin_ctz(n->axes) - (n->shape.rank - x->shape.rank), &n->shape,
+                             n->shape.rank, seen);
+    if (*inner)
+      return n;
+  }
+  return NULL;
+}
+
+static int differentiable_gathers(Sema *s, const Stmt *st, const TypedKernel *k, const TypedGrad *g) {
+  const TypedNode *t = scattering_take(s, k, g), *inner = NULL;
+  if (t) {
+    Diag *d = sema_error(s, st->of_loc, "cannot differentiate '%s': the gradient of a 'take' with more than "
+                         "one index along its axis is a scatter-add, which is not supported", k->name);
+    diag_note(s->d, d, t->loc, "this take");
+    return 0;
+  }
+  if ((t = regathering(s, k, g, &inner))) {
+    int a = __builtin_ctz(inner->axes) + (t->shape.rank - inner->shape.rank);
+    Diag *d = sema_error(s, st->of_loc, "cannot differentiate '%s': a take along axis %d read at several "
+                         "positions along it by a gather along axis %d has a scatter-add as its gradient, which "
+                         "is not supported", k->name, a, __builtin_ctz(t->axes));
+    diag_note(s->d, d, inner->loc, "this take");
+    diag_note(s->d, d, t->loc, "gathered here");
+    return 0;
+  }
+  return 1;
+}
+
 static const TypedKernel *check_grad(Sema *s, const Stmt *st) {
   const KernelDef *kd = grad_target(s, st);
   if (!kd)
     return NULL;
   const TypedKernel *k = kd->k;
   TypedGrad *g = grad_inputs(s, st, k);
-  const TypedNode *t = g && !k->grad ? scattering_take(s, k, g) : NULL;
-  if (t) {
-    Diag *d = sema_error(s, st->of_loc, "cannot differentiate '%s': the gradient of a 'take' with more than "
-                         "one index along its axis is a scatter-add, which is not supported", k->name);
-    diag_note(s->d, d, t->loc, "this take");
+  if (g && !k->grad && !differentiable_gathers(s, st, k, g))
     return NULL;
-  }
   if (g && !float_outputs(k)) {
     sema_error(s, st->of_loc, "kernel '%s' has no float output to differentiate",
                k->name);

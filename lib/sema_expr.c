@@ -816,15 +816,17 @@ static TVal *sema_index(Sema *s, const Expr *call, TVal **args) {
 }
 
 /* The node under n that x cannot be gathered through along `axis` (n's
- * axes): a reduction whose value varies along it (unless the gather is
- * `affine`, a slice's or a concat's, which gathers the reduction's
- * operand), or a take along another axis (language.md §9.7), else NULL.  `seen` marks the nodes (by order)
- * already walked: the expression is a DAG. */
+ * axes): a reduction whose value varies along it, unless the gather is
+ * `affine` (a slice's or a concat's, which gathers the reduction's
+ * operand), else NULL.  A take or slice along another axis gathers its
+ * indices, and those of what it takes, the same way (language.md §9.7).
+ * `seen` marks the nodes (by order) already walked: the expression is a
+ * DAG. */
 static const TypedNode *varying_reduction(const TypedNode *n, int axis, int affine, char *seen) {
   if (axis < 0 || (n->shape.d[axis].var < 0 && n->shape.d[axis].size == 1) || n->order < 0 || seen[n->order])
     return NULL; /* broadcast along the axis: every index reads the same */
   seen[n->order] = 1;
-  if ((n->op == TN_REDUCE && !affine) || (n->op == TN_TAKE && n->axes != 1u << axis))
+  if (n->op == TN_REDUCE && !affine)
     return n;
   for (int i = 0; i < n->nargs; i++) {
     const TypedNode *a = n->args[i];
@@ -840,15 +842,9 @@ int sema_gathers_through(Sema *s, const TVal *x, int axis, const char *what) {
   const TypedNode *r = varying_reduction(x->node, axis, strcmp(what, "take") != 0, seen);
   if (!r)
     return 1;
-  Diag *d;
-  if (r->op == TN_TAKE)
-    d = sema_error(s, x->loc, "'%s' along axis %d cannot gather through a take or slice along axis %d: "
-                   "gathers along two axes of one value are not supported", what, axis,
-                   __builtin_ctz(r->axes) + (x->node->shape.rank - r->shape.rank));
-  else
-    d = sema_error(s, x->loc, "'%s' along axis %d cannot gather through a reduction that varies along it; "
-                   "%s before reducing", what, axis, what);
-  diag_note(s->d, d, r->loc, "this %s", r->op != TN_TAKE ? "reduction" : r->step ? "slice or concat" : "take");
+  Diag *d = sema_error(s, x->loc, "'%s' along axis %d cannot gather through a reduction that varies along it; "
+                       "%s before reducing", what, axis, what);
+  diag_note(s->d, d, r->loc, "this reduction");
   return 0;
 }
 

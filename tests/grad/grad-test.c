@@ -410,6 +410,23 @@ static const Case cases[] = {
                "  a = x[:, :D // 2] * x[:, D // 2:2 * (D // 2)]\n  b = exp(x[1:]) + x[1:, :][:N - 1]\n"
                "  c = sum(x[:, -2:] * x[:, D - 2:], -1) + sum(x[:, ::2], -1)\n}\n"
                "kernel g = grad(f)\n", "N=3 D=5", NULL, NULL, {{NULL, -2, 2}}, 0, 0},
+    /* gathers along two axes of one value: each affine axis inverted in
+       turn, a take's one pick compared after (language.md §9.7, §9.8) */
+    {"slices on two axes", "kernel f(x: f64[N, D]) -> (a, b, c, d) {\n"
+                           "  a = x[1:, 1:] * x[:-1, :-1]\n  b = exp(x[::2, 1::2])\n  c = sum(x[1:, :][:, 2:] * 3, -1)\n"
+                           "  d = x[1:, :][:, 2:][:1]\n}\n"
+                           "kernel g = grad(f)\n", "N=4 D=5", NULL, NULL, {{NULL, -2, 2}}, 0, 0},
+    {"slices of four axes", "kernel f(x: f64[B, C, H, W]) -> (y, z) {\n"
+                            "  y = x[:, :, 1:-1, 1:-1] * 2 - x[:, :, :-2, 2:]\n  z = x[1:, :, 2:, ::2]\n}\n"
+                            "kernel g = grad(f)\n", "B=2 C=2 H=4 W=4", NULL, NULL, {{NULL, -2, 2}}, 0, 0},
+    {"take of a slice", "kernel f(x: f64[N, D], t: i64[1, 1], u: i32[N, 1], v: i32[1, 1]) -> (a, b, c) {\n"
+                        "  a = take(x[..., 1:], t, 0) * 2\n  b = take(x * x, u, 1)[1:, :]\n"
+                        "  c = take(take(x, t, 0), v, 1) + take(exp(x)[::2, 1:], t, 0)[:, :1]\n}\n"
+                        "kernel g = grad(f)\n", "N=4 D=5", NULL, NULL, {{NULL, -2, 2}, {"t", 0, 1.99}, {"u", 0, 4.99}, {"v", 0, 4.99}}, 0, 0},
+    {"concat of two-axis slices", "kernel f(x: f64[N, D]) -> (a, b) {\n"
+                                  "  a = concat(x[1:, :1], x[:-1, 1:], 1)\n"
+                                  "  b = softmax(concat(x[1:, 1:], x[:1, :-1] * 2, 0), -1)\n}\n"
+                                  "kernel g = grad(f)\n", "N=3 D=4", NULL, NULL, {{NULL, -2, 2}}, 0, 0},
     {"rotary embedding", "kernel f(q: f64[S, H, D], c: f64[S, 1, D], s: f64[S, 1, D]) -> y {\n"
                          "  y = q * c + concat(-q[..., D // 2:], q[..., :D // 2], -1) * s\n}\n"
                          "kernel g = grad(f)\n", "S=2 H=2 D=6", NULL, NULL, {{NULL, -2, 2}}, 0, 0},

@@ -604,6 +604,67 @@ static void test_mag_elementwise(void) {
   ok(st == 0 && y[0] == 0 && y[1] == 2, "no bound asked for: interp_kernel_mag is interp_kernel");
 }
 
+/* A take on two axes (ir.h, IR_TAKE): y[a, b] = x[i[a, b], j[a, b]],
+ * in range only where both indices are; an affine axis beside a general
+ * one (take(x[..., 1:], i, 0)).  Expectations as numpy computes them:
+ * x[i, j] with NaN (0 for integers) where i or j is outside. */
+static void test_take_two_axes(void) {
+  const int64_t xd[2] = {3, 4}, yd[2] = {2, 3};
+  double x[12];
+  int32_t xi[12];
+  for (int e = 0; e < 12; e++) {
+    x[e] = 10.0 * (e / 4) + e % 4;
+    xi[e] = 10 * (e / 4) + e % 4;
+  }
+  const int64_t i[6] = {0, 2, -1, 1, 3, 2}, j[6] = {3, 0, 1, 4, 2, -1};
+  for (int isint = 0; isint < 2; isint++) {
+    begin(0);
+    DType t = isint ? DT_I32 : DT_F64;
+    input(t, shape_of(2, xd));
+    Value *vi = input(DT_I64, shape_of(2, yd)), *vj = input(DT_I64, shape_of(2, yd));
+    Value *y = node(IR_TAKE, t, shape_of(2, yd), NULL, NULL, NULL);
+    TakeAxis ax[2] = {{1, vj, NULL, 0}, {0, vi, NULL, 0}}; /* any order */
+    ir_take_set(y, ax, 2);
+    output(y, t);
+    double yf[6];
+    int32_t yi[6];
+    const void *ins[3] = {isint ? (const void *)xi : (const void *)x, i, j};
+    void *outs[1] = {isint ? (void *)yi : (void *)yf};
+    int st = interp_kernel(kern, NULL, ins, outs, NULL), good = st == 0 && y->nargs == 2 && y->args[0] == vi;
+    for (int e = 0; e < 6; e++) {
+      int inside = i[e] >= 0 && i[e] < 3 && j[e] >= 0 && j[e] < 4;
+      double want = inside ? 10.0 * (double)i[e] + (double)j[e] : NAN;
+      good &= isint ? yi[e] == (inside ? (int32_t)want : 0) : (inside ? yf[e] == want : isnan(yf[e]));
+    }
+    ok(good, "take on two axes (%s): x[i, j], NaN or 0 where either index is outside", isint ? "i32" : "f64");
+  }
+  /* take(x[..., 1:], i, 0): axis 1 affine (start 1, step 1), axis 0 general */
+  begin(0);
+  input(DT_F64, shape_of(2, xd));
+  const int64_t yd2[2] = {2, 3}, pd[2] = {1, 3};
+  Value *vi = input(DT_I64, shape_of(2, yd2));
+  Value *pos = node(IR_INDEX, DT_I64, shape_of(2, pd), NULL, NULL, NULL);
+  pos->axes = 2u;
+  Value *one = node(IR_CONST, DT_I64, scalar, NULL, NULL, NULL);
+  one->ival = 1;
+  Value *k = bcast(binary(BIN_ADD, DT_I64, pos, bcast(one, shape_of(2, pd))), shape_of(2, yd2));
+  Value *y = node(IR_TAKE, DT_F64, shape_of(2, yd2), NULL, NULL, NULL);
+  TakeAxis ax[2] = {{0, vi, NULL, 0}, {1, k, one, 1}};
+  ir_take_set(y, ax, 2);
+  output(y, DT_F64);
+  const int64_t ti[6] = {2, 2, 2, -1, 0, 5};
+  double yf[6];
+  const void *ins[2] = {x, ti};
+  void *outs[1] = {yf};
+  int st = interp_kernel(kern, NULL, ins, outs, NULL);
+  const double want[6] = {21, 22, 23, NAN, 2, NAN};
+  int good = st == 0 && ir_take_start(y, 1) == one && ir_take_step(y, 1) == 1 && !ir_take_start(y, 0) &&
+             ir_verify(arena, kern) == NULL;
+  for (int e = 0; e < 6; e++)
+    good &= isnan(want[e]) ? isnan(yf[e]) : yf[e] == want[e];
+  ok(good, "take(x[..., 1:], i, 0): one load on both axes, NaN where the row is outside");
+}
+
 int main(void) {
   arena = arena_new();
   test_int_division();
@@ -621,6 +682,7 @@ int main(void) {
   test_mag_elementwise();
   test_mag_range();
   test_mag_long_prod();
+  test_take_two_axes();
   arena_free(arena);
   printf("1..%d\n", test_no);
   return failures != 0;
