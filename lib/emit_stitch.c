@@ -1496,6 +1496,8 @@ static const char *shift_at(SEmit *e, Value *s, const Value *m, const char *at) 
   if (s->op == IR_CONST)
     return cu_const_literal(e->sk.a, s);
   const char *args[3] = {0};
+  if (s->nargs > 3) /* an online shift is the max through elementwise operations (stitch.c), never a take */
+    internal_error("stitch: the online shift %%%d has %d operands", s->id, s->nargs);
   for (int i = 0; i < s->nargs; i++)
     args[i] = shift_at(e, s->args[i], m, at);
   return cu_op_expr(e->sk.a, s, args);
