@@ -75,6 +75,8 @@ const char *cu_mean_of(Arena *a, const char *acc, const char *type);
 /* A gathered load (IR_TAKE) of `mem` (an element of input `in`), read
  * only where `inside`; else NaN, 0 or false (ir.h). */
 const char *cu_gather(Arena *a, DType in, const char *inside, const char *mem);
+/* Where take v reads: every axis's index (idx, by axis) inside [0, size). */
+const char *cu_take_inside(Arena *a, const Value *v, const char *const *idx, const char *const *size);
 /* The C expression of one elementwise operation (CAST, UNARY, BINARY,
  * SELECT) of argument expressions `args` (in their compute types). */
 const char *cu_op_expr(Arena *a, Value *v, const char *const *args);

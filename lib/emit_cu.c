@@ -373,11 +373,10 @@ static const char *take_expr(GEmit *e, Value *v, const int *map) {
     idx[ir_take_axis(v, j)] = value_expr(e, ir_take_index(v, j), map);
   add_param(e, P_INPUT, v->index, NULL, name);
   const char *at = gathered_offset(e, in, v->shape.rank, map, idx), *inside = NULL;
-  for (int j = 0; j < n; j++) {
-    const int axis = ir_take_axis(v, j);
-    const char *c = arena_printf(e->a, "%s >= 0 && %s < %s", idx[axis], idx[axis], dim_expr(e, in->shape.d[axis - off]));
-    inside = inside ? arena_printf(e->a, "%s && %s", inside, c) : c;
-  }
+  const char *size[TECC_MAX_RANK] = {0};
+  for (int j = 0; j < n; j++)
+    size[ir_take_axis(v, j)] = dim_expr(e, in->shape.d[ir_take_axis(v, j) - off]);
+  inside = cu_take_inside(e->a, v, idx, size);
   return cu_gather(e->a, in->dtype, inside, arena_printf(e->a, "%s[%s]", name, at));
 }
 

@@ -315,6 +315,16 @@ static const char *cast_expr(Arena *a, Value *v, const char *a0, DType at) {
   return cu_convert(a, a0, at, v->dtype);
 }
 
+const char *cu_take_inside(Arena *a, const Value *v, const char *const *idx, const char *const *size) {
+  const char *inside = NULL;
+  for (int j = 0; j < ir_take_naxes(v); j++) {
+    const int axis = ir_take_axis(v, j);
+    const char *c = arena_printf(a, "%s >= 0 && %s < %s", idx[axis], idx[axis], size[axis]);
+    inside = inside ? arena_printf(a, "%s && %s", inside, c) : c;
+  }
+  return inside;
+}
+
 const char *cu_gather(Arena *a, DType in, const char *inside, const char *mem) {
   DType t = cu_compute_dtype(in);
   const char *outside = dtype_is_float(t) ? cu_float_literal(a, 0.0 / 0.0, t == DT_F32)

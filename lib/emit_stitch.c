@@ -346,13 +346,14 @@ static void emit_decompose(SEmit *e, Out *o, const char *idx, uint32_t mask, con
   if (last_used < 0)
     return;
   const char *rest = idx;
-  if (strcmp(idx, "t_r") == 0 && stitch_digit_packs(&e->sk) == axes[n - 1]) { /* PACKS: the pack's digits */
+  const int packed = strcmp(idx, "t_r") == 0 && stitch_digit_packs(&e->sk) == axes[n - 1];
+  if (packed) { /* PACKS: the pack's digits */
     emit(o, "const IndexT t_rp = t_packs ? t_r0 : t_r; /* PACKS: a pack is inside one row of axis %d */", axes[n - 1]);
     rest = "t_rp";
   }
   for (int j = n - 1; j > 0; j--) {
     int ax = axes[j];
-    if (j == n - 1 && strcmp(rest, "t_rp") == 0)
+    if (j == n - 1 && packed)
       emit(o, "const IndexT t_d%d = t_rp %% %s + (t_packs ? t_r - t_r0 : 0);", ax, dim_expr(e, s->d[ax]));
     else
       emit(o, "const IndexT t_d%d = %s %% %s;", ax, rest, dim_expr(e, s->d[ax]));
@@ -593,11 +594,10 @@ static const char *take_expr(SEmit *e, Value *v, const int *map) {
       c = axis_var(e, map[j + off]);
     at = at ? arena_printf(e->sk.a, "(%s) * %s + %s", at, dim_expr(e, in->shape.d[j]), c) : c;
   }
-  for (int j = 0; j < n; j++) {
-    const int axis = ir_take_axis(v, j);
-    const char *c = arena_printf(e->sk.a, "%s >= 0 && %s < %s", idx[axis], idx[axis], dim_expr(e, in->shape.d[axis - off]));
-    inside = inside ? arena_printf(e->sk.a, "%s && %s", inside, c) : c;
-  }
+  const char *size[TECC_MAX_RANK] = {0};
+  for (int j = 0; j < n; j++)
+    size[ir_take_axis(v, j)] = dim_expr(e, in->shape.d[ir_take_axis(v, j) - off]);
+  inside = cu_take_inside(e->sk.a, v, idx, size);
   if (!varies_along_row(e, v, map))
     inside = arena_printf(e->sk.a, "%s && %s", thread_index(e) ? row_in_operand(e) : "t_live", inside);
   else

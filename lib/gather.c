@@ -50,17 +50,17 @@ static Value *take_input(Gather *g, int input, DType t, Value *i, Value *start, 
   return r;
 }
 
-/* The gather's own axis composed with a take's index along it, which is
- * already gathered: two affine maps compose into one (s1 + c1 * (s0 +
+/* The gather's own axis composed with a take's index along it (t.index,
+ * already gathered): two affine maps compose into one (s1 + c1 * (s0 +
  * c0 * k)), else a general index. */
-static TakeAxis compose(Gather *g, TakeAxis t, Value *i) {
+static TakeAxis compose(Gather *g, TakeAxis t) {
   if (!t.step || !g->start)
-    return (TakeAxis){g->axis, i, NULL, 0};
+    return (TakeAxis){g->axis, t.index, NULL, 0};
   Value *start = g->start;
   if (t.step != 1)
     start = scalar_op(g, BIN_MUL, start, scalar_const(g, t.step));
   start = scalar_op(g, BIN_ADD, t.start, start);
-  return (TakeAxis){g->axis, i, start, t.step * g->step};
+  return (TakeAxis){g->axis, t.index, start, t.step * g->step};
 }
 
 /* Whether input `input` of a take of this rank is 1 along the axis. */
@@ -83,7 +83,7 @@ static Value *take_of_take(Gather *g, Value *v, int axis) {
     if (!(ax[j].index = gather_value(g, ax[j].index)))
       return NULL;
     if (ax[j].axis == g->axis) {
-      ax[j] = compose(g, ax[j], ax[j].index);
+      ax[j] = compose(g, ax[j]);
       own = 1;
     }
   }
