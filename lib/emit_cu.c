@@ -270,6 +270,8 @@ static const char *outside_bits(Arena *a, DType t) {
   switch (t) {
   case DT_F16: return "(uint16_t)0x7E00";
   case DT_BF16: return "(uint16_t)0x7FC0";
+  case DT_F8E4M3:
+  case DT_F8E5M2: return "(uint8_t)0x7F";
   case DT_F32: return "tecc::nan_f32()";
   case DT_F64: return "tecc::nan_f64()";
   default: return arena_printf(a, "(%s)0", cu_storage_ctype(t));
@@ -643,15 +645,6 @@ static void open_kernel(GEmit *e, Out *o, const char *tparams, int max_threads, 
              param_decls(e->a, e->k, &e->params, e->g->kind == GROUP_LOOP && e->kp->in_place_ok), extra);
 }
 
-/* What a root is stored from: a rounding cast of an f32 value to f16 or
- * bf16 stores the f32 value, since the store conversion rounds the same
- * way once. */
-static Value *stored_form(Value *v) {
-  if (v->op == IR_CAST && (v->dtype == DT_F16 || v->dtype == DT_BF16) && v->args[0]->dtype == DT_F32)
-    return v->args[0];
-  return v;
-}
-
 /* Does v, as the group computes it, divide floats?  (`seen`: the values
  * already visited.) */
 static int divides_floats(const GEmit *e, const Value *v, PtrVec *seen) {
@@ -690,7 +683,7 @@ static Out *loop_body(GEmit *e, int vec) {
       Value *r = e->g->roots.items[i];
       PtrVec seen = {0};
       if (divides_floats(e, r, &seen) == divides)
-        exprs[i] = value_expr(e, stored_form(r), map);
+        exprs[i] = value_expr(e, ir_stored_value(r), map);
     }
   for (int i = 0; i < e->g->roots.len; i++)
     emit_stores(e, stores, e->g->roots.items[i], exprs[i], "t_i");
@@ -815,7 +808,7 @@ static Out *hoist_values(GEmit *e) {
   int map[TECC_MAX_RANK];
   identity_map(map, e->g->domain.rank);
   for (int i = 0; i < e->g->roots.len; i++)
-    find_hoisted(e, stored_form(e->g->roots.items[i]), map, &seen, &hoisted);
+    find_hoisted(e, ir_stored_value(e->g->roots.items[i]), map, &seen, &hoisted);
   Out *pre = new_out(e->a), *each = new_out(e->a);
   e->body = each;
   const char **names = ARENA_ARRAY(e->a, const char *, hoisted.len + 1);

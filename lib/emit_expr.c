@@ -100,9 +100,7 @@ const char *out_finish(Out *o, const char *what) {
 
 /* ---- types ------------------------------------------------------------------ */
 
-DType cu_compute_dtype(DType t) {
-  return dtype_is_16bit(t) ? DT_F32 : t;
-}
+DType cu_compute_dtype(DType t) { return dtype_compute(t); }
 
 const char *cu_compute_ctype(DType t) {
   switch (cu_compute_dtype(t)) {
@@ -116,21 +114,19 @@ const char *cu_compute_ctype(DType t) {
 }
 
 const char *cu_storage_ctype(DType t) {
-  return dtype_is_16bit(t) ? "uint16_t" : abi_ctype(t);
+  return dtype_is_16bit(t) ? "uint16_t" : dtype_is_f8(t) ? "uint8_t" : abi_ctype(t);
 }
 
 const char *abi_ctype(DType t) {
   static const char *const names[] = {
-#define X(e, name, ctype, size) ctype,
+#define X(e, name, ctype, size, comp) ctype,
       TECC_DTYPES(X)
 #undef X
   };
   return names[t];
 }
 
-int cu_is_float(DType t) {
-  return t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64;
-}
+int cu_is_float(DType t) { return dtype_is_float(t); }
 
 /* Comparisons convert both sides to the higher of the two ranks. */
 static int dt_rank(DType t) {
@@ -158,6 +154,10 @@ const char *cu_load_conv(Arena *a, DType t, const char *mem) {
   switch (t) {
   case DT_F16: return arena_printf(a, "tecc::f16_to_f32(%s)", mem);
   case DT_BF16: return arena_printf(a, "tecc::bf16_to_f32(%s)", mem);
+  case DT_F8E4M3: return arena_printf(a, "tecc::f8e4m3_to_f32(%s)", mem);
+  case DT_F8E5M2: return arena_printf(a, "tecc::f8e5m2_to_f32(%s)", mem);
+  case DT_I8:
+  case DT_U8: return arena_printf(a, "(int32_t)%s", mem);
   case DT_BOOL: return arena_printf(a, "(%s != 0)", mem);
   default: return mem;
   }
@@ -167,6 +167,10 @@ const char *cu_store_conv(Arena *a, DType t, const char *expr) {
   switch (t) {
   case DT_F16: return arena_printf(a, "tecc::f32_to_f16(%s)", expr);
   case DT_BF16: return arena_printf(a, "tecc::f32_to_bf16(%s)", expr);
+  case DT_F8E4M3: return arena_printf(a, "tecc::f32_to_f8e4m3(%s)", expr);
+  case DT_F8E5M2: return arena_printf(a, "tecc::f32_to_f8e5m2(%s)", expr);
+  case DT_I8: return arena_printf(a, "(int8_t)(%s)", expr);
+  case DT_U8: return arena_printf(a, "(uint8_t)(%s)", expr);
   case DT_BOOL: return arena_printf(a, "(uint8_t)(%s)", expr);
   default: return expr;
   }
@@ -305,6 +309,15 @@ static const char *binary_expr(Arena *a, Value *v, const char *a0, DType t0, con
   }
 }
 
+/* A cast to an 8-bit integer, held in i32: a float saturates (language.md
+ * section 5), an integer wraps. */
+static const char *narrow_int_expr(Arena *a, DType t, const char *x, DType from) {
+  const char *ct = abi_ctype(t);
+  if (cu_is_float(from))
+    return arena_printf(a, "(int32_t)tecc::float_to_int<%s>(%s)", ct, x);
+  return arena_printf(a, "(int32_t)(%s)(%s)", ct, x);
+}
+
 static const char *cast_expr(Arena *a, Value *v, const char *a0, DType at) {
   if (dtype_is_16bit(v->dtype) && cu_compute_dtype(at) == DT_F64)
     return arena_printf(a, "tecc::round_%s(tecc::f64_to_f32_odd(%s))", dtype_name(v->dtype), a0);
@@ -312,6 +325,10 @@ static const char *cast_expr(Arena *a, Value *v, const char *a0, DType at) {
     return arena_printf(a, "tecc::round_f16(%s)", cu_convert(a, a0, at, DT_F32));
   if (v->dtype == DT_BF16)
     return arena_printf(a, "tecc::round_bf16(%s)", cu_convert(a, a0, at, DT_F32));
+  if (dtype_is_f8(v->dtype)) /* from f64 too through f32, as PyTorch's cast */
+    return arena_printf(a, "tecc::round_%s(%s)", dtype_name(v->dtype), cu_convert(a, a0, at, DT_F32));
+  if (v->dtype == DT_I8 || v->dtype == DT_U8)
+    return narrow_int_expr(a, v->dtype, a0, at);
   return cu_convert(a, a0, at, v->dtype);
 }
 

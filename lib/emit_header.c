@@ -77,6 +77,8 @@ static const char status_block[] =
     "\n"
     "typedef uint16_t tecc_f16;  /* IEEE binary16 bit pattern */\n"
     "typedef uint16_t tecc_bf16; /* bfloat16 bit pattern */\n"
+    "typedef uint8_t tecc_f8e4m3; /* float8 e4m3 bit pattern (PyTorch's float8_e4m3fn) */\n"
+    "typedef uint8_t tecc_f8e5m2; /* float8 e5m2 bit pattern (PyTorch's float8_e5m2) */\n"
     "\n"
     "static inline const char *tecc_status_string(int status) {\n"
     "  switch (status) {\n"

@@ -1677,13 +1677,8 @@ static void stage_stores(SEmit *e, Value *v, const char *expr) {
     stage_one(e, param(e, P_WS_WRITE, v->id, v), v->dtype, expr, 0);
 }
 
-/* An output that is a rounding cast to f16/bf16 of an f32 value stores
- * the f32 value: the store conversion rounds the same way once. */
-static const char *store_value(SEmit *e, Value *v, const int *map) {
-  if (v->op == IR_CAST && (v->dtype == DT_F16 || v->dtype == DT_BF16) && v->args[0]->dtype == DT_F32)
-    return sval(e, v->args[0], map);
-  return sval(e, v, map);
-}
+/* An output is stored from ir_stored_value(). */
+static const char *store_value(SEmit *e, Value *v, const int *map) { return sval(e, ir_stored_value(v), map); }
 
 /* Output v along the row, in the pass being written (`part`: SEmit.stage_part). */
 static void row_output(SEmit *e, Value *v, const int *map, int part) {

@@ -21,8 +21,24 @@ static double round_binary(double x, int mant, int emin, double max) {
   return r;
 }
 
+/* To an 8-bit float as PyTorch does it: the value goes through f32 first
+ * (round to nearest), then to the nearest 8-bit value, ties even.  A value
+ * beyond the largest finite one is NaN in e4m3 (float8_e4m3fn has no
+ * infinity: values above 464, halfway to the next step, round to the
+ * NaN code) and infinity in e5m2. */
+static double round_f8(double x, int mant, int emin, double max, int has_inf) {
+  double r = round_binary((double)(float)x, mant, emin, max);
+  if (isinf(r) && !has_inf)
+    return copysign(NAN, x);
+  return r;
+}
+
 double fold_round(DType t, double x) {
   switch (t) {
+  case DT_F8E4M3:
+    return round_f8(x, 3, -6, 448.0, 0);
+  case DT_F8E5M2:
+    return round_f8(x, 2, -14, 57344.0, 1);
   case DT_F32:
     return (double)(float)x;
   case DT_F16:
@@ -37,6 +53,10 @@ double fold_round(DType t, double x) {
 int64_t fold_wrap(DType t, int64_t x) {
   if (t == DT_BOOL)
     return x != 0;
+  if (t == DT_I8)
+    return (int64_t)(int8_t)(uint8_t)(uint64_t)x;
+  if (t == DT_U8)
+    return (int64_t)(uint8_t)(uint64_t)x;
   if (t == DT_I32)
     return (int64_t)(int32_t)(uint32_t)(uint64_t)x;
   return x;
@@ -46,15 +66,25 @@ double scalar_as_double(DType t, Scalar s) {
   return dtype_is_float(t) ? s.f : (double)s.i;
 }
 
+void fold_int_range(DType t, int64_t *lo, int64_t *hi) {
+  switch (t) {
+  case DT_BOOL: *lo = 0, *hi = 1; break;
+  case DT_I8: *lo = INT8_MIN, *hi = INT8_MAX; break;
+  case DT_U8: *lo = 0, *hi = UINT8_MAX; break;
+  case DT_I32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+  default: *lo = INT64_MIN, *hi = INT64_MAX; break;
+  }
+}
+
 static int64_t saturate(DType to, double x) {
   if (isnan(x))
     return 0;
-  double lo = to == DT_I32 ? -2147483648.0 : -9223372036854775808.0;
-  double hi = to == DT_I32 ? 2147483647.0 : 9223372036854775807.0;
-  if (x <= lo)
-    return to == DT_I32 ? INT32_MIN : INT64_MIN;
-  if (x >= hi)
-    return to == DT_I32 ? INT32_MAX : INT64_MAX;
+  int64_t lo, hi;
+  fold_int_range(to, &lo, &hi);
+  if (x <= (double)lo)
+    return lo;
+  if (x >= (double)hi) /* i64: 2^63 */
+    return hi;
   return (int64_t)x; /* truncates toward zero */
 }
 

@@ -15,7 +15,8 @@ typedef struct Scalar {
 } Scalar;
 
 double fold_round(DType t, double x);     /* to the nearest value of t */
-int64_t fold_wrap(DType t, int64_t x);    /* wrap to i32, or bool x != 0 */
+int64_t fold_wrap(DType t, int64_t x);    /* wrap to i8, u8, i32, or bool x != 0 */
+void fold_int_range(DType t, int64_t *lo, int64_t *hi); /* bool and integer dtypes */
 double scalar_as_double(DType t, Scalar s);
 Scalar fold_cast(DType from, Scalar s, DType to);
 

@@ -1,7 +1,7 @@
 /* gather.c — an IR expression gathered along one axis (see gather.h). */
 #include "gather.h"
 
-static DType compute_dtype(DType t) { return dtype_is_16bit(t) ? DT_F32 : t; }
+static DType compute_dtype(DType t) { return dtype_compute(t); }
 
 Gather gather_new(Arena *a, Kernel *k, Value *i, int axis, const Shape *shape) {
   Gather g = {0};

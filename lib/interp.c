@@ -7,6 +7,8 @@
  * function below. */
 #include "interp.h"
 
+#include "fold.h"
+
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -35,17 +37,9 @@ typedef struct Interp {
 
 /* ---- dtypes and storage ------------------------------------------------ */
 
-static int is_float(DType t) {
-  return t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64;
-}
+static int is_float(DType t) { return dtype_is_float(t); }
 
-static int64_t wrap(DType t, int64_t v) {
-  switch (t) {
-  case DT_BOOL: return v != 0;
-  case DT_I32: return (int32_t)(uint32_t)(uint64_t)v;
-  default: return v;
-  }
-}
+static int64_t wrap(DType t, int64_t v) { return fold_wrap(t, v); }
 
 /* Rounds x to a binary format with p significant bits whose smallest normal
  * exponent is emin and largest finite value is maxval (ties to even). */
@@ -72,17 +66,23 @@ static double round_to(DType t, double x) {
   switch (t) {
   case DT_F16: return interp_round_f16(x);
   case DT_BF16: return interp_round_bf16(x);
+  case DT_F8E4M3:
+  case DT_F8E5M2: return fold_round(t, x);
   case DT_F32: return (double)(float)x;
   default: return x;
   }
 }
 
 /* Encodes an already-rounded value of a format with `mbits` stored mantissa
- * bits, `ebits` exponent bits. */
+ * bits, `ebits` exponent bits and the sign above them.  A 16-bit NaN is the
+ * canonical quiet one; an 8-bit NaN keeps its sign, as PyTorch's casts do
+ * (e4m3's NaN is the all-ones code: float8_e4m3fn has no infinity). */
 static uint16_t encode16(double r, int mbits, int ebits) {
   int bias = (1 << (ebits - 1)) - 1;
-  uint16_t sign = signbit(r) ? (uint16_t)(1u << 15) : 0;
+  uint16_t sign = signbit(r) ? (uint16_t)(1u << (mbits + ebits)) : 0;
   uint16_t expmask = (uint16_t)(((1u << ebits) - 1) << mbits);
+  if (isnan(r) && mbits + ebits == 7)
+    return sign | expmask | (uint16_t)((1u << mbits) - 1);
   if (isnan(r))
     return (uint16_t)(expmask | (1u << (mbits - 1)));
   if (isinf(r))
@@ -98,12 +98,16 @@ static uint16_t encode16(double r, int mbits, int ebits) {
   return sign | (uint16_t)((unsigned)biased << mbits) | mant;
 }
 
-static double decode16(uint16_t bits, int mbits, int ebits) {
+/* finite_only: e4m3fn, whose all-ones exponent holds numbers but for the
+ * NaN code. */
+static double decode16(uint16_t bits, int mbits, int ebits, int finite_only) {
   int bias = (1 << (ebits - 1)) - 1;
   int e = (bits >> mbits) & ((1 << ebits) - 1);
   int mant = bits & ((1 << mbits) - 1);
-  double sign = (bits >> 15) ? -1.0 : 1.0;
-  if (e == (1 << ebits) - 1)
+  double sign = (bits >> (mbits + ebits)) & 1 ? -1.0 : 1.0;
+  if (finite_only && e == (1 << ebits) - 1 && mant == (1 << mbits) - 1)
+    return NAN;
+  if (!finite_only && e == (1 << ebits) - 1)
     return mant ? NAN : sign * INFINITY;
   if (e == 0)
     return sign * ldexp((double)mant, 1 - bias - mbits);
@@ -112,27 +116,28 @@ static double decode16(uint16_t bits, int mbits, int ebits) {
 
 uint16_t interp_f16_bits(double x) { return encode16(interp_round_f16(x), 10, 5); }
 uint16_t interp_bf16_bits(double x) { return encode16(interp_round_bf16(x), 7, 8); }
-double interp_f16_value(uint16_t bits) { return decode16(bits, 10, 5); }
-double interp_bf16_value(uint16_t bits) { return decode16(bits, 7, 8); }
+double interp_f16_value(uint16_t bits) { return decode16(bits, 10, 5, 0); }
+double interp_bf16_value(uint16_t bits) { return decode16(bits, 7, 8, 0); }
+uint8_t interp_f8_bits(DType t, double x) {
+  return t == DT_F8E4M3 ? (uint8_t)encode16(fold_round(t, x), 3, 4)
+                        : (uint8_t)encode16(fold_round(t, x), 2, 5);
+}
+double interp_f8_value(DType t, uint8_t bits) {
+  return t == DT_F8E4M3 ? decode16(bits, 3, 4, 1) : decode16(bits, 2, 5, 0);
+}
 
 /* Float to integer: truncate toward zero, saturate, NaN -> 0. */
 static int64_t float_to_int(DType t, double x) {
   if (t == DT_BOOL)
     return x != 0;
-  if (isnan(x))
-    return 0;
-  double lo = t == DT_I32 ? (double)INT32_MIN : -9223372036854775808.0;
-  double hi = t == DT_I32 ? (double)INT32_MAX : 9223372036854775808.0;
-  if (x <= lo)
-    return t == DT_I32 ? INT32_MIN : INT64_MIN;
-  if (x >= hi)
-    return t == DT_I32 ? INT32_MAX : INT64_MAX;
-  return (int64_t)trunc(x);
+  return fold_cast(DT_F64, (Scalar){.f = x}, t).i;
 }
 
 static int64_t load_int(DType t, const void *buf, int64_t i) {
   switch (t) {
   case DT_BOOL: return ((const uint8_t *)buf)[i] != 0;
+  case DT_I8: return ((const int8_t *)buf)[i];
+  case DT_U8: return ((const uint8_t *)buf)[i];
   case DT_I32: return ((const int32_t *)buf)[i];
   case DT_I64: return ((const int64_t *)buf)[i];
   default: return float_to_int(DT_I64, interp_load(t, buf, i));
@@ -143,6 +148,8 @@ double interp_load(DType t, const void *buf, int64_t i) {
   switch (t) {
   case DT_F16: return interp_f16_value(((const uint16_t *)buf)[i]);
   case DT_BF16: return interp_bf16_value(((const uint16_t *)buf)[i]);
+  case DT_F8E4M3:
+  case DT_F8E5M2: return interp_f8_value(t, ((const uint8_t *)buf)[i]);
   case DT_F32: return ((const float *)buf)[i];
   case DT_F64: return ((const double *)buf)[i];
   default: return (double)load_int(t, buf, i);
@@ -152,6 +159,8 @@ double interp_load(DType t, const void *buf, int64_t i) {
 static void store_int(DType t, void *buf, int64_t i, int64_t v) {
   switch (t) {
   case DT_BOOL: ((uint8_t *)buf)[i] = v != 0; break;
+  case DT_I8: ((int8_t *)buf)[i] = (int8_t)wrap(DT_I8, v); break;
+  case DT_U8: ((uint8_t *)buf)[i] = (uint8_t)wrap(DT_U8, v); break;
   case DT_I32: ((int32_t *)buf)[i] = (int32_t)wrap(DT_I32, v); break;
   case DT_I64: ((int64_t *)buf)[i] = v; break;
   default: interp_store(t, buf, i, (double)v); break;
@@ -162,6 +171,8 @@ void interp_store(DType t, void *buf, int64_t i, double x) {
   switch (t) {
   case DT_F16: ((uint16_t *)buf)[i] = interp_f16_bits(x); break;
   case DT_BF16: ((uint16_t *)buf)[i] = interp_bf16_bits(x); break;
+  case DT_F8E4M3:
+  case DT_F8E5M2: ((uint8_t *)buf)[i] = interp_f8_bits(t, x); break;
   case DT_F32: ((float *)buf)[i] = (float)x; break;
   case DT_F64: ((double *)buf)[i] = x; break;
   default: store_int(t, buf, i, float_to_int(t, x)); break;

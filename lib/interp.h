@@ -109,6 +109,10 @@ uint16_t interp_f16_bits(double x); /* rounds, then encodes */
 uint16_t interp_bf16_bits(double x);
 double interp_f16_value(uint16_t bits);
 double interp_bf16_value(uint16_t bits);
+/* f8e4m3 and f8e5m2 (PyTorch's float8_e4m3fn and float8_e5m2): rounded
+ * through f32 as PyTorch's casts are (fold_round), NaN keeps its sign. */
+uint8_t interp_f8_bits(DType t, double x);
+double interp_f8_value(DType t, uint8_t bits);
 
 /* Element i of a buffer of dtype t, as a double (integers converted). */
 double interp_load(DType t, const void *buf, int64_t i);

@@ -48,6 +48,13 @@ int ir_is_const(const Value *v, double x) {
   return (double)c->ival == x;
 }
 
+Value *ir_stored_value(Value *v) {
+  if (v->op == IR_CAST && dtype_is_float(v->dtype) && dtype_is_storage(v->dtype) &&
+      v->args[0]->dtype == DT_F32)
+    return v->args[0];
+  return v;
+}
+
 int64_t shape_literal_numel(const Shape *s) {
   int64_t n = 1;
   for (int i = 0; i < s->rank; i++) {
@@ -359,7 +366,7 @@ static const int ir_arity[IR_COUNT] = {
     [IR_SIZE] = 0,  [IR_INDEX] = 0,     [IR_TAKE] = 1,
 };
 
-static int compute_dtype_ok(DType t) { return !dtype_is_16bit(t); }
+static int compute_dtype_ok(DType t) { return !dtype_is_storage(t); }
 
 static const char *check_unary(const Value *v) {
   const Value *a = v->args[0];
@@ -476,7 +483,7 @@ static const char *check_take(const Kernel *k, const Value *v) {
   const char *why = check_take_operands(v);
   if (why)
     return why;
-  if (v->dtype != (dtype_is_16bit(in->dtype) ? DT_F32 : in->dtype) || in->shape.rank > v->shape.rank)
+  if (v->dtype != dtype_compute(in->dtype) || in->shape.rank > v->shape.rank)
     return "take index or dtype";
   int off = v->shape.rank - in->shape.rank;
   for (int j = 0; j < v->shape.rank; j++)

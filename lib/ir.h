@@ -210,6 +210,10 @@ int64_t shape_literal_numel(const Shape *s); /* -1 if any dim is symbolic */
  * it is the number x (a float: with x's sign, so -0 is not 0). */
 Value *ir_const_of(Value *v);
 int ir_is_const(const Value *v, double x);
+/* What an output v is stored from: a rounding cast of an f32 value to a
+ * storage float (f16, bf16, f8) stores the f32 value, since the emitters'
+ * store conversion rounds the same way once. */
+Value *ir_stored_value(Value *v);
 const char *shape_str(Arena *a, const Kernel *k, const Shape *s); /* "[N, 4]" */
 void ir_count_uses(Kernel *k);
 /* The size parameters (the first of k->sizevars; the derived ones follow). */

@@ -21,7 +21,7 @@ typedef struct Lower {
   SrcRange output_loc; /* where the last output value lowered is */
 } Lower;
 
-static DType compute_dtype(DType t) { return dtype_is_16bit(t) ? DT_F32 : t; }
+static DType compute_dtype(DType t) { return dtype_compute(t); }
 
 /* ---- small builders ------------------------------------------------------ */
 

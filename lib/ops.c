@@ -6,10 +6,11 @@
 typedef struct DTypeInfo {
   const char *name, *ctype;
   int size;
+  DType compute;
 } DTypeInfo;
 
 static const DTypeInfo dtype_table[DT_COUNT] = {
-#define X(e, name, ctype, size) [DT_##e] = {name, ctype, size},
+#define X(e, name, ctype, size, comp) [DT_##e] = {name, ctype, size, DT_##comp},
     TECC_DTYPES(X)
 #undef X
 };
@@ -42,11 +43,14 @@ const char *dtype_ctype(DType t) { return valid_dtype(t) ? dtype_table[t].ctype 
 int dtype_size(DType t) { return valid_dtype(t) ? dtype_table[t].size : 0; }
 
 int dtype_is_float(DType t) {
-  return t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64;
+  return dtype_is_f8(t) || t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64;
 }
 
-int dtype_is_int(DType t) { return t == DT_I32 || t == DT_I64; }
+int dtype_is_int(DType t) { return t == DT_I8 || t == DT_U8 || t == DT_I32 || t == DT_I64; }
 int dtype_is_16bit(DType t) { return t == DT_F16 || t == DT_BF16; }
+int dtype_is_f8(DType t) { return t == DT_F8E4M3 || t == DT_F8E5M2; }
+DType dtype_compute(DType t) { return valid_dtype(t) ? dtype_table[t].compute : t; }
+int dtype_is_storage(DType t) { return dtype_compute(t) != t; }
 
 int dtype_from_name(const char *name, DType *out) {
   for (int i = 0; i < DT_COUNT; i++)

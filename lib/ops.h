@@ -7,18 +7,25 @@
 #ifndef TECC_OPS_H
 #define TECC_OPS_H
 
-/* DTYPE(enum, te name, C type in generated code, bytes) */
-#define TECC_DTYPES(X)                 \
-  X(BOOL, "bool", "uint8_t", 1)        \
-  X(I32, "i32", "int32_t", 4)          \
-  X(I64, "i64", "int64_t", 8)          \
-  X(F16, "f16", "tecc_f16", 2)         \
-  X(BF16, "bf16", "tecc_bf16", 2)      \
-  X(F32, "f32", "float", 4)            \
-  X(F64, "f64", "double", 8)
+/* DTYPE(enum, te name, C type in generated code, bytes, computed in)
+ * A storage type (8- and 16-bit floats, 8-bit integers) is computed in a
+ * wider one (language.md section 5): its values are converted when loaded
+ * and rounded or wrapped when stored. */
+#define TECC_DTYPES(X)                          \
+  X(BOOL, "bool", "uint8_t", 1, BOOL)           \
+  X(I8, "i8", "int8_t", 1, I32)                 \
+  X(U8, "u8", "uint8_t", 1, I32)                \
+  X(I32, "i32", "int32_t", 4, I32)              \
+  X(I64, "i64", "int64_t", 8, I64)              \
+  X(F8E4M3, "f8e4m3", "tecc_f8e4m3", 1, F32)    \
+  X(F8E5M2, "f8e5m2", "tecc_f8e5m2", 1, F32)    \
+  X(F16, "f16", "tecc_f16", 2, F32)             \
+  X(BF16, "bf16", "tecc_bf16", 2, F32)          \
+  X(F32, "f32", "float", 4, F32)                \
+  X(F64, "f64", "double", 8, F64)
 
 typedef enum DType {
-#define X(e, name, ctype, size) DT_##e,
+#define X(e, name, ctype, size, comp) DT_##e,
   TECC_DTYPES(X)
 #undef X
   DT_COUNT
@@ -132,8 +139,13 @@ const char *dtype_name(DType t);  /* "f32" */
 const char *dtype_ctype(DType t); /* "float" */
 int dtype_size(DType t);
 int dtype_is_float(DType t);
-int dtype_is_int(DType t); /* i32, i64 (not bool) */
-int dtype_is_16bit(DType t);
+int dtype_is_int(DType t); /* i8, u8, i32, i64 (not bool) */
+int dtype_is_16bit(DType t); /* f16, bf16 */
+int dtype_is_f8(DType t);    /* f8e4m3, f8e5m2 */
+/* A storage type is computed in dtype_compute(t) (f8/f16/bf16 in f32, i8
+ * and u8 in i32); every other dtype in itself. */
+DType dtype_compute(DType t);
+int dtype_is_storage(DType t); /* dtype_compute(t) != t */
 int dtype_from_name(const char *name, DType *out); /* 1 when found */
 const char *unary_name(UnaryOp op);
 const char *binary_name(BinaryOp op);

@@ -110,12 +110,13 @@ static Value *broadcast_to(Opt *o, Value *c, const Value *like) {
   return intern(o, b);
 }
 
-/* A 16-bit constant is never made (ir.h): casts to f16/bf16 stay. */
+/* A constant of a storage dtype is never made (ir.h): casts to f16, bf16,
+ * f8 and 8-bit integers stay. */
 static int foldable(const Value *v) {
   if (v->op != IR_UNARY && v->op != IR_BINARY && v->op != IR_CAST &&
       v->op != IR_SELECT)
     return 0;
-  if (dtype_is_16bit(v->dtype))
+  if (dtype_is_storage(v->dtype))
     return 0;
   for (int i = 0; i < v->nargs; i++)
     if (!ir_const_of(v->args[i]))
@@ -179,7 +180,11 @@ static Value *binary_identity(Value *v) {
 static int exact_widening(DType from, DType mid) {
   switch (from) {
   case DT_BOOL: return 1;
+  case DT_I8:
+  case DT_U8: return mid == DT_I32 || mid == DT_I64 || mid == DT_F32 || mid == DT_F64;
   case DT_I32: return mid == DT_I64 || mid == DT_F64;
+  case DT_F8E4M3:
+  case DT_F8E5M2: return dtype_is_16bit(mid) || mid == DT_F32 || mid == DT_F64;
   case DT_F16:
   case DT_BF16: return mid == DT_F32 || mid == DT_F64;
   case DT_F32: return mid == DT_F64;
@@ -460,12 +465,13 @@ static void clear_unused_fields(Value *v) {
   v->aux = NULL;
 }
 
-/* cast(cast(constant, f16), f32): the constant rounded through f16. */
+/* cast(cast(constant, f16), f32): the constant rounded through f16 (or
+ * another storage dtype). */
 static Value *fold_through_16bit(Opt *o, Value *v) {
-  if (v->op != IR_CAST || dtype_is_16bit(v->dtype))
+  if (v->op != IR_CAST || dtype_is_storage(v->dtype))
     return NULL;
   Value *mid = v->args[0];
-  if (mid->op != IR_CAST || !dtype_is_16bit(mid->dtype))
+  if (mid->op != IR_CAST || !dtype_is_storage(mid->dtype))
     return NULL;
   Value *c = ir_const_of(mid->args[0]);
   if (!c)

@@ -166,7 +166,7 @@ static void suggest_builtins(Suggestion *sg) {
 #define X(e, name, d) name,
       TECC_REDUCTIONS(X)
 #undef X
-#define X(e, name, ctype, size) name,
+#define X(e, name, ctype, size, comp) name,
       TECC_DTYPES(X)
 #undef X
       "maximum", "minimum", "pow", "atan2", "where", "clamp", "detach"};

@@ -28,7 +28,7 @@ static int is_weak(const TVal *t) {
   return t->kind == TV_WEAK_INT || t->kind == TV_WEAK_FLOAT;
 }
 
-static DType compute_dtype(DType t) { return dtype_is_16bit(t) ? DT_F32 : t; }
+static DType compute_dtype(DType t) { return dtype_compute(t); }
 
 static const Shape scalar_shape;
 
@@ -180,7 +180,6 @@ static TypedNode *weak_node(Sema *s, const TVal *t, DType to) {
   return const_node(s, to, fold_cast(weak_dtype(t), t->k, to), &scalar_shape);
 }
 
-static int fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
 /* Weak w given dtype `to`, in the dtype it is computed in. */
 static Scalar weak_value(const TVal *w, DType to) {
@@ -193,23 +192,29 @@ static Scalar weak_cast_value(const TVal *w, DType to) {
   return fold_cast(to, k, compute_dtype(to));
 }
 
+/* An integer literal must fit the integer dtype it takes (PyTorch refuses
+ * int8 + 300 too). */
 static int check_weak_fits(Sema *s, const TVal *w, DType to) {
-  if (w->kind == TV_WEAK_INT && !w->rt && to == DT_I32 && !fits_i32(w->k.i)) {
-    sema_error(s, w->loc, "integer constant %lld does not fit in i32",
-               (long long)w->k.i);
+  int64_t lo, hi;
+  if (w->kind != TV_WEAK_INT || w->rt || !dtype_is_int(to) || to == DT_I64)
+    return 1;
+  fold_int_range(to, &lo, &hi);
+  if (w->k.i < lo || w->k.i > hi) {
+    sema_error(s, w->loc, "integer constant %lld does not fit in %s",
+               (long long)w->k.i, dtype_name(to));
     return 0;
   }
   return 1;
 }
 
-/* A weak value as a constant of dtype `to`; a 16-bit `to` rounds it, as a
- * cast does. */
+/* A weak value as a constant of dtype `to`; a storage `to` (8- and 16-bit
+ * floats, 8-bit integers) rounds or wraps it, as a cast does. */
 static TypedNode *weak_const(Sema *s, const TVal *t, DType to, int at_use) {
   if (t->rt)
     return rt_as(s, t, to);
   TypedNode *n = at_use ? node_at_use(s, TN_CONST, to, &scalar_shape)
                         : new_node(s, TN_CONST, to, &scalar_shape);
-  n->value = dtype_is_16bit(to) ? weak_cast_value(t, to) : weak_value(t, to);
+  n->value = dtype_is_storage(to) ? weak_cast_value(t, to) : weak_value(t, to);
   return n;
 }
 
@@ -253,17 +258,20 @@ static TypedNode *operand(Sema *s, const TVal *t, DType ct) {
 /* ---- promotion and broadcasting ------------------------------------------ */
 
 static int dtype_rank(DType t) {
-  static const int rank[DT_COUNT] = {[DT_BOOL] = 0, [DT_I32] = 1, [DT_I64] = 2,
-                                     [DT_F16] = 3,  [DT_BF16] = 3, [DT_F32] = 4,
-                                     [DT_F64] = 5};
+  static const int rank[DT_COUNT] = {
+      [DT_BOOL] = 0,   [DT_I8] = 1,     [DT_U8] = 1,  [DT_I32] = 2,  [DT_I64] = 3,
+      [DT_F8E4M3] = 4, [DT_F8E5M2] = 4, [DT_F16] = 4, [DT_BF16] = 4, [DT_F32] = 5,
+      [DT_F64] = 6};
   return rank[t];
 }
 
+/* Two storage types of one rank (i8 and u8, f16 and bf16, an f8 and
+ * another) meet in the type both are computed in. */
 static DType promote_strong(DType x, DType y) {
   if (x == y)
     return x;
-  if (dtype_is_16bit(x) && dtype_is_16bit(y))
-    return DT_F32;
+  if (dtype_rank(x) == dtype_rank(y))
+    return dtype_compute(x);
   return dtype_rank(x) > dtype_rank(y) ? x : y;
 }
 
@@ -728,8 +736,8 @@ static TVal *reduce_arg(Sema *s, ReduceOp op, TVal *x, uint32_t mask,
 static DType reduce_dtype(ReduceOp op, DType t) {
   switch (op) {
   case RED_SUM:
-  case RED_PROD:
-    return t == DT_BOOL ? DT_I64 : t;
+  case RED_PROD: /* 8-bit integers widen, as numpy's and PyTorch's do */
+    return t == DT_BOOL ? DT_I64 : dtype_is_int(t) ? dtype_compute(t) : t;
   case RED_MEAN:
   case RED_VAR:
     if (dtype_is_float(t))

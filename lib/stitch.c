@@ -824,7 +824,7 @@ int stitch_column_packs(const Group *g) {
 }
 
 DType stitch_acc_dtype(const Value *r) {
-  return dtype_is_16bit(r->dtype) ? DT_F32 : r->dtype;
+  return dtype_compute(r->dtype);
 }
 
 int stitch_column_split(const Group *g) {

@@ -156,13 +156,6 @@ static void walk_value(Walk *w, const Value *v, const int *given) {
 
 /* ---- the passes -------------------------------------------------------- */
 
-/* An output of a rounding cast to f16/bf16 of an f32 value stores the f32
- * value (the emitters' store conversion rounds the same way once). */
-static const Value *stored_value(const Value *v) {
-  if (v->op == IR_CAST && (v->dtype == DT_F16 || v->dtype == DT_BF16) && v->args[0]->dtype == DT_F32)
-    return v->args[0];
-  return v;
-}
 
 static int along_row(const Group *g, const Value *v) {
   int map[TECC_MAX_RANK];
@@ -185,7 +178,7 @@ static void walk_pass(Walk *w, const PlanPass *p) {
     }
   }
   for (int i = 0; i < p->writes.len; i++) /* along the row, then (output pass) the row's own */
-    walk_value(w, stored_value(p->writes.items[i]), map);
+    walk_value(w, ir_stored_value(p->writes.items[i]), map);
   if (p->kind != PASS_OUTPUT)
     return;
   for (int i = 0; i < st->columns.len; i++) /* what the column partials add, an element */

@@ -13,7 +13,8 @@ from collections import namedtuple
 
 from .header import HeaderError
 
-TORCH_DTYPES = {"bool": "bool", "i32": "int32", "i64": "int64", "f16": "float16",
+TORCH_DTYPES = {"bool": "bool", "i8": "int8", "u8": "uint8", "i32": "int32", "i64": "int64",
+                "f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2", "f16": "float16",
                 "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
 DTYPE_OF_TORCH = {"torch." + v: k for k, v in TORCH_DTYPES.items()}
 

@@ -20,19 +20,24 @@ gradients() pairs every forward kernel of a list with its gradient kernels.
 import re
 from collections import namedtuple
 
-# C type spelling -> .te dtype (abi.md section 2).
+# C type spelling -> .te dtype (abi.md section 2).  uint8_t is bool or u8:
+# the .te signature comment says which (attach_te).
 C_TO_DTYPE = {
     "uint8_t": "bool",
+    "int8_t": "i8",
     "int32_t": "i32",
     "int64_t": "i64",
+    "tecc_f8e4m3": "f8e4m3",
+    "tecc_f8e5m2": "f8e5m2",
     "tecc_f16": "f16",
     "tecc_bf16": "bf16",
     "float": "f32",
     "double": "f64",
 }
-DTYPE_TO_C = {v: k for k, v in C_TO_DTYPE.items()}
-DTYPE_SIZE = {"bool": 1, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
-FLOAT_DTYPES = ("f16", "bf16", "f32", "f64")
+DTYPE_TO_C = dict({v: k for k, v in C_TO_DTYPE.items()}, u8="uint8_t")
+DTYPE_SIZE = {"bool": 1, "i8": 1, "u8": 1, "i32": 4, "i64": 8, "f8e4m3": 1, "f8e5m2": 1,
+              "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+FLOAT_DTYPES = ("f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64")
 
 STATUS_NAMES = {
     0: "TECC_SUCCESS",
@@ -143,7 +148,7 @@ def split_top(text, sep=","):
     return [p.strip() for p in parts]
 
 
-TE_TYPE = re.compile(r"^(bool|i32|i64|f16|bf16|f32|f64)\s*(?:\[(.*)\])?$")
+TE_TYPE = re.compile(r"^(bool|i8|u8|i32|i64|f8e4m3|f8e5m2|f16|bf16|f32|f64)\s*(?:\[(.*)\])?$")
 
 
 def parse_te_type(text):
@@ -240,7 +245,9 @@ def attach_te(params, te, name):
                           "prototype %d and %d" % (name, len(ins), len(outs),
                                                    len(c_ins), len(c_outs)))
     for (tname, dtype, dims), p in zip(ins + outs, c_ins + c_outs):
-        if dtype is not None and dtype != p.dtype:
+        if dtype is not None and dtype != p.dtype and DTYPE_TO_C.get(dtype) == base_ctype(p.ctype):
+            p.dtype = dtype  # u8, which C spells as bool's uint8_t
+        elif dtype is not None and dtype != p.dtype:
             raise HeaderError("%s: %s is %s in the .te signature but %s in C"
                               % (name, p.name, dtype, p.ctype))
         if p.by_value and dims:

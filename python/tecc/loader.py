@@ -8,6 +8,7 @@ pointers (ints) it needs every size variable given explicitly.
 """
 
 import ctypes
+import math
 import os
 import struct
 
@@ -55,9 +56,42 @@ def f16_bits(value):
     return struct.unpack("<H", struct.pack("<e", float(value)))[0]
 
 
-SCALAR_CTYPES = {"bool": ctypes.c_uint8, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
-                 "f16": ctypes.c_uint16, "bf16": ctypes.c_uint16, "f32": ctypes.c_float,
-                 "f64": ctypes.c_double}
+def f8_bits(dtype, value):
+    """Rounds a Python float to float8 as torch's casts do: through float32,
+    then to nearest even; e4m3 has no infinity (beyond 464 is NaN, 0x7f),
+    e5m2 overflows to infinity; NaN keeps its sign."""
+    man, exp_bits, finite_only = (3, 4, True) if dtype == "f8e4m3" else (2, 5, False)
+    bias = (1 << (exp_bits - 1)) - 1
+    x = struct.unpack("<f", struct.pack("<f", float(value)))[0]
+    sign = 0x80 if math.copysign(1.0, x) < 0 else 0
+    top = (1 << (exp_bits + man)) - 1  # 0x7f
+    if math.isnan(x):
+        return sign | top
+    a = abs(x)
+    if math.isinf(a):
+        return sign | (top if finite_only else 0x7c)
+    step = 2.0 ** (1 - bias - man)  # the subnormal step
+    if a >= 2.0 ** (1 - bias):
+        step = 2.0 ** (math.frexp(a)[1] - 1 - man)
+    q = a / step
+    r = math.floor(q)
+    if q - r > 0.5 or (q - r == 0.5 and r % 2 == 1):
+        r += 1
+    v = r * step
+    largest = 448.0 if finite_only else 57344.0
+    if v > largest:
+        return sign | (top if finite_only else 0x7c)
+    if v < 2.0 ** (1 - bias):
+        return sign | int(v / 2.0 ** (1 - bias - man))
+    e = math.frexp(v)[1] - 1
+    m = int(v / 2.0 ** (e - man)) - (1 << man)
+    return sign | ((e + bias) << man) | m
+
+
+SCALAR_CTYPES = {"bool": ctypes.c_uint8, "i8": ctypes.c_int8, "u8": ctypes.c_uint8,
+                 "i32": ctypes.c_int32, "i64": ctypes.c_int64, "f8e4m3": ctypes.c_uint8,
+                 "f8e5m2": ctypes.c_uint8, "f16": ctypes.c_uint16, "bf16": ctypes.c_uint16,
+                 "f32": ctypes.c_float, "f64": ctypes.c_double}
 
 
 def scalar_arg(param, value):
@@ -72,7 +106,7 @@ def scalar_arg(param, value):
                                                              type(value).__name__))
     if param.dtype == "bool":
         return 1 if value else 0
-    if param.dtype in ("i32", "i64"):
+    if param.dtype in ("i8", "u8", "i32", "i64"):
         if isinstance(value, float) and not value.is_integer():
             raise TypeError("%s is %s; got the float %r" % (param.name, param.dtype, value))
         return int(value)
@@ -80,6 +114,8 @@ def scalar_arg(param, value):
         return bf16_bits(value)
     if param.dtype == "f16":
         return f16_bits(value)
+    if param.dtype in ("f8e4m3", "f8e5m2"):
+        return f8_bits(param.dtype, value)
     return float(value)
 
 

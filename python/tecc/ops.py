@@ -29,7 +29,8 @@ from .checks import TORCH_DTYPES, TensorInfo, check_inputs, output_specs
 from .header import HeaderError, gradients
 
 # .te dtype of a by-value input -> the schema's scalar type.
-SCHEMA_SCALARS = {"bool": "bool", "i32": "int", "i64": "int", "f16": "float",
+SCHEMA_SCALARS = {"bool": "bool", "i8": "int", "u8": "int", "i32": "int", "i64": "int",
+                  "f8e4m3": "float", "f8e5m2": "float", "f16": "float",
                   "bf16": "float", "f32": "float", "f64": "float"}
 
 

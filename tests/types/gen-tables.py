@@ -8,9 +8,10 @@ promotion.tsv: OP  LHS  RHS  RESULT    (RHS '-' for unary ops and reductions)
   RESULT is the dtype of the output y, or 'error'.
 broadcast.tsv: LHS-SHAPE  RHS-SHAPE  RESULT-SHAPE-or-error
 """
-DT = ['bool', 'i32', 'i64', 'f16', 'bf16', 'f32', 'f64']
-RANK = {'bool': 0, 'i32': 1, 'i64': 2, 'f16': 3, 'bf16': 3, 'f32': 4, 'f64': 5}
-FLOAT = {'f16', 'bf16', 'f32', 'f64'}
+DT = ['bool', 'i8', 'u8', 'i32', 'i64', 'f8e4m3', 'f8e5m2', 'f16', 'bf16', 'f32', 'f64']
+RANK = {'bool': 0, 'i8': 1, 'u8': 1, 'i32': 2, 'i64': 3, 'f8e4m3': 4, 'f8e5m2': 4,
+        'f16': 4, 'bf16': 4, 'f32': 5, 'f64': 6}
+FLOAT = {'f8e4m3', 'f8e5m2', 'f16', 'bf16', 'f32', 'f64'}
 WEAK = ['int', 'float']
 
 
@@ -26,8 +27,8 @@ def promote(a, b):
         return a if a in FLOAT else 'f32'
     if a == b:
         return a
-    if {a, b} == {'f16', 'bf16'}:
-        return 'f32'
+    if RANK[a] == RANK[b]:  # i8 and u8; two different 8/16-bit floats
+        return 'f32' if a in FLOAT else 'i32'
     return a if RANK[a] > RANK[b] else b
 
 
@@ -84,7 +85,7 @@ def reduction(op, a):
     if op == 'argmax':
         return 'i64'
     if op in ('sum', 'prod'):
-        return 'i64' if a == 'bool' else a
+        return 'i64' if a == 'bool' else 'i32' if a in ('i8', 'u8') else a
     if op in ('mean', 'var'):
         return a if a in FLOAT else ('f64' if a == 'i64' else 'f32')
     return a  # max, min
