@@ -25,7 +25,7 @@ static void ok(int cond, const char *fmt, ...) {
 
 static size_t dtype_size_of(DType t) {
   static const size_t sizes[] = {
-#define X(e, name, ctype, size) size,
+#define X(e, name, ctype, size, comp) size,
       TECC_DTYPES(X)
 #undef X
   };
@@ -251,6 +251,59 @@ static void test_16bit(void) {
   float got;
   run(NULL, (double[]){1.0 / 3}, NULL, &got);
   ok(got == (float)(0.333251953125 + 0.25), "cast to f16 rounds before the f32 add");
+}
+
+/* The 8-bit floats as PyTorch's float8_e4m3fn and float8_e5m2. */
+static void test_8bit_floats(void) {
+  const DType e4 = DT_F8E4M3, e5 = DT_F8E5M2;
+  ok(interp_f8_bits(e4, 1.0) == 0x38 && interp_f8_bits(e4, -2.0) == 0xC0, "e4m3 encodes 1 and -2");
+  ok(interp_f8_bits(e4, 448.0) == 0x7E && interp_f8_bits(e4, 464.0) == 0x7E, "e4m3: 448 is the largest; 464 ties down to it");
+  ok(interp_f8_bits(e4, 464.5) == 0x7F && interp_f8_bits(e4, -480.0) == 0xFF && interp_f8_bits(e4, INFINITY) == 0x7F,
+     "e4m3: beyond 464 and infinity are NaN, with the sign");
+  ok(interp_f8_bits(e4, -NAN) == 0xFF && interp_f8_bits(e4, NAN) == 0x7F, "e4m3: NaN keeps its sign");
+  ok(interp_f8_bits(e4, ldexp(1, -9)) == 0x01 && interp_f8_bits(e4, ldexp(1, -10)) == 0x00 &&
+         interp_f8_bits(e4, 3 * ldexp(1, -10)) == 0x02,
+     "e4m3 subnormals, ties to even");
+  ok(interp_f8_bits(e4, 1 + ldexp(1, -4)) == 0x38 && interp_f8_bits(e4, 1 + 3 * ldexp(1, -4)) == 0x3A,
+     "e4m3 rounds to nearest even");
+  ok(isnan(interp_f8_value(e4, 0x7F)) && isnan(interp_f8_value(e4, 0xFF)) && interp_f8_value(e4, 0x7E) == 448.0 &&
+         interp_f8_value(e4, 0x80) == 0 && signbit(interp_f8_value(e4, 0x80)),
+     "e4m3 decodes NaN, 448 and -0");
+  ok(interp_f8_bits(e5, 57344.0) == 0x7B && interp_f8_bits(e5, 61439.0) == 0x7B && interp_f8_bits(e5, 61440.0) == 0x7C &&
+         interp_f8_bits(e5, -INFINITY) == 0xFC,
+     "e5m2 overflows to infinity at 61440");
+  ok(interp_f8_bits(e5, -NAN) == 0xFF && interp_f8_bits(e5, ldexp(1, -16)) == 0x01, "e5m2: signed NaN, subnormals");
+  ok(isinf(interp_f8_value(e5, 0x7C)) && isnan(interp_f8_value(e5, 0x7D)) && interp_f8_value(e5, 0x3C) == 1.0,
+     "e5m2 decodes inf, NaN and 1");
+  /* The double goes through f32 first, as PyTorch's cast does: a value
+   * just above a tie in double that f32 rounds onto the tie. */
+  ok(interp_f8_bits(e4, 1 + ldexp(1, -4) + ldexp(1, -40)) == 0x38, "e4m3 from f64 rounds through f32");
+  for (int b = 0; b < 256; b++) {
+    double v = interp_f8_value(e4, (uint8_t)b);
+    if (!isnan(v) && interp_f8_bits(e4, v) != b)
+      ok(0, "e4m3 %#x round trip", b);
+    v = interp_f8_value(e5, (uint8_t)b);
+    if (!isnan(v) && interp_f8_bits(e5, v) != b)
+      ok(0, "e5m2 %#x round trip", b);
+  }
+  ok(1, "every finite 8-bit float code round-trips");
+}
+
+/* i8 and u8: a float saturates, an integer wraps, as i32 does. */
+static void test_8bit_ints(void) {
+  begin(0);
+  Value *x = input(DT_F32, SHAPE(6));
+  output(node(IR_CAST, DT_I8, x->shape, x, NULL, NULL), DT_I8);
+  int8_t got[6];
+  run(NULL, (float[]){300, -300, 1.9f, -1.9f, NAN, -128.5f}, NULL, got);
+  ok(got[0] == 127 && got[1] == -128 && got[2] == 1 && got[3] == -1 && got[4] == 0 && got[5] == -128,
+     "f32 -> i8 truncates and saturates, NaN 0");
+  begin(0);
+  x = input(DT_I32, SHAPE(3));
+  output(node(IR_CAST, DT_U8, x->shape, x, NULL, NULL), DT_U8);
+  uint8_t u[3];
+  run(NULL, (int32_t[]){256 + 7, -1, 255}, NULL, u);
+  ok(u[0] == 7 && u[1] == 255 && u[2] == 255, "i32 -> u8 wraps");
 }
 
 static void test_nan_rules(void) {
@@ -672,6 +725,8 @@ int main(void) {
   test_float_divmod();
   test_casts();
   test_16bit();
+  test_8bit_floats();
+  test_8bit_ints();
   test_nan_rules();
   test_argmax();
   test_empty();
