@@ -81,11 +81,20 @@ static void casts(void) {
   is_int(fold_cast(DT_F32, (Scalar){0, NAN}, DT_BOOL).i, 1, "NaN -> bool is true");
   is_int(fold_cast(DT_I64, (Scalar){4294967297LL, 0}, DT_I32).i, 1, "i64 -> i32 wraps");
   is_int(fold_cast(DT_I32, (Scalar){-3, 0}, DT_BOOL).i, 1, "-3 -> bool");
+  is_int(fold_cast(DT_F32, (Scalar){0, 200.5}, DT_I8).i, 127, "200.5 -> i8 saturates");
+  is_int(fold_cast(DT_F32, (Scalar){0, -0.9}, DT_U8).i, 0, "-0.9 -> u8 truncates to 0");
+  is_int(fold_cast(DT_F32, (Scalar){0, -7}, DT_U8).i, 0, "-7.0 -> u8 saturates");
+  is_int(fold_cast(DT_I32, (Scalar){-1, 0}, DT_U8).i, 255, "-1 -> u8 wraps");
+  is_int(fold_cast(DT_I64, (Scalar){384, 0}, DT_I8).i, -128, "384 -> i8 wraps");
+  is_double(fold_round(DT_F8E4M3, 470.0), NAN, "e4m3 470 rounds past 448: NaN");
+  is_double(fold_round(DT_F8E4M3, -464.0), -448.0, "e4m3 -464 ties down to -448");
+  is_double(fold_round(DT_F8E5M2, 61440.0), INFINITY, "e5m2 61440 overflows");
+  is_double(fold_round(DT_F8E5M2, 0.3), 0.3125, "e5m2 0.3");
   is_double(fold_cast(DT_I64, (Scalar){16777217, 0}, DT_F32).f, 16777216.0, "i64 -> f32 rounds");
 }
 
 int main(void) {
-  plan(17 + 17 + 10 + 9);
+  plan(17 + 17 + 10 + 9 + 9);
   rounding();
   integers();
   floats();
