@@ -55,12 +55,13 @@ __device__ __forceinline__ uint16_t f64_to_bf16(double d) { return f32_to_bf16(f
  * are computed in f32.  A conversion from f32 gives the bits PyTorch's
  * x.to(dtype) gives for every float: to nearest, ties to even, subnormals
  * included, the sign kept (for zero and NaN too).  What does not fit: in
- * e4m3 |x| > 464 (past the tie between 448, the largest, and 480, where
- * code 0x7f would be), inf and NaN give NaN 0x7f; in e5m2 |x| >= 61440
- * (the tie between 57344 and 2^16, to even) and inf give inf 0x7c, NaN
- * gives 0x7f.  sm_89 and newer convert two values in one cvt; before, the
- * _soft functions, integer arithmetic on the f32 bits, which the hardware
- * path must match bit for bit (tests/runtime/f8.sh, every float). */
+ * e4m3, |x| > 464 (past the tie between 448, the largest, and 480, where
+ * code 0x7f would be: c10 rounds 464 < |x| < 480 into 0x7f, a NaN, not
+ * to 448), inf and NaN give NaN 0x7f; in e5m2, |x| >= 61440 (the tie
+ * between 57344 and 2^16, to even) and inf give inf 0x7c, NaN gives 0x7f.
+ * sm_89 and newer convert two values in one cvt; before, the _soft
+ * functions, integer arithmetic on the f32 bits, which the hardware path
+ * must match bit for bit (tests/runtime/f8.sh, every float). */
 
 /* The sign of x as the sign bit of a byte. */
 __device__ __forceinline__ uint32_t f8_sign(float x) { return __float_as_uint(x) >> 24 & 0x80u; }
