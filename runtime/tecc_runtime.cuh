@@ -48,6 +48,160 @@ __device__ __forceinline__ float f64_to_f32_odd(double d) {
 __device__ __forceinline__ uint16_t f64_to_f16(double d) { return f32_to_f16(f64_to_f32_odd(d)); }
 __device__ __forceinline__ uint16_t f64_to_bf16(double d) { return f32_to_bf16(f64_to_f32_odd(d)); }
 
+/* @piece f8e4m3_to_f32 f8e5m2_to_f32 f32_to_f8e4m3 f32_to_f8e5m2 f8e4m3x2_to_f32x2 f8e5m2x2_to_f32x2 f32x2_to_f8e4m3x2 f32x2_to_f8e5m2x2 round_f8e4m3 round_f8e5m2 f64_to_f8e4m3 f64_to_f8e5m2 f8e4m3_to_f32_soft f32_to_f8e4m3_soft f32_to_f8e5m2_soft */
+/* ---- 8-bit float storage types (uint8_t bit patterns) ------------------ */
+/* f8e4m3 is torch.float8_e4m3fn (bias 7, no infinities, S.1111.111 NaN)
+ * and f8e5m2 torch.float8_e5m2 (bias 15, IEEE-like: inf S.11111.00); both
+ * are computed in f32.  A conversion from f32 gives the bits PyTorch's
+ * x.to(dtype) gives for every float: to nearest, ties to even, subnormals
+ * included, the sign kept (for zero and NaN too).  What does not fit: in
+ * e4m3, |x| > 464 (past the tie between 448, the largest, and 480, where
+ * code 0x7f would be: c10 rounds 464 < |x| < 480 into 0x7f, a NaN, not
+ * to 448), inf and NaN give NaN 0x7f; in e5m2, |x| >= 61440 (the tie
+ * between 57344 and 2^16, to even) and inf give inf 0x7c, NaN gives 0x7f.
+ * sm_89 and newer convert two values in one cvt; before, the _soft
+ * functions, integer arithmetic on the f32 bits, which the hardware path
+ * must match bit for bit (tests/runtime/f8.sh, every float). */
+
+/* The sign of x as the sign bit of a byte. */
+__device__ __forceinline__ uint32_t f8_sign(float x) { return __float_as_uint(x) >> 24 & 0x80u; }
+
+/* m / 2^sh rounded to nearest, ties to even; 1 <= sh <= 31, m < 2^31. */
+__device__ __forceinline__ uint32_t f8_shift_rne(uint32_t m, int sh) {
+  return (m + (1u << (sh - 1)) - 1u + (m >> sh & 1u)) >> sh;
+}
+
+/* The code of a = |x|'s bits (finite, not past the largest code) in a
+ * format of `drop` fewer mantissa bits than f32 whose exponent is f32's
+ * less `off` (e4m3: 20 and 120, e5m2: 21 and 112).  Normal results shift
+ * the rebiased bits, a carry out of the mantissa stepping the exponent;
+ * below the smallest normal, 2^(1 - bias), the mantissa with its implicit
+ * bit shifts into the subnormal units (2^-9, 2^-16), a carry giving the
+ * smallest normal's code.  f32 subnormals shift to 0 with the rest. */
+__device__ __forceinline__ uint32_t f8_round_abs(uint32_t a, uint32_t off, int drop) {
+  if (a >= (off + 1u) << 23) return f8_shift_rne(a - (off << 23), drop);
+  const int sh = (int)(off + 1u) + drop - (int)(a >> 23);
+  return f8_shift_rne((a & 0x7fffffu) | 0x800000u, sh < 31 ? sh : 31);
+}
+
+__device__ __forceinline__ uint8_t f32_to_f8e4m3_soft(float x) {
+  const uint32_t a = __float_as_uint(x) & 0x7fffffffu;
+  return (uint8_t)(f8_sign(x) | (a > 0x43e80000u /* 464 */ ? 0x7fu : f8_round_abs(a, 120, 20)));
+}
+__device__ __forceinline__ uint8_t f32_to_f8e5m2_soft(float x) {
+  const uint32_t a = __float_as_uint(x) & 0x7fffffffu;
+  const uint32_t r = a > 0x7f800000u ? 0x7fu : a >= 0x47700000u /* 61440 */ ? 0x7cu : f8_round_abs(a, 112, 21);
+  return (uint8_t)(f8_sign(x) | r);
+}
+
+/* e4m3 -> f32: exponent 1 to 15 rebias (+120) in place; subnormals are
+ * m 2^-9, by an int-to-float conversion and an exact product (not f32
+ * subnormals, which -ftz would flush). */
+__device__ __forceinline__ float f8e4m3_to_f32_soft(uint8_t b) {
+  const uint32_t em = b & 0x7fu;
+  float v = em >= 8u ? __uint_as_float((em << 20) + (120u << 23)) : (float)em * 0.001953125f;
+  if (em == 0x7fu) v = __uint_as_float(0x7fc00000u);
+  return __uint_as_float(__float_as_uint(v) | (uint32_t)(b & 0x80u) << 24);
+}
+/* e5m2 is f16 without its low byte: f16 -> f32 is exact, NaN and inf
+ * included.  A byte move on every architecture, as cheap as sm_89's cvt
+ * from e5m2x2, so there is no hardware path. */
+__device__ __forceinline__ float f8e5m2_to_f32(uint8_t b) {
+  return __half2float(__ushort_as_half((unsigned short)((unsigned)b << 8)));
+}
+__device__ __forceinline__ float2 f8e5m2x2_to_f32x2(uint16_t w) {
+  return make_float2(f8e5m2_to_f32((uint8_t)w), f8e5m2_to_f32((uint8_t)(w >> 8)));
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+/* cvt of two floats: the first source goes to the high byte (PTX ISA). */
+__device__ __forceinline__ uint32_t f8_cvt_e4m3x2(float hi, float lo) {
+  uint16_t r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+__device__ __forceinline__ uint32_t f8_cvt_e5m2x2(float hi, float lo) {
+  uint16_t r;
+  asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+/* satfinite gives the largest finite value where PyTorch gives NaN (e4m3)
+ * or inf (e5m2), and a NaN without the input's sign: where |x| is past the
+ * last value that rounds to a finite code, or NaN, the code PyTorch gives
+ * instead (a compare and a select). */
+__device__ __forceinline__ uint32_t f8e4m3_fix(float x, uint32_t b) {
+  return ::fabsf(x) <= 464.0f ? b : f8_sign(x) | 0x7fu;
+}
+__device__ __forceinline__ uint32_t f8e5m2_fix(float x, uint32_t b) {
+  return ::fabsf(x) < 61440.0f ? b : f8_sign(x) | (x != x ? 0x7fu : 0x7cu);
+}
+/* Two e4m3 codes (low byte the first) as f16x2, exact, then f32. */
+__device__ __forceinline__ float2 f8_cvt_f32x2_e4m3x2(uint16_t w) {
+  uint32_t h;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(w));
+  return make_float2(__half2float(__ushort_as_half((unsigned short)h)),
+                     __half2float(__ushort_as_half((unsigned short)(h >> 16))));
+}
+#endif
+
+__device__ __forceinline__ uint8_t f32_to_f8e4m3(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return (uint8_t)f8e4m3_fix(x, f8_cvt_e4m3x2(0.0f, x) & 0xffu);
+#else
+  return f32_to_f8e4m3_soft(x);
+#endif
+}
+__device__ __forceinline__ uint8_t f32_to_f8e5m2(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return (uint8_t)f8e5m2_fix(x, f8_cvt_e5m2x2(0.0f, x) & 0xffu);
+#else
+  return f32_to_f8e5m2_soft(x);
+#endif
+}
+/* Two values to the two bytes of a store, lo in the low byte. */
+__device__ __forceinline__ uint16_t f32x2_to_f8e4m3x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  const uint32_t r = f8_cvt_e4m3x2(hi, lo);
+  return (uint16_t)(f8e4m3_fix(lo, r & 0xffu) | f8e4m3_fix(hi, r >> 8) << 8);
+#else
+  return (uint16_t)(f32_to_f8e4m3_soft(lo) | (uint32_t)f32_to_f8e4m3_soft(hi) << 8);
+#endif
+}
+__device__ __forceinline__ uint16_t f32x2_to_f8e5m2x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  const uint32_t r = f8_cvt_e5m2x2(hi, lo);
+  return (uint16_t)(f8e5m2_fix(lo, r & 0xffu) | f8e5m2_fix(hi, r >> 8) << 8);
+#else
+  return (uint16_t)(f32_to_f8e5m2_soft(lo) | (uint32_t)f32_to_f8e5m2_soft(hi) << 8);
+#endif
+}
+
+__device__ __forceinline__ float f8e4m3_to_f32(uint8_t b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return f8_cvt_f32x2_e4m3x2(b).x;
+#else
+  return f8e4m3_to_f32_soft(b);
+#endif
+}
+/* The two codes of a load, the low byte's in .x. */
+__device__ __forceinline__ float2 f8e4m3x2_to_f32x2(uint16_t w) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return f8_cvt_f32x2_e4m3x2(w);
+#else
+  return make_float2(f8e4m3_to_f32_soft((uint8_t)w), f8e4m3_to_f32_soft((uint8_t)(w >> 8)));
+#endif
+}
+
+/* An explicit cast to an 8-bit float rounds; the value stays in f32. */
+__device__ __forceinline__ float round_f8e4m3(float f) { return f8e4m3_to_f32(f32_to_f8e4m3(f)); }
+__device__ __forceinline__ float round_f8e5m2(float f) { return f8e5m2_to_f32(f32_to_f8e5m2(f)); }
+/* f64 -> f8 as PyTorch does it: the double to float first, to nearest
+ * ((float)d), then to f8.  Two roundings (a double just off an f8 tie can
+ * land on it and go to even), unlike f64_to_f16's rounding to odd: the
+ * point is the same bits as torch's float64 -> float8. */
+__device__ __forceinline__ uint8_t f64_to_f8e4m3(double d) { return f32_to_f8e4m3((float)d); }
+__device__ __forceinline__ uint8_t f64_to_f8e5m2(double d) { return f32_to_f8e5m2((float)d); }
+
 /* @piece exp exp2 expm1 log log2 log10 log1p sqrt rsqrt asin acos atan sinh cosh tanh erf floor ceil round trunc fabs */
 /* ---- float math: one name, f32 and f64 overloads ----------------------- */
 
@@ -777,6 +931,32 @@ template <> __device__ __forceinline__ int64_t float_to_int<int64_t, double>(dou
   if (x <= -9223372036854775808.0) return INT64_MIN;
   if (x >= 9223372036854775808.0) return INT64_MAX;
   return (int64_t)x;
+}
+/* 8-bit targets: both bounds are exact in float, and a value between them
+ * truncates into the type. */
+template <> __device__ __forceinline__ int8_t float_to_int<int8_t, float>(float x) {
+  if (x != x) return 0;
+  if (x <= -128.0f) return INT8_MIN;
+  if (x >= 127.0f) return INT8_MAX;
+  return (int8_t)x;
+}
+template <> __device__ __forceinline__ int8_t float_to_int<int8_t, double>(double x) {
+  if (x != x) return 0;
+  if (x <= -128.0) return INT8_MIN;
+  if (x >= 127.0) return INT8_MAX;
+  return (int8_t)x;
+}
+template <> __device__ __forceinline__ uint8_t float_to_int<uint8_t, float>(float x) {
+  if (x != x) return 0;
+  if (x <= 0.0f) return 0;
+  if (x >= 255.0f) return UINT8_MAX;
+  return (uint8_t)x;
+}
+template <> __device__ __forceinline__ uint8_t float_to_int<uint8_t, double>(double x) {
+  if (x != x) return 0;
+  if (x <= 0.0) return 0;
+  if (x >= 255.0) return UINT8_MAX;
+  return (uint8_t)x;
 }
 
 /* @piece inf_f32 nan_f32 inf_f64 nan_f64 */
