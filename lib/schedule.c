@@ -454,8 +454,10 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   /* a norm's one input: the next rows' loads overlap this row group's
    * sums (on an H100 rmsnorm bf16 at 32768 x 256 +4.7 points of copy,
    * the layernorms +1.2 and +1.5; two held inputs, add_rmsnorm, lost 20:
-   * bench/NOTES.md) */
-  if (rows > 1 && f->held_inputs == 1 && !f->kept) {
+   * bench/NOTES.md); not where an element held takes more than its
+   * share of a pack (an f8 row held in f32 beside bf16 operands, VEC 8:
+   * 32 bytes a pack, whose instances spilled 132 bytes; issue 49) */
+  if (rows > 1 && f->held_inputs == 1 && !f->kept && footprint_held_bytes(f) * vec <= PACK_BYTES) {
     v->prefetch = 1;
     v->sm_threads = MAX_THREADS;
   }
