@@ -79,7 +79,7 @@ def run(argv, here, cases, compiled=default_compiled, table="table"):
         torch.cuda.synchronize()
         ok, worst = c.check(got, want)
         del got, want
-        r = {"case": c.name, "shape": c.shape, "check": "ok" if ok else "FAIL %.3g" % worst}
+        r = {"case": c.name, "shape": c.shape, "check": ("ok %.3g" if ok else "FAIL %.3g") % worst}
         r["tecc"] = timer(lambda i: c.tecc_fn(*xs), 1)
         r["eager"] = timer(lambda i: c.eager(*xs), 1)
         try:

@@ -279,14 +279,34 @@ static const char *arith_expr(Arena *ar, BinaryOp op, DType vt, const char *a, c
   }
 }
 
+/* A reduction's result, or arithmetic of such results and constants (a
+ * quantization's scale max(|x|) / 448, a norm's sqrt(var + eps)): the
+ * same along the axes reduced, computed once a row there.  `depth` bounds
+ * the walk. */
+static int reduction_scalar(const Value *s, int depth) {
+  while (s->op == IR_BROADCAST)
+    s = s->args[0];
+  if (s->op == IR_REDUCE)
+    return 1;
+  if (depth == 0 || (s->op != IR_BINARY && s->op != IR_UNARY && s->op != IR_CAST))
+    return 0;
+  int reduced = 0;
+  for (int i = 0; i < s->nargs; i++) {
+    const Value *a = s->args[i];
+    while (a->op == IR_BROADCAST)
+      a = a->args[0];
+    if (a->op != IR_CONST && !reduction_scalar(a, depth - 1))
+      return 0;
+    reduced |= a->op != IR_CONST;
+  }
+  return reduced;
+}
+
 int cu_by_reciprocal(const Value *v) {
   if (v->op != IR_BINARY || v->bop != BIN_DIV || strcmp(cu_compute_ctype(v->dtype), "float") != 0 ||
       v->args[0]->dtype != v->dtype || v->args[1]->dtype != v->dtype)
     return 0;
-  const Value *s = v->args[1];
-  while (s->op == IR_BROADCAST)
-    s = s->args[0];
-  return s->op == IR_REDUCE;
+  return reduction_scalar(v->args[1], 4);
 }
 
 static const char *binary_expr(Arena *a, Value *v, const char *a0, DType t0, const char *a1, DType t1) {

@@ -135,12 +135,17 @@ __device__ __forceinline__ uint32_t f8e4m3_fix(float x, uint32_t b) {
 __device__ __forceinline__ uint32_t f8e5m2_fix(float x, uint32_t b) {
   return ::fabsf(x) < 61440.0f ? b : f8_sign(x) | (x != x ? 0x7fu : 0x7cu);
 }
+/* The code's sign on f: cvt gives a NaN code the canonical NaN, without
+ * the sign PyTorch's decode keeps (the other values have theirs). */
+__device__ __forceinline__ float f8_signed(float f, uint32_t code) {
+  return __uint_as_float(__float_as_uint(f) | (code & 0x80u) << 24);
+}
 /* Two e4m3 codes (low byte the first) as f16x2, exact, then f32. */
 __device__ __forceinline__ float2 f8_cvt_f32x2_e4m3x2(uint16_t w) {
   uint32_t h;
   asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(w));
-  return make_float2(__half2float(__ushort_as_half((unsigned short)h)),
-                     __half2float(__ushort_as_half((unsigned short)(h >> 16))));
+  return make_float2(f8_signed(__half2float(__ushort_as_half((unsigned short)h)), w),
+                     f8_signed(__half2float(__ushort_as_half((unsigned short)(h >> 16))), (uint32_t)w >> 8));
 }
 #endif
 

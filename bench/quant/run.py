@@ -5,10 +5,14 @@ the next RMSNorm, and symmetric int8 per row.
 
     python3 bench/quant/run.py [--lib K.so --header K.h] [--out DIR]
 
-The 8-bit outputs must be PyTorch's bit for bit (tecc's casts are
-PyTorch's, language.md §9.4, and the scales are the same IEEE divisions);
-the RMSNorm's bf16 output is compared within bf16's rounding.  Timing as
-bench/peers.py says (CUDA events against the ceiling, and kernel time).
+The scales must be within 2 f32 ulp of PyTorch's (tecc divides by 448
+where eager PyTorch multiplies by its reciprocal), the 8-bit values within
+one step of theirs (x / s is x times 1 / s in tecc, abi.md section 6, so a
+value at a rounding tie may go the other way; tecc's casts themselves are
+PyTorch's bit for bit, tests/python/casts8_gpu.sh), and the RMSNorm's bf16
+output within bf16's rounding.  The check reports how many 8-bit values
+differ at all.  Timing as bench/peers.py says (CUDA events against the
+ceiling, and kernel time).
 
 The per-tensor case's ceiling counts x read twice: its one scale depends
 on every element, and x (64 and 224 MB) does not fit in the L2 cache, so
@@ -32,11 +36,19 @@ def cases(torch, lib):
     dev = "cuda"
     out = []
 
-    def same_bits(a, b):
-        """(ok, how many bytes differ) of two tensors of one dtype."""
-        a, b = a.contiguous().view(-1).view(torch.uint8), b.contiguous().view(-1).view(torch.uint8)
-        n = int((a != b).sum())
-        return n == 0, float(n)
+    def within_a_step(a, b, step):
+        """(ok, how many differ) of 8-bit values: equal or NaN alike, else
+        at most one step apart (step(b): the step at b)."""
+        af, bf = a.float().view(-1), b.float().view(-1)
+        same = (af == bf) | (af.isnan() & bf.isnan())
+        near = (af - bf).abs() <= step(bf.abs())
+        return bool((same | near).all()), float((~same).sum())
+
+    def f8_step(m):  # e4m3: 3 mantissa bits; subnormals 2^-9 apart
+        return torch.clamp(m, min=2.0 ** -6) * 0.125
+
+    def int_step(m):
+        return torch.ones_like(m)
 
     def make_x(n, d, seed):
         g = torch.Generator(device=dev).manual_seed(seed)
@@ -61,10 +73,13 @@ def cases(torch, lib):
         h = q.float() * s
         return (h * torch.rsqrt((h * h).mean(-1, keepdim=True) + 1e-6) * w.float()).to(torch.bfloat16)
 
-    def check_pair(a, b):
-        ok_q, nq = same_bits(a[0], b[0])
-        ok_s, ns = same_bits(a[1].reshape(b[1].shape), b[1])
-        return ok_q and ok_s, nq + ns
+    def check_pair(a, b, step=f8_step):
+        ok_q, nq = within_a_step(a[0], b[0], step)
+        ok_s, _ = close(a[1].reshape(b[1].shape), b[1], 0.0, 2.5e-7)
+        return ok_q and ok_s, nq
+
+    def check_i8(a, b):
+        return check_pair(a, b, int_step)
 
     for n, d in SHAPES:
         shape = "%dx%d" % (n, d)
@@ -90,7 +105,7 @@ def cases(torch, lib):
                         lambda q, s, w: lib.dequant_rmsnorm(q, s, w), dequant_rms_torch,
                         lambda a, b: close(a, b, 1e-2, 1e-2)))
         out.append(Case("quant row i8", shape, one_pass, lambda n=n, d=d: make_x(n, d, 6),
-                        lambda x: lib.quant_i8(x), quant_i8_torch, check_pair))
+                        lambda x: lib.quant_i8(x), quant_i8_torch, check_i8))
     return out
 
 

@@ -235,11 +235,12 @@ __global__ void decode_kernel(float *out) {
   o[6] = p5.y;
 }
 
-// The value of code k: NaN as any NaN, else the same bits (-0 included).
+// The value of code k: NaN as a NaN of the code's sign (PyTorch's decode
+// keeps it), else the same bits (-0 included).
 static bool decodes(const Format &f, int k, float got) {
   const int mag = k & 0x7f;
   const bool e4 = f.top == 0x7f;
-  if (e4 ? mag == 0x7f : mag > 0x7c) return isnan(got);
+  if (e4 ? mag == 0x7f : mag > 0x7c) return isnan(got) && (signbit(got) != 0) == ((k & 0x80) != 0);
   const float v = !e4 && mag == 0x7c ? INFINITY : (float)f.value[mag];
   return bits_of(got) == bits_of(k & 0x80 ? -v : v);
 }
