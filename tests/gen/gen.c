@@ -459,6 +459,7 @@ static Val gen_float(int depth);
 static Val gen_int(int depth);
 static Val gen_bool(int depth);
 static Val gen_exact(int depth);
+static Val exact_op(Val a, Val b, int k);
 static Val exact_leaf(void);
 static int pos_leaf(void);
 static int pos_float(Val *out);
@@ -1010,8 +1011,20 @@ static Val gen_exact(int depth) {
     return a;
   Val b = exact_leaf();
   fit_literals(&a, &b);
+  int k = rnd(12);
+  Val r = exact_op(a, b, k);
+  /* literal-only arithmetic stays weak (language.md §8.2): an integer
+   * literal must fit the 8-bit type it meets */
+  static const int unary[12] = {1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1};
+  if (unary[k])
+    r.weak = a.weak;
+  return r;
+}
+
+/* Exact operation k of gen_exact on a (and b). */
+static Val exact_op(Val a, Val b, int k) {
   Dt dfl = is_float(a.dt) ? a.dt : T_F32;
-  switch (rnd(12)) {
+  switch (k) {
   case 0: return mk(fmt("(-%s)", a.text), a.dt, a.sh, -a.hi, -a.lo, 1);
   case 1: return mk(fmt("abs(%s)", a.text), a.dt, a.sh, 0, mag(&a), 1);
   case 2:
@@ -1023,16 +1036,21 @@ static Val gen_exact(int depth) {
     return mk(fmt("%s(%s)", r[rnd(4)], h.text), h.dt, h.sh, h.lo - 1, h.hi + 1, 1);
   }
   case 4: return mk(fmt("sign(%s)", a.text), a.dt, a.sh, -1, 1, 1);
-  case 5:
-    return mk(fmt("maximum(%s, %s)", a.text, b.text), promote(&a, &b), bcast(a.sh, b.sh),
-              dmax(a.lo, b.lo), dmax(a.hi, b.hi), 1);
+  case 5: {
+    Val r = mk(fmt("maximum(%s, %s)", a.text, b.text), promote(&a, &b), bcast(a.sh, b.sh),
+               dmax(a.lo, b.lo), dmax(a.hi, b.hi), 1);
+    r.weak = a.weak && b.weak;
+    return r;
+  }
   case 6: { /* floor division and modulo by an exact non-zero float, or ints */
     Val d = is_float(a.dt) || is_float(b.dt) ? lit_float(chance(50) ? 0.75 : 1.5) : b;
     if (d.lo == 0 && d.hi == 0)
       d = lit_int(3);
     const char *op = chance(50) ? "//" : "%";
     double m = mag(&a) / (is_float(d.dt) ? 0.75 : 1) + mag(&d) + 1;
-    return mk(fmt("(%s %s %s)", a.text, op, d.text), promote(&a, &d), bcast(a.sh, d.sh), -m, m, 1);
+    Val r = mk(fmt("(%s %s %s)", a.text, op, d.text), promote(&a, &d), bcast(a.sh, d.sh), -m, m, 1);
+    r.weak = a.weak && d.weak;
+    return r;
   }
   case 7: { /* times a power of two */
     int e = rnd(5) - 2;
@@ -1077,6 +1095,12 @@ static Val gen_exact(int depth) {
     return mk(fmt("clamp(%s, %g, %g)", a.text, lo, hi - 0.5), a.dt, a.sh, lo, hi - 0.5, 1);
   }
   }
+}
+
+/* An operation on a literal alone is a literal (weak) too. */
+static Val keep_weak(Val r, const Val *a) {
+  r.weak = a->weak;
+  return r;
 }
 
 static Val int_leaf(void) {
@@ -1126,13 +1150,19 @@ static Val gen_int(int depth) {
     Val e = mk(fmt("((%s %% 6) - 1)", b.text), b.dt, b.sh, -1, 4, 1);
     if (chance(30))
       e = lit_int(rnd(4));
+    if (b.weak) /* ((0 % 6) - 1) is a weak -1 */
+      e.weak = 1;
+    base.weak = a.weak;
+    fit_literals(&base, &e);
     double m = pow(mag(&base) > 1 ? mag(&base) : 1, 4);
-    return mk(fmt("(%s ** %s)", base.text, e.text), promote(&base, &e), bcast(base.sh, e.sh), -m,
-              m, 1);
+    Val r = mk(fmt("(%s ** %s)", base.text, e.text), promote(&base, &e), bcast(base.sh, e.sh), -m,
+               m, 1);
+    r.weak = base.weak && e.weak;
+    return r;
   }
-  case 6: return mk(fmt("abs(%s)", a.text), a.dt, a.sh, 0, ma, 1);
-  case 7: return mk(fmt("sign(%s)", a.text), a.dt, a.sh, -1, 1, 1);
-  case 8: return mk(fmt("relu(%s)", a.text), a.dt, a.sh, 0, ma, 1);
+  case 6: return keep_weak(mk(fmt("abs(%s)", a.text), a.dt, a.sh, 0, ma, 1), &a);
+  case 7: return keep_weak(mk(fmt("sign(%s)", a.text), a.dt, a.sh, -1, 1, 1), &a);
+  case 8: return keep_weak(mk(fmt("relu(%s)", a.text), a.dt, a.sh, 0, ma, 1), &a);
   case 9:
     return mk(fmt("%s(%s, %s)", chance(50) ? "maximum" : "minimum", a.text, b.text), d, s, -dmax(ma, mb),
               dmax(ma, mb), 1);
@@ -1236,7 +1266,7 @@ static Val assign(Val v) {
   K->nstmts++;
   Val n = v;
   n.text = name;
-  n.weak = 0;
+  n.weak = v.weak; /* `v = 2` stays weak (language.md §8.2) */
   if (K->npool < MAXPOOL) {
     K->read[K->npool] = 0;
     K->pool[K->npool++] = n;
@@ -1753,7 +1783,7 @@ static const char *declared_type(const Val *v, Dt *dt) {
       to = eight_pick(f8_types, 2);
   } else if (is_int(v->dt) && chance(30) && mag(v) < (1 << 20)) {
     to = chance(50) ? T_I64 : T_F64;
-    if (eight(15)) /* wraps */
+    if (eight(15) && !v->weak) /* wraps (a literal must fit) */
       to = eight_pick(int8_types, 2);
   } else if (v->dt == T_BOOL && chance(30)) {
     to = T_I32;
