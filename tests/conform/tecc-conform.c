@@ -18,6 +18,10 @@
  *
  * Per-program comments tune the inputs:
  *   # conform: range NAME LO HI   inputs NAME (or * for all) drawn in [LO, HI]
+ *                                 (then rounded to f8/f16/bf16, clamped to an
+ *                                 f8's finite range, saturated to i8/u8's;
+ *                                 by default [-2, 2], integers [-5, 5], u8
+ *                                 [0, 10])
  *   # conform: specials NAME      sprinkle NaN, +-inf, +-0 into NAME (or *)
  *   # conform: sizes A=3 B=5      an extra size binding (up to 16 a program)
  *   # conform: max-elements N     skip bindings with a tensor larger than N
@@ -563,15 +567,24 @@ typedef struct Case {
   char label[256];
 } Case;
 
+/* The 8-bit floats: one ulp, 2^-mantissa bits of |ref| (a normal one's
+ * ulp is at most that), and the ulp of the subnormals: an f8 output of an
+ * f32 value that the GPU computes a few f32 ulps away from the reference
+ * rounds to the neighbouring f8 value where the two straddle a rounding
+ * boundary.  Integer outputs (i8, u8) compare exactly. */
 static const struct {
   double rtol, atol;
 } tolerance[DT_COUNT] = {
-    [DT_F64] = {1e-12, 1e-12}, [DT_F32] = {1e-5, 1e-6},
-    [DT_F16] = {2e-3, 1e-5},   [DT_BF16] = {1.6e-2, 1e-5},
+    [DT_F64] = {1e-12, 1e-12},      [DT_F32] = {1e-5, 1e-6},
+    [DT_F16] = {2e-3, 1e-5},        [DT_BF16] = {1.6e-2, 1e-5},
+    [DT_F8E4M3] = {0x1p-3, 0x1p-9}, [DT_F8E5M2] = {0x1p-2, 0x1p-16},
 };
 
 static size_t esize(DType t) { return (size_t)dtype_size(t); }
 
+/* Default ranges: floats in [-2, 2] (an f8 rounds within it), integers
+ * in [-5, 5], u8 in [0, 10] (tests/gen/gen assumes these).  A drawn float
+ * is never zero in its dtype. */
 static double random_value(DType t, const Range *r) {
   if (r && r->specials && rng_next() % 32 == 0) {
     static const double specials[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0};
@@ -580,14 +593,20 @@ static double random_value(DType t, const Range *r) {
   if (t == DT_BOOL)
     return (double)(rng_next() & 1);
   int has = r && !isnan(r->lo);
-  double lo = has ? r->lo : dtype_is_float(t) ? -2 : -5;
-  double hi = has ? r->hi : dtype_is_float(t) ? 2 : 5;
+  double lo = has ? r->lo : dtype_is_float(t) ? -2 : t == DT_U8 ? 0 : -5;
+  double hi = has ? r->hi : dtype_is_float(t) ? 2 : t == DT_U8 ? 10 : 5;
   if (!dtype_is_float(t))
     return floor(lo + rng_unit() * (hi - lo + 1));
-  for (;;) { /* never zero */
+  for (int tries = 0;; tries++) { /* never zero (unless the range is) */
     double x = lo + rng_unit() * (hi - lo);
-    if (x != 0 && interp_round_bf16(x) != 0)
+    if (dtype_is_f8(t)) { /* the f8 value itself, finite: e4m3 is NaN past 464 */
+      double top = t == DT_F8E4M3 ? 448 : 57344;
+      x = interp_f8_value(t, interp_f8_bits(t, fmax(-top, fmin(top, x))));
+      if (x != 0 || tries >= 100)
+        return x;
+    } else if ((x != 0 && interp_round_bf16(x) != 0) || tries >= 100) {
       return x;
+    }
   }
 }
 

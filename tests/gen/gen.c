@@ -26,6 +26,15 @@
  * statements read, and slices with random bounds and steps as outputs,
  * a third of them sliced again along another axis; drawn from a fourth
  * and a fifth stream.
+ * The 8-bit storage types (lib/ops.h: computed in f32 and i32, as §8.4's
+ * 16-bit floats) come in a tenth or so of the
+ * dtype choices, drawn from a stream of their own: inputs i8, u8, f8e4m3,
+ * f8e5m2 (tecc-conform's default ranges: u8 in [0, 10], f8 rounded within
+ * [-2, 2]), casts to them of exact values (an f8 only of a value that stays
+ * finite, e4m3 being NaN past 464), and declared outputs of them; f8
+ * values computed beyond an f8's range are stored as f32 outputs.  An
+ * 8-bit integer that meets a literal it cannot hold (u8 + (-1)) is
+ * widened to i32 first.
  * The same seed gives the same file.  --implicit (with one kernel) writes
  * the implicit-kernel form.
  *
@@ -37,9 +46,12 @@
  *     0.9 * tanh(v), denominators bounded away from 0) and magnitudes are
  *     squashed before they could overflow or underflow f32;
  *   - discontinuous operations (comparisons, floor/ceil/round/trunc/sign,
- *     //, %, casts to integers or to 16-bit floats, argmax/argmin) only see
- *     EXACT values: inputs and what is computed from them without rounding,
- *     so the GPU and the reference see the same bits;
+ *     //, %, casts to integers or to 8- and 16-bit floats, argmax/argmin)
+ *     only see EXACT values: inputs and what is computed from them without
+ *     rounding, so the GPU and the reference see the same bits (an f8 cast
+ *     rounds through f32 on both sides; an 8-bit integer cast truncates
+ *     and saturates a float, wraps an integer); an f8 output of an inexact
+ *     value may be one f8 ulp off, which tecc-conform's f8 tolerance is;
  *   - f32 sums and means only add values of one sign (or in f64);
  *   - integer ** uses small bases and exponents;
  *   - a gradient's kinks (abs, relu, maximum, clamp, max at a tie) are
@@ -58,11 +70,49 @@
 
 enum { MAXRANK = 4, MAXPOOL = 64, MAXIN = 5, MAXSV = 4 };
 
-typedef enum { T_BOOL, T_I32, T_I64, T_F16, T_BF16, T_F32, T_F64, T_N } Dt;
-static const char *const dt_name[T_N] = {"bool", "i32", "i64", "f16", "bf16", "f32", "f64"};
+/* The 8-bit storage types come last: T_I32 .. T_F64 stay a range. */
+typedef enum {
+  T_BOOL, T_I32, T_I64, T_F16, T_BF16, T_F32, T_F64,
+  T_I8, T_U8, T_F8E4M3, T_F8E5M2, T_N
+} Dt;
+static const char *const dt_name[T_N] = {"bool", "i32", "i64", "f16", "bf16", "f32",
+                                         "f64", "i8", "u8", "f8e4m3", "f8e5m2"};
 
-static int is_float(Dt t) { return t >= T_F16; }
-static int is_int(Dt t) { return t == T_I32 || t == T_I64; }
+static int is_f8(Dt t) { return t == T_F8E4M3 || t == T_F8E5M2; }
+static int is_int8(Dt t) { return t == T_I8 || t == T_U8; }
+static int is_float(Dt t) { return (t >= T_F16 && t <= T_F64) || is_f8(t); }
+static int is_int(Dt t) { return t == T_I32 || t == T_I64 || is_int8(t); }
+/* A storage type: computed in f32 (8- and 16-bit floats) or i32 (8-bit
+ * integers), rounded or wrapped only where stored. */
+static int is_lowp_storage(Dt t) { return t == T_F16 || t == T_BF16 || is_f8(t); }
+
+/* Promotion ranks (language.md §8.1): bool < {i8, u8} < i32 < i64 <
+ * {f8e4m3, f8e5m2, f16, bf16} < f32 < f64. */
+static int dt_rank(Dt t) {
+  static const int rank[T_N] = {[T_BOOL] = 0,   [T_I8] = 1,     [T_U8] = 1,  [T_I32] = 2,
+                                [T_I64] = 3,    [T_F8E4M3] = 4, [T_F8E5M2] = 4, [T_F16] = 4,
+                                [T_BF16] = 4,   [T_F32] = 5,    [T_F64] = 6};
+  return rank[t];
+}
+
+/* The largest magnitude a cast to (or a store of) the f8 type t keeps
+ * finite with some room: e4m3 has no infinity and is NaN beyond 464, e5m2
+ * overflows to inf beyond 61440. */
+static double f8_max(Dt t) { return t == T_F8E4M3 ? 440 : 57000; }
+
+/* x rounded to the nearest value of the f8 type t (ties even; no
+ * overflow: callers keep |x| <= f8_max).  Monotone, so it maps bounds to
+ * bounds. */
+static double round_f8(Dt t, double x) {
+  int mbits = t == T_F8E4M3 ? 3 : 2, emin = t == T_F8E4M3 ? -6 : -14;
+  if (x == 0 || !isfinite(x))
+    return x;
+  int e = (int)floor(log2(fabs(x)));
+  if (e < emin)
+    e = emin;
+  double q = ldexp(1, e - mbits);
+  return nearbyint(x / q) * q;
+}
 
 /* ---- random numbers (splitmix64) ------------------------------------------ */
 
@@ -77,6 +127,17 @@ static uint64_t next_u64(void) {
 
 static int rnd(int n) { return n <= 1 ? 0 : (int)(next_u64() % (uint64_t)n); }
 static int chance(int percent) { return rnd(100) < percent; }
+
+static int stream_rnd(uint64_t *stream, int n);
+
+/* Whether a choice takes an 8-bit type (an input's dtype, a cast, a
+ * declared output) is drawn from a stream of its own: a kernel that draws
+ * none comes out as before they existed. */
+static uint64_t rng_8bit;
+
+static int eight(int percent) { return stream_rnd(&rng_8bit, 100) < percent; }
+static Dt eight_pick(const Dt *among, int n) { return among[stream_rnd(&rng_8bit, n)]; }
+static const Dt f8_types[] = {T_F8E4M3, T_F8E5M2}, int8_types[] = {T_I8, T_U8};
 
 /* ---- strings ---------------------------------------------------------------- */
 
@@ -201,9 +262,11 @@ static Dt promote(const Val *a, const Val *b) {
   if (b->weak && !a->weak)
     return promote(b, a);
   Dt x = a->dt, y = b->dt;
-  if ((x == T_F16 && y == T_BF16) || (x == T_BF16 && y == T_F16))
-    return T_F32;
-  return x > y ? x : y;
+  if (x == y)
+    return x;
+  if (dt_rank(x) == dt_rank(y)) /* i8 + u8: i32; f16 + bf16, f8 + f16: f32 */
+    return is_float(x) ? T_F32 : T_I32;
+  return dt_rank(x) > dt_rank(y) ? x : y;
 }
 
 /* The dtype of float math on a value of dtype t. */
@@ -228,6 +291,56 @@ static Val lit_int(long x) {
              (double)x, 1);
   v.weak = 1;
   return v;
+}
+
+/* ---- the 8-bit types ----------------------------------------------------------------- */
+
+static void int8_range(Dt t, double *lo, double *hi) {
+  *lo = t == T_I8 ? -128 : 0;
+  *hi = t == T_I8 ? 127 : 255;
+}
+
+/* An 8-bit integer operand that meets an integer literal it cannot hold
+ * (sema refuses `u8 + (-1)` and `i8 * 200`, language.md §8.2) is widened
+ * to i32 first.  A value of an 8-bit dtype is computed in i32, so the
+ * widening only names its dtype. */
+static void fit_literals(Val *a, Val *b) {
+  for (int k = 0; k < 2; k++) {
+    const Val *l = k ? b : a;
+    Val *o = k ? a : b;
+    double lo, hi;
+    if (!l->weak || o->weak || is_float(l->dt) || !is_int8(o->dt))
+      continue;
+    int8_range(o->dt, &lo, &hi);
+    if (l->lo < lo || l->hi > hi)
+      *o = mk(fmt("i32(%s)", o->text), T_I32, o->sh, o->lo, o->hi, o->exact);
+  }
+}
+
+/* Whether an exact value a may be cast to the 8-bit type t: to an f8, a
+ * number that stays finite and, from an integer, converts to f32 exactly
+ * (casts to f8 go through f32 on both sides); to i8 or u8, any number
+ * (from a float it truncates and saturates, from an integer it wraps). */
+static int cast8_ok(const Val *a, Dt t) {
+  if (!a->exact || a->dt == T_BOOL || a->weak)
+    return 0;
+  return !is_f8(t) || mag(a) <= f8_max(t);
+}
+
+/* t(a), an exact value a cast to the 8-bit type t (cast8_ok): exact too,
+ * for both sides round (to nearest even) or truncate the same bits. */
+static Val cast8(Val a, Dt t) {
+  double lo = a.lo, hi = a.hi, rl, rh;
+  if (is_f8(t)) {
+    lo = round_f8(t, lo), hi = round_f8(t, hi);
+  } else {
+    int8_range(t, &rl, &rh);
+    if (is_float(a.dt)) /* truncates and saturates */
+      lo = dmax(rl, dmin(rh, trunc(lo))), hi = dmax(rl, dmin(rh, trunc(hi)));
+    else if (lo < rl || hi > rh) /* wraps */
+      lo = rl, hi = rh;
+  }
+  return mk(fmt("%s(%s)", dt_name[t], a.text), t, a.sh, lo, hi, 1);
 }
 
 /* ---- the pool of named values ------------------------------------------------------- */
@@ -318,13 +431,24 @@ static Val positive(Val a, double floor) {
 static Val as_float(Val a) {
   if (is_float(a.dt) && a.exact && !a.weak && mag(&a) < 6e4 && chance(25)) {
     Dt h = chance(50) ? T_F16 : T_BF16; /* rounds the same exact value */
+    if (eight(30)) { /* or an 8-bit float */
+      Dt f = eight_pick(f8_types, 2);
+      if (cast8_ok(&a, f))
+        return cast8(a, f);
+    }
     return mk(fmt("%s(%s)", dt_name[h], a.text), h, a.sh, a.lo, a.hi, 1);
   }
   if (is_float(a.dt))
     return a;
   if (a.dt == T_BOOL || mag(&a) > (1 << 20))
-    return mk(fmt("f32(%s)", a.dt == T_BOOL ? a.text : fmt("(%s %% 1000)", a.text)), T_F32,
-              a.sh, a.dt == T_BOOL ? 0 : -1000, a.dt == T_BOOL ? 1 : 1000, a.exact);
+    return mk(fmt("f32(%s)", a.dt == T_BOOL ? a.text
+                                            : fmt(is_int8(a.dt) ? "(i32(%s) %% 1000)" : "(%s %% 1000)", a.text)),
+              T_F32, a.sh, a.dt == T_BOOL ? 0 : -1000, a.dt == T_BOOL ? 1 : 1000, a.exact);
+  if (a.exact && eight(8)) { /* an exact integer as an 8-bit float */
+    Dt f = eight_pick(f8_types, 2);
+    if (cast8_ok(&a, f))
+      return cast8(a, f);
+  }
   Dt d = rnd(3) == 0 ? (chance(50) ? T_F64 : T_F32) : math_dt(a.dt);
   return mk(fmt("%s(%s)", dt_name[d], a.text), d, a.sh, a.lo, a.hi, a.exact);
 }
@@ -335,6 +459,7 @@ static Val gen_float(int depth);
 static Val gen_int(int depth);
 static Val gen_bool(int depth);
 static Val gen_exact(int depth);
+static Val exact_op(Val a, Val b, int k);
 static Val exact_leaf(void);
 static int pos_leaf(void);
 static int pos_float(Val *out);
@@ -556,8 +681,9 @@ static int pos_int(Val *out) {
  *   - a position fraction, index(X, a) / D in [0, 1) (D, X's size along a,
  *     is 0 only where X is empty), or (index % 100) * 0.01;
  *   - a float value divided by a size: x / D only where x has the axis D
- *     (empty when D is 0), else x / (D + 1), or times D % k; 16-bit x in
- *     f32 first (a size over 65504 is inf in f16).
+ *     (empty when D is 0), else x / (D + 1), or times D % k; 8- and 16-bit
+ *     x in f32 first (a size over 65504 is inf in f16, over 464 NaN in
+ *     f8e4m3).
  * Sizes and positions carry no gradient, so grad kernels only see 1 / D
  * as a factor.  0 when the kernel has none. */
 static int pos_float(Val *out) {
@@ -590,7 +716,7 @@ static int pos_float(Val *out) {
     int i = pick_pool(ok_float);
     if (i >= 0) {
       Val x = squash(K->pool[i], 8);
-      if (x.dt == T_F16 || x.dt == T_BF16)
+      if (is_lowp_storage(x.dt)) /* a size is inf or NaN in them */
         x = to_f32(x);
       const char *own[MAXRANK];
       int nown = 0;
@@ -884,8 +1010,21 @@ static Val gen_exact(int depth) {
   if (depth <= 0)
     return a;
   Val b = exact_leaf();
+  fit_literals(&a, &b);
+  int k = rnd(12);
+  Val r = exact_op(a, b, k);
+  /* literal-only arithmetic stays weak (language.md §8.2): an integer
+   * literal must fit the 8-bit type it meets */
+  static const int unary[12] = {1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1};
+  if (unary[k])
+    r.weak = a.weak;
+  return r;
+}
+
+/* Exact operation k of gen_exact on a (and b). */
+static Val exact_op(Val a, Val b, int k) {
   Dt dfl = is_float(a.dt) ? a.dt : T_F32;
-  switch (rnd(12)) {
+  switch (k) {
   case 0: return mk(fmt("(-%s)", a.text), a.dt, a.sh, -a.hi, -a.lo, 1);
   case 1: return mk(fmt("abs(%s)", a.text), a.dt, a.sh, 0, mag(&a), 1);
   case 2:
@@ -897,16 +1036,21 @@ static Val gen_exact(int depth) {
     return mk(fmt("%s(%s)", r[rnd(4)], h.text), h.dt, h.sh, h.lo - 1, h.hi + 1, 1);
   }
   case 4: return mk(fmt("sign(%s)", a.text), a.dt, a.sh, -1, 1, 1);
-  case 5:
-    return mk(fmt("maximum(%s, %s)", a.text, b.text), promote(&a, &b), bcast(a.sh, b.sh),
-              dmax(a.lo, b.lo), dmax(a.hi, b.hi), 1);
+  case 5: {
+    Val r = mk(fmt("maximum(%s, %s)", a.text, b.text), promote(&a, &b), bcast(a.sh, b.sh),
+               dmax(a.lo, b.lo), dmax(a.hi, b.hi), 1);
+    r.weak = a.weak && b.weak;
+    return r;
+  }
   case 6: { /* floor division and modulo by an exact non-zero float, or ints */
     Val d = is_float(a.dt) || is_float(b.dt) ? lit_float(chance(50) ? 0.75 : 1.5) : b;
     if (d.lo == 0 && d.hi == 0)
       d = lit_int(3);
     const char *op = chance(50) ? "//" : "%";
     double m = mag(&a) / (is_float(d.dt) ? 0.75 : 1) + mag(&d) + 1;
-    return mk(fmt("(%s %s %s)", a.text, op, d.text), promote(&a, &d), bcast(a.sh, d.sh), -m, m, 1);
+    Val r = mk(fmt("(%s %s %s)", a.text, op, d.text), promote(&a, &d), bcast(a.sh, d.sh), -m, m, 1);
+    r.weak = a.weak && d.weak;
+    return r;
   }
   case 7: { /* times a power of two */
     int e = rnd(5) - 2;
@@ -922,6 +1066,13 @@ static Val gen_exact(int depth) {
     }
     return a;
   case 9: { /* a cast; to a 16-bit float only from floats */
+    if (eight(25)) { /* to an 8-bit type, f8 only while finite */
+      Dt to = eight(50) ? eight_pick(f8_types, 2) : eight_pick(int8_types, 2);
+      if (!cast8_ok(&a, to))
+        to = eight_pick(int8_types, 2);
+      if (cast8_ok(&a, to))
+        return cast8(a, to);
+    }
     Dt to = (Dt)(T_I32 + rnd(6));
     if ((to == T_F16 || to == T_BF16) && !is_float(a.dt))
       to = T_F32;
@@ -938,11 +1089,18 @@ static Val gen_exact(int depth) {
   default: {
     (void)dfl;
     double lo = -2, hi = 2;
-    if (is_int(a.dt))
-      return mk(fmt("clamp(%s, %d, %d)", a.text, -2, 3), a.dt, a.sh, -2, 3, 1);
+    if (is_int(a.dt)) /* u8 takes no negative literal */
+      return mk(fmt("clamp(%s, %d, %d)", a.text, a.dt == T_U8 ? 0 : -2, 3), a.dt, a.sh,
+                a.dt == T_U8 ? 0 : -2, 3, 1);
     return mk(fmt("clamp(%s, %g, %g)", a.text, lo, hi - 0.5), a.dt, a.sh, lo, hi - 0.5, 1);
   }
   }
+}
+
+/* An operation on a literal alone is a literal (weak) too. */
+static Val keep_weak(Val r, const Val *a) {
+  r.weak = a->weak;
+  return r;
 }
 
 static Val int_leaf(void) {
@@ -956,6 +1114,12 @@ static Val int_leaf(void) {
   if (i >= 0 && is_float(K->pool[i].dt) && mag(&K->pool[i]) < 1e6) {
     Val f = K->pool[i];
     Dt to = chance(50) ? T_I32 : T_I64;
+    if (eight(15)) { /* truncates and saturates */
+      Val f4 = mk(fmt("(%s * 4)", f.text), f.dt, f.sh, f.lo * 4, f.hi * 4, 1);
+      Val c = cast8(f4, eight_pick(int8_types, 2));
+      c.text = fmt("%s%s", dt_name[c.dt], f4.text);
+      return c;
+    }
     return mk(fmt("%s(%s * 4)", dt_name[to], f.text), to, f.sh, trunc(f.lo * 4), trunc(f.hi * 4), 1);
   }
   i = pick_pool(ok_bool);
@@ -971,6 +1135,7 @@ static Val gen_int(int depth) {
   Val b = int_leaf();
   if (a.weak && b.weak) /* literal-only arithmetic says little */
     return a;
+  fit_literals(&a, &b);
   Shape s = bcast(a.sh, b.sh);
   Dt d = promote(&a, &b);
   double ma = mag(&a), mb = mag(&b);
@@ -985,13 +1150,19 @@ static Val gen_int(int depth) {
     Val e = mk(fmt("((%s %% 6) - 1)", b.text), b.dt, b.sh, -1, 4, 1);
     if (chance(30))
       e = lit_int(rnd(4));
+    if (b.weak) /* ((0 % 6) - 1) is a weak -1 */
+      e.weak = 1;
+    base.weak = a.weak;
+    fit_literals(&base, &e);
     double m = pow(mag(&base) > 1 ? mag(&base) : 1, 4);
-    return mk(fmt("(%s ** %s)", base.text, e.text), promote(&base, &e), bcast(base.sh, e.sh), -m,
-              m, 1);
+    Val r = mk(fmt("(%s ** %s)", base.text, e.text), promote(&base, &e), bcast(base.sh, e.sh), -m,
+               m, 1);
+    r.weak = base.weak && e.weak;
+    return r;
   }
-  case 6: return mk(fmt("abs(%s)", a.text), a.dt, a.sh, 0, ma, 1);
-  case 7: return mk(fmt("sign(%s)", a.text), a.dt, a.sh, -1, 1, 1);
-  case 8: return mk(fmt("relu(%s)", a.text), a.dt, a.sh, 0, ma, 1);
+  case 6: return keep_weak(mk(fmt("abs(%s)", a.text), a.dt, a.sh, 0, ma, 1), &a);
+  case 7: return keep_weak(mk(fmt("sign(%s)", a.text), a.dt, a.sh, -1, 1, 1), &a);
+  case 8: return keep_weak(mk(fmt("relu(%s)", a.text), a.dt, a.sh, 0, ma, 1), &a);
   case 9:
     return mk(fmt("%s(%s, %s)", chance(50) ? "maximum" : "minimum", a.text, b.text), d, s, -dmax(ma, mb),
               dmax(ma, mb), 1);
@@ -1003,7 +1174,8 @@ static Val gen_int(int depth) {
       int k = rnd(4);
       double n = reduced_count(a.sh, red);
       double m = k == 0 ? ma * n : k == 1 ? 1e18 : ma;
-      return mk(fmt("%s(%s%s)", ops[k], a.text, ax), a.dt, reduce_shape(a.sh, red), -m, m, 1);
+      Dt rd = k < 2 && is_int8(a.dt) ? T_I32 : a.dt; /* 8-bit sums and products: i32 */
+      return mk(fmt("%s(%s%s)", ops[k], a.text, ax), rd, reduce_shape(a.sh, red), -m, m, 1);
     }
     return a;
   default:
@@ -1027,6 +1199,7 @@ static Val bool_leaf(void) {
   if (i >= 0 && chance(70))
     return K->pool[i];
   Val a = gen_exact(0), b = exact_leaf();
+  fit_literals(&a, &b);
   if (a.weak && b.weak)
     return chance(50) ? mk("true", T_BOOL, (Shape){0, 0}, 0, 1, 1) : mk("false", T_BOOL, (Shape){0, 0}, 0, 1, 1);
   static const char *const cmp[] = {"==", "!=", "<", "<=", ">", ">="};
@@ -1093,7 +1266,7 @@ static Val assign(Val v) {
   K->nstmts++;
   Val n = v;
   n.text = name;
-  n.weak = 0;
+  n.weak = v.weak; /* `v = 2` stays weak (language.md §8.2) */
   if (K->npool < MAXPOOL) {
     K->read[K->npool] = 0;
     K->pool[K->npool++] = n;
@@ -1537,6 +1710,9 @@ static void stmt_slice(void) {
 static const char *const sv_names[] = {"N", "D", "B", "H", "S", "M", "C", "L"};
 
 static Dt random_input_dt(void) {
+  static const Dt eights[] = {T_I8, T_U8, T_F8E4M3, T_F8E5M2};
+  if (eight(12))
+    return eight_pick(eights, 4);
   static const Dt table[] = {T_F32, T_F32, T_F32, T_F32, T_F16, T_BF16, T_F64,
                              T_F64, T_I32, T_I64, T_BOOL, T_F32};
   return table[rnd((int)(sizeof table / sizeof table[0]))];
@@ -1577,7 +1753,10 @@ static const char *make_inputs(int explicit_form) {
       s.full |= ((1u << K->rank) - 1) & ~covered, s.rank = s.full ? K->rank : s.rank;
     covered |= s.full;
     Dt dt = random_input_dt();
-    double lo = dt == T_BOOL ? 0 : is_float(dt) ? -2 : -5, hi = dt == T_BOOL ? 1 : is_float(dt) ? 2 : 5;
+    /* tecc-conform's default ranges; u8 in [0, 10], f8 rounded within
+     * [-2, 2] */
+    double lo = dt == T_BOOL || dt == T_U8 ? 0 : is_float(dt) ? -2 : -5;
+    double hi = dt == T_BOOL ? 1 : dt == T_U8 ? 10 : is_float(dt) ? 2 : 5;
     const char *name = fmt("x%d", i);
     Val v = mk(name, dt, s, lo, hi, 1);
     v.pure = 1;
@@ -1600,14 +1779,24 @@ static const char *declared_type(const Val *v, Dt *dt) {
   if (is_float(v->dt) && chance(40)) {
     static const Dt f[] = {T_F16, T_BF16, T_F32, T_F64};
     to = f[rnd(4)];
+    if (eight(15)) /* rounds to nearest even; one f8 ulp apart at most */
+      to = eight_pick(f8_types, 2);
   } else if (is_int(v->dt) && chance(30) && mag(v) < (1 << 20)) {
     to = chance(50) ? T_I64 : T_F64;
+    if (eight(15) && !v->weak) /* wraps (a literal must fit) */
+      to = eight_pick(int8_types, 2);
   } else if (v->dt == T_BOOL && chance(30)) {
     to = T_I32;
+    if (eight(15))
+      to = eight_pick(int8_types, 2);
   } else if (v->exact && is_float(v->dt) && mag(v) < 1e6 && chance(20)) {
     to = T_I32;
+    if (eight(15)) /* truncates and saturates */
+      to = eight_pick(int8_types, 2);
   }
   if ((to == T_F16 || to == T_BF16) && mag(v) > 6e4)
+    to = T_F32;
+  if (is_f8(to) && mag(v) > f8_max(to))
     to = T_F32;
   *dt = to;
   return fmt("%s%s", dt_name[to], shape_text(v->sh, chance(50)));
@@ -1688,6 +1877,15 @@ static void gen_kernel(FILE *out, int index, int explicit_form) {
     if (explicit_form && !v->noread && chance(50)) {
       const char *ty = declared_type(v, &dt), *name = converted(v, dt);
       outs = fmt("%s%s%s: %s", outs, nout ? ", " : "", name, ty);
+    } else if (is_f8(dt) && !(mag(v) <= f8_max(dt))) {
+      /* an f8 value computed (in f32) beyond the f8 range: NaN or inf
+       * where stored, and where the GPU's f32 and the reference's f64
+       * straddle the overflow threshold, one is finite: stored as f32 */
+      const char *name = new_name();
+      K->body = fmt("%s    %s = f32(%s)\n", K->body, name, v->text);
+      K->nstmts++;
+      dt = T_F32;
+      outs = fmt("%s%s%s", outs, nout ? ", " : "", name);
     } else
       outs = fmt("%s%s%s", outs, nout ? ", " : "", v->text);
     float_outputs += is_float(dt);
@@ -1731,6 +1929,7 @@ int main(int argc, char **argv) {
   rng_take = (seed + 0x2F8B2C1E6A3D5B7Full) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
   rng_slice = (seed + 0x6C8E9CF570932BD5ull) * 0xBF58476D1CE4E5B9ull + 0x94D049BB133111EBull;
   rng_slice2 = (seed + 0x3C6EF372FE94F82Bull) * 0x94D049BB133111EBull + 0xA54FF53A5F1D36F1ull;
+  rng_8bit = (seed + 0x1D8E4E27C47D124Full) * 0xD6E8FEB86659FD93ull + 0x8CB92BA72F3D8DD7ull;
   printf("# generated by tests/gen/gen --seed %llu --kernels %d%s\n", (unsigned long long)seed,
          kernels, implicit ? " --implicit" : "");
   if (max_elements > 0)
