@@ -103,11 +103,17 @@ __device__ __forceinline__ float f8e4m3_to_f32_soft(uint8_t b) {
   if (em == 0x7fu) v = __uint_as_float(0x7fc00000u);
   return __uint_as_float(__float_as_uint(v) | (uint32_t)(b & 0x80u) << 24);
 }
-/* e5m2 is f16 without its low byte: f16 -> f32 is exact, NaN and inf
- * included.  A byte move on every architecture, as cheap as sm_89's cvt
- * from e5m2x2, so there is no hardware path. */
+/* The code's sign on f: the conversions give a NaN code the canonical
+ * NaN, without the sign PyTorch's decode keeps (the other values have
+ * theirs). */
+__device__ __forceinline__ float f8_signed(float f, uint32_t code) {
+  return __uint_as_float(__float_as_uint(f) | (code & 0x80u) << 24);
+}
+/* e5m2 is f16 without its low byte: f16 -> f32 is exact, inf included,
+ * and a NaN's sign put back.  A byte move on every architecture, as cheap
+ * as sm_89's cvt from e5m2x2, so there is no hardware path. */
 __device__ __forceinline__ float f8e5m2_to_f32(uint8_t b) {
-  return __half2float(__ushort_as_half((unsigned short)((unsigned)b << 8)));
+  return f8_signed(__half2float(__ushort_as_half((unsigned short)((unsigned)b << 8))), b);
 }
 __device__ __forceinline__ float2 f8e5m2x2_to_f32x2(uint16_t w) {
   return make_float2(f8e5m2_to_f32((uint8_t)w), f8e5m2_to_f32((uint8_t)(w >> 8)));
@@ -134,11 +140,6 @@ __device__ __forceinline__ uint32_t f8e4m3_fix(float x, uint32_t b) {
 }
 __device__ __forceinline__ uint32_t f8e5m2_fix(float x, uint32_t b) {
   return ::fabsf(x) < 61440.0f ? b : f8_sign(x) | (x != x ? 0x7fu : 0x7cu);
-}
-/* The code's sign on f: cvt gives a NaN code the canonical NaN, without
- * the sign PyTorch's decode keeps (the other values have theirs). */
-__device__ __forceinline__ float f8_signed(float f, uint32_t code) {
-  return __uint_as_float(__float_as_uint(f) | (code & 0x80u) << 24);
 }
 /* Two e4m3 codes (low byte the first) as f16x2, exact, then f32. */
 __device__ __forceinline__ float2 f8_cvt_f32x2_e4m3x2(uint16_t w) {
