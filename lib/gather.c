@@ -63,6 +63,23 @@ static TakeAxis compose(Gather *g, TakeAxis t) {
   return (TakeAxis){g->axis, t.index, start, t.step * g->step};
 }
 
+/* Whether input v's declared shape lines up with its value's, right to
+ * right (a take indexes the declared one): not a gradient's cotangent of
+ * an output declared without the value's axes of 1 (`-> (y: f32[M])` for
+ * an [M, 1] value), which holds the same elements in another shape. */
+static int input_aligned(const Gather *g, const Value *v) {
+  const Shape *s = &g->k->inputs[v->index].shape;
+  const int off = v->shape.rank - s->rank;
+  if (off < 0)
+    return 0;
+  for (int j = 0; j < s->rank; j++) {
+    Dim d = s->d[j];
+    if (!(d.var < 0 && d.size == 1) && !dim_equal(d, v->shape.d[j + off]))
+      return 0;
+  }
+  return 1;
+}
+
 /* Whether input `input` of a take of this rank is 1 along the axis. */
 static int input_one_along(const Gather *g, int input, int rank, int axis) {
   const Shape *s = &g->k->inputs[input].shape;
@@ -150,7 +167,7 @@ Value *gather_value(Gather *g, Value *v) {
     return g->memo[v->id];
   Value *r = NULL;
   switch (v->op) {
-  case IR_INPUT: r = take_input(g, v->index, v->dtype, g->i, g->start, g->step); break;
+  case IR_INPUT: r = input_aligned(g, v) ? take_input(g, v->index, v->dtype, g->i, g->start, g->step) : NULL; break;
   case IR_INDEX: r = g->i; break; /* the position along the axis is the index */
   case IR_BROADCAST: r = gather_value(g, v->args[0]); break;
   case IR_TAKE: r = take_of_take(g, v, axis); break;

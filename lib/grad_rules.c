@@ -436,6 +436,8 @@ typedef struct TakeBack {
   Value *index[TECC_MAX_RANK];  /* the general axes' indices, by slot j */
   Value *ok;                    /* the positions some element read, or NULL */
   Shape shape;                  /* d's and the indices' */
+  int shift;                    /* the take's axis a is axis a + shift of d: the
+                                   1s a broadcast's gradient keeps in front */
 } TakeBack;
 
 static Value *and_fit(Grad *g, Value *a, Value *b, const Shape *full) {
@@ -447,11 +449,11 @@ static Value *and_fit(Grad *g, Value *a, Value *b, const Shape *full) {
  * number in [0, n), else 0 (language.md §9.8). */
 static int d_affine(Grad *g, const Value *v, TakeBack *b, const Shape *full, int j) {
   const TakeAxis t = ir_take_get(v, j);
-  const int axis = t.axis;
+  const int axis = t.axis + b->shift;
   Value *d = grad_binary(g, BIN_SUB, grad_index(g, full, axis), grad_re(g, t.start));
   Value *k = t.step == 1 ? d : grad_binary(g, BIN_FLOORDIV, d, grad_const(g, DT_I64, (double)t.step));
   Value *ok = grad_binary(g, BIN_AND, grad_binary(g, BIN_GE, d, grad_const(g, DT_I64, 0.0)),
-                          grad_binary(g, BIN_LT, k, grad_dim(g, v->shape.d[axis])));
+                          grad_binary(g, BIN_LT, k, grad_dim(g, v->shape.d[t.axis])));
   if (t.step != 1) {
     Value *r = grad_binary(g, BIN_MOD, d, grad_const(g, DT_I64, (double)t.step));
     ok = grad_binary(g, BIN_AND, ok, grad_binary(g, BIN_EQ, r, grad_const(g, DT_I64, 0.0)));
@@ -468,7 +470,8 @@ static int d_affine(Grad *g, const Value *v, TakeBack *b, const Shape *full, int
   if (!dk) {
     if (!g->failed)
       diag_error(g->diags, v->loc, "the gradient of this slice or concat would gather its cotangent "
-                 "through a take along another axis; this is not supported");
+                 "through a take along another axis, or from an output declared without the value's "
+                 "axes of size 1; this is not supported");
     g->failed = 1;
     return 0;
   }
@@ -482,7 +485,7 @@ static int d_affine(Grad *g, const Value *v, TakeBack *b, const Shape *full, int
  * where(index(x, axis) == i, dy, 0), i gathered back to x's positions
  * along the affine axes. */
 static void d_general(Grad *g, const Value *v, TakeBack *b, const Shape *full, int j) {
-  Value *pos = grad_fit(g, grad_index(g, full, ir_take_axis(v, j)), full);
+  Value *pos = grad_fit(g, grad_index(g, full, ir_take_axis(v, j) + b->shift), full);
   Value *at = grad_binary(g, BIN_EQ, pos, grad_fit(g, b->index[j], full));
   b->ok = and_fit(g, b->ok, at, full);
 }
@@ -493,12 +496,17 @@ static void d_general(Grad *g, const Value *v, TakeBack *b, const Shape *full, i
  * (d_affine), then the general axes' picks (d_general). */
 static void d_take(Grad *g, const Value *v, Value *dv) {
   const KernelInput *x = &g->f->inputs[v->index];
-  const int n = ir_take_naxes(v), off = v->shape.rank - x->shape.rank;
-  Shape full = v->shape;
-  TakeBack b = {dv, {0}, NULL, v->shape};
+  const int n = ir_take_naxes(v), shift = dv->shape.rank - v->shape.rank;
+  TakeBack b = {dv, {0}, NULL, dv->shape, shift};
+  if (shift < 0)
+    internal_error("grad: the cotangent of a take has a lower rank than the take");
+  for (int i = 0; i < v->shape.rank; i++) /* the take's shape, with dv's 1s in front */
+    b.shape.d[i + shift] = v->shape.d[i];
+  Shape full = b.shape;
+  const int off = full.rank - x->shape.rank;
   for (int j = 0; j < n; j++) {
-    const int axis = ir_take_axis(v, j);
-    if (!ir_take_step(v, j) && (v->shape.d[axis].var >= 0 || v->shape.d[axis].size != 1))
+    const int axis = ir_take_axis(v, j) + shift;
+    if (!ir_take_step(v, j) && (full.d[axis].var >= 0 || full.d[axis].size != 1))
       internal_error("grad: a take of %s with more than one index reached the grad pass", g->f->name);
     full.d[axis] = x->shape.d[axis - off];
     if (!ir_take_step(v, j))

@@ -423,6 +423,11 @@ static const Case cases[] = {
                         "  a = take(x[..., 1:], t, 0) * 2\n  b = take(x * x, u, 1)[1:, :]\n"
                         "  c = take(take(x, t, 0), v, 1) + take(exp(x)[::2, 1:], t, 0)[:, :1]\n}\n"
                         "kernel g = grad(f)\n", "N=4 D=5", NULL, NULL, {{NULL, -2, 2}, {"t", 0, 1.99}, {"u", 0, 4.99}, {"v", 0, 4.99}}, 0, 0},
+    /* a slice or take broadcast to a higher rank: its cotangent keeps the
+       broadcast's 1s in front (an internal error before) */
+    {"slices broadcast", "kernel f(x: f64[H], y: f64[B, 1], z: f64[N, H], w: f64[B, 1, 1], i: i64[1]) -> (a, b, c) {\n"
+                         "  a = y + x[1:3]\n  b = y + sum(x[1:], 0)\n  c = z[:, 1:2] * w + take(x, i, 0)\n}\n"
+                         "kernel g = grad(f)\n", "B=2 H=4 N=3", NULL, NULL, {{NULL, -2, 2}, {"i", 0, 3.99}}, 0, 0},
     {"concat of two-axis slices", "kernel f(x: f64[N, D]) -> (a, b) {\n"
                                   "  a = concat(x[1:, :1], x[:-1, 1:], 1)\n"
                                   "  b = softmax(concat(x[1:, 1:], x[:1, :-1] * 2, 0), -1)\n}\n"
