@@ -386,21 +386,9 @@ static const char *mem_param(SEmit *e, Value *v) {
 }
 
 /* Element `at` of the 16-bit words `words` (two elements to a word) of
- * dtype t, as f32 (an f8 is held as its f16 value). */
+ * dtype t, as f32. */
 static const char *pair_elem(Arena *a, DType t, const char *words, const char *at) {
   return arena_printf(a, "tecc::%s_pair(%s, %s)", t == DT_BF16 ? "bf16" : "f16", words, at);
-}
-
-/* Word j of pack `pack` of pairs of dtype t: an f8 pack's two elements
- * converted to f16 (tecc::f8e4m3_pair_word). */
-static const char *pair_word(Arena *a, DType t, const char *pack, const char *j) {
-  return arena_printf(a, "tecc::%spair_word(%s, %s)", dtype_is_f8(t) ? arena_printf(a, "%s_", dtype_name(t)) : "",
-                      pack, j);
-}
-
-/* One raw element of pairs of dtype t as the 16-bit bits held. */
-static const char *pair_half(Arena *a, DType t, const char *raw) {
-  return dtype_is_f8(t) ? arena_printf(a, "tecc::%s_f16_bits(%s)", dtype_name(t), raw) : raw;
 }
 
 /* Element t_e of a cached input, in the compute type.  16-bit inputs of a
@@ -463,7 +451,7 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
   c->passes = 1u << (e->pass & 31);
   c->kept = !row && e->keeps && stitch_kept_bytes(&e->sk, v) > 0;
   c->kept_at = e->keep_bytes;
-  c->pairs = (e->sk.vec || (e->sk.cvec && e->sk.reg)) && dtype_pairs(v->dtype); /* the stream kernel's columns: VEC 1 */
+  c->pairs = (e->sk.vec || (e->sk.cvec && e->sk.reg)) && dtype_is_16bit(v->dtype); /* the stream kernel's columns: VEC 1 */
   if (c->kept)
     e->keep_bytes += element_bytes(c);
   vec_push(e->sk.a, &e->cached, c);
@@ -836,7 +824,7 @@ static void open_chunks(SEmit *e, Out *o) {
 /* Element `at` of c's register array: c's element when `in`, else 0. */
 static void load_one(SEmit *e, Out *o, const Cached *c, const char *name, const char *at, const char *in) {
   if (c->pairs)
-    emit(o, "tecc::set_pair_half(%s, %s, %s ? %s : (uint16_t)0);", name, at, in, pair_half(e->sk.a, c->v->dtype, c->raw));
+    emit(o, "tecc::set_pair_half(%s, %s, %s ? %s : (uint16_t)0);", name, at, in, c->raw);
   else
     emit(o, "%s[%s] = %s ? %s : (%s)0;", name, at, in, cu_load_conv(e->sk.a, c->v->dtype, c->raw),
          cu_compute_ctype(c->v->dtype));
@@ -874,8 +862,7 @@ static const char *operand_pack(SEmit *e, const Cached *c) {
 static void item_pack_words(SEmit *e, Out *o, const Cached *c, int i) {
   emit(o, "#pragma unroll");
   if (c->pairs)
-    emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[t_j] = %s;", c->name,
-         pair_word(e->sk.a, c->v->dtype, arena_printf(e->sk.a, "t_q%d", i), "t_j"));
+    emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[t_j] = tecc::pair_word(t_q%d, t_j);", c->name, i);
   else
     emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_j] = %s;", c->name,
          cu_load_conv(e->sk.a, c->v->dtype, arena_printf(e->sk.a, "t_q%d.v[t_j]", i)));
@@ -1076,7 +1063,7 @@ static const Cached *paired_minmax(SEmit *e, Value *r, const Red *x) {
   Value *v = r->args[0];
   if (v->op == IR_CAST && v->dtype == DT_F32) /* a 16-bit float widened: exact */
     v = v->args[0];
-  if (!e->sk.vec || (r->rop != RED_MAX && r->rop != RED_MIN) || x->dt != DT_F32 || !dtype_pairs(v->dtype) ||
+  if (!e->sk.vec || (r->rop != RED_MAX && r->rop != RED_MIN) || x->dt != DT_F32 || !dtype_is_16bit(v->dtype) ||
       !from_memory(e, v))
     return NULL;
   const Cached *c = find_cached(e, v, NULL);
@@ -1993,8 +1980,8 @@ static void load_packs(SEmit *e, Out *o, int pass, int unaligned) {
     emit(o, "const tecc::Pack<%s, VEC> t_p%d = %s;", ct, i, pack_load(e, c, pass, unaligned));
     emit(o, "#pragma unroll");
     if (c->pairs)
-      emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[%s * VEC / 2 + t_j] = %s;", held_name(e, c), held_item(e),
-           pair_word(e->sk.a, c->v->dtype, arena_printf(e->sk.a, "t_p%d", i), "t_j"));
+      emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[%s * VEC / 2 + t_j] = tecc::pair_word(t_p%d, t_j);",
+           held_name(e, c), held_item(e), i);
     else
       emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[%s * VEC + t_j] = %s;", held_name(e, c), held_item(e),
            cu_load_conv(e->sk.a, c->v->dtype, arena_printf(e->sk.a, "t_p%d.v[t_j]", i)));

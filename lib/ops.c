@@ -49,7 +49,6 @@ int dtype_is_float(DType t) {
 int dtype_is_int(DType t) { return t == DT_I8 || t == DT_U8 || t == DT_I32 || t == DT_I64; }
 int dtype_is_16bit(DType t) { return t == DT_F16 || t == DT_BF16; }
 int dtype_is_f8(DType t) { return t == DT_F8E4M3 || t == DT_F8E5M2; }
-int dtype_pairs(DType t) { return dtype_is_16bit(t) || dtype_is_f8(t); }
 DType dtype_compute(DType t) { return valid_dtype(t) ? dtype_table[t].compute : t; }
 int dtype_is_storage(DType t) { return dtype_compute(t) != t; }
 

@@ -142,10 +142,6 @@ int dtype_is_float(DType t);
 int dtype_is_int(DType t); /* i8, u8, i32, i64 (not bool) */
 int dtype_is_16bit(DType t); /* f16, bf16 */
 int dtype_is_f8(DType t);    /* f8e4m3, f8e5m2 */
-/* Held in a row kernel's registers two to a 32-bit word as 16-bit floats
- * (emit_stitch.c's pairs): f16 and bf16, and the f8s as their f16 value,
- * which is exact. */
-int dtype_pairs(DType t);
 /* A storage type is computed in dtype_compute(t) (f8/f16/bf16 in f32, i8
  * and u8 in i32); every other dtype in itself. */
 DType dtype_compute(DType t);

@@ -209,7 +209,7 @@ int stitch_launches_whole(const StitchKernel *sk, const Variant *v) {
 int stitch_kept_bytes(const StitchKernel *sk, const Value *v) {
   const Variant *last = &sk->sched->variants[sk->sched->nvariants - 1];
   uint32_t passes = sk->g->plan->stream.read_in[v->id];
-  int n = dtype_pairs(v->dtype) ? 2 : dtype_size(cu_compute_dtype(v->dtype));
+  int n = dtype_is_16bit(v->dtype) ? 2 : dtype_size(cu_compute_dtype(v->dtype));
   if (!sk->vec || !last->keeps || __builtin_popcount(passes) < 2 || !vec_contains(&sk->g->plan->held, v))
     return 0;
   return (n == 2 || n == 4 || n == 8) && last->vec * n % 16 == 0 ? n : 0;

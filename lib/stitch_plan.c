@@ -427,7 +427,7 @@ static void plan_bytes(const KernelPlan *kp, const Group *g, StitchPlan *sp) {
     sp->held_wide += dtype_size(v->dtype) == 8;
     if (packed) {
       widen(sp, v->dtype);
-      sp->held_pairs += dtype_pairs(v->dtype); /* held two to a register (emit_stitch.c) */
+      sp->held_pairs += dtype_is_16bit(v->dtype); /* held two to a register (emit_stitch.c) */
     }
   }
   for (int i = 0; i < g->stitch->columns.len; i++) {

@@ -1254,31 +1254,6 @@ __device__ __forceinline__ float f16_pair(const uint32_t *w, int e) {
   return f16_to_f32((uint16_t)(w[e >> 1] >> (16 * (e & 1))));
 }
 
-/* @piece f8e4m3_pair_word f8e5m2_pair_word f8e4m3_f16_bits f8e5m2_f16_bits @needs Pack f8e4m3_to_f32 */
-/* 8-bit float rows held as the pairs above: f16 holds every e4m3 and
- * e5m2 value exactly, so an f8 element is held as its f16 bits, half the
- * registers of f32 (an f8 row held in f32 got a quarter of a bf16 row's
- * bytes in flight: bench/NOTES.md, issue 49), and a use converts as an
- * f16 one does.  e5m2 is f16's top byte; e4m3 converts two to a cvt on
- * sm_89 and later.  A NaN keeps its sign, as in f8e4m3_to_f32. */
-__device__ __forceinline__ uint16_t f8e5m2_f16_bits(uint8_t b) { return (uint16_t)((unsigned)b << 8); }
-__device__ __forceinline__ uint16_t f8e4m3_f16_bits(uint8_t b) {
-  return (uint16_t)(__half_as_ushort(__float2half_rn(f8e4m3_to_f32(b))) | (b & 0x80u) << 8);
-}
-template <int N> __device__ __forceinline__ uint32_t f8e5m2_pair_word(const Pack<uint8_t, N> &p, int j) {
-  return (uint32_t)p.v[2 * j] << 8 | (uint32_t)p.v[2 * j + 1] << 24;
-}
-template <int N> __device__ __forceinline__ uint32_t f8e4m3_pair_word(const Pack<uint8_t, N> &p, int j) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  const uint32_t w = p.v[2 * j] | (uint32_t)p.v[2 * j + 1] << 8;
-  uint32_t h;
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"((uint16_t)w));
-  return h | (w & 0x80u) << 8 | (w & 0x8000u) << 16;
-#else
-  return f8e4m3_f16_bits(p.v[2 * j]) | (uint32_t)f8e4m3_f16_bits(p.v[2 * j + 1]) << 16;
-#endif
-}
-
 /* @piece load_unaligned store_unaligned @needs Pack store_head */
 /* The pack of eight 16-bit elements at t + at, element `at` of a tensor
  * of `total`, which need not be aligned to it (rows of a length that is
