@@ -149,20 +149,21 @@ def every_16bit(dtype):
     return torch.arange(-2 ** 15, 2 ** 15, dtype=torch.int32, device="cuda").to(torch.int16).view(dtype)
 
 
+def check_every_16bit(dtype, name):
+    x = every_16bit(dtype)
+    a, b = getattr(lib(), "to8_" + name)(x)
+    same("f8e4m3(%s)" % name, a, x.to(E4), x)
+    same("f8e5m2(%s)" % name, b, x.to(E5), x)
+
+
 @test
 def every_bf16_pattern():
-    x = every_16bit(torch.bfloat16)
-    a, b = lib().to8_bf16(x)
-    same("f8e4m3(bf16)", a, x.to(E4), x)
-    same("f8e5m2(bf16)", b, x.to(E5), x)
+    check_every_16bit(torch.bfloat16, "bf16")
 
 
 @test
 def every_f16_pattern():
-    x = every_16bit(torch.float16)
-    a, b = lib().to8_f16(x)
-    same("f8e4m3(f16)", a, x.to(E4), x)
-    same("f8e5m2(f16)", b, x.to(E5), x)
+    check_every_16bit(torch.float16, "f16")
 
 
 @test

@@ -4,17 +4,7 @@
 # Built for the GPU at hand (-arch=native, where nvcc has it), so that on
 # sm_89 and newer the hardware path is the one tested.  Skipped without
 # nvcc or without a GPU.
-: "${top_srcdir:=.}"
-if [ -z "$NVCC" ]; then
-  echo "1..0 # SKIP nvcc not found by configure"
-  exit 0
-fi
-if ! nvidia-smi -L > /dev/null 2>&1; then
-  echo "1..0 # SKIP no GPU"
-  exit 0
-fi
-dir=$(mktemp -d "${TMPDIR:-/tmp}/tecc-f8.XXXXXX") || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "${top_srcdir:-.}/tests/runtime/gpu_test.sh"
 # -arch=native where this nvcc takes it (a probe, so that an error in the
 # test itself is not retried for the default architecture)
 arch=
