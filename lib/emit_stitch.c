@@ -849,11 +849,13 @@ static int moves_unaligned(const SEmit *e) {
   return stitch_takes_packs(&e->sk) && (vec == 8 || vec == 16);
 }
 
-/* Do values of type t move so: the storage type whose elements fill the
- * pack at the kernel's VEC (f16, bf16 at 8; i8, u8, f8 at 16; not bool,
- * not f8 in the 8-byte packs of rows with 16-bit values)? */
+/* Do values of type t move so: a storage type whose VEC elements fit in
+ * a 16-byte pack (f16, bf16 at VEC 8; i8, u8, f8 at 16, and at 8 in the
+ * 8-byte packs of rows that also move 16-bit values: dequant_rmsnorm's
+ * f8 q beside its bf16 w and y, whose instances for such rows spilled 8
+ * bytes element by element, none so; ptxas -v, sm_90)?  Not bool. */
 static int moves_words(const SEmit *e, DType t) {
-  return moves_unaligned(e) && dtype_is_storage(t) && dtype_size(t) * stitch_most_vec(e->sk.sched) == 16;
+  return moves_unaligned(e) && dtype_is_storage(t) && dtype_size(t) * stitch_most_vec(e->sk.sched) <= 16;
 }
 
 /* The runtime's functions for t's packs: tecc::load_unaligned and
