@@ -836,9 +836,33 @@ static void load_one(SEmit *e, Out *o, const Cached *c, const char *name, const 
  * tecc::store_unaligned), not element by element: rows in 16-byte packs
  * (VEC 8), in a kernel with a PACKS instance, whose aligned path does not
  * carry that code (where t_packs was an argument, as masked rows' once,
- * masked softmax bf16 lost 4.5 points of copy). */
+ * masked softmax bf16 lost 4.5 points of copy).  So do 8-bit rows at VEC
+ * 16 (tecc::load_unaligned_bytes): element by element, 16 checks a pack,
+ * the instances for such rows of i8, u8 and f8e5m2 row sums and maxima
+ * with an i8 output along the row spilled 60-100 bytes (registers) and
+ * 76-364 (stream), through words none but the cluster's 20 and the 64-bit
+ * stream's 36, as its aligned instance's 32 (ptxas -v, sm_90).  Not yet
+ * timed on a GPU: the choices below, measured on 16-bit rows, are the
+ * 8-bit rows' on the same reasoning. */
 static int moves_unaligned(const SEmit *e) {
-  return stitch_takes_packs(&e->sk) && stitch_most_vec(e->sk.sched) == 8;
+  int vec = stitch_most_vec(e->sk.sched);
+  return stitch_takes_packs(&e->sk) && (vec == 8 || vec == 16);
+}
+
+/* Do values of type t move so: a storage type whose VEC elements fit in
+ * a 16-byte pack (f16, bf16 at VEC 8; i8, u8, f8 at 16, and at 8 in the
+ * 8-byte packs of rows that also move 16-bit values: dequant_rmsnorm's
+ * f8 q beside its bf16 w and y, whose instances for such rows spilled 8
+ * bytes element by element, none so; ptxas -v, sm_90)?  Not bool. */
+static int moves_words(const SEmit *e, DType t) {
+  return moves_unaligned(e) && dtype_is_storage(t) && dtype_size(t) * stitch_most_vec(e->sk.sched) <= 16;
+}
+
+/* The runtime's functions for t's packs: tecc::load_unaligned and
+ * store_unaligned (16-bit), or their _bytes kin (1-byte elements), named
+ * apart so that a file of 16-bit rows carries only its own piece. */
+static const char *words_suffix(DType t) {
+  return dtype_size(t) == 1 ? "_bytes" : "";
 }
 
 
@@ -886,15 +910,15 @@ static void load_item_packs(SEmit *e, Out *o) {
     emit(o, "const tecc::Pack<%s, VEC> t_q%d = %s%s;", st, i,
          loads_early(e, c) ? arena_printf(e->sk.a, "EARLY ? t_e%d[t_k] : ", i) : "", operand_pack(e, c));
     item_pack_words(e, o, c, i);
-    /* 16-bit values (a norm's w or b, a mask) in a row that is not whole
-     * packs: aligned words and a shift (tecc::load_unaligned), inside
-     * the operand's row (element by element, the mask's took 8 registers
-     * a pack in flight where the words take 5: masked_softmax bf16
-     * spilled 84-228 bytes) */
-    if (moves_unaligned(e) && dtype_is_16bit(c->v->dtype)) {
+    /* 16-bit values (a norm's w or b, a mask; 8-bit ones at VEC 16) in
+     * a row that is not whole packs: aligned words and a shift
+     * (tecc::load_unaligned), inside the operand's row (element by
+     * element, the mask's took 8 registers a pack in flight where the
+     * words take 5: masked_softmax bf16 spilled 84-228 bytes) */
+    if (moves_words(e, c->v->dtype)) {
       else_block(o);
-      emit(o, "const tecc::Pack<%s, VEC> t_q%d = tecc::load_unaligned<VEC>(%s, %s, t_red - t_r0, %s);", st, i, c->ptr,
-           at_row(e, c->row, "t_r0"), operand_row_end(e, c->row));
+      emit(o, "const tecc::Pack<%s, VEC> t_q%d = tecc::load_unaligned%s<VEC>(%s, %s, t_red - t_r0, %s);", st, i,
+           words_suffix(c->v->dtype), c->ptr, at_row(e, c->row, "t_r0"), operand_row_end(e, c->row));
       item_pack_words(e, o, c, i);
       close_block(o, "");
       continue;
@@ -1604,7 +1628,7 @@ static void emit_stores(SEmit *e, Out *o, Value *v, const char *expr, const char
 /* Its outputs: each pack stored through the aligned 4-byte words it spans
  * (tecc::store_unaligned). */
 static int stores_unaligned(const SEmit *e, DType t) {
-  return moves_unaligned(e) && dtype_is_16bit(t);
+  return moves_words(e, t);
 }
 
 /* A full-domain output of the vec kernel: each thread's VEC consecutive
@@ -1633,7 +1657,8 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
     return;
   const char *other = e->stage_part == 2 ? "if (!t_packs && " : "else if (";
   if (stores_unaligned(e, t)) {
-    emit(e->vafter, "%st_r0 < %s) tecc::store_unaligned(%s + %s, %s, %s);", other, row_end(e), ptr, at, s, left);
+    emit(e->vafter, "%st_r0 < %s) tecc::store_unaligned%s(%s + %s, %s, %s);", other, row_end(e), words_suffix(t), ptr,
+         at, s, left);
   } else {
     emit(e->vafter, "%st_r0 < %s) tecc::store_head(%s + %s, %s, %s);", other, row_end(e), ptr, at, s, left);
   }
@@ -1723,7 +1748,8 @@ static void add_to_column(SEmit *e, int i, const int *map);
  * stream kernel lost 3-5% at 128 x 262143 (bench/NOTES.md, issue 45).
  * Nor where the aligned instance writes an output in its first pass and
  * the row holds two values (add_rmsnorm's h = x + r, whose instances
- * then spilled 4 bytes where they had not). */
+ * then spilled 4 bytes where they had not).  8-bit rows at VEC 16
+ * (stores_unaligned) do the same, on the 16-bit rows' measurements. */
 static void output_pass(SEmit *e, Out *o, const PlanPass *p) {
   int map[TECC_MAX_RANK], any = 0;
   identity_map(map, e->sk.g->domain.rank);
@@ -1929,13 +1955,14 @@ static const char *held_name(const SEmit *e, const Cached *c) {
 
 /* The host picks VEC > 1 only when rows are whole packs, aligned. */
 /* The pack of cached value c at the thread's item: aligned, or (rows of a
- * length that is not whole packs) 16-bit elements at any 2-byte boundary,
- * loaded inside the tensor's t_outer * t_red elements. */
+ * length that is not whole packs) 16-bit elements at any 2-byte boundary
+ * (8-bit at any byte), loaded inside the tensor's t_outer * t_red
+ * elements. */
 static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned) {
   const char *ct = cu_storage_ctype(c->v->dtype);
   if (unaligned)
-    return arena_printf(e->sk.a, "tecc::load_unaligned<VEC>(%s, %s, t_red - t_r0, t_outer * t_red)", c->ptr,
-                        pack_offset(e));
+    return arena_printf(e->sk.a, "tecc::load_unaligned%s<VEC>(%s, %s, t_red - t_r0, t_outer * t_red)",
+                        words_suffix(c->v->dtype), c->ptr, pack_offset(e));
   const char *at = arena_printf(e->sk.a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", ct, c->ptr,
                                 pack_offset(e));
   return arena_printf(e->sk.a, load_past_l2(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at);
@@ -1944,7 +1971,8 @@ static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned)
 static int writes_along_row(SEmit *e);
 
 /* Its loads: each pack through the aligned words it spans, where every value
- * the pass loads is 16-bit, of the domain's own rows.  The condition
+ * the pass loads is 16-bit (8-bit at VEC 16: moves_words), of the
+ * domain's own rows.  The condition
  * under which they do
  * (NULL: never): rows the group writes along, always; rows it only
  * reduces (card, logsumexp, rowstats), in the register instances of
@@ -1963,7 +1991,7 @@ static const char *loads_unaligned(SEmit *e, int pass) {
     return NULL;
   for (int i = 0; i < e->cached.len; i++) {
     const Cached *c = e->cached.items[i];
-    if (loaded_in(c, pass) && (!dtype_is_16bit(c->v->dtype) || c->row))
+    if (loaded_in(c, pass) && (!moves_words(e, c->v->dtype) || c->row))
       return NULL;
   }
   if (writes_along_row(e) || e->sk.g->plan->held.len >= 2)

@@ -1222,6 +1222,15 @@ static const char *digit_packs_text(Arena *a, const Kernel *k, const Group *g, i
                       dims_text(a, k, &g->domain, 1u << last), vec);
 }
 
+/* Does the group load storage values in packs (at VEC 16: 8-bit ones, not
+ * bool, which rows that are not whole packs load element by element)? */
+static int packs_storage(const Group *g) {
+  for (int i = 0; i < g->plan->packed.len; i++)
+    if (dtype_is_storage(((const Value *)g->plan->packed.items[i])->dtype))
+      return 1;
+  return 0;
+}
+
 static void stitch_text(Buf *b, Arena *a, const Kernel *k, const Group *g, const GroupSchedule *s) {
   const Stitch *st = g->stitch;
   buf_printf(b, "    stitch: %d reduction(s) in %d level(s):", st->reduces.len, st->nlevels);
@@ -1244,10 +1253,10 @@ static void stitch_text(Buf *b, Arena *a, const Kernel *k, const Group *g, const
     buf_printf(b, "    packs: a thread takes VEC neighbouring columns (%d in registers), a pack of each row it reads, "
                   "when the columns are whole packs (rows %% %d == 0) and the pointers aligned, else element by "
                   "element (the same split: the same sums, bit for bit)\n", vec, most);
-  else if (vec == 8) /* 16-bit rows: emit_stitch.c, moves_unaligned */
-    buf_printf(b, "    packs: a thread takes VEC = 8 consecutive elements, moved as one 16-byte pack when R %% 8 == 0%s "
+  else if (vec == 8 || (vec == 16 && packs_storage(g))) /* 16- or 8-bit rows: emit_stitch.c, moves_words */
+    buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0%s "
                   "and the row pointers are aligned, else through the aligned 4-byte words it spans (the same split: "
-                  "the same sums, bit for bit)\n", digit_packs_text(a, k, g, 8));
+                  "the same sums, bit for bit)\n", vec, vec, digit_packs_text(a, k, g, vec));
   else if (vec > 1)
     buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0%s "
                   "and the row pointers are aligned, else element by element (the same split: the same sums, bit "

@@ -1327,6 +1327,83 @@ __device__ __forceinline__ void store_unaligned(uint16_t *p, const Pack<uint16_t
   }
 }
 
+/* @piece load_unaligned_bytes store_unaligned_bytes @needs Pack store_head */
+/* load_unaligned and store_unaligned for packs of N = 16 1-byte elements
+ * (T: int8_t, uint8_t; i8, u8, f8e4m3, f8e5m2 rows at VEC 16), or of 8
+ * (such values in rows at VEC 8 beside 16-bit ones): the pack at t + at
+ * spans N / 4 aligned 4-byte words, or one more and a funnel shift by
+ * 8 * (its address & 3); the tensor's first and last packs element by
+ * element, so a thread takes the same elements as from an aligned pack.
+ * The reasoning is the 16-bit one's above: element by element, 16 bound
+ * checks a pack, i8/u8/f8 row kernels spilled 60-364 bytes, through the
+ * words mostly none (ptxas -v, sm_90; emit_stitch.c, moves_unaligned);
+ * not yet timed on a GPU.  Named apart from the 16-bit ones so that a
+ * file of 16-bit rows carries only its own piece (runtime.c). */
+template <int N, typename T, typename IndexT>
+__device__ __forceinline__ Pack<T, N> load_unaligned_bytes(const T *t, IndexT at, IndexT n, IndexT total) {
+  static_assert((N == 8 || N == 16) && sizeof(T) == 1, "a 16- or 8-byte pack of 1-byte elements");
+  constexpr int W = N / 4; /* its words, where aligned */
+  Pack<T, N> r;
+  const T *p = t + at;
+  const int off = (int)(reinterpret_cast<uintptr_t>(p) & 3); /* bytes past the word p is in */
+  /* the words from the one p is in, from t's on, up to t + total's */
+  if (at >= off && at + N + (off ? 4 - off : 0) <= total) {
+    const uint32_t *w = reinterpret_cast<const uint32_t *>(p - off);
+    uint32_t u[W + 1];
+#pragma unroll
+    for (int i = 0; i < W; i++) u[i] = w[i];
+    u[W] = off ? w[W] : 0u;
+    uint32_t *o = reinterpret_cast<uint32_t *>(r.v);
+#pragma unroll
+    for (int i = 0; i < W; i++) o[i] = __funnelshift_r(u[i], u[i + 1], 8 * off);
+    if (n < N) {
+#pragma unroll
+      for (int i = 0; i < W; i++) { /* word i holds elements 4i to 4i + 3; keep those below n */
+        const IndexT k = n - 4 * i;
+        o[i] &= k >= 4 ? 0xffffffffu : k <= 0 ? 0u : (1u << (8 * (int)k)) - 1u;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; j++) r.v[j] = j < n ? p[j] : (T)0;
+  }
+  return r;
+}
+
+/* Stores the first n (> 0) of N 1-byte elements v at p, which need not be
+ * aligned to them: a whole pack in N / 4 aligned words, or where p is
+ * 4 - s bytes past a word, s elements, N / 4 - 1 words (a funnel shift of
+ * the pack by 8 * s) and the last 4 - s elements; the end of a row
+ * element by element.  Each lane writes its own pack, as the 16-bit
+ * store_unaligned does. */
+template <int N, typename T, typename IndexT>
+__device__ __forceinline__ void store_unaligned_bytes(T *p, const Pack<T, N> &v, IndexT n) {
+  static_assert((N == 8 || N == 16) && sizeof(T) == 1, "a 16- or 8-byte pack of 1-byte elements");
+  constexpr int W = N / 4;
+  if (n < N) {
+    store_head(p, v, n);
+    return;
+  }
+  const uint32_t *u = reinterpret_cast<const uint32_t *>(v.v);
+  const int off = (int)(reinterpret_cast<uintptr_t>(p) & 3);
+  if (off == 0) {
+    uint32_t *w = reinterpret_cast<uint32_t *>(p);
+#pragma unroll
+    for (int i = 0; i < W; i++) w[i] = u[i];
+  } else {
+    const int s = 4 - off; /* the elements before the first aligned word */
+    uint32_t *w = reinterpret_cast<uint32_t *>(p + s);
+#pragma unroll
+    for (int j = 0; j < 3; j++)
+      if (j < s) p[j] = v.v[j];
+#pragma unroll
+    for (int i = 0; i < W - 1; i++) w[i] = __funnelshift_r(u[i], u[i + 1], 8 * s);
+#pragma unroll
+    for (int j = N - 3; j < N; j++) /* the last off elements: static indices keep v in registers */
+      if (j >= N - off) p[j] = v.v[j];
+  }
+}
+
 /* @piece load_stream store_stream @needs Pack */
 /* A pack read for the last time in this call (the input of a full or
  * column reduction, a streamed row's last pass): ld.global.cs, evict

@@ -247,6 +247,65 @@ static void test_fastdiv(void) {
   cudaFree(n); cudaFree(bad);
 }
 
+// ---- packs of 1-byte elements at any byte (load/store_unaligned_bytes) --------
+// Packs of N = 16 (and 8) elements.  A tensor of `total` bytes starts at
+// buf + base (base 0..3: any alignment of its own), a pack at element `at`
+// of it (at 0..7: every start 0..3 mod 4, with and without a whole word
+// before it); every n 0..N, and totals that end the tensor inside, at and
+// past the words the pack spans (so both the words and the element-by-
+// element path run).  The expected values are read element by element from
+// the same memory.
+enum { PB = 64 };  // bytes of each buffer: base + at + total <= 3 + 7 + 21 < PB
+
+template <int N, typename T, typename IndexT>
+__global__ void unaligned_bytes_kernel(const T *src, T *dst, int *bad) {
+  for (int base = 0; base < 4; base++)
+    for (IndexT at = 0; at < 8; at++)
+      for (IndexT extra = 0; extra <= 5; extra++) {  // total = at + N + extra
+        const T *t = src + base;
+        const IndexT total = at + N + extra;
+        for (IndexT n = 0; n <= N; n++) {
+          const tecc::Pack<T, N> r = tecc::load_unaligned_bytes<N>(t, at, n, total);
+          for (int j = 0; j < N; j++)
+            if (r.v[j] != (j < n ? t[at + j] : (T)0)) atomicAdd(bad, 1);
+        }
+      }
+  // stores: a pack of values 1..N at every byte offset s, its first n (> 0;
+  // past N the whole pack) elements, nothing else written
+  tecc::Pack<T, N> v;
+  for (int j = 0; j < N; j++) v.v[j] = (T)(j + 1);
+  for (int s = 0; s < 8; s++)
+    for (IndexT n = 1; n <= N + 4; n++) {
+      for (int i = 0; i < PB; i++) dst[i] = (T)0x5a;
+      tecc::store_unaligned_bytes(dst + s, v, n);
+      for (int i = 0; i < PB; i++) {
+        const int j = i - s;
+        const bool stored = j >= 0 && j < N && j < n;
+        if (dst[i] != (stored ? (T)(j + 1) : (T)0x5a)) atomicAdd(bad, 1);
+      }
+    }
+}
+
+template <int N, typename T, typename IndexT>
+static bool unaligned_bytes_once(void) {
+  T *src, *dst;
+  int *bad;
+  cudaMallocManaged(&src, PB); cudaMallocManaged(&dst, PB); cudaMallocManaged(&bad, 4);
+  for (int i = 0; i < PB; i++) src[i] = (T)(i * 37 + 11);  // distinct, and some with the top bit set
+  *bad = 0;
+  unaligned_bytes_kernel<N, T, IndexT><<<1, 1>>>(src, dst, bad);
+  const bool good = cudaDeviceSynchronize() == cudaSuccess && *bad == 0;
+  cudaFree(src); cudaFree(dst); cudaFree(bad);
+  return good;
+}
+
+static void test_unaligned_bytes(void) {
+  ok(unaligned_bytes_once<16, int8_t, int32_t>() && unaligned_bytes_once<16, uint8_t, int64_t>(),
+     "load_unaligned_bytes, store_unaligned_bytes, 16 (int8_t, uint8_t): every byte offset and count, as element by element");
+  ok(unaligned_bytes_once<8, uint8_t, int32_t>() && unaligned_bytes_once<8, int8_t, int64_t>(),
+     "load_unaligned_bytes, store_unaligned_bytes, 8: every byte offset and count, as element by element");
+}
+
 // ---- host helpers -------------------------------------------------------------
 static void test_host(void) {
   int64_t n = 0;
@@ -292,6 +351,7 @@ int main(void) {
   test_args_and_columns();
   test_fastdiv();
   test_launch_rows();
+  test_unaligned_bytes();
   test_host();
   printf("1..%d\n", g_test);
   return g_failed ? 1 : 0;
