@@ -279,27 +279,23 @@ static const char *arith_expr(Arena *ar, BinaryOp op, DType vt, const char *a, c
   }
 }
 
-/* A reduction's result, or arithmetic of such results and constants (a
- * quantization's scale max(|x|) / 448, a norm's sqrt(var + eps)): the
- * same along the axes reduced, computed once a row there.  `depth` bounds
- * the walk. */
+/* A reduction's result, or one scaled by a constant (a quantization's
+ * scale max(|x|) / 448): the same along the axes reduced, computed once a
+ * row there.  Not other arithmetic of it: the reciprocal of a norm's
+ * sqrt(sum(x * x)) spilled 8 bytes in tests/programs/multi_kernel.te's
+ * warp instances (ptxas, sm_90), and the norms' gradients are not timed
+ * with it.  `depth` bounds the walk. */
 static int reduction_scalar(const Value *s, int depth) {
   while (s->op == IR_BROADCAST)
     s = s->args[0];
   if (s->op == IR_REDUCE)
     return 1;
-  if (depth == 0 || (s->op != IR_BINARY && s->op != IR_UNARY && s->op != IR_CAST))
+  if (depth == 0 || s->op != IR_BINARY || (s->bop != BIN_MUL && s->bop != BIN_DIV))
     return 0;
-  int reduced = 0;
-  for (int i = 0; i < s->nargs; i++) {
-    const Value *a = s->args[i];
-    while (a->op == IR_BROADCAST)
-      a = a->args[0];
-    if (a->op != IR_CONST && !reduction_scalar(a, depth - 1))
-      return 0;
-    reduced |= a->op != IR_CONST;
-  }
-  return reduced;
+  const Value *k = s->args[1];
+  while (k->op == IR_BROADCAST)
+    k = k->args[0];
+  return k->op == IR_CONST && reduction_scalar(s->args[0], depth - 1);
 }
 
 int cu_by_reciprocal(const Value *v) {
