@@ -1,12 +1,17 @@
-"""A/B kernel time of whole programs built by two tecc versions
-(bench/NOTES.md): torch.profiler device time of one call, new's outputs
-against base's (largest difference relative to the largest |output|;
-integers and bools: 0 or inf), on the same random inputs.
+"""A/B kernel time of whole programs built by two tecc versions, or more
+(bench/NOTES.md): torch.profiler device time of one call, each variant's
+outputs against base's (largest difference relative to the largest
+|output|; integers, bools and 8-bit floats: 0 or inf), on the same random
+inputs.
 
     DIR/base/P.cu, DIR/new/P.cu (with their .h): `tecc P.te -o DIR/V/P.cu`
     python3 bench/prog_ab.py DIR CASE...      (on the GPU, from the top)
     CASE: prog:kernel:M=70001,N=4096   (kernel `-`: the program's kernel
           of its own name, a file of top-level statements)
+
+Every directory of DIR is a variant (each with every program's .cu);
+`base` is the reference, and the others are timed beside it in name
+order, one column each.
 """
 import sys, os, subprocess, concurrent.futures as cf
 sys.path.insert(0, "python")
@@ -15,9 +20,18 @@ import torch, tecc
 import bench  # device_events
 
 DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64}
+F8 = {"f8e4m3": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2}
 
 
-def build_libs(root, progs, variants=("base", "new")):
+def variants_of(root):
+    """base first, then the other directories of root by name."""
+    names = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+    if "base" not in names:
+        sys.exit("prog_ab: %s has no base/" % root)
+    return ["base"] + [d for d in names if d != "base"]
+
+
+def build_libs(root, progs, variants):
     """nvcc each ROOT/V/P.cu into a shared library; {V: {P: tecc.load(...)}}."""
     jobs = [["nvcc", "-shared", "-Xcompiler", "-fPIC", "-O3", "-arch=sm_90", "-o", "%s/%s/%s.so" % (root, v, p),
              "%s/%s/%s.cu" % (root, v, p)] for v in variants for p in progs]
@@ -41,6 +55,12 @@ def inputs(sig, sizes):
             out.append(torch.randn(shape, generator=g, device="cuda", dtype=torch.float32).to(DT[p.dtype]))
         elif p.dtype == "bool":
             out.append(torch.rand(shape, generator=g, device="cuda") > 0.5)
+        elif p.dtype in F8:
+            out.append(torch.randn(shape, generator=g, device="cuda").mul(16).to(F8[p.dtype]))
+        elif p.dtype in ("i8", "u8"):
+            lo = -128 if p.dtype == "i8" else 0
+            t = torch.randint(lo, lo + 256, shape, generator=g, device="cuda", dtype=torch.int64)
+            out.append(t.to(torch.int8 if p.dtype == "i8" else torch.uint8))
         else:  # integers: nonzero, either sign (divisors)
             t = torch.randint(1, 1000, shape, generator=g, device="cuda", dtype=torch.int64)
             s = torch.randint(0, 2, shape, generator=g, device="cuda", dtype=torch.int64) * 2 - 1
@@ -60,6 +80,8 @@ def max_diff(ob, on):
     """Largest |new - base| over the largest |base| (integers, bools: 0 or inf)."""
     diff = 0.0
     for a, b in zip(ob, on):
+        if a.dtype in F8.values():
+            a, b = a.view(torch.uint8), b.view(torch.uint8)
         if not a.is_floating_point():
             diff = max(diff, 0.0 if torch.equal(a, b) else float("inf"))
         else:
@@ -69,20 +91,30 @@ def max_diff(ob, on):
 
 
 def main(root, cases):
-    libs = build_libs(root, sorted(set(c.split(":")[0] for c in cases)))
-    print("%-40s %-22s %9s %9s %6s %s" % ("kernel", "sizes", "base us", "new us", "ratio", "maxdiff"))
+    variants = variants_of(root)
+    libs = build_libs(root, sorted(set(c.split(":")[0] for c in cases)), variants)
+    others = variants[1:]
+    print("%-40s %-22s %9s %s" % ("kernel", "sizes", "base us",
+                                  " ".join("%9s %6s %8s" % (v[:9], "ratio", "maxdiff") for v in others)))
     for c in cases:
         p, k, sz = c.split(":")
         sizes = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in sz.split(",")}
         k = p if k == "-" else k
-        kb, kn = libs["base"][p].kernels[k], libs["new"][p].kernels[k]
-        args = inputs(kn.sig, sizes)
-        given = {s: sizes[s] for s in kn.sig.sizes if s in sizes}
-        ob, on = kb(*args, **given), kn(*args, **given)
-        ob = ob if isinstance(ob, tuple) else (ob,)
-        on = on if isinstance(on, tuple) else (on,)
-        tb, tn = ktime(lambda: kb(*args))[0], ktime(lambda: kn(*args))[0]
-        print("%-40s %-22s %9.1f %9.1f %6.3f %.2e" % (p + ":" + k, sz, tb, tn, tn / tb, max_diff(ob, on)), flush=True)
+        kb = libs["base"][p].kernels[k]
+        args = inputs(kb.sig, sizes)
+        given = {s: sizes[s] for s in kb.sig.sizes if s in sizes}
+
+        def outputs(kern):
+            o = kern(*args, **given)
+            return o if isinstance(o, tuple) else (o,)
+        ob = outputs(kb)
+        tb = ktime(lambda: kb(*args))[0]
+        cols = []
+        for v in others:
+            kn = libs[v][p].kernels[k]
+            tn = ktime(lambda: kn(*args))[0]
+            cols.append("%9.1f %6.3f %8.2e" % (tn, tn / tb, max_diff(ob, outputs(kn))))
+        print("%-40s %-22s %9.1f %s" % (p + ":" + k, sz, tb, " ".join(cols)), flush=True)
 
 
 if __name__ == "__main__":
