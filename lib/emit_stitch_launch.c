@@ -90,6 +90,11 @@ static int holds_shared(const Variant *v, int packs) {
 
 static const char *instance(SLaunch *e, const Variant *v, int packs, int phase);
 
+/* A register variant's threads for a row of t_len (variant_exact_rows()). */
+static const char *row_threads(SLaunch *e, const Variant *v) {
+  return arena_printf(e->sk.a, "tecc::row_threads(t_len, %d, 1024)", v->items * v->vec);
+}
+
 /* The threads of variant v's block (emit_block()'s t_tx * t_ty). */
 static const char *block_threads(SLaunch *e, const Variant *v) {
   switch (v->fit) {
@@ -99,6 +104,8 @@ static const char *block_threads(SLaunch *e, const Variant *v) {
     if (variant_narrow(v))
       return arena_printf(e->sk.a, "tecc::held_threads(tecc::ceil_div(t_len, %d) * 32, %d)", 32 * v->items * v->vec,
                           v->block);
+    if (variant_exact_rows(v))
+      return arena_printf(e->sk.a, "tecc::held_threads(%s, %d)", row_threads(e, v), v->block);
     return arena_printf(e->sk.a, "tecc::held_threads(tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024), %d)",
                         v->items * v->vec, v->block);
   default: internal_error("stitch: variant %s holds rows in shared memory in a block of fit %d", v->name, v->fit);
@@ -233,6 +240,8 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
     if (variant_narrow(v))
       emit(o, "const int t_tx = (int)tecc::ceil_div(t_len, %d) * 32; /* the warps the row needs */",
            32 * v->items * v->vec);
+    else if (variant_exact_rows(v))
+      emit(o, "const int t_tx = %s;", row_threads(e, v));
     else
       emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %s);", v->items * v->vec,
            v->partials ? arena_printf(e->sk.a, "%d", COLUMN_PART_BLOCK)

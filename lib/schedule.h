@@ -147,6 +147,9 @@ typedef struct Variant {
                           of its instance for rows that are not whole packs (PACKS false) holds in
                           dynamic shared memory, not registers (its element loops unrolled by
                           SHARED_UNROLL); 0: registers, as the aligned instances */
+  int exact_rows;      /* registers, a block per row (the block variant): T is the warps a row
+                          fills exactly where it is whole warps of ITEMS * VEC elements
+                          (variant_exact_rows()) */
   int whole;           /* registers, one row a thread: whole row groups of whole rows (R =
                           T*ITEMS*VEC, rows a multiple of TY) take an instance without row
                           or item guards (WHOLE); stream: rows of whole chunks (R a
@@ -188,6 +191,12 @@ const char *schedule_dump(Arena *a, const Module *m, const FusionPlan *p);
  * power of two), at most NARROW_THREADS, and it launches the kernel's
  * NARROW instance, bound to NARROW_BLOCKS blocks an SM. */
 int variant_narrow(const Variant *v);
+
+/* Variant v is the block variant of rows in registers (Variant.exact_rows;
+ * FIT_ROW, not column partials): its T is the warps a row fills exactly
+ * where the row is whole warps of ITEMS * VEC elements, else a power of
+ * two (tecc::row_threads; schedule.c says why). */
+int variant_exact_rows(const Variant *v);
 
 /* The widest pack (VEC) of the schedule's variants: the launch's test of
  * whole packs, and the plan's. */

@@ -171,6 +171,17 @@ inline int pow2_at_least(int64_t x, int lo, int hi) {
 }
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* @piece row_threads @needs pow2_at_least ceil_div */
+/* The threads of a block that holds a row of `len` elements, `per` a
+ * thread (lib/schedule.c, variant_exact_rows): the warps the row fills
+ * exactly where it is whole warps of `per` (no idle threads, and the
+ * instance without row guards), else the power of two >= len / per in
+ * [32, hi]. */
+inline int row_threads(int64_t len, int per, int hi) {
+  const int64_t lanes = ceil_div(len, per);
+  return len > 0 && len % (32 * (int64_t)per) == 0 && lanes <= hi ? (int)lanes : pow2_at_least(lanes, 32, hi);
+}
+
 /* @piece one_read_threads one_read_grid @needs DeviceCache current_device sm_count grid_size */
 /* The most threads of a streamed row read once (lib/schedule.c,
  * one_read_stream): 256, six blocks an SM, when the rows fill them; 512,
