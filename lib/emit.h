@@ -64,6 +64,9 @@ int cu_is_float(DType t);
 const char *cu_convert(Arena *a, const char *expr, DType from, DType to);
 /* A load from / a store to memory of storage type `t`. */
 const char *cu_load_conv(Arena *a, DType t, const char *mem);
+/* ... of v, a value of kernel k read from memory: an 8-bit float whose
+ * NaN sign nothing shows decodes without it (ir_nan_sign_unseen). */
+const char *cu_load_conv_of(Arena *a, const Kernel *k, const Value *v, const char *mem);
 const char *cu_store_conv(Arena *a, DType t, const char *expr);
 /* The shortest literal that reads back as `x` (f32 or f64). */
 const char *cu_float_literal(Arena *a, double x, int is_f32);

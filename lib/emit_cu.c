@@ -483,13 +483,13 @@ static const char *load_expr(GEmit *e, Value *v, const int *map) {
     const char *name = e->names->inputs[v->index];
     if (v->shape.rank == 0) {
       add_param(e, P_SCALAR, v->index, NULL, name);
-      return cu_load_conv(e->a, v->dtype, name);
+      return cu_load_conv_of(e->a, e->k, v, name);
     }
     add_param(e, P_INPUT, v->index, NULL, name);
-    return cu_load_conv(e->a, v->dtype, memory_elem(e, name, v, map));
+    return cu_load_conv_of(e->a, e->k, v, memory_elem(e, name, v, map));
   }
   const char *p = stored_param(e, v);
-  return cu_load_conv(e->a, v->dtype, memory_elem(e, p, v, map));
+  return cu_load_conv_of(e->a, e->k, v, memory_elem(e, p, v, map));
 }
 
 static int read_from_memory(GEmit *e, const Value *v) {

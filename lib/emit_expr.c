@@ -163,6 +163,12 @@ const char *cu_load_conv(Arena *a, DType t, const char *mem) {
   }
 }
 
+const char *cu_load_conv_of(Arena *a, const Kernel *k, const Value *v, const char *mem) {
+  if (dtype_is_f8(v->dtype) && ir_nan_sign_unseen(k, v))
+    return arena_printf(a, "tecc::%s_to_f32_arith(%s)", dtype_name(v->dtype), mem);
+  return cu_load_conv(a, v->dtype, mem);
+}
+
 const char *cu_store_conv(Arena *a, DType t, const char *expr) {
   switch (t) {
   case DT_F16: return arena_printf(a, "tecc::f32_to_f16(%s)", expr);

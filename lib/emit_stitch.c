@@ -485,7 +485,7 @@ static const char *operand_row_end(SEmit *e, const char *row) {
 static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) {
   const char *p = mem_param(e, v);
   if (v->shape.rank == 0)
-    return cu_load_conv(e->sk.a, v->dtype, p);
+    return cu_load_conv_of(e->sk.a, e->sk.k, v, p);
   if (e->sk.vec && !row_level && !covers(e, &v->shape, map, 0) && stitch_row_contiguous(e->sk.g, &v->shape, map)) {
     const char *row = row_offset(e, &v->shape, map);
     return cached_load(e, v, arena_printf(e->sk.a, "%s[%s]", p, at_row(e, row, "t_r")), row);
@@ -495,7 +495,7 @@ static const char *load_expr(SEmit *e, Value *v, const int *map, int row_level) 
     return cached_load(e, v, raw, NULL);
   e->used_r |= !row_level && off == e->lin;
   e->past_end_ok &= row_level;
-  const char *mem = cu_load_conv(e->sk.a, v->dtype, raw);
+  const char *mem = cu_load_conv_of(e->sk.a, e->sk.k, v, raw);
   if (row_level)
     return arena_printf(e->sk.a, "%s ? %s : (%s)0", thread_index(e) ? row_in_operand(e) : "t_live", mem,
                         cu_compute_ctype(v->dtype));
@@ -826,7 +826,7 @@ static void load_one(SEmit *e, Out *o, const Cached *c, const char *name, const 
   if (c->pairs)
     emit(o, "tecc::set_pair_half(%s, %s, %s ? %s : (uint16_t)0);", name, at, in, c->raw);
   else
-    emit(o, "%s[%s] = %s ? %s : (%s)0;", name, at, in, cu_load_conv(e->sk.a, c->v->dtype, c->raw),
+    emit(o, "%s[%s] = %s ? %s : (%s)0;", name, at, in, cu_load_conv_of(e->sk.a, e->sk.k, c->v, c->raw),
          cu_compute_ctype(c->v->dtype));
 }
 
@@ -889,7 +889,7 @@ static void item_pack_words(SEmit *e, Out *o, const Cached *c, int i) {
     emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[t_j] = tecc::pair_word(t_q%d, t_j);", c->name, i);
   else
     emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_j] = %s;", c->name,
-         cu_load_conv(e->sk.a, c->v->dtype, arena_printf(e->sk.a, "t_q%d.v[t_j]", i)));
+         cu_load_conv_of(e->sk.a, e->sk.k, c->v, arena_printf(e->sk.a, "t_q%d.v[t_j]", i)));
 }
 
 /* The packs of this item of the broadcast operands the pass reads (a
@@ -2012,7 +2012,7 @@ static void load_packs(SEmit *e, Out *o, int pass, int unaligned) {
            held_name(e, c), held_item(e), i);
     else
       emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[%s * VEC + t_j] = %s;", held_name(e, c), held_item(e),
-           cu_load_conv(e->sk.a, c->v->dtype, arena_printf(e->sk.a, "t_p%d.v[t_j]", i)));
+           cu_load_conv_of(e->sk.a, e->sk.k, c->v, arena_printf(e->sk.a, "t_p%d.v[t_j]", i)));
   }
 }
 

@@ -55,6 +55,36 @@ Value *ir_stored_value(Value *v) {
   return v;
 }
 
+/* A use that never shows its operand's NaN sign: an arithmetic result,
+ * whose NaN's sign IEEE 754 leaves open; a comparison; a class test. */
+static int hides_nan_sign(const Value *u) {
+  if (u->op == IR_BINARY)
+    return u->bop == BIN_ADD || u->bop == BIN_SUB || u->bop == BIN_MUL || u->bop == BIN_DIV || u->bop == BIN_EQ ||
+           u->bop == BIN_NE || u->bop == BIN_LT || u->bop == BIN_LE || u->bop == BIN_GT || u->bop == BIN_GE;
+  if (u->op == IR_UNARY)
+    return u->uop == UN_ISNAN || u->uop == UN_ISINF || u->uop == UN_ISFINITE;
+  if (u->op == IR_REDUCE)
+    return u->rop == RED_SUM || u->rop == RED_MEAN || u->rop == RED_PROD;
+  return 0;
+}
+
+int ir_nan_sign_unseen(const Kernel *k, const Value *v) {
+  for (int i = 0; i < k->noutputs; i++)
+    if (k->outputs[i].value == v)
+      return 0;
+  for (int i = v->id + 1; i < k->values.len; i++) {
+    const Value *u = k->values.items[i];
+    for (int j = 0; j < u->nargs; j++) {
+      if (u->args[j] != v)
+        continue;
+      int passes = u->op == IR_BROADCAST || (u->op == IR_CAST && (u->dtype == DT_F32 || u->dtype == DT_F64));
+      if (passes ? !ir_nan_sign_unseen(k, u) : !hides_nan_sign(u))
+        return 0;
+    }
+  }
+  return 1;
+}
+
 int64_t shape_literal_numel(const Shape *s) {
   int64_t n = 1;
   for (int i = 0; i < s->rank; i++) {

@@ -214,6 +214,12 @@ int ir_is_const(const Value *v, double x);
  * storage float (f16, bf16, f8) stores the f32 value, since the emitters'
  * store conversion rounds the same way once. */
 Value *ir_stored_value(Value *v);
+/* Does no use of v show a NaN's sign (v is no output, and every use is
+ * arithmetic whose NaN result's sign IEEE 754 leaves open: + - * /, sum,
+ * mean, prod; a comparison or class test; or a broadcast or widening to
+ * f32 or f64 of v whose uses are so)?  Then an 8-bit float's decode may
+ * leave a NaN's sign out (emit_expr.c, cu_load_conv_of). */
+int ir_nan_sign_unseen(const Kernel *k, const Value *v);
 const char *shape_str(Arena *a, const Kernel *k, const Shape *s); /* "[N, 4]" */
 void ir_count_uses(Kernel *k);
 /* The size parameters (the first of k->sizevars; the derived ones follow). */

@@ -1,0 +1,56 @@
+#!/bin/sh
+# decode8.sh — how the emitters decode 8-bit floats read from memory
+# (emit_expr.c, cu_load_conv_of): where nothing can show a NaN's sign
+# (ir_nan_sign_unseen: every use is arithmetic whose NaN result's sign
+# IEEE 754 leaves open, a comparison or a class test, through broadcasts
+# and widenings), the decode leaves the sign out
+# (tecc::f8e4m3_to_f32_arith); a value stored, or read by abs, max,
+# maximum or a select, keeps it, bit for bit PyTorch's decode.  And the
+# block variant's threads for a row (tecc::row_threads: the warps a row
+# of whole warps fills, else the power of two).
+. "$top_srcdir/tests/tap.sh"
+work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-decode8.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+
+cat > "$work/d.te" <<'TE'
+kernel dq(q: f8e4m3[N, D], s: f32[N, 1], w: bf16[D]) -> y: bf16[N, D] {
+    h = f32(q) * s
+    y = bf16(h * rsqrt(mean(h * h, -1) + 1e-6) * f32(w))
+}
+kernel stored(q: f8e4m3[N]) -> y: f32[N] { y = f32(q) }
+kernel absed(q: f8e4m3[N]) -> y: f32[N] { y = abs(f32(q)) }
+kernel rowmax(q: f8e4m3[N, D]) -> y: f32[N, 1] { y = max(f32(q), -1) }
+kernel both(q: f8e4m3[N]) -> (y: f32[N], z: f32[N]) {
+    y = f32(q) + 1
+    z = f32(q)
+}
+kernel e5(e: f8e5m2[N, D]) -> (y: f32[N, 1], c: bool[N, D]) {
+    y = sum(f32(e) * 2, -1)
+    c = f32(e) > 0
+}
+TE
+"$TECC" -O2 "$work/d.te" -o "$work/d.cu" || { echo "Bail out! tecc failed"; exit 1; }
+kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/d.cu"; }
+arith() { kernel_text "$1" | grep -c "tecc::$2_to_f32_arith("; }
+signed() { kernel_text "$1" | grep -c "tecc::$2_to_f32("; }
+
+plan 13
+ok "dequantize + RMSNorm: every decode without the sign" test "$(arith tecc_dq_g0_reg f8e4m3)" -gt 0 -a "$(signed tecc_dq_g0_reg f8e4m3)" -eq 0
+ok "... in the stream kernel too" test "$(arith tecc_dq_g0_stream f8e4m3)" -gt 0 -a "$(signed tecc_dq_g0_stream f8e4m3)" -eq 0
+is "$(arith tecc_stored_g0_loop f8e4m3)" 0 "f32(q) stored: no decode without the sign"
+ok "... it keeps the sign" test "$(signed tecc_stored_g0_loop f8e4m3)" -gt 0
+keeps() { test "$(arith "$1" f8e4m3)" -eq 0 -a "$(signed "$1" f8e4m3)" -gt 0; }
+ok "abs(f32(q)): keeps the sign" keeps tecc_absed_g0_loop
+ok "max(f32(q)): keeps the sign (max propagates the NaN)" keeps tecc_rowmax_g0_row
+ok "one use stored, one added: keeps the sign" keeps tecc_both_g0_loop
+ok "e5m2 summed and compared: without the sign" test "$(arith tecc_e5_g0_reg f8e5m2)" -gt 0 -a "$(signed tecc_e5_g0_reg f8e5m2)" -eq 0
+ok "the runtime defines the decodes without the sign" grep -q '__device__ __forceinline__ float f8e4m3_to_f32_arith(uint8_t b)' "$work/d.cu"
+
+# The block variant (schedule.c, variant_exact_rows) and only it fits the
+# row's warps; the long variant, the stream and the warp keep powers of two.
+"$TECC" -O2 --emit=plan "$work/d.te" -o "$work/d.plan" || { echo "Bail out! tecc --emit=plan failed"; exit 1; }
+ok "plan: the block variant's T is the row's whole warps" grep -q 'variant block (when R <= 32768 and 32-bit indices do): registers, VEC 8, ITEMS 4, block T x max(1, 128/T), T = R/32 where that is whole warps, else pow2 in \[32, 1024\] >= R/32' "$work/d.plan"
+is "$(grep -c 'where that is whole warps' "$work/d.plan")" "$(grep -c 'variant block ' "$work/d.plan")" "plan: every block variant so, no other"
+is "$(grep -c 'const int t_tx = tecc::row_threads(t_len, 32, 1024);' "$work/d.cu")" 2 "launch: the block variants' threads from tecc::row_threads (dq, e5)"
+ok "runtime: row_threads gives whole warps only where the row fills them" grep -q 'return len > 0 && len % (32 \* (int64_t)per) == 0 && lanes <= hi ? (int)lanes : pow2_at_least(lanes, 32, hi);' "$work/d.cu"
+done_testing
