@@ -41,6 +41,7 @@
 #include "emit_stitch.h"
 #include "stitch_kernel.h"
 
+#include <ctype.h>
 #include <string.h>
 
 typedef struct Cached {
@@ -50,6 +51,7 @@ typedef struct Cached {
   const char *ptr;   /* the pointer it is loaded from */
   uint32_t passes;   /* stream kernel: the passes that read it */
   int pairs;         /* 16-bit, held two to a 32-bit word */
+  int quads;         /* 8-bit, held four to a 32-bit word (held_in_quads()) */
   const char *row;   /* per item: a broadcast operand's row offset (NULL: the domain's own rows) */
   int kept;          /* stream kernel: its items up to t_keep stay in shared memory for the later passes */
   int kept_at;       /* ... at word VEC * kept_at / 16 of an item's t_kw words */
@@ -391,13 +393,51 @@ static const char *pair_elem(Arena *a, DType t, const char *words, const char *a
   return arena_printf(a, "tecc::%s_pair(%s, %s)", t == DT_BF16 ? "bf16" : "f16", words, at);
 }
 
+/* Element `at` of the 8-bit words `words` (four elements to a word) of
+ * v, in its compute type: e4m3 a half word's cvt at a time
+ * (tecc::f8e4m3_quad), the others from the byte. */
+static const char *quad_elem(const SEmit *e, const Value *v, const char *words, const char *at) {
+  Arena *a = e->sk.a;
+  if (v->dtype == DT_F8E4M3)
+    return arena_printf(a, "tecc::f8e4m3_quad%s(%s, %s)", ir_nan_sign_unseen(e->sk.k, v) ? "_arith" : "", words, at);
+  const char *byte = arena_printf(a, "tecc::quad_byte(%s, %s)", words, at);
+  if (v->dtype == DT_I8)
+    byte = arena_printf(a, "(int8_t)%s", byte);
+  return cu_load_conv_of(a, e->sk.k, v, byte);
+}
+
+/* The register kernel of rows in packs holds its 8-bit rows (f8, i8, u8;
+ * not bool) four to a word, converting at each use, as 16-bit ones two
+ * (pairs): a quarter of the registers of f32.  The budget still counts
+ * them a register each (footprint.c): ITEMS 8 and 16 were slower than the
+ * block variant's 4 (dequantize + RMSNorm 8192 x 14336 on an H200: 132
+ * and 126 us of kernel time against 112), so what the words save goes to
+ * occupancy: the instances for rows that are not whole row groups take 32
+ * registers where f32 took 64 (8192 x 5000: 62 -> 45 us, x 11008: 131 ->
+ * 94), and the WHOLE one, a kernel of its own, is bound to 40
+ * (whole_apart()).  Rows that are not whole packs move through
+ * aligned words (loads_unaligned()), so the element-by-element path only
+ * meets items that no loop reads (past the row, or of a row past the
+ * last), and leaves their words 0: loaded a byte at a time into the
+ * words, those instances spilled 12 to 80 bytes (sm_90).  Not in a kernel
+ * that may hold rows in shared memory (SHARED), and only where every
+ * variant's packs are whole words (VEC a multiple of 4). */
+static int moves_words(const SEmit *e, DType t);
+
+static int held_in_quads(const SEmit *e, const Value *v) {
+  return e->sk.quads && dtype_size(v->dtype) == 1 && dtype_is_storage(v->dtype) && moves_words(e, v->dtype);
+}
+
 /* Element t_e of a cached input, in the compute type.  16-bit inputs of a
  * packed kernel stay two to a 32-bit word and convert at each use: half
  * the registers of f32, for one instruction a use.  On an H100 that took
  * the bf16 rows from 43-83% to 47-93% of copy (softmax bf16 4096x16384
  * 68 -> 89, rmsnorm 73 -> 89, card 16384x4096 70 -> 87; bench/NOTES.md). */
-static const char *cached_elem(const Cached *c, Arena *a) {
+static const char *cached_elem(const SEmit *e, const Cached *c) {
+  Arena *a = e->sk.a;
   const char *at = c->row ? "t_j" : "t_e";
+  if (c->quads)
+    return quad_elem(e, c->v, c->name, at);
   if (!c->pairs)
     return arena_printf(a, "%s[%s]", c->name, at);
   return pair_elem(a, c->v->dtype, c->name, at);
@@ -417,7 +457,7 @@ static int cached_named(const SEmit *e, const char *name) {
 /* The bytes an element of c takes in its register array: 16-bit values
  * held two to a word take 2. */
 static int element_bytes(const Cached *c) {
-  return c->pairs ? 2 : dtype_size(cu_compute_dtype(c->v->dtype));
+  return c->quads ? 1 : c->pairs ? 2 : dtype_size(cu_compute_dtype(c->v->dtype));
 }
 
 /* `row`: NULL for a tensor over the whole domain (held, or loaded a chunk
@@ -438,7 +478,7 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
   e->used_elem |= !row;
   if (c) {
     c->passes |= 1u << (e->pass & 31);
-    return cached_elem(c, e->sk.a);
+    return cached_elem(e, c);
   }
   c = ARENA_NEW(e->sk.a, Cached);
   c->v = v;
@@ -452,10 +492,11 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
   c->kept = !row && e->keeps && stitch_kept_bytes(&e->sk, v) > 0;
   c->kept_at = e->keep_bytes;
   c->pairs = (e->sk.vec || (e->sk.cvec && e->sk.reg)) && dtype_is_16bit(v->dtype); /* the stream kernel's columns: VEC 1 */
+  c->quads = !row && held_in_quads(e, v);
   if (c->kept)
     e->keep_bytes += element_bytes(c);
   vec_push(e->sk.a, &e->cached, c);
-  return cached_elem(c, e->sk.a);
+  return cached_elem(e, c);
 }
 
 /* The row offset of a row-contiguous tensor: its index over its other axes. */
@@ -663,13 +704,15 @@ static const char *compute(SEmit *e, Value *v, const int *map) {
 }
 
 /* Declares the thread's array `name` of the held (or kept) value's
- * elements, of `type` (`pairs`: a word to two elements), `bytes` each:
+ * elements, of `type` (`per_word` elements to a word: 2, 16-bit pairs; 4,
+ * 8-bit quads), `bytes` each:
  * in registers, or, in a kernel whose instance for rows that are not
  * whole packs may hold them in shared memory (SHARED), its region of
  * t_held after the arrays declared before it (at least 4 bytes an
  * element, as the schedule counts them). */
-static void declare_held(SEmit *e, Out *o, const char *type, const char *name, int pairs, int bytes, const char *note) {
-  const char *n = arena_printf(e->sk.a, "%sITEMS * VEC%s", e->sk.rows ? "ROWS * " : "", pairs ? " / 2" : "");
+static void declare_held(SEmit *e, Out *o, const char *type, const char *name, int per_word, int bytes, const char *note) {
+  const char *n = arena_printf(e->sk.a, "%sITEMS * VEC%s", e->sk.rows ? "ROWS * " : "",
+                               per_word > 1 ? arena_printf(e->sk.a, " / %d", per_word) : "");
   if (!e->sk.shared || e->into_next) {
     emit(o, "%s %s[%s];%s", type, name, n, note);
     return;
@@ -680,7 +723,7 @@ static void declare_held(SEmit *e, Out *o, const char *type, const char *name, i
          e->sk.rows ? "ROWS * " : "");
   else
     emit(o, "tecc::bind_held(%s, t_held, t_hid, t_hth);", name);
-  e->shared_at += pairs || bytes >= 4 ? bytes : 4; /* a bool as a register: 4 bytes (footprint.h) */
+  e->shared_at += per_word == 2 || bytes >= 4 ? bytes : 4; /* a bool as a register: 4 bytes (footprint.h) */
 }
 
 /* A kept value is stored to t_m<id> where first computed. */
@@ -713,7 +756,7 @@ static const char *named_value(SEmit *e, Value *v, const int *map) {
     emit(e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
   if (whole && is_kept(e, v)) {
     emit(e->body, "t_m%d[t_e] = %s;", v->id, name);
-    declare_held(e, e->keep_decls, cu_compute_ctype(v->dtype), arena_printf(e->sk.a, "t_m%d", v->id), 0,
+    declare_held(e, e->keep_decls, cu_compute_ctype(v->dtype), arena_printf(e->sk.a, "t_m%d", v->id), 1,
                  dtype_size(cu_compute_dtype(v->dtype)), "");
     e->kept[v->id] = 1;
   }
@@ -823,6 +866,9 @@ static void open_chunks(SEmit *e, Out *o) {
 
 /* Element `at` of c's register array: c's element when `in`, else 0. */
 static void load_one(SEmit *e, Out *o, const Cached *c, const char *name, const char *at, const char *in) {
+  if (c->quads)
+    internal_error("stitch: %s group %d loads an 8-bit value held four to a word element by element",
+                   e->sk.k->name, e->sk.g->id);
   if (c->pairs)
     emit(o, "tecc::set_pair_half(%s, %s, %s ? %s : (uint16_t)0);", name, at, in, c->raw);
   else
@@ -1989,11 +2035,15 @@ static int writes_along_row(SEmit *e);
 static const char *loads_unaligned(SEmit *e, int pass) {
   if (!moves_unaligned(e))
     return NULL;
+  int quads = 0;
   for (int i = 0; i < e->cached.len; i++) {
     const Cached *c = e->cached.items[i];
     if (loaded_in(c, pass) && (!moves_words(e, c->v->dtype) || c->row))
       return NULL;
+    quads |= loaded_in(c, pass) && c->quads;
   }
+  if (quads) /* held_in_quads() */
+    return "VEC > 1";
   if (writes_along_row(e) || e->sk.g->plan->held.len >= 2)
     return "VEC > 1";
   return e->sk.reg ? "VEC > 1 && ITEMS > 4" : NULL;
@@ -2007,7 +2057,10 @@ static void load_packs(SEmit *e, Out *o, int pass, int unaligned) {
     const char *ct = cu_storage_ctype(c->v->dtype);
     emit(o, "const tecc::Pack<%s, VEC> t_p%d = %s;", ct, i, pack_load(e, c, pass, unaligned));
     emit(o, "#pragma unroll");
-    if (c->pairs)
+    if (c->quads)
+      emit(o, "for (int t_j = 0; t_j < VEC / 4; t_j++) %s[%s * VEC / 4 + t_j] = tecc::quad_word(t_p%d, t_j);",
+           held_name(e, c), held_item(e), i);
+    else if (c->pairs)
       emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[%s * VEC / 2 + t_j] = tecc::pair_word(t_p%d, t_j);",
            held_name(e, c), held_item(e), i);
     else
@@ -2028,6 +2081,13 @@ static int loads_pairs(const SEmit *e, int pass) {
 
 /* Element by element, 0 past the row's end. */
 static void load_elements(SEmit *e, Out *o, int pass) {
+  for (int i = 0; i < e->cached.len; i++) { /* 8-bit quads: 0 (held_in_quads()) */
+    const Cached *c = e->cached.items[i];
+    if (!loaded_in(c, pass) || !c->quads)
+      continue;
+    emit(o, "#pragma unroll");
+    emit(o, "for (int t_j = 0; t_j < VEC / 4; t_j++) %s[%s * VEC / 4 + t_j] = 0;", held_name(e, c), held_item(e));
+  }
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
   if (e->sk.cvec) {
@@ -2054,7 +2114,8 @@ static void load_elements(SEmit *e, Out *o, int pass) {
     Cached *c = e->cached.items[i];
     if (!loaded_in(c, pass))
       continue;
-    load_one(e, o, c, held_name(e, c), arena_printf(e->sk.a, "%s * VEC + t_j", held_item(e)), "t_in");
+    if (!c->quads) /* only items no loop reads come here: their words stay 0 (held_in_quads()) */
+      load_one(e, o, c, held_name(e, c), arena_printf(e->sk.a, "%s * VEC + t_j", held_item(e)), "t_in");
   }
   close_block(o, "");
 }
@@ -2066,10 +2127,12 @@ static int declare_cached(SEmit *e, Out *o, int pass) {
     Cached *c = e->cached.items[i];
     if (!loaded_in(c, pass))
       continue;
-    if (c->pairs)
-      declare_held(e, o, "uint32_t", held_name(e, c), 1, 2, " /* two 16-bit elements a word */");
+    if (c->quads)
+      declare_held(e, o, "uint32_t", held_name(e, c), 4, 1, " /* four 8-bit elements a word */");
+    else if (c->pairs)
+      declare_held(e, o, "uint32_t", held_name(e, c), 2, 2, " /* two 16-bit elements a word */");
     else
-      declare_held(e, o, cu_compute_ctype(c->v->dtype), held_name(e, c), 0, element_bytes(c), "");
+      declare_held(e, o, cu_compute_ctype(c->v->dtype), held_name(e, c), 1, element_bytes(c), "");
     n++;
   }
   return n;
@@ -2554,6 +2617,67 @@ static void check_pairs(const SEmit *e) {
   }
 }
 
+/* The names of a list of declarations ("int ITEMS, bool PACKS" ->
+ * "ITEMS, PACKS"): each one's last word. */
+static const char *declared_names(Arena *a, const char *decls) {
+  Buf b;
+  buf_init(&b, a);
+  const char *p = decls;
+  while (*p == ',' || *p == ' ')
+    p++;
+  for (int n = 0; *p; n++) {
+    const char *end = strchr(p, ',');
+    if (!end)
+      end = p + strlen(p);
+    const char *w = end;
+    while (w > p && (isalnum((unsigned char)w[-1]) || w[-1] == '_'))
+      w--;
+    buf_printf(&b, "%s%.*s", n ? ", " : "", (int)(end - w), w);
+    p = *end ? end + 2 : end;
+  }
+  return buf_cstr(&b);
+}
+
+/* A register kernel of 8-bit quads (StitchKernel.quads) with a WHOLE
+ * instance is written as its body, a __device__ function, and two
+ * kernels that call it: `name` for the other instances, bound as the
+ * others (`bound`), and `name`_whole for the WHOLE one, bound to 40
+ * registers a thread (TECC_QUADS_BOUND, __maxnreg__ from CUDA 12.4).
+ * Left to itself ptxas gave the WHOLE instance of dequantize + RMSNorm
+ * 63 registers, two blocks of 448 threads an SM; bound so it runs four,
+ * and 8192 x 14336 went from 120 to 96 us on an H200.  Bounding it by
+ * __launch_bounds__ (512 threads, 3 or 4 blocks) spilled 4 to 12 bytes,
+ * and __maxnreg__ on the whole template spilled 12 to 28 in the
+ * instances for rows that are not whole packs, which the threads' bound
+ * alone gives 46 registers and no spill (ptxas -v, sm_90; bench/NOTES.md,
+ * issue 49). */
+enum { QUADS_WHOLE_REGISTERS = 40 };
+
+/* The bound of a quads kernel's instances but WHOLE: the group's, but with at least one
+ * block an SM in a warp variant's instances of 32 lanes a row, to which
+ * ptxas, left to itself, gave 32 registers and 8 bytes of spills
+ * (dequantize + RMSNorm; with the minimum, 47 and none: sm_90). */
+static const char *quads_bound(const SEmit *e, const char *bound, const char *threads) {
+  if (!e->sk.lanes || strcmp(bound, arena_printf(e->sk.a, "__launch_bounds__(%s)", threads)) != 0)
+    return bound;
+  return arena_printf(e->sk.a, "__launch_bounds__(%s, LANES == 32 ? 1 : 0)", threads);
+}
+
+static int whole_apart(const SEmit *e) {
+  return e->sk.quads && stitch_whole_instance(&e->sk);
+}
+
+static void emit_whole_apart(SEmit *e, Out *o, const char *bound, const char *threads, const char *decls) {
+  const char *name = stitch_kernel_name(&e->sk, 1), *tparams = template_params(e);
+  const char *call = arena_printf(e->sk.a, "%s_body<IndexT, %s>(%s);", name, declared_names(e->sk.a, tparams),
+                                  declared_names(e->sk.a, decls));
+  emit(o, "template <typename IndexT, %s>", tparams);
+  emit(o, "__global__ void %s %s(%s) { %s }", bound, name, decls, call);
+  emit(o, "template <typename IndexT, %s>", tparams);
+  emit(o, "__global__ void TECC_QUADS_BOUND(%s, %d) %s_whole(%s) { %s }", threads, QUADS_WHOLE_REGISTERS, name, decls,
+       call);
+}
+
 static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   Out *body = new_out(e->sk.a);
   row_body(e, body);
@@ -2600,9 +2724,15 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     threads = arena_printf(e->sk.a, "EARLY ? %d : %s", e->sk.sched->early_threads, threads);
   if (e->sk.st->columns.len) /* schedule.c, column_partials(): two blocks an SM */
     blocks = arena_printf(e->sk.a, "%d", COLUMN_PART_SM / COLUMN_PART_BLOCK);
-  const char *bound = blocks ? arena_printf(e->sk.a, "%s, %s", threads, blocks) : threads;
-  open_block(o, "__global__ void __launch_bounds__(%s) %s(%s%s)", bound, stitch_kernel_name(&e->sk, e->sk.reg),
-             param_decls(e->sk.a, e->sk.k, &e->params, 0), extra);
+  const char *bound = blocks ? arena_printf(e->sk.a, "__launch_bounds__(%s, %s)", threads, blocks)
+                             : arena_printf(e->sk.a, "__launch_bounds__(%s)", threads);
+  if (e->sk.quads)
+    bound = quads_bound(e, bound, threads);
+  const char *decls = arena_printf(e->sk.a, "%s%s", param_decls(e->sk.a, e->sk.k, &e->params, 0), extra);
+  if (whole_apart(e))
+    open_block(o, "__device__ __forceinline__ void %s_body(%s)", stitch_kernel_name(&e->sk, 1), decls);
+  else
+    open_block(o, "__global__ void %s %s(%s)", bound, stitch_kernel_name(&e->sk, e->sk.reg), decls);
   if (stitch_takes_packs(&e->sk))
     emit(o, "constexpr bool t_packs = PACKS; /* whole packs, aligned: no row-end checks per element */");
   if (stitch_whole_instance(&e->sk))
@@ -2676,6 +2806,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     emit(o, "if (CLUSTER) tecc::cluster_drain(); /* the last row's slots may still be read */");
   write_columns(e, o);
   close_block(o, "");
+  if (whole_apart(e))
+    emit_whole_apart(e, o, bound, threads, decls);
 }
 
 static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {

@@ -191,8 +191,11 @@ static const char *instance(SLaunch *e, const Variant *v, int packs, int phase) 
   const char *lanes = e->sk.lanes ? arena_printf(e->sk.a, ", %d", e->lanes_now) : "";
   const char *early = !stitch_early_kernel(&e->sk) ? "" : v->early && packs == PACKS_WHOLE ? ", true" : ", false";
   const char *narrow = !stitch_narrow_kernel(&e->sk) ? "" : variant_narrow(v) ? ", true" : ", false";
-  return arena_printf(e->sk.a, "%s<%s, %d, %d%s%s%s%s%s%s%s>", stitch_kernel_name(&e->sk, 1), index, v->items,
-                      v->vec, rows, pk, cluster, lanes, early, narrow, batch);
+  const char *name = stitch_kernel_name(&e->sk, 1);
+  if (e->sk.quads && packs == PACKS_WHOLE && stitch_whole_instance(&e->sk)) /* emit_stitch.c, whole_apart() */
+    name = arena_printf(e->sk.a, "%s_whole", name);
+  return arena_printf(e->sk.a, "%s<%s, %d, %d%s%s%s%s%s%s%s>", name, index, v->items, v->vec, rows, pk, cluster, lanes,
+                      early, narrow, batch);
 }
 
 /* The threads across the columns of a split block: a warp spans 32 packs

@@ -124,7 +124,24 @@ StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
   sk.shared = reg && sk.vec && stitch_any_variant(s, offsetof(Variant, shared_bytes));
   early_outputs(&sk);
   sk.last_guards = last_guards(&sk);
+  sk.quads = stitch_quads(&sk);
   return sk;
+}
+
+int stitch_quads(const StitchKernel *sk) {
+  int vec = stitch_most_vec(sk->sched);
+  if (!sk->reg || !sk->vec || sk->shared || !stitch_takes_packs(sk) || (vec != 8 && vec != 16))
+    return 0;
+  for (int i = 0; i < sk->sched->nvariants; i++)
+    if (sk->sched->variants[i].vec % 4 != 0)
+      return 0;
+  const PtrVec *held = &sk->g->plan->held;
+  for (int i = 0; i < held->len; i++) {
+    const Value *v = held->items[i];
+    if (dtype_size(v->dtype) == 1 && dtype_is_storage(v->dtype))
+      return 1;
+  }
+  return 0;
 }
 
 const char *stitch_kernel_name(const StitchKernel *sk, int reg) {

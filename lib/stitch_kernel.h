@@ -37,6 +37,9 @@ typedef struct StitchKernel {
   int cluster;  /* reg kernel: a row may span a thread-block cluster (CLUSTER) */
   int shared;   /* reg kernel: the instance of a variant for rows that are not whole packs may
                    hold its values in dynamic shared memory (SHARED; Variant.shared_bytes) */
+  int quads;    /* reg kernel of rows in packs: holds its 8-bit rows four to a word (stitch_quads(),
+                   emit_stitch.c), its WHOLE instance a kernel of its own (_whole), bound to
+                   40 registers */
   PtrVec early; /* Value*: the roots the reg kernel's PACKS instance writes in its first pass
                    (stitch_early_outputs()) */
   int first_guards; /* ... its WHOLE instance keeps that pass's item guards (stitch_kernel.c) */
@@ -45,6 +48,11 @@ typedef struct StitchKernel {
 
 /* The register kernel (`reg`) of g, or its stream kernel. */
 StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg);
+/* Does the register kernel hold 8-bit rows four to a 32-bit word?  Rows
+ * in packs that move through aligned words where they are not whole packs
+ * (VEC 8 or 16), every variant's VEC a multiple of 4, no SHARED
+ * instance, and some held value f8, i8 or u8 (emit_stitch.c says why). */
+int stitch_quads(const StitchKernel *sk);
 /* "tecc_<kernel>_g<id>_reg" (`reg`) or "..._stream". */
 const char *stitch_kernel_name(const StitchKernel *sk, int reg);
 

@@ -1275,6 +1275,46 @@ __device__ __forceinline__ float f16_pair(const uint32_t *w, int e) {
   return f16_to_f32((uint16_t)(w[e >> 1] >> (16 * (e & 1))));
 }
 
+/* @piece quad_word quad_byte @needs Pack */
+/* 8-bit rows held in a register kernel four elements to a 32-bit word
+ * (lib/emit_stitch.c, Cached.quads): element e is byte e % 4 of word
+ * e / 4; each use converts.  Such a kernel is bound to 40 registers a
+ * thread (TECC_QUADS_BOUND, __maxnreg__ from CUDA 12.4; before it, the
+ * threads' bound alone): left to itself ptxas took 63 and two blocks of
+ * 448 threads an SM, bound it runs four (bench/NOTES.md, issue 49). */
+#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1204
+#define TECC_QUADS_BOUND(threads, regs) __maxnreg__(regs)
+#else
+#define TECC_QUADS_BOUND(threads, regs) __launch_bounds__(threads)
+#endif
+template <typename T, int N> __device__ __forceinline__ uint32_t quad_word(const Pack<T, N> &p, int j) {
+  static_assert(sizeof(T) == 1 && N % 4 == 0, "four bytes a word");
+  return reinterpret_cast<const uint32_t *>(p.v)[j];
+}
+__device__ __forceinline__ uint8_t quad_byte(const uint32_t *w, int e) {
+  return (uint8_t)(w[e >> 2] >> 8 * (e & 3));
+}
+
+/* @piece f8e4m3_quad f8e4m3_quad_arith @needs quad_byte f8e4m3_to_f32 */
+/* e4m3 element e: the cvt of the two codes of its half word (one cvt for
+ * elements 2i and 2i + 1), then its half to f32; _arith as
+ * f8e4m3_to_f32_arith (a NaN of either sign). */
+__device__ __forceinline__ float f8e4m3_quad_arith(const uint32_t *w, int e) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  const uint32_t h = f8_cvt_f16x2_e4m3x2((uint16_t)(w[e >> 2] >> 16 * ((e >> 1) & 1)));
+  return __half2float(__ushort_as_half((unsigned short)(h >> 16 * (e & 1))));
+#else
+  return f8e4m3_to_f32(quad_byte(w, e));
+#endif
+}
+__device__ __forceinline__ float f8e4m3_quad(const uint32_t *w, int e) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return f8_signed(f8e4m3_quad_arith(w, e), quad_byte(w, e));
+#else
+  return f8e4m3_to_f32(quad_byte(w, e));
+#endif
+}
+
 /* @piece load_unaligned store_unaligned @needs Pack store_head */
 /* The pack of eight 16-bit elements at t + at, element `at` of a tensor
  * of `total`, which need not be aligned to it (rows of a length that is
