@@ -2645,7 +2645,9 @@ static const char *declared_names(Arena *a, const char *decls) {
  * registers a thread (TECC_QUADS_BOUND, __maxnreg__ from CUDA 12.4).
  * Left to itself ptxas gave the WHOLE instance of dequantize + RMSNorm
  * 63 registers, two blocks of 448 threads an SM; bound so it runs four,
- * and 8192 x 14336 went from 120 to 96 us on an H200.  Bounding it by
+ * and 8192 x 14336 went from 120 to 96 us on an H200 (at 36 registers,
+ * 94.8, but then the WHOLE instances of tests/programs/exact_rows.te's
+ * literal rows spilled 16 bytes).  Bounding it by
  * __launch_bounds__ (512 threads, 3 or 4 blocks) spilled 4 to 12 bytes,
  * and __maxnreg__ on the whole template spilled 12 to 28 in the
  * instances for rows that are not whole packs, which the threads' bound
