@@ -2644,7 +2644,7 @@ static const char *declared_names(Arena *a, const char *decls) {
  * others (`bound`), and `name`_whole for the WHOLE one, bound to 40
  * registers a thread (TECC_QUADS_BOUND, __maxnreg__ from CUDA 12.4).
  * Left to itself ptxas gave the WHOLE instance of dequantize + RMSNorm
- * 63 registers, two blocks of 448 threads an SM; bound so it runs four,
+ * 63 registers, two blocks of 448 threads an SM; bound so it runs three,
  * and 8192 x 14336 went from 120 to 96 us on an H200 (at 36 registers,
  * 94.8, but then the WHOLE instances of tests/programs/exact_rows.te's
  * literal rows spilled 16 bytes).  Bounding it by
