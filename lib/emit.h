@@ -67,6 +67,9 @@ const char *cu_load_conv(Arena *a, DType t, const char *mem);
 /* ... of v, a value of kernel k read from memory: an 8-bit float whose
  * NaN sign nothing shows decodes without it (ir_nan_sign_unseen). */
 const char *cu_load_conv_of(Arena *a, const Kernel *k, const Value *v, const char *mem);
+/* ... of type t, whose ir_nan_sign_unseen() the caller has (an emitter
+ * that decodes one value many times asks it once). */
+const char *cu_load_decode(Arena *a, DType t, int nan_sign_unseen, const char *mem);
 const char *cu_store_conv(Arena *a, DType t, const char *expr);
 /* The shortest literal that reads back as `x` (f32 or f64). */
 const char *cu_float_literal(Arena *a, double x, int is_f32);

@@ -163,10 +163,14 @@ const char *cu_load_conv(Arena *a, DType t, const char *mem) {
   }
 }
 
+const char *cu_load_decode(Arena *a, DType t, int nan_sign_unseen, const char *mem) {
+  if (dtype_is_f8(t) && nan_sign_unseen)
+    return arena_printf(a, "tecc::%s_to_f32_arith(%s)", dtype_name(t), mem);
+  return cu_load_conv(a, t, mem);
+}
+
 const char *cu_load_conv_of(Arena *a, const Kernel *k, const Value *v, const char *mem) {
-  if (dtype_is_f8(v->dtype) && ir_nan_sign_unseen(k, v))
-    return arena_printf(a, "tecc::%s_to_f32_arith(%s)", dtype_name(v->dtype), mem);
-  return cu_load_conv(a, v->dtype, mem);
+  return cu_load_decode(a, v->dtype, dtype_is_f8(v->dtype) && ir_nan_sign_unseen(k, v), mem);
 }
 
 const char *cu_store_conv(Arena *a, DType t, const char *expr) {

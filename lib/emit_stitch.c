@@ -41,7 +41,6 @@
 #include "emit_stitch.h"
 #include "stitch_kernel.h"
 
-#include <ctype.h>
 #include <string.h>
 
 typedef struct Cached {
@@ -52,6 +51,7 @@ typedef struct Cached {
   uint32_t passes;   /* stream kernel: the passes that read it */
   int pairs;         /* 16-bit, held two to a 32-bit word */
   int quads;         /* 8-bit, held four to a 32-bit word (held_in_quads()) */
+  int nan_free;      /* an 8-bit float no use shows a NaN's sign of (ir_nan_sign_unseen) */
   const char *row;   /* per item: a broadcast operand's row offset (NULL: the domain's own rows) */
   int kept;          /* stream kernel: its items up to t_keep stay in shared memory for the later passes */
   int kept_at;       /* ... at word VEC * kept_at / 16 of an item's t_kw words */
@@ -393,17 +393,16 @@ static const char *pair_elem(Arena *a, DType t, const char *words, const char *a
   return arena_printf(a, "tecc::%s_pair(%s, %s)", t == DT_BF16 ? "bf16" : "f16", words, at);
 }
 
-/* Element `at` of the 8-bit words `words` (four elements to a word) of
- * v, in its compute type: e4m3 a half word's cvt at a time
+/* Element `at` of cached value c's 8-bit words (four elements to a word),
+ * in its compute type: e4m3 a half word's cvt at a time
  * (tecc::f8e4m3_quad), the others from the byte. */
-static const char *quad_elem(const SEmit *e, const Value *v, const char *words, const char *at) {
-  Arena *a = e->sk.a;
-  if (v->dtype == DT_F8E4M3)
-    return arena_printf(a, "tecc::f8e4m3_quad%s(%s, %s)", ir_nan_sign_unseen(e->sk.k, v) ? "_arith" : "", words, at);
-  const char *byte = arena_printf(a, "tecc::quad_byte(%s, %s)", words, at);
-  if (v->dtype == DT_I8)
+static const char *quad_elem(Arena *a, const Cached *c, const char *at) {
+  if (c->v->dtype == DT_F8E4M3)
+    return arena_printf(a, "tecc::f8e4m3_quad%s(%s, %s)", c->nan_free ? "_arith" : "", c->name, at);
+  const char *byte = arena_printf(a, "tecc::quad_byte(%s, %s)", c->name, at);
+  if (c->v->dtype == DT_I8)
     byte = arena_printf(a, "(int8_t)%s", byte);
-  return cu_load_conv_of(a, e->sk.k, v, byte);
+  return cu_load_decode(a, c->v->dtype, c->nan_free, byte);
 }
 
 /* The register kernel of rows in packs holds its 8-bit rows (f8, i8, u8;
@@ -422,10 +421,8 @@ static const char *quad_elem(const SEmit *e, const Value *v, const char *words, 
  * words, those instances spilled 12 to 80 bytes (sm_90).  Not in a kernel
  * that may hold rows in shared memory (SHARED), and only where every
  * variant's packs are whole words (VEC a multiple of 4). */
-static int moves_words(const SEmit *e, DType t);
-
 static int held_in_quads(const SEmit *e, const Value *v) {
-  return e->sk.quads && dtype_size(v->dtype) == 1 && dtype_is_storage(v->dtype) && moves_words(e, v->dtype);
+  return e->sk.quads && stitch_quad_dtype(v->dtype);
 }
 
 /* Element t_e of a cached input, in the compute type.  16-bit inputs of a
@@ -433,11 +430,10 @@ static int held_in_quads(const SEmit *e, const Value *v) {
  * the registers of f32, for one instruction a use.  On an H100 that took
  * the bf16 rows from 43-83% to 47-93% of copy (softmax bf16 4096x16384
  * 68 -> 89, rmsnorm 73 -> 89, card 16384x4096 70 -> 87; bench/NOTES.md). */
-static const char *cached_elem(const SEmit *e, const Cached *c) {
-  Arena *a = e->sk.a;
+static const char *cached_elem(const Cached *c, Arena *a) {
   const char *at = c->row ? "t_j" : "t_e";
   if (c->quads)
-    return quad_elem(e, c->v, c->name, at);
+    return quad_elem(a, c, at);
   if (!c->pairs)
     return arena_printf(a, "%s[%s]", c->name, at);
   return pair_elem(a, c->v->dtype, c->name, at);
@@ -478,7 +474,7 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
   e->used_elem |= !row;
   if (c) {
     c->passes |= 1u << (e->pass & 31);
-    return cached_elem(e, c);
+    return cached_elem(c, e->sk.a);
   }
   c = ARENA_NEW(e->sk.a, Cached);
   c->v = v;
@@ -493,10 +489,11 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
   c->kept_at = e->keep_bytes;
   c->pairs = (e->sk.vec || (e->sk.cvec && e->sk.reg)) && dtype_is_16bit(v->dtype); /* the stream kernel's columns: VEC 1 */
   c->quads = !row && held_in_quads(e, v);
+  c->nan_free = dtype_is_f8(v->dtype) && ir_nan_sign_unseen(e->sk.k, v);
   if (c->kept)
     e->keep_bytes += element_bytes(c);
   vec_push(e->sk.a, &e->cached, c);
-  return cached_elem(e, c);
+  return cached_elem(c, e->sk.a);
 }
 
 /* The row offset of a row-contiguous tensor: its index over its other axes. */
@@ -872,7 +869,7 @@ static void load_one(SEmit *e, Out *o, const Cached *c, const char *name, const 
   if (c->pairs)
     emit(o, "tecc::set_pair_half(%s, %s, %s ? %s : (uint16_t)0);", name, at, in, c->raw);
   else
-    emit(o, "%s[%s] = %s ? %s : (%s)0;", name, at, in, cu_load_conv_of(e->sk.a, e->sk.k, c->v, c->raw),
+    emit(o, "%s[%s] = %s ? %s : (%s)0;", name, at, in, cu_load_decode(e->sk.a, c->v->dtype, c->nan_free, c->raw),
          cu_compute_ctype(c->v->dtype));
 }
 
@@ -935,7 +932,7 @@ static void item_pack_words(SEmit *e, Out *o, const Cached *c, int i) {
     emit(o, "for (int t_j = 0; t_j < VEC / 2; t_j++) %s[t_j] = tecc::pair_word(t_q%d, t_j);", c->name, i);
   else
     emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[t_j] = %s;", c->name,
-         cu_load_conv_of(e->sk.a, e->sk.k, c->v, arena_printf(e->sk.a, "t_q%d.v[t_j]", i)));
+         cu_load_decode(e->sk.a, c->v->dtype, c->nan_free, arena_printf(e->sk.a, "t_q%d.v[t_j]", i)));
 }
 
 /* The packs of this item of the broadcast operands the pass reads (a
@@ -2065,7 +2062,7 @@ static void load_packs(SEmit *e, Out *o, int pass, int unaligned) {
            held_name(e, c), held_item(e), i);
     else
       emit(o, "for (int t_j = 0; t_j < VEC; t_j++) %s[%s * VEC + t_j] = %s;", held_name(e, c), held_item(e),
-           cu_load_conv_of(e->sk.a, e->sk.k, c->v, arena_printf(e->sk.a, "t_p%d.v[t_j]", i)));
+           cu_load_decode(e->sk.a, c->v->dtype, c->nan_free, arena_printf(e->sk.a, "t_p%d.v[t_j]", i)));
   }
 }
 
@@ -2564,18 +2561,44 @@ static void declare_cluster_lanes(const SEmit *e, Out *o) {
   emit(o, "const unsigned t_lane = t_rank * blockDim.x + threadIdx.x, t_lanes = t_blocks * blockDim.x;");
 }
 
-/* The template parameters of the kernel. */
-static const char *template_params(const SEmit *e) {
-  const char *packs = stitch_whole_instance(&e->sk) ? ", bool PACKS, bool WHOLE" : stitch_takes_packs(&e->sk) ? ", bool PACKS" : "";
-  const char *batch = e->sk.sched->batch ? ", bool BATCH" : "";
-  if (!e->sk.reg)
-    return arena_printf(e->sk.a, "int VEC%s%s%s%s", packs, e->keep_bytes ? ", bool KEEP" : "",
-                        stitch_split_kernel(&e->sk) ? ", int PHASE" : "", batch);
-  if (e->sk.shared)
-    packs = arena_printf(e->sk.a, "%s, bool SHARED", packs);
-  return arena_printf(e->sk.a, "int ITEMS, int VEC%s%s%s%s%s%s%s", e->sk.rows ? ", int ROWS" : "", packs,
-                      e->sk.cluster ? ", bool CLUSTER" : "", e->sk.lanes ? ", int LANES" : "",
-                      stitch_early_kernel(&e->sk) ? ", bool EARLY" : "", stitch_narrow_kernel(&e->sk) ? ", bool NARROW" : "", batch);
+/* The template parameters of the kernel after IndexT, in order: each
+ * one's type and name, `n` of them. */
+typedef struct TParam {
+  const char *type, *name;
+} TParam;
+
+static int template_list(const SEmit *e, TParam *t) {
+  int n = 0;
+#define TP(cond, ty, nm) \
+  if (cond)              \
+  t[n++] = (TParam){ty, nm}
+  TP(e->sk.reg, "int", "ITEMS");
+  TP(1, "int", "VEC");
+  TP(e->sk.reg && e->sk.rows, "int", "ROWS");
+  TP(stitch_takes_packs(&e->sk), "bool", "PACKS");
+  TP(stitch_whole_instance(&e->sk), "bool", "WHOLE");
+  TP(e->sk.reg && e->sk.shared, "bool", "SHARED");
+  TP(!e->sk.reg && e->keep_bytes, "bool", "KEEP");
+  TP(!e->sk.reg && stitch_split_kernel(&e->sk), "int", "PHASE");
+  TP(e->sk.reg && e->sk.cluster, "bool", "CLUSTER");
+  TP(e->sk.reg && e->sk.lanes, "int", "LANES");
+  TP(e->sk.reg && stitch_early_kernel(&e->sk), "bool", "EARLY");
+  TP(e->sk.reg && stitch_narrow_kernel(&e->sk), "bool", "NARROW");
+  TP(e->sk.sched->batch, "bool", "BATCH");
+#undef TP
+  return n;
+}
+
+/* The template parameters of the kernel after IndexT: declared
+ * ("int ITEMS, int VEC, ...") or, for a call, named ("ITEMS, VEC, ..."). */
+static const char *template_params(const SEmit *e, int names) {
+  TParam t[16];
+  int n = template_list(e, t);
+  Buf b;
+  buf_init(&b, e->sk.a);
+  for (int i = 0; i < n; i++)
+    buf_printf(&b, "%s%s%s%s", i ? ", " : "", names ? "" : t[i].type, names ? "" : " ", t[i].name);
+  return buf_cstr(&b);
 }
 
 /* The kernel written takes the parameters its plan lists, which the
@@ -2617,27 +2640,6 @@ static void check_pairs(const SEmit *e) {
   }
 }
 
-/* The names of a list of declarations ("int ITEMS, bool PACKS" ->
- * "ITEMS, PACKS"): each one's last word. */
-static const char *declared_names(Arena *a, const char *decls) {
-  Buf b;
-  buf_init(&b, a);
-  const char *p = decls;
-  while (*p == ',' || *p == ' ')
-    p++;
-  for (int n = 0; *p; n++) {
-    const char *end = strchr(p, ',');
-    if (!end)
-      end = p + strlen(p);
-    const char *w = end;
-    while (w > p && (isalnum((unsigned char)w[-1]) || w[-1] == '_'))
-      w--;
-    buf_printf(&b, "%s%.*s", n ? ", " : "", (int)(end - w), w);
-    p = *end ? end + 2 : end;
-  }
-  return buf_cstr(&b);
-}
-
 /* A register kernel of 8-bit quads (StitchKernel.quads) with a WHOLE
  * instance is written as its body, a __device__ function, and two
  * kernels that call it: `name` for the other instances, bound as the
@@ -2655,24 +2657,27 @@ static const char *declared_names(Arena *a, const char *decls) {
  * issue 49). */
 enum { QUADS_WHOLE_REGISTERS = 40 };
 
-/* The bound of a quads kernel's instances but WHOLE: the group's, but with at least one
+/* The minimum of blocks of a quads kernel's instances but WHOLE: the group's, but at least one
  * block an SM in a warp variant's instances of 32 lanes a row, to which
  * ptxas, left to itself, gave 32 registers and 8 bytes of spills
  * (dequantize + RMSNorm; with the minimum, 47 and none: sm_90). */
-static const char *quads_bound(const SEmit *e, const char *bound, const char *threads) {
-  if (!e->sk.lanes || strcmp(bound, arena_printf(e->sk.a, "__launch_bounds__(%s)", threads)) != 0)
-    return bound;
-  return arena_printf(e->sk.a, "__launch_bounds__(%s, LANES == 32 ? 1 : 0)", threads);
+static const char *quads_blocks(const SEmit *e, const char *blocks) {
+  return e->sk.quads && e->sk.lanes && !blocks ? "LANES == 32 ? 1 : 0" : blocks;
 }
 
 static int whole_apart(const SEmit *e) {
   return e->sk.quads && stitch_whole_instance(&e->sk);
 }
 
-static void emit_whole_apart(SEmit *e, Out *o, const char *bound, const char *threads, const char *decls) {
-  const char *name = stitch_kernel_name(&e->sk, 1), *tparams = template_params(e);
-  const char *call = arena_printf(e->sk.a, "%s_body<IndexT, %s>(%s);", name, declared_names(e->sk.a, tparams),
-                                  declared_names(e->sk.a, decls));
+static void emit_whole_apart(SEmit *e, Out *o, const char *bound, const char *threads, const char *decls,
+                             const char *extra_names) {
+  const char *name = stitch_kernel_name(&e->sk, 1), *tparams = template_params(e, 0);
+  Buf args;
+  buf_init(&args, e->sk.a);
+  for (int i = 0; i < e->params.len; i++)
+    buf_printf(&args, "%s%s", i ? ", " : "", ((const KParam *)e->params.items[i])->name);
+  const char *call = arena_printf(e->sk.a, "%s_body<IndexT, %s>(%s%s);", name, template_params(e, 1), buf_cstr(&args),
+                                  extra_names);
   emit(o, "template <typename IndexT, %s>", tparams);
   emit(o, "__global__ void %s %s(%s) { %s }", bound, name, decls, call);
   emit(o, "template <typename IndexT, %s>", tparams);
@@ -2692,14 +2697,25 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
        e->sk.reg ? (e->sk.cluster ? "rows held in registers, across a cluster's blocks on sm_90"
                             : "rows held in registers")
               : "rows streamed, re-read by each pass");
-  emit(o, "template <typename IndexT, %s>", template_params(e));
-  const char *extra = (e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk) ? ", bool t_packs" : "";
-  if (stitch_split_kernel(&e->sk))
+  emit(o, "template <typename IndexT, %s>", template_params(e, 0));
+  /* the parameters past the plan's: declared, and named for a call (whole_apart()) */
+  const char *extra = "", *extra_names = "";
+  if ((e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk)) {
+    extra = ", bool t_packs";
+    extra_names = ", t_packs";
+  }
+  if (stitch_split_kernel(&e->sk)) {
     extra = arena_printf(e->sk.a, "%s, %s *__restrict__ t_part, IndexT t_chunk", extra, stitch_split_acc_type(&e->sk));
-  if (e->sk.st->columns.len)
+    extra_names = arena_printf(e->sk.a, "%s, t_part, t_chunk", extra_names);
+  }
+  if (e->sk.st->columns.len) {
     extra = arena_printf(e->sk.a, "%s, %s *__restrict__ t_cols", extra, stitch_column_acc_type(&e->sk));
-  if (e->keep_bytes)
+    extra_names = arena_printf(e->sk.a, "%s, t_cols", extra_names);
+  }
+  if (e->keep_bytes) {
     extra = arena_printf(e->sk.a, "%s, int t_keep", extra);
+    extra_names = arena_printf(e->sk.a, "%s, t_keep", extra_names);
+  }
   /* NARROW: no minimum of blocks (0) in its other instances, as the
    * one-argument form: an explicit 1 moved ptxas's register choice (the
    * block variant of card bf16 from 32 registers to 48, -1.7 points of
@@ -2726,10 +2742,9 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     threads = arena_printf(e->sk.a, "EARLY ? %d : %s", e->sk.sched->early_threads, threads);
   if (e->sk.st->columns.len) /* schedule.c, column_partials(): two blocks an SM */
     blocks = arena_printf(e->sk.a, "%d", COLUMN_PART_SM / COLUMN_PART_BLOCK);
+  blocks = quads_blocks(e, blocks);
   const char *bound = blocks ? arena_printf(e->sk.a, "__launch_bounds__(%s, %s)", threads, blocks)
                              : arena_printf(e->sk.a, "__launch_bounds__(%s)", threads);
-  if (e->sk.quads)
-    bound = quads_bound(e, bound, threads);
   const char *decls = arena_printf(e->sk.a, "%s%s", param_decls(e->sk.a, e->sk.k, &e->params, 0), extra);
   if (whole_apart(e))
     open_block(o, "__device__ __forceinline__ void %s_body(%s)", stitch_kernel_name(&e->sk, 1), decls);
@@ -2809,7 +2824,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   write_columns(e, o);
   close_block(o, "");
   if (whole_apart(e))
-    emit_whole_apart(e, o, bound, threads, decls);
+    emit_whole_apart(e, o, bound, threads, decls, extra_names);
 }
 
 static const char *roots_str(Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {

@@ -128,6 +128,10 @@ StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
   return sk;
 }
 
+int stitch_quad_dtype(DType t) {
+  return dtype_size(t) == 1 && dtype_is_storage(t);
+}
+
 int stitch_quads(const StitchKernel *sk) {
   int vec = stitch_most_vec(sk->sched);
   if (!sk->reg || !sk->vec || sk->shared || !stitch_takes_packs(sk) || (vec != 8 && vec != 16))
@@ -138,7 +142,7 @@ int stitch_quads(const StitchKernel *sk) {
   const PtrVec *held = &sk->g->plan->held;
   for (int i = 0; i < held->len; i++) {
     const Value *v = held->items[i];
-    if (dtype_size(v->dtype) == 1 && dtype_is_storage(v->dtype))
+    if (stitch_quad_dtype(v->dtype))
       return 1;
   }
   return 0;

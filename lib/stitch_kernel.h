@@ -53,6 +53,8 @@ StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
  * (VEC 8 or 16), every variant's VEC a multiple of 4, no SHARED
  * instance, and some held value f8, i8 or u8 (emit_stitch.c says why). */
 int stitch_quads(const StitchKernel *sk);
+/* A dtype held so: f8, i8, u8 (not bool, which is no storage type). */
+int stitch_quad_dtype(DType t);
 /* "tecc_<kernel>_g<id>_reg" (`reg`) or "..._stream". */
 const char *stitch_kernel_name(const StitchKernel *sk, int reg);
 
