@@ -32,9 +32,13 @@ def variants_of(root):
 
 
 def build_libs(root, progs, variants):
-    """nvcc each ROOT/V/P.cu into a shared library; {V: {P: tecc.load(...)}}."""
+    """nvcc each ROOT/V/P.cu into a shared library (unless its .so is newer);
+    {V: {P: tecc.load(...)}}."""
+    def fresh(v, p):  # built before (here, to spare device time) and not edited since
+        so, cu = "%s/%s/%s.so" % (root, v, p), "%s/%s/%s.cu" % (root, v, p)
+        return os.path.exists(so) and os.path.getmtime(so) >= os.path.getmtime(cu)
     jobs = [["nvcc", "-shared", "-Xcompiler", "-fPIC", "-O3", "-arch=sm_90", "-o", "%s/%s/%s.so" % (root, v, p),
-             "%s/%s/%s.cu" % (root, v, p)] for v in variants for p in progs]
+             "%s/%s/%s.cu" % (root, v, p)] for v in variants for p in progs if not fresh(v, p)]
     with cf.ThreadPoolExecutor(16) as ex:
         res = list(ex.map(lambda c: subprocess.run(c, capture_output=True, text=True), jobs))
     for c, r in zip(jobs, res):

@@ -415,6 +415,11 @@ static const char *compute_expr(GEmit *e, Value *v, const int *map) {
   return cu_op_expr(e->a, v, a);
 }
 
+/* Store packs of 8-bit floats convert a pack at a time (cu_pack_conv). */
+static int packed_conv(DType t) {
+  return dtype_is_f8(t);
+}
+
 static const char *pack_elem(GEmit *e, const char *param, const Value *v, int store) {
   for (int i = 0; i < e->packs.len; i++) {
     PackRef *r = e->packs.items[i];
@@ -526,6 +531,17 @@ static const char *ws_param(GEmit *e, Value *v) {
   return add_param(e, P_WS_WRITE, 0, v, name)->name;
 }
 
+/* Element t_k of the packed loop's store pack of `param`: `stored`, or
+ * where the pack converts as a whole (packed_conv()), the f32 `expr` into
+ * the pack's staging array. */
+static void emit_pack_store(GEmit *e, Out *o, const char *param, Value *v, const char *expr, const char *stored) {
+  const char *elem = pack_elem(e, param, v, 1);
+  if (packed_conv(v->dtype))
+    emit(o, "t_f_%s[t_k] = %s;", param, expr);
+  else
+    emit(o, "%s = %s;", elem, stored);
+}
+
 /* Stores `expr` (computed as v's dtype) at `off` of every buffer v lives in. */
 static void emit_stores(GEmit *e, Out *o, Value *v, const char *expr, const char *off) {
   const char *stored = cu_store_conv(e->a, v->dtype, expr);
@@ -533,12 +549,17 @@ static void emit_stores(GEmit *e, Out *o, Value *v, const char *expr, const char
     if (e->k->outputs[i].value != v)
       continue;
     add_param(e, P_OUTPUT, i, NULL, e->names->outputs[i]);
-    emit(o, "%s = %s;", e->vec ? pack_elem(e, e->names->outputs[i], v, 1)
-                               : arena_printf(e->a, "%s[%s]", e->names->outputs[i], off), stored);
+    if (e->vec)
+      emit_pack_store(e, o, e->names->outputs[i], v, expr, stored);
+    else
+      emit(o, "%s[%s] = %s;", e->names->outputs[i], off, stored);
   }
   if (e->kp->home[v->id].kind == HOME_WORKSPACE) {
     const char *ws = ws_param(e, v);
-    emit(o, "%s = %s;", e->vec ? pack_elem(e, ws, v, 1) : arena_printf(e->a, "%s[%s]", ws, off), stored);
+    if (e->vec)
+      emit_pack_store(e, o, ws, v, expr, stored);
+    else
+      emit(o, "%s[%s] = %s;", ws, off, stored);
   }
 }
 
@@ -720,6 +741,8 @@ static void emit_pack_step(GEmit *e, Out *o, const Out *body, int body_lin) {
     PackRef *r = e->packs.items[i];
     if (r->store) {
       emit(o, "tecc::Pack<%s, VEC> t_pk_%s;", r->ctype, r->param);
+      if (packed_conv(r->value->dtype))
+        emit(o, "float t_f_%s[VEC];", r->param);
     } else if (r->at) { /* a gathered pack (take_pack) */
       const char *pk = arena_printf(e->a, "t_pk_%s_%d", r->param, i);
       const char *type = arena_printf(e->a, "tecc::Gathered<%s, VEC>", r->ctype);
@@ -750,8 +773,12 @@ static void emit_pack_step(GEmit *e, Out *o, const Out *body, int body_lin) {
   close_block(o, "");
   for (int i = 0; i < e->packs.len; i++) {
     PackRef *r = e->packs.items[i];
-    if (r->store)
-      emit(o, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s)[t_p] = t_pk_%s;", r->ctype, r->param, r->param);
+    if (!r->store)
+      continue;
+    if (packed_conv(r->value->dtype))
+      emit(o, "%s;", cu_pack_conv(e->a, r->value->dtype, arena_printf(e->a, "t_f_%s", r->param),
+                                  arena_printf(e->a, "t_pk_%s", r->param)));
+    emit(o, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s)[t_p] = t_pk_%s;", r->ctype, r->param, r->param);
   }
 }
 

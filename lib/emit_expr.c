@@ -186,6 +186,16 @@ const char *cu_store_conv(Arena *a, DType t, const char *expr) {
   }
 }
 
+/* A pack's conversion where a value at a time costs more than the pack:
+ * 8-bit floats, two a cvt and one test a word for the rare values PyTorch
+ * converts otherwise (tecc::f32_to_f8e4m3_pack).  `floats` is an array of
+ * VEC f32 values, `pack` the tecc::Pack it fills. */
+const char *cu_pack_conv(Arena *a, DType t, const char *floats, const char *pack) {
+  if (!dtype_is_f8(t))
+    internal_error("cu_pack_conv: %s is converted a value at a time", dtype_name(t));
+  return arena_printf(a, "tecc::f32_to_%s_pack<VEC>(%s, %s.v)", dtype_name(t), floats, pack);
+}
+
 /* One division a result where a reduction kernel ends: the same product
  * as a fused row's mean, whose reciprocal its host code passes in
  * (emit_stitch.c, mean_of()). */

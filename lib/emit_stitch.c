@@ -1690,7 +1690,14 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
    * undefined (zeroed, rmsnorm bf16's rows that are not whole packs
    * spilled) */
   emit(e->vdecl, e->sk.cvec ? "tecc::Pack<%s, VEC> %s = {};" : "tecc::Pack<%s, VEC> %s;", ct, s);
-  emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->sk.a, t, expr));
+  if (dtype_is_f8(t)) { /* converted a pack at a time (cu_pack_conv) */
+    const char *f = arena_printf(e->sk.a, "t_f_%s", ptr);
+    emit(e->vdecl, e->sk.cvec ? "float %s[VEC] = {};" : "float %s[VEC];", f);
+    emit(e->body, "%s[t_j] = %s;", f, expr);
+    emit(e->vafter, "%s;", cu_pack_conv(e->sk.a, t, f, s));
+  } else {
+    emit(e->body, "%s.v[t_j] = %s;", s, cu_store_conv(e->sk.a, t, expr));
+  }
   const char *at = pack_offset(e), *left = e->sk.cvec ? "t_outer - t_o0" : "t_red - t_r0";
   const char *dst = arena_printf(e->sk.a, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s)", ct, ptr, at);
   if (e->stage_part != 2)
