@@ -169,7 +169,7 @@ __device__ __forceinline__ uint8_t f32_to_f8e5m2(float x) {
   return f32_to_f8e5m2_soft(x);
 #endif
 }
-/* The N codes of a store pack (N a multiple of 4).  sm_89 and newer
+/* The N codes of a store pack (a value at a time below 4).  sm_89 and newer
  * convert two values a cvt, four to a word, and the word takes each
  * value's fix-up (f8e4m3_fix) only where one of its four values is past
  * the range or NaN, one test of the floats a word: the fix-up's compare,
@@ -206,8 +206,9 @@ __device__ __forceinline__ uint32_t f8e5m2_word(const float *f) {
          (uint32_t)f32_to_f8e5m2(f[3]) << 24;
 }
 template <int N> __device__ __forceinline__ void f32_to_f8e4m3_pack(const float *f, uint8_t *out) {
+  int i = 0;
   #pragma unroll
-  for (int i = 0; i < N; i += 4) {
+  for (; i + 4 <= N; i += 4) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     const uint32_t w = f8_four_within(f + i, 464.0f) ? f8_cvt_e4m3x4(f[i], f[i + 1], f[i + 2], f[i + 3]) : f8e4m3_word(f + i);
 #else
@@ -215,10 +216,13 @@ template <int N> __device__ __forceinline__ void f32_to_f8e4m3_pack(const float 
 #endif
     __builtin_memcpy(out + i, &w, 4);
   }
+  #pragma unroll
+  for (; i < N; i++) out[i] = f32_to_f8e4m3(f[i]); /* packs of 1 or 2 (f32 beside f64 operands) */
 }
 template <int N> __device__ __forceinline__ void f32_to_f8e5m2_pack(const float *f, uint8_t *out) {
+  int i = 0;
   #pragma unroll
-  for (int i = 0; i < N; i += 4) {
+  for (; i + 4 <= N; i += 4) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     const uint32_t w = f8_four_within(f + i, 57344.0f) ? f8_cvt_e5m2x4(f[i], f[i + 1], f[i + 2], f[i + 3]) : f8e5m2_word(f + i);
 #else
@@ -226,6 +230,8 @@ template <int N> __device__ __forceinline__ void f32_to_f8e5m2_pack(const float 
 #endif
     __builtin_memcpy(out + i, &w, 4);
   }
+  #pragma unroll
+  for (; i < N; i++) out[i] = f32_to_f8e5m2(f[i]); /* packs of 1 or 2 (f32 beside f64 operands) */
 }
 
 __device__ __forceinline__ float f8e4m3_to_f32(uint8_t b) {

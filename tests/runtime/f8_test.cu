@@ -126,10 +126,10 @@ static void test_reference(void) {
 }
 
 // ---- every float, on the device ---------------------------------------------
-enum { E4_DEV, E4_SOFT, E4_PACK, E5_DEV, E5_SOFT, E5_PACK, NCHECKS, MAX_MISSES = 16 };
+enum { E4_DEV, E4_SOFT, E4_PACK, E4_PAIR, E5_DEV, E5_SOFT, E5_PACK, E5_PAIR, NCHECKS, MAX_MISSES = 16 };
 static const char *const check_name[NCHECKS] = {
-    "f32_to_f8e4m3", "f32_to_f8e4m3_soft", "f32_to_f8e4m3_pack<4>",
-    "f32_to_f8e5m2", "f32_to_f8e5m2_soft", "f32_to_f8e5m2_pack<4>"};
+    "f32_to_f8e4m3", "f32_to_f8e4m3_soft", "f32_to_f8e4m3_pack<4>", "f32_to_f8e4m3_pack<2>",
+    "f32_to_f8e5m2", "f32_to_f8e5m2_soft", "f32_to_f8e5m2_pack<4>", "f32_to_f8e5m2_pack<2>"};
 struct Miss { uint32_t check, x, got, want; };
 
 __constant__ uint32_t c_thr[2][128];
@@ -175,9 +175,13 @@ __global__ void encode_kernel(uint32_t base) {
   note(E4_DEV, p, tecc::f32_to_f8e4m3(x), w4);
   note(E4_SOFT, p, tecc::f32_to_f8e4m3_soft(x), w4);
   note(E4_PACK, p, word_of([](const float *f, uint8_t *b) { tecc::f32_to_f8e4m3_pack<4>(f, b); }, p, q, r, t), want4);
+  note(E4_PAIR, p, word_of([](const float *f, uint8_t *b) { tecc::f32_to_f8e4m3_pack<2>(f, b); b[2] = b[3] = 0; }, p, q, r, t),
+       want4 & 0xffffu);
   note(E5_DEV, p, tecc::f32_to_f8e5m2(x), w5);
   note(E5_SOFT, p, tecc::f32_to_f8e5m2_soft(x), w5);
   note(E5_PACK, p, word_of([](const float *f, uint8_t *b) { tecc::f32_to_f8e5m2_pack<4>(f, b); }, p, q, r, t), want5);
+  note(E5_PAIR, p, word_of([](const float *f, uint8_t *b) { tecc::f32_to_f8e5m2_pack<2>(f, b); b[2] = b[3] = 0; }, p, q, r, t),
+       want5 & 0xffffu);
 }
 
 __global__ void arch_kernel(int *arch) {
@@ -231,7 +235,7 @@ static void test_every_float(void) {
   }
   for (unsigned i = 0; i < nmiss && i < MAX_MISSES; i++)
     printf("# %s(%.9g, bits 0x%08x%s): got 0x%02x, want 0x%02x\n", check_name[miss[i].check],
-           (double)float_of(miss[i].x), miss[i].x, miss[i].check == E4_PACK || miss[i].check == E5_PACK ? ", -x and the neighbour's" : "",
+           (double)float_of(miss[i].x), miss[i].x, miss[i].check == E4_PACK || miss[i].check == E5_PACK ? ", -x and the neighbour's" : miss[i].check == E4_PAIR || miss[i].check == E5_PAIR ? " and -x" : "",
            miss[i].got, miss[i].want);
 }
 
