@@ -71,8 +71,10 @@ const char *cu_load_conv_of(Arena *a, const Kernel *k, const Value *v, const cha
  * that decodes one value many times asks it once). */
 const char *cu_load_decode(Arena *a, DType t, int nan_sign_unseen, const char *mem);
 const char *cu_store_conv(Arena *a, DType t, const char *expr);
-/* The conversion of a pack of VEC f32 values, the array `floats`, into
- * the tecc::Pack `pack` of storage type t (8-bit floats only). */
+/* Whether stores of type t convert a pack at a time (8-bit floats), and
+ * that conversion of the array `floats` of VEC f32 values into the
+ * tecc::Pack `pack`. */
+int cu_converts_packs(DType t);
 const char *cu_pack_conv(Arena *a, DType t, const char *floats, const char *pack);
 /* The shortest literal that reads back as `x` (f32 or f64). */
 const char *cu_float_literal(Arena *a, double x, int is_f32);

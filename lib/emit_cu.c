@@ -415,11 +415,6 @@ static const char *compute_expr(GEmit *e, Value *v, const int *map) {
   return cu_op_expr(e->a, v, a);
 }
 
-/* Store packs of 8-bit floats convert a pack at a time (cu_pack_conv). */
-static int packed_conv(DType t) {
-  return dtype_is_f8(t);
-}
-
 static const char *pack_elem(GEmit *e, const char *param, const Value *v, int store) {
   for (int i = 0; i < e->packs.len; i++) {
     PackRef *r = e->packs.items[i];
@@ -532,11 +527,11 @@ static const char *ws_param(GEmit *e, Value *v) {
 }
 
 /* Element t_k of the packed loop's store pack of `param`: `stored`, or
- * where the pack converts as a whole (packed_conv()), the f32 `expr` into
+ * where the pack converts as a whole (cu_converts_packs()), the f32 `expr` into
  * the pack's staging array. */
 static void emit_pack_store(GEmit *e, Out *o, const char *param, Value *v, const char *expr, const char *stored) {
   const char *elem = pack_elem(e, param, v, 1);
-  if (packed_conv(v->dtype))
+  if (cu_converts_packs(v->dtype))
     emit(o, "t_f_%s[t_k] = %s;", param, expr);
   else
     emit(o, "%s = %s;", elem, stored);
@@ -741,7 +736,7 @@ static void emit_pack_step(GEmit *e, Out *o, const Out *body, int body_lin) {
     PackRef *r = e->packs.items[i];
     if (r->store) {
       emit(o, "tecc::Pack<%s, VEC> t_pk_%s;", r->ctype, r->param);
-      if (packed_conv(r->value->dtype))
+      if (cu_converts_packs(r->value->dtype))
         emit(o, "float t_f_%s[VEC];", r->param);
     } else if (r->at) { /* a gathered pack (take_pack) */
       const char *pk = arena_printf(e->a, "t_pk_%s_%d", r->param, i);
@@ -775,7 +770,7 @@ static void emit_pack_step(GEmit *e, Out *o, const Out *body, int body_lin) {
     PackRef *r = e->packs.items[i];
     if (!r->store)
       continue;
-    if (packed_conv(r->value->dtype))
+    if (cu_converts_packs(r->value->dtype))
       emit(o, "%s;", cu_pack_conv(e->a, r->value->dtype, arena_printf(e->a, "t_f_%s", r->param),
                                   arena_printf(e->a, "t_pk_%s", r->param)));
     emit(o, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s)[t_p] = t_pk_%s;", r->ctype, r->param, r->param);

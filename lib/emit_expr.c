@@ -186,12 +186,17 @@ const char *cu_store_conv(Arena *a, DType t, const char *expr) {
   }
 }
 
-/* A pack's conversion where a value at a time costs more than the pack:
- * 8-bit floats, two a cvt and one test a word for the rare values PyTorch
- * converts otherwise (tecc::f32_to_f8e4m3_pack).  `floats` is an array of
- * VEC f32 values, `pack` the tecc::Pack it fills. */
+/* Stores of type t that convert a pack at a time, where a value at a
+ * time costs more: 8-bit floats, two a cvt and one test a word for the
+ * rare values PyTorch converts otherwise (tecc::f32_to_f8e4m3_pack). */
+int cu_converts_packs(DType t) {
+  return dtype_is_f8(t);
+}
+
+/* That conversion: `floats` is an array of VEC f32 values, `pack` the
+ * tecc::Pack it fills. */
 const char *cu_pack_conv(Arena *a, DType t, const char *floats, const char *pack) {
-  if (!dtype_is_f8(t))
+  if (!cu_converts_packs(t))
     internal_error("cu_pack_conv: %s is converted a value at a time", dtype_name(t));
   return arena_printf(a, "tecc::f32_to_%s_pack<VEC>(%s, %s.v)", dtype_name(t), floats, pack);
 }

@@ -1690,7 +1690,7 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
    * undefined (zeroed, rmsnorm bf16's rows that are not whole packs
    * spilled) */
   emit(e->vdecl, e->sk.cvec ? "tecc::Pack<%s, VEC> %s = {};" : "tecc::Pack<%s, VEC> %s;", ct, s);
-  if (dtype_is_f8(t)) { /* converted a pack at a time (cu_pack_conv) */
+  if (cu_converts_packs(t)) { /* converted a pack at a time (cu_pack_conv) */
     const char *f = arena_printf(e->sk.a, "t_f_%s", ptr);
     emit(e->vdecl, e->sk.cvec ? "float %s[VEC] = {};" : "float %s[VEC];", f);
     emit(e->body, "%s[t_j] = %s;", f, expr);
