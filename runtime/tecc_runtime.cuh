@@ -208,7 +208,9 @@ template <bool E5, int N> __device__ __forceinline__ void f32_to_f8_pack(const f
   #pragma unroll
   for (; i + 4 <= N; i += 4) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    /* within the range, the cvt's bits are PyTorch's (e5m2: below 61440) */
+    /* within these bounds the cvt's bits are PyTorch's (the fix-ups' own
+     * bounds: e4m3 464; e5m2 61440, of which its largest value 57344 is
+     * taken, a value between going the value-at-a-time way, same bits) */
     const bool plain = f8_four_within(f + i, E5 ? 57344.0f : 464.0f);
     const uint32_t w = !plain ? f8_word<E5>(f + i)
                        : E5   ? f8_cvt_e5m2x4(f[i], f[i + 1], f[i + 2], f[i + 3])
@@ -1225,6 +1227,15 @@ template <> struct FastDiv<int64_t> {
 /* @piece Pack */
 /* ---- 16-byte packs ---------------------------------------------------------- */
 
+/* The unsigned word of `Bytes` bytes: what a pack moves as one access
+ * (load_stream, store_stream) and what a pack of bytes is overlaid with. */
+template <int Bytes> struct StreamWord;
+template <> struct StreamWord<1> { typedef unsigned char type; };
+template <> struct StreamWord<2> { typedef unsigned short type; };
+template <> struct StreamWord<4> { typedef unsigned int type; };
+template <> struct StreamWord<8> { typedef uint2 type; };
+template <> struct StreamWord<16> { typedef uint4 type; };
+
 template <typename T, int N> struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
@@ -1235,13 +1246,10 @@ template <typename T, int N> struct alignas(sizeof(T) * N) Pack {
  * the words quant_row 8192 x 14336 went from 86.5 to 84.0 us of kernel
  * time on an H200, dequantize + RMSNorm from 96.8 to 94.4 (bench/NOTES.md,
  * issue 49).  Packs of 1 and 2 bytes overlay one byte or half-word. */
-template <int N> struct PackWord { typedef uint32_t type; };
-template <> struct PackWord<1> { typedef uint8_t type; };
-template <> struct PackWord<2> { typedef uint16_t type; };
 template <int N> struct alignas(N) Pack<uint8_t, N> {
   union {
     uint8_t v[N];
-    typename PackWord<N>::type w[N >= 4 ? N / 4 : 1];
+    typename StreamWord<(N < 4 ? N : 4)>::type w[N >= 4 ? N / 4 : 1];
   };
 };
 
@@ -1532,12 +1540,6 @@ __device__ __forceinline__ void store_unaligned_bytes(T *p, const Pack<T, N> &v,
  * (bench/NOTES.md).  store_stream writes a pack nothing in the call reads
  * back (st.global.cs): a streamed row's output, which would otherwise
  * push out of L2 the rows the kernel is about to read again. */
-template <int Bytes> struct StreamWord;
-template <> struct StreamWord<1> { typedef unsigned char type; };
-template <> struct StreamWord<2> { typedef unsigned short type; };
-template <> struct StreamWord<4> { typedef unsigned int type; };
-template <> struct StreamWord<8> { typedef uint2 type; };
-template <> struct StreamWord<16> { typedef uint4 type; };
 template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_stream(const Pack<T, N> *p) {
   typedef typename StreamWord<sizeof(Pack<T, N>)>::type Word;
   const Word w = __ldcs(reinterpret_cast<const Word *>(p));
