@@ -98,6 +98,19 @@ const char *cu_op_expr(Arena *a, Value *v, const char *const *args);
  * recomputed in another group must round alike (the gradient of a max
  * compares it with the max of the same value; issue 46). */
 int cu_by_reciprocal(const Value *v);
+
+/* v is an f32 or f64 a*b + c, a*b - c or c - a*b whose product is used
+ * nowhere else and stored by no group: every kernel that computes v
+ * computes it as one fma(a, b, c).  Returns the product's operand (0 or
+ * 1), or -1.  It asks only the IR (nuses: ir_count_uses()) and which
+ * values the kernel stores, never the group or the variant, so that a
+ * value recomputed in another group rounds alike (a loop once added
+ * what a stitch kernel fused: x - mean(x) over one element was not 0 and
+ * the gradient of an abs at 0 took a sign; issue 46). */
+int cu_fused_product(const KernelPlan *kp, const Value *v);
+/* fma(a, b, c) for v, the product's operand `which` (cu_fused_product());
+ * a and b the product's operands, c v's other one. */
+const char *cu_fma_expr(Arena *ar, const Value *v, int which, const char *a, const char *b, const char *c);
 /* 1 when `name` must not be used as is in generated code. */
 int name_is_reserved(const char *name);
 

@@ -406,6 +406,13 @@ static const char *compute_expr(GEmit *e, Value *v, const int *map) {
     e->lin_used |= e->lin && strcmp(off, e->lin) == 0;
     return arena_printf(e->a, "(int64_t)(%s)", off);
   }
+  int fused = cu_fused_product(e->kp, v);
+  if (fused >= 0) {
+    Value *p = v->args[fused]; /* the operands named (and made parameters) in the program's order */
+    const char *c = fused ? value_expr(e, v->args[0], map) : NULL;
+    const char *a = value_expr(e, p->args[0], map), *b = value_expr(e, p->args[1], map);
+    return cu_fma_expr(e->a, v, fused, a, b, c ? c : value_expr(e, v->args[1], map));
+  }
   const char *a[3] = {0};
   for (int i = 0; i < v->nargs && i < 3; i++)
     a[i] = value_expr(e, v->args[i], map);
@@ -2237,6 +2244,7 @@ static KEmit *emit_kernel_device(Compilation *c, Kernel *k, KernelPlan *kp, Out 
   ke->kp = kp;
   ke->names = entry_names(c->arena, k);
   ke->groups = ARENA_ARRAY(c->arena, GEmit *, kp->groups.len + 1);
+  ir_count_uses(k); /* cu_fused_product() asks which products have one use */
   for (int i = 0; i < kp->groups.len; i++) {
     ke->groups[i] = new_gemit(c->arena, k, kp, kp->groups.items[i], ke->names);
     emit_group_kernel(ke->groups[i], o);

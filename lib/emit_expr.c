@@ -330,6 +330,26 @@ int cu_by_reciprocal(const Value *v) {
   return reduction_scalar(v->args[1], 4);
 }
 
+static int fusable_product(const KernelPlan *kp, const Value *p, const Value *v) {
+  return p->op == IR_BINARY && p->bop == BIN_MUL && p->nuses == 1 && p->dtype == v->dtype &&
+         p->args[0]->dtype == p->dtype && p->args[1]->dtype == p->dtype && !kp->stored[p->id];
+}
+
+int cu_fused_product(const KernelPlan *kp, const Value *v) {
+  if (v->op != IR_BINARY || (v->bop != BIN_ADD && v->bop != BIN_SUB) || !dtype_is_float(v->dtype) ||
+      v->args[0]->dtype != v->dtype || v->args[1]->dtype != v->dtype)
+    return -1;
+  return fusable_product(kp, v->args[0], v) ? 0 : fusable_product(kp, v->args[1], v) ? 1 : -1;
+}
+
+const char *cu_fma_expr(Arena *ar, const Value *v, int which, const char *a, const char *b, const char *c) {
+  if (v->bop == BIN_SUB && which == 0)
+    c = arena_printf(ar, "-(%s)", c);
+  else if (v->bop == BIN_SUB)
+    a = arena_printf(ar, "-(%s)", a);
+  return arena_printf(ar, "tecc::fma(%s, %s, %s)", a, b, c);
+}
+
 static const char *binary_expr(Arena *a, Value *v, const char *a0, DType t0, const char *a1, DType t1) {
   if (cu_by_reciprocal(v))
     return arena_printf(a, "tecc::mul(%s, 1.0f / %s)", a0, a1);

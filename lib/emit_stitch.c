@@ -584,34 +584,18 @@ static const char *row_reciprocal(SEmit *e, Value *v, const int *map, const char
   return arena_printf(e->sk.a, "tecc::mul(%s, %s)", args[0], row_ref(e, rcp));
 }
 
-static int is_kept(const SEmit *e, const Value *v);
-
-/* A product whose one use is v, computed here in f32 or f64 from values
- * of its own dtype: v may fold it into one fused multiply-add. */
-static int fusable_product(const SEmit *e, const Value *p, const Value *v) {
-  return p->op == IR_BINARY && p->bop == BIN_MUL && p->nuses == 1 && p->dtype == v->dtype &&
-         p->args[0]->dtype == p->dtype && p->args[1]->dtype == p->dtype && !from_memory(e, p) && !is_kept(e, p);
-}
-
 /* a*b + c, a*b - c and c - a*b in f32 or f64, the product used nowhere
  * else: one fused multiply-add, as nvcc contracts the same expression in
  * PyTorch's kernels and Triton in its own (one rounding instead of two;
- * layernorm's `* w + b` is one instruction an element fewer).  Written
- * out here, so every loop, pass and variant rounds the element alike. */
+ * layernorm's `* w + b` is one instruction an element fewer).  The same
+ * in every kernel (cu_fused_product()). */
 static const char *fused_multiply_add(SEmit *e, Value *v, const int *map) {
-  if (v->op != IR_BINARY || (v->bop != BIN_ADD && v->bop != BIN_SUB) || !dtype_is_float(v->dtype) ||
-      v->args[0]->dtype != v->dtype || v->args[1]->dtype != v->dtype)
-    return NULL;
-  int i = fusable_product(e, v->args[0], v) ? 0 : fusable_product(e, v->args[1], v) ? 1 : -1;
+  int i = cu_fused_product(e->sk.kp, v);
   if (i < 0)
     return NULL;
   Value *p = v->args[i];
   const char *a = sval(e, p->args[0], map), *b = sval(e, p->args[1], map), *c = sval(e, v->args[1 - i], map);
-  if (v->bop == BIN_SUB && i == 0)
-    c = arena_printf(e->sk.a, "-(%s)", c);
-  else if (v->bop == BIN_SUB)
-    a = arena_printf(e->sk.a, "-(%s)", a);
-  return arena_printf(e->sk.a, "tecc::fma(%s, %s, %s)", a, b, c);
+  return cu_fma_expr(e->sk.a, v, i, a, b, c);
 }
 
 /* A gathered load (IR_TAKE): input v->index at the element's position,

@@ -44,7 +44,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 147
+plan 149
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -268,5 +268,11 @@ is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::mul(t_acc[0-9]*\[t_i
 is "$(grep -c '/ (float)t_red' "$work/s.cu")" 0 "no fused row divides by its length"
 ok "rowstats f32: the reciprocal a float parameter" grep -q '__global__ void __launch_bounds__(NARROW ? 384 : 1024, NARROW ? 3 : 0) tecc_rowstats_f32_g0_reg(const float \*__restrict__ x, float \*__restrict__ m, float \*__restrict__ v, IndexT M, IndexT N, float t_rcount) {' "$work/s.cu"
 is "$(grep -o 'tecc_center_f64_g0_\(reg\|stream\)<[^>]*><<<[^;]*;' "$work/s.cu" | grep -vc '(x, y, (IndexT)M, (IndexT)N, 1.0 / (double)t_len\(, [t_a-z0-9]*\)\?);')" 0 "f64 mean: every launch passes 1 / t_len in double"
+# The fold is the same in every kernel, loops too (cu_fused_product()): a
+# value that a stitch kernel and the full reduction of a gradient both
+# compute rounds alike (tests/regress/grad_recompute_fma.te, issue 46).
+"$TECC" -O2 "$top_srcdir/tests/regress/grad_recompute_fma.te" -o "$work/r.cu" -H "$work/r.h" || echo "Bail out! tecc failed on grad_recompute_fma.te"
+is "$(grep -o 'const double v8 = .*' "$work/r.cu" | grep -vc 'tecc::fma(1.25, ')" 0 "v8 = f32(x0) + 1.25 * atan(v7): one fma in every kernel"
+ok "the gradient's full reduction computes v8 too" sh -c "sed -n '/__global__ .* tecc_k_grad_g3_full(/,/^}/p' '$work/r.cu' | grep -q 'const double v8 = tecc::fma(1.25, v30, v3);'"
 ok "f64 mean: by the double reciprocal" sh -c "sed -n '/__global__ .* tecc_center_f64_g0_stream(/,/^}/p' '$work/s.cu' | grep -q 'tecc::mul(t_acc[0-9]*, t_rcount64)'"
 done_testing
