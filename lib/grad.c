@@ -262,6 +262,12 @@ static void recompute(Grad *g) {
     const Value *fv = g->f->values.items[i];
     if (fv->op == IR_INPUT)
       continue;
+    Value *x = grad_recompute_composite(g, fv);
+    if (x) {
+      x->name = fv->name;
+      g->re[i] = x;
+      continue;
+    }
     Value *v = make(g, fv->op, fv->dtype, &fv->shape);
     int id = v->id;
     *v = *fv;

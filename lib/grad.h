@@ -78,5 +78,10 @@ void grad_push(Grad *g, const Value *v, int i, Value *d);
 
 /* grad_rules.c: pushes the adjoint dv of f's value v to its operands. */
 void grad_rule(Grad *g, const Value *v, Value *dv);
+/* grad_rules.c: f's value v recomputed in the gradient kernel as the
+ * operations its rule builds too (gelu, gelu_tanh, silu), or NULL: the
+ * optimizer's CSE then computes their shared part (the tanh, the erf, the
+ * sigmoid) once an element where the gradient uses the value itself. */
+Value *grad_recompute_composite(Grad *g, const Value *v);
 
 #endif

@@ -200,25 +200,33 @@ static void d_relu(Grad *g, const Value *v, Value *dv) {
   grad_push(g, v, 0, except(g, cmp(g, BIN_LE, y, k(g, y, 0)), dv));
 }
 
+/* 0.5 * (1 + erf(a / sqrt(2))): gelu(a) = a * cdf(a) */
+static Value *gelu_cdf(Grad *g, Value *a) {
+  return mulk(g, addk(g, fn(g, UN_ERF, mulk(g, a, M_SQRT1_2)), 1), 0.5);
+}
+
 /* cdf(a) + a * pdf(a) */
 static void d_gelu(Grad *g, const Value *v, Value *dv) {
   Value *a = arg(g, v, 0);
-  Value *cdf = mulk(g, addk(g, fn(g, UN_ERF, mulk(g, a, M_SQRT1_2)), 1), 0.5);
   Value *pdf = mulk(g, fn(g, UN_EXP, mulk(g, square(g, a), -0.5)),
                     M_2_SQRTPI * M_SQRT1_2 * 0.5);
-  chain(g, v, dv, add(g, cdf, mul(g, a, pdf)));
+  chain(g, v, dv, add(g, gelu_cdf(g, a), mul(g, a, pdf)));
+}
+
+static const double gelu_tanh_kappa = 0.044715, gelu_tanh_beta = M_SQRT2 * M_2_SQRTPI * 0.5; /* sqrt(2 / pi) */
+
+/* tanh(beta * (a + kappa * a^3)): gelu_tanh(a) = 0.5 * a * (1 + t) */
+static Value *gelu_tanh_t(Grad *g, Value *a) {
+  return fn(g, UN_TANH, mulk(g, add(g, a, mulk(g, mul(g, square(g, a), a), gelu_tanh_kappa)), gelu_tanh_beta));
 }
 
 /* torch's GeluBackward with approximate='tanh' */
 static void d_gelu_tanh(Grad *g, const Value *v, Value *dv) {
-  const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
   Value *a = arg(g, v, 0);
-  Value *a2 = square(g, a);
-  Value *inner = mulk(g, add(g, a, mulk(g, mul(g, a2, a), kappa)), beta);
-  Value *t = fn(g, UN_TANH, inner);
+  Value *t = gelu_tanh_t(g, a);
   Value *left = mulk(g, a, 0.5);
   Value *dleft = mulk(g, addk(g, t, 1), 0.5);
-  Value *dinner = mulk(g, addk(g, mulk(g, a2, 3 * kappa), 1), beta);
+  Value *dinner = mulk(g, addk(g, mulk(g, square(g, a), 3 * gelu_tanh_kappa), 1), gelu_tanh_beta);
   Value *dright = mul(g, mul(g, left, sub(g, k(g, t, 1), square(g, t))), dinner);
   chain(g, v, dv, add(g, dleft, dright));
 }
@@ -229,6 +237,18 @@ static void d_silu(Grad *g, const Value *v, Value *dv) {
   Value *s = fn(g, UN_SIGMOID, a);
   Value *d = addk(g, mul(g, a, sub(g, k(g, s, 1), s)), 1);
   grad_push(g, v, 0, mul(g, mul(g, dv, s), d));
+}
+
+Value *grad_recompute_composite(Grad *g, const Value *v) {
+  if (v->op != IR_UNARY)
+    return NULL;
+  Value *a = arg(g, v, 0);
+  switch (v->uop) {
+  case UN_GELU: return mul(g, a, gelu_cdf(g, a));
+  case UN_GELU_TANH: return mul(g, mulk(g, a, 0.5), addk(g, gelu_tanh_t(g, a), 1));
+  case UN_SILU: return mul(g, a, fn(g, UN_SIGMOID, a));
+  default: return NULL;
+  }
 }
 
 static void d_softplus(Grad *g, const Value *v, Value *dv) {
