@@ -2501,7 +2501,8 @@ static void row_body(SEmit *e, Out *o) {
 /* The first streamed column variant of packs (VEC > 1), if any. */
 static const Variant *packed_column_variant(const SEmit *e) {
   for (int i = 0; e->sk.cvec && i < e->sk.sched->nvariants; i++)
-    if (e->sk.sched->variants[i].storage == STORE_STREAM && e->sk.sched->variants[i].vec > 1)
+    if (e->sk.sched->variants[i].storage == STORE_STREAM && e->sk.sched->variants[i].vec > 1 &&
+        !e->sk.sched->variants[i].split_bound) /* a heavy split's own ITEMS: declare_stream_items() */
       return &e->sk.sched->variants[i];
   return NULL;
 }
@@ -2529,6 +2530,8 @@ static void declare_stream_items(SEmit *e, Out *o) {
   const Variant *split = stitch_split_kernel(&e->sk) ? stitch_fit_variant(e->sk.sched, FIT_COLUMN_SPLIT) : NULL;
   if (split && split->split_items)
     items = arena_printf(e->sk.a, "PHASE == 2 ? %d : %s", split->split_items, items);
+  if (split && split->split_bound) /* columns of software math (schedule.c, heavy_column_split()) */
+    items = arena_printf(e->sk.a, "PHASE ? %d : %s", split->items, items);
   emit(o, "constexpr int ITEMS = %s; /* packs per thread per chunk */", items);
   if (folds_in_groups(e))
     emit(o, "constexpr int FOLD = %s; /* the packs a chunk's online sums and moments fold at a time, in every instance */",
@@ -2731,6 +2734,12 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   }
   if (stitch_early_kernel(&e->sk))
     threads = arena_printf(e->sk.a, "EARLY ? %d : %s", e->sk.sched->early_threads, threads);
+  const Variant *split = stitch_split_kernel(&e->sk) ? stitch_fit_variant(e->sk.sched, FIT_COLUMN_SPLIT) : NULL;
+  if (!e->sk.reg && split && split->split_bound) { /* schedule.c, heavy_column_split() */
+    threads = arena_printf(e->sk.a, "PHASE ? %d : %s", split->block, threads);
+    blocks = arena_printf(e->sk.a, "PHASE ? (sizeof(IndexT) == 4 ? %d : %d) : %s", split->split_bound,
+                          split->split_bound - 1, blocks ? arena_printf(e->sk.a, "(%s)", blocks) : "0");
+  }
   if (e->sk.st->columns.len) /* schedule.c, column_partials(): two blocks an SM */
     blocks = arena_printf(e->sk.a, "%d", COLUMN_PART_SM / COLUMN_PART_BLOCK);
   blocks = quads_blocks(e, blocks);

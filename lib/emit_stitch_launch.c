@@ -219,7 +219,11 @@ void emit_stitch_chunks(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
   for (int i = 0; i < e->sk.sched->nvariants; i++) {
     const Variant *v = &e->sk.sched->variants[i];
     if (v->fit == FIT_COLUMN_SPLIT) {
-      emit(o, "return tecc::column_chunks(t_rows, t_len, %d, %s);", v->vec, split_width(e, v->vec));
+      if (v->split_bound) /* columns of software math (schedule.c, heavy_column_split()) */
+        emit(o, "return tecc::column_chunks(t_rows, t_len, %d, %s, %d, %d);", v->vec, split_width(e, v->vec),
+             v->split_sm_blocks, v->split_rows);
+      else
+        emit(o, "return tecc::column_chunks(t_rows, t_len, %d, %s);", v->vec, split_width(e, v->vec));
       break;
     }
     emit(o, "if (%s) return 1;", variant_condition(e, v, NULL, "t_small"));

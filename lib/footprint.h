@@ -28,7 +28,7 @@ typedef struct Footprint {
   int own_bytes;    /* bytes read and written per element of the domain.  loop: the tensors at
                        its index; stitch: the inputs it holds, the operands with rows of
                        their own (a mask, not a norm's w) and the outputs along the row */
-  int slow_math;    /* loop: software math functions (erf, sin, ...) computed per element */
+  int slow_math;    /* loop, stitch: software math functions (erf, sin, ...) computed per element */
   uint32_t slow_axes; /* loop: the domain axes those vary along (AXES_MEMORY: some read memory) */
   int kept;         /* stitch: math results kept per element for later passes */
   int kept_wide;    /* stitch: of those, 8-byte ones (four registers' budget each) */

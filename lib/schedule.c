@@ -28,7 +28,9 @@ enum {
   REDUCE_BLOCK = 256,        /* threads of a block of a plain reduction */
   STREAM_ITEMS = 4,          /* packs per thread per chunk of a streamed row */
   STREAM_COLUMN_VEC = 4,     /* columns a thread of a streamed column stitch kernel, at most */
-  SPLIT_THREADS = 512,       /* a block of a column split (tecc::column_chunks: 4 blocks an SM) */
+  SPLIT_THREADS = 512,       /* a block of a column split */
+  SPLIT_SM_BLOCKS = 4,       /* a column split's chunks: for 4 blocks an SM (tecc::column_chunks) */
+  SPLIT_ROWS = 512,          /* a column split's chunk: at least 512 rows */
   FULL_ITEMS = 4,            /* full reductions: packs in flight per thread (64 bytes) */
   COLUMN_ITEMS = 4,          /* column reductions: rows in flight per thread */
   ELEMENT_ITEMS = 16,        /* row and column stitches element by element (VEC 1: rows or columns
@@ -752,25 +754,54 @@ static void heavy_column_stream(const Group *g, const Footprint *f, int vec, int
  * 1024 packs gave 27.0% and 13.2% against 50.0% and 31.7%, and splitting
  * each column over a cluster's blocks only won back 50.1% and 26.6%
  * (bench/NOTES.md). */
+/* 16-bit columns that compute software math an element (bias_gelu's
+ * backward: an erf and an exp) are bound by their instructions, not by
+ * HBM: the split runs wherever R holds two chunks, before the stream of
+ * packs, each thread with 2 packs in flight in blocks of 512 threads,
+ * three an SM (40 registers: 75% of the warps, where the stream's 64 left
+ * 50%; two with 64-bit indices, which spilled at three), in chunks for 6
+ * blocks an SM of at least 256 rows.  On an H200 (bench/NOTES.md, issue
+ * 46) bias_gelu bf16's backward went from 357.2 to 265.1 us at 8192 x
+ * 14336, 141.7 to 112.1 at 4096 x 11008, 34.3 to 28.1 at 32768 x 256,
+ * 171.2 to 154.3 at 1024 x 65536, 89.6 to 89.4 at 32768 x 1024 (the
+ * split alone: 322.1, 126.2, 33.4, 168.2; two blocks an SM: 282.8, 120.7,
+ * 27.6, 166.1, 94.6).  Not f32, which moves twice the bytes an element:
+ * bias_gelu f32's lost up to 12% at 32768 x 1024 (105.0 to 117.9 us; two
+ * blocks an SM 110.9), and f32 groups of more values spilled at three. */
+static void heavy_column_split(Variant *v) {
+  v->items = STREAM_ITEMS / 2;
+  v->split_items = 0;
+  v->split_sm_blocks = 6;
+  v->split_rows = 256;
+  v->split_bound = 3;
+}
+
 static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   int vec = column_vec(f, g), held_vec = held_column_vec(g, f, vec);
   int stream_vec = at_most(vec, STREAM_COLUMN_VEC), stream_items = STREAM_ITEMS, split_items = 0;
   heavy_column_stream(g, f, vec, held_vec, &stream_vec, &stream_items, &split_items);
   int max_items = held_items(s, vec);
   int items = at_most(max_items, 4);
+  int split = vec > 1 && stitch_column_split(g), heavy = split && f->slow_math > 0 && f->pack_bytes == 2;
   column_variant(a, s, "short", held_vec, items);
   if (max_items > items)
     column_variant(a, s, "reg", held_vec, max_items);
-  if (stream_vec > 1)
+  if (stream_vec > 1 && !heavy)
     column_stream(a, s, "stream-packed", WHEN_COLUMN_GROUPS, stream_vec, stream_items);
-  if (vec > 1 && stitch_column_split(g)) { /* at VEC 1 too: a column a thread of each chunk */
+  if (split) { /* at VEC 1 too: a column a thread of each chunk */
     column_stream(a, s, "split", WHEN_COLUMN_SPLIT, stream_vec, stream_items);
     Variant *v = &s->variants[s->nvariants - 1];
     v->split_items = split_items;
     v->fit = FIT_COLUMN_SPLIT;
     v->block = SPLIT_THREADS;
     v->split = 0;
+    v->split_sm_blocks = SPLIT_SM_BLOCKS;
+    v->split_rows = SPLIT_ROWS;
+    if (heavy)
+      heavy_column_split(v);
   }
+  if (stream_vec > 1 && heavy)
+    column_stream(a, s, "stream-packed", WHEN_COLUMN_GROUPS, stream_vec, stream_items);
   column_stream(a, s, "stream", WHEN_ALWAYS, 1, STREAM_ITEMS);
   wide_columns_index64(s, f);
   /* one block an SM, as the other kernels of 64-bit indices (emit_cu.c):
@@ -1101,8 +1132,9 @@ const char *variant_condition_text(Arena *a, const Variant *v, int first) {
   case WHEN_ROW_FITS: return "when R <= TY*ITEMS and 32-bit indices do";
   case WHEN_COLUMN_GROUPS:
     return arena_printf(a, "when ceil(rows/(8*%d)) >= 3/4 of the SMs", v->vec);
-  case WHEN_COLUMN_SPLIT:
-    return "when its groups of columns leave SMs idle and R holds two chunks of 512 or more";
+  case WHEN_COLUMN_SPLIT: /* before the stream of packs where the columns compute software math */
+    return arena_printf(a, "when %sR holds two chunks of %d or more",
+                        v->split_bound ? "" : "its groups of columns leave SMs idle and ", v->split_rows);
   case WHEN_CLUSTERS:
     return arena_printf(a, "when R <= %lld, %s, 32-bit indices do and the device launches clusters",
                         (long long)v->limit, v->loops ? "for any number of rows"
@@ -1159,8 +1191,9 @@ static const char *grid_text(Arena *a, const Variant *v) {
     return v->loops ? "grid = the clusters the device holds at once, each looping over rows"
                     : "grid = a cluster per row";
   if (v->fit == FIT_COLUMN_SPLIT)
-    return "grid = groups x C, C = min(ceil(4*SMs/groups), R/512, 1024) chunks of R, each chunk's partial results "
-           "into the workspace, then a second kernel folds them in chunk order and writes its chunk";
+    return arena_printf(a, "grid = groups x C, C = min(ceil(%d*SMs/groups), R/%d, 1024) chunks of R, each chunk's "
+                           "partial results into the workspace, then a second kernel folds them in chunk order and "
+                           "writes its chunk", v->split_sm_blocks, v->split_rows);
   if (v->storage == STORE_NONE) /* elementwise: emit_cu.c, emit_loop_variant */
     return v->items > 1 ? arena_printf(a, "grid = ceil(n/(%d*VEC*%d)), %d packs per thread", v->threads_x * v->threads_y,
                                        v->items, v->items)
@@ -1199,6 +1232,9 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
     buf_printf(b, " (%d in the second phase)", v->split_items);
   if (v->min_blocks)
     buf_printf(b, ", the kernel bound to %d block an SM or more", v->min_blocks);
+  if (v->split_bound)
+    buf_printf(b, ", its instances bound to %d blocks an SM (%d with 64-bit indices)", v->split_bound,
+               v->split_bound - 1);
   if (v->odd_items)
     buf_printf(b, ", and %d (%d with 64-bit indices) where the rows are not whole aligned packs%s", v->odd_items,
                v->odd_items64, v->folds ? " (a chunk's online sums or moments folded that many packs at a time in every "

@@ -129,6 +129,10 @@ typedef struct Variant {
                           minimum of blocks an SM (0: none) */
   int split_items;     /* column split: ITEMS of its second phase, which writes the outputs from
                           the folded partials (0: items) */
+  int split_sm_blocks; /* column split: the blocks an SM its chunks aim at (tecc::column_chunks) */
+  int split_rows;      /* column split: the least rows of a chunk */
+  int split_bound;     /* column split: its instances' __launch_bounds__ minimum of blocks an SM
+                          with 32-bit indices (one fewer with 64-bit ones); 0: the kernel's */
   int folds;           /* stream rows with odd_items: the passes that fold a chunk at a time
                           (online sums, moments) fold odd_items (odd_items64) packs at a time,
                           in every instance: the same bits whatever the alignment */
