@@ -436,12 +436,13 @@ inline bool column_groups_fill(int64_t cols, int vec) {
 /* @piece column_chunks @needs ceil_div sm_count */
 /* A column split (lib/schedule.c, WHEN_COLUMN_SPLIT): the chunks of `len`
  * rows that each group of `tx` threads of `vec` columns is cut into, so
- * that groups x chunks give every SM four blocks (of 512 threads); a
- * chunk keeps at least 512 rows, and there are at most 1024.  1: no split. */
-inline int column_chunks(int64_t cols, int64_t len, int vec, int tx) {
+ * that groups x chunks give every SM `sm_blocks` blocks (of 512
+ * threads); a chunk keeps at least `rows` rows, and there are at most
+ * 1024.  1: no split. */
+inline int column_chunks(int64_t cols, int64_t len, int vec, int tx, int sm_blocks = 4, int64_t rows = 512) {
   const int64_t groups = ceil_div(cols, (int64_t)vec * tx);
-  int64_t chunks = ceil_div(4 * (int64_t)sm_count(), groups);
-  if (chunks > len / 512) chunks = len / 512;
+  int64_t chunks = ceil_div(sm_blocks * (int64_t)sm_count(), groups);
+  if (chunks > len / rows) chunks = len / rows;
   if (chunks > 1024) chunks = 1024;
   return chunks > 1 ? (int)chunks : 1;
 }
