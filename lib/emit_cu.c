@@ -1964,15 +1964,26 @@ static void emit_snapshots(KEmit *ke, Out *o) {
   }
 }
 
+/* `if (count == 0) return TECC_ERROR_EMPTY_REDUCTION;` once a count. */
+static void check_not_empty(KEmit *ke, Out *o, PtrVec *checked, const Count *red) {
+  if ((red->known && red->value != 0) || vec_contains(checked, red))
+    return;
+  emit(o, "if (%s == 0) return TECC_ERROR_EMPTY_REDUCTION;", red->expr);
+  vec_push(ke->a, checked, (void *)red);
+}
+
 static void emit_domain_checks(KEmit *ke, Out *o) {
+  PtrVec checked = {0};
   for (int i = 0; i < ke->kp->groups.len; i++) {
     Group *g = ke->kp->groups.items[i];
     checked_count(ke, o, arena_printf(ke->a, "t_dom%d", i), &g->domain, ~0u)->domain = 1;
-    if (g->kind == GROUP_REDUCE && (g->reduce->rop == RED_ARGMAX || g->reduce->rop == RED_ARGMIN)) {
-      const Count *red = checked_count(ke, o, arena_printf(ke->a, "t_red%d", i), &g->domain, g->reduce->axes);
-      if (!red->known || red->value == 0)
-        emit(o, "if (%s == 0) return TECC_ERROR_EMPTY_REDUCTION;", red->expr);
-    }
+    if (g->kind == GROUP_REDUCE && (g->reduce->rop == RED_ARGMAX || g->reduce->rop == RED_ARGMIN))
+      check_not_empty(ke, o, &checked, checked_count(ke, o, arena_printf(ke->a, "t_red%d", i), &g->domain, g->reduce->axes));
+  }
+  /* those the optimizer dropped (Kernel.arg_reductions) */
+  for (int i = 0; i < ke->k->arg_reductions.len; i++) {
+    const ArgReduction *r = ke->k->arg_reductions.items[i];
+    check_not_empty(ke, o, &checked, checked_count(ke, o, arena_printf(ke->a, "t_arg%d", i), &r->shape, r->axes));
   }
 }
 

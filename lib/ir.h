@@ -174,6 +174,14 @@ typedef struct GradRequest {
   int nwrt;
 } GradRequest;
 
+/* An argmax or argmin as the program wrote it: its operand's shape and
+ * the axes it reduces.  An empty one is TECC_ERROR_EMPTY_REDUCTION even
+ * where the optimizer drops it (an argmax whose only use is `** 0`). */
+typedef struct ArgReduction {
+  Shape shape;
+  uint32_t axes;
+} ArgReduction;
+
 typedef struct Kernel {
   const char *name;
   SrcRange loc;
@@ -192,6 +200,9 @@ typedef struct Kernel {
                               the kernel: no values, inputs or outputs yet */
   int imported;        /* from an imported file: lowered for grad only,
                           and gone after the grad pass */
+  PtrVec arg_reductions; /* ArgReduction*: every argmax and argmin an output
+                            reads, recorded by the optimizer before it
+                            rewrites the values */
 } Kernel;
 
 typedef struct Module {

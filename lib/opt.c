@@ -534,8 +534,34 @@ static void remove_dead(Opt *o, Kernel *k) {
   k->values = kept;
 }
 
+/* Every argmax and argmin that an output reads, as written
+ * (Kernel.arg_reductions): the entry checks their emptiness whether or
+ * not the optimizer keeps their values.  Not one no output reads (a
+ * gradient kernel recomputes its forward's argmax, and drops it), which
+ * the reference interpreter does not evaluate either. */
+static void record_arg_reductions(Arena *a, Kernel *k) {
+  char *live = ARENA_ARRAY(a, char, k->values.len + 1); /* reachable from an output, as the interpreter evaluates */
+  for (int j = 0; j < k->noutputs; j++)
+    live[k->outputs[j].value->id] = 1;
+  for (int i = k->values.len - 1; i >= 0; i--) {
+    const Value *v = k->values.items[i];
+    for (int j = 0; live[i] && j < v->nargs; j++)
+      live[v->args[j]->id] = 1;
+  }
+  for (int i = 0; i < k->values.len; i++) {
+    const Value *v = k->values.items[i];
+    if (!live[i] || v->op != IR_REDUCE || (v->rop != RED_ARGMAX && v->rop != RED_ARGMIN))
+      continue;
+    ArgReduction *r = ARENA_NEW(a, ArgReduction);
+    r->shape = v->args[0]->shape;
+    r->axes = v->axes;
+    vec_push(a, &k->arg_reductions, r);
+  }
+}
+
 static void optimize_kernel(Arena *a, Kernel *k) {
   Opt o = {a, k, {0}, {0}};
+  record_arg_reductions(a, k);
   int cap = 16;
   while (cap < 2 * (k->values.len + 1))
     cap *= 2;
