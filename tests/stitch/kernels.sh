@@ -30,7 +30,10 @@
 # pair at a time where a thread holds 8 packs an item; a fused f32 or f64
 # a*b + c, a*b - c or c - a*b whose product has no other use is one fma;
 # a mean multiplies by the reciprocal of the row's length, which the
-# launching host code passes.
+# launching host code passes; a 16-bit column stitch of software math
+# splits first, 2 packs a thread in blocks bound to three an SM; and a
+# gradient's recomputed gelu_tanh or silu shares its rule's tanh or
+# sigmoid.
 . "$top_srcdir/tests/tap.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-kernels.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -44,7 +47,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 149
+plan 157
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -274,5 +277,25 @@ is "$(grep -o 'tecc_center_f64_g0_\(reg\|stream\)<[^>]*><<<[^;]*;' "$work/s.cu" 
 "$TECC" -O2 "$top_srcdir/tests/regress/grad_recompute_fma.te" -o "$work/r.cu" -H "$work/r.h" || echo "Bail out! tecc failed on grad_recompute_fma.te"
 is "$(grep -o 'const double v8 = .*' "$work/r.cu" | grep -vc 'tecc::fma(1.25, ')" 0 "v8 = f32(x0) + 1.25 * atan(v7): one fma in every kernel"
 ok "the gradient's full reduction computes v8 too" sh -c "sed -n '/__global__ .* tecc_k_grad_g3_full(/,/^}/p' '$work/r.cu' | grep -q 'const double v8 = tecc::fma(1.25, v30, v3);'"
+# 16-bit column stitches of software math (bias_gelu's backward) take
+# the split first, at 2 packs a thread in blocks of 512 bound to three
+# an SM (two with 64-bit indices), chunks for six blocks an SM of 256
+# rows or more (schedule.c, heavy_column_split()); f32 keeps the plain
+# split.  The gradients recompute gelu_tanh and silu as the operations
+# their rules build, so the tanh and the sigmoid are computed once an
+# element (grad_recompute_composite()).
+"$TECC" -O2 "$top_srcdir/tests/grad/programs/grad_activations.te" -o "$work/a.cu" -H "$work/a.h" || echo "Bail out! tecc failed on grad_activations.te"
+"$TECC" -O2 "$top_srcdir/bench/train/bias_gelu.te" -o "$work/bg.cu" -H "$work/bg.h" || echo "Bail out! tecc failed on bias_gelu.te"
+a_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/a.cu"; }
+ok "bias_gelu bf16 backward: split instances bound to 512 threads, three blocks an SM" grep -q '__launch_bounds__(PHASE ? 512 : 1024, PHASE ? (sizeof(IndexT) == 4 ? 3 : 2) : 0) tecc_bias_gelu_bwd_g0_stream(' "$work/a.cu"
+is "$(a_text tecc_bias_gelu_bwd_g0_stream | grep -c 'constexpr int ITEMS = PHASE ? 2 : 4;')" 1 "bias_gelu bf16 backward: 2 packs a thread in the split"
+is "$(grep -c 'return tecc::column_chunks(t_rows, t_len, 4, tecc::pow2_at_least(tecc::ceil_div(t_rows, 4), 8, 32), 6, 256);' "$work/a.cu")" 2 "bias_gelu and bias_gelu_tanh backward: chunks for six blocks an SM of 256 rows"
+split_line=$(sed -n '/^tecc_status tecc_bias_gelu_bwd_launch/,/^}/p' "$work/a.cu" | grep -n 't_chunks > 1' | head -1 | cut -d: -f1)
+packed_line=$(sed -n '/^tecc_status tecc_bias_gelu_bwd_launch/,/^}/p' "$work/a.cu" | grep -n 'column_groups_fill' | head -1 | cut -d: -f1)
+ok "bias_gelu bf16 backward: the split is tried before the stream of packs" test "${split_line:-0}" -gt 0 -a "${split_line:-0}" -lt "${packed_line:-0}"
+ok "bias_gelu f32 backward: the plain split (f32 lost with the heavy one)" grep -q '__global__ void __launch_bounds__(1024) tecc_bias_gelu_f32_bwd_g0_stream(' "$work/bg.cu"
+is "$(grep -c 'column_chunks(t_rows, t_len, 4, tecc::pow2_at_least(tecc::ceil_div(t_rows, 4), 8, 32));' "$work/bg.cu")" 1 "bias_gelu f32 backward: four blocks an SM of 512 rows"
+is "$(a_text tecc_geglu_bwd_g0_loop | grep -c 'tecc::tanh(\|tecc::gelu_tanh(')" 2 "geglu backward: one tanh an element, no gelu_tanh (the packed loop and the tail)"
+is "$(a_text tecc_swiglu_bwd_g0_loop | grep -c 'tecc::silu(')" 0 "swiglu backward: silu(a) as a * sigmoid(a), the rule's sigmoid"
 ok "f64 mean: by the double reciprocal" sh -c "sed -n '/__global__ .* tecc_center_f64_g0_stream(/,/^}/p' '$work/s.cu' | grep -q 'tecc::mul(t_acc[0-9]*, t_rcount64)'"
 done_testing
