@@ -2498,11 +2498,10 @@ static void row_body(SEmit *e, Out *o) {
   emit_fragment(o, passes);
 }
 
-/* The first streamed column variant of packs (VEC > 1), if any. */
+/* The stream of column packs (VEC > 1, WHEN_COLUMN_GROUPS), if any. */
 static const Variant *packed_column_variant(const SEmit *e) {
   for (int i = 0; e->sk.cvec && i < e->sk.sched->nvariants; i++)
-    if (e->sk.sched->variants[i].storage == STORE_STREAM && e->sk.sched->variants[i].vec > 1 &&
-        !e->sk.sched->variants[i].split_bound) /* a heavy split's own ITEMS: declare_stream_items() */
+    if (e->sk.sched->variants[i].when == WHEN_COLUMN_GROUPS && e->sk.sched->variants[i].vec > 1)
       return &e->sk.sched->variants[i];
   return NULL;
 }
@@ -2530,7 +2529,7 @@ static void declare_stream_items(SEmit *e, Out *o) {
   const Variant *split = stitch_split_kernel(&e->sk) ? stitch_fit_variant(e->sk.sched, FIT_COLUMN_SPLIT) : NULL;
   if (split && split->split_items)
     items = arena_printf(e->sk.a, "PHASE == 2 ? %d : %s", split->split_items, items);
-  if (split && split->split_bound) /* columns of software math (schedule.c, heavy_column_split()) */
+  else if (split && split->items != (packed ? packed->items : v->items)) /* schedule.c, heavy_column_split() */
     items = arena_printf(e->sk.a, "PHASE ? %d : %s", split->items, items);
   emit(o, "constexpr int ITEMS = %s; /* packs per thread per chunk */", items);
   if (folds_in_groups(e))

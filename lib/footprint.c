@@ -195,14 +195,19 @@ static void stitch_footprint(const Group *g, const StitchPlan *sp, Footprint *f)
   f->columns_wide = sp->columns_wide;
 }
 
-/* The software math functions a stitch group computes per element (its
- * loop walk, of which only that count is taken). */
-static int stitch_slow_math(Arena *a, const KernelPlan *kp, const Group *g) {
+static Walk new_walk(Arena *a, const KernelPlan *kp, const Group *g) {
   Walk w = {0};
   w.a = a;
   w.kp = kp;
   w.g = g;
   w.axes_memo = ARENA_ARRAY(a, uint32_t, (size_t)kp->kernel->values.len + 1);
+  return w;
+}
+
+/* The software math functions a stitch group computes per element (its
+ * loop walk, of which only that count is taken). */
+static int stitch_slow_math(Arena *a, const KernelPlan *kp, const Group *g) {
+  Walk w = new_walk(a, kp, g);
   loop_footprint(&w);
   return w.slow_math;
 }
@@ -213,11 +218,7 @@ Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g) {
     stitch_footprint(g, g->plan, &f);
     f.slow_math = stitch_slow_math(a, kp, g);
   } else {
-    Walk w = {0};
-    w.a = a;
-    w.kp = kp;
-    w.g = g;
-    w.axes_memo = ARENA_ARRAY(a, uint32_t, (size_t)kp->kernel->values.len + 1);
+    Walk w = new_walk(a, kp, g);
     if (g->kind == GROUP_LOOP)
       loop_footprint(&w);
     else

@@ -540,14 +540,8 @@ static void remove_dead(Opt *o, Kernel *k) {
  * gradient kernel recomputes its forward's argmax, and drops it), which
  * the reference interpreter does not evaluate either. */
 static void record_arg_reductions(Arena *a, Kernel *k) {
-  char *live = ARENA_ARRAY(a, char, k->values.len + 1); /* reachable from an output, as the interpreter evaluates */
-  for (int j = 0; j < k->noutputs; j++)
-    live[k->outputs[j].value->id] = 1;
-  for (int i = k->values.len - 1; i >= 0; i--) {
-    const Value *v = k->values.items[i];
-    for (int j = 0; live[i] && j < v->nargs; j++)
-      live[v->args[j]->id] = 1;
-  }
+  char *live = arena_alloc(a, (size_t)k->values.len + 1); /* reachable from an output, as the interpreter evaluates */
+  mark_live(k, &k->values, live);
   for (int i = 0; i < k->values.len; i++) {
     const Value *v = k->values.items[i];
     if (!live[i] || v->op != IR_REDUCE || (v->rop != RED_ARGMAX && v->rop != RED_ARGMIN))

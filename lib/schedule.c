@@ -744,16 +744,6 @@ static void heavy_column_stream(const Group *g, const Footprint *f, int vec, int
     *items = STREAM_ITEMS / 2;
 }
 
-/* Columns in registers: about four packs (or elements) per lane while
- * they fit, then the whole budget; longer columns stream, in packs of up
- * to 4 columns a thread while those column groups give 3/4 of the SMs a
- * block, else a column a thread (the most groups: a block of 1024 threads
- * streams a group, one block an SM).  On an H100, softmax(x, 0) at 16384
- * x 4096 (128 groups of 4-column packs) ran at 57.8% of copy (f32) and
- * 46.4% (bf16) with packs against 45.9% and 29.7% without; at 65536 x
- * 1024 packs gave 27.0% and 13.2% against 50.0% and 31.7%, and splitting
- * each column over a cluster's blocks only won back 50.1% and 26.6%
- * (bench/NOTES.md). */
 /* 16-bit columns that compute software math an element (bias_gelu's
  * backward: an erf and an exp) are bound by their instructions, not by
  * HBM: the split runs wherever R holds two chunks, before the stream of
@@ -776,6 +766,16 @@ static void heavy_column_split(Variant *v) {
   v->split_bound = 3;
 }
 
+/* Columns in registers: about four packs (or elements) per lane while
+ * they fit, then the whole budget; longer columns stream, in packs of up
+ * to 4 columns a thread while those column groups give 3/4 of the SMs a
+ * block, else a column a thread (the most groups: a block of 1024 threads
+ * streams a group, one block an SM).  On an H100, softmax(x, 0) at 16384
+ * x 4096 (128 groups of 4-column packs) ran at 57.8% of copy (f32) and
+ * 46.4% (bf16) with packs against 45.9% and 29.7% without; at 65536 x
+ * 1024 packs gave 27.0% and 13.2% against 50.0% and 31.7%, and splitting
+ * each column over a cluster's blocks only won back 50.1% and 26.6%
+ * (bench/NOTES.md). */
 static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   int vec = column_vec(f, g), held_vec = held_column_vec(g, f, vec);
   int stream_vec = at_most(vec, STREAM_COLUMN_VEC), stream_items = STREAM_ITEMS, split_items = 0;
