@@ -1111,6 +1111,20 @@ __device__ __forceinline__ T warp_allreduce(T v, Op op, int lanes = 32) {
   return v;
 }
 
+/* The warp stage of an all-reduce along threadIdx.x: LANES lanes (0:
+ * blockDim.x's).  Rows of whole warps take the five shuffles unguarded;
+ * a test of blockDim.x before each (and the predicates it keeps) cost
+ * the block variant's rows 2 to 7% (layernorm bf16's backward, H200,
+ * bench/NOTES.md).  The same folds in the same order: the same bits. */
+template <int LANES, typename T, typename Op>
+__device__ __forceinline__ T lanes_warp_allreduce(T v, Op op) {
+  if (LANES)
+    return warp_allreduce(v, op, LANES);
+  if (blockDim.x >= 32)
+    return warp_allreduce(v, op);
+  return warp_allreduce(v, op, (int)blockDim.x);
+}
+
 /* All-reduce along threadIdx.x (blockDim.x a power of two up to 32, or a
  * multiple of 32 up to 1024), one independent row per threadIdx.y; rows
  * of fewer than 32 lanes share a warp and exchange only among their own
@@ -1118,7 +1132,7 @@ __device__ __forceinline__ T warp_allreduce(T v, Op op, int lanes = 32) {
  * must call it (it synchronizes). */
 template <typename T, typename Op>
 __device__ __forceinline__ T row_allreduce(T v, Op op, T *smem) {
-  v = warp_allreduce(v, op, (int)blockDim.x);
+  v = lanes_warp_allreduce<0>(v, op);
   if (blockDim.x <= 32) return v;
   const int nwarps = blockDim.x >> 5;
   T *row = smem + threadIdx.y * 32;
@@ -1172,7 +1186,7 @@ __device__ __forceinline__ void column_reduce(T *v, Op op, T *smem) {
 template <int LANES, int K, typename T, typename Op>
 __device__ __forceinline__ void lanes_allreduce_n(T (&v)[K], Op op, T *smem) {
 #pragma unroll
-  for (int k = 0; k < K; k++) v[k] = warp_allreduce(v[k], op, LANES ? LANES : (int)blockDim.x);
+  for (int k = 0; k < K; k++) v[k] = lanes_warp_allreduce<LANES>(v[k], op);
   if (LANES || blockDim.x <= 32) return;
   const int nwarps = blockDim.x >> 5;
   T *row = smem + threadIdx.y * nwarps * K;
