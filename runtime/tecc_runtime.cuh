@@ -1111,11 +1111,13 @@ __device__ __forceinline__ T warp_allreduce(T v, Op op, int lanes = 32) {
   return v;
 }
 
-/* The warp stage of an all-reduce along threadIdx.x: LANES lanes (0:
- * blockDim.x's).  Rows of whole warps take the five shuffles unguarded;
- * a test of blockDim.x before each (and the predicates it keeps) cost
- * the block variant's rows 2 to 7% (layernorm bf16's backward, H200,
- * bench/NOTES.md).  The same folds in the same order: the same bits. */
+/* The warp stage of lanes_allreduce_n: LANES lanes (0: blockDim.x's).
+ * Rows of whole warps take the five shuffles unguarded; a test of
+ * blockDim.x before each (and the predicates it keeps) cost the block
+ * variant's rows 2 to 7% (layernorm bf16's backward, H200,
+ * bench/NOTES.md).  The same folds in the same order: the same bits.
+ * row_allreduce (one value) keeps the guarded loop: with both loops
+ * center_f64's and masked_bf16's row kernels spilled at 64 registers. */
 template <int LANES, typename T, typename Op>
 __device__ __forceinline__ T lanes_warp_allreduce(T v, Op op) {
   if (LANES)
@@ -1132,7 +1134,7 @@ __device__ __forceinline__ T lanes_warp_allreduce(T v, Op op) {
  * must call it (it synchronizes). */
 template <typename T, typename Op>
 __device__ __forceinline__ T row_allreduce(T v, Op op, T *smem) {
-  v = lanes_warp_allreduce<0>(v, op);
+  v = warp_allreduce(v, op, (int)blockDim.x);
   if (blockDim.x <= 32) return v;
   const int nwarps = blockDim.x >> 5;
   T *row = smem + threadIdx.y * 32;
