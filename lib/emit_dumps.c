@@ -259,6 +259,7 @@ static const char *pass_kind_name(PassKind kind) {
   case PASS_LEVEL: return "level";
   case PASS_MOMENTS: return "moments";
   case PASS_ONLINE: return "online";
+  case PASS_SHIFTED: return "shifted";
   case PASS_OUTPUT: return "output";
   }
   unreachable();

@@ -1190,31 +1190,46 @@ static const char *acc_ref(SEmit *e, const Value *r) {
   return row_ref(e, arena_printf(e->sk.a, "t_acc%d", r->id));
 }
 
-/* After r's block all-reduce: the cluster's, and the row scalar. */
-static void reduce_across_cluster(SEmit *e, Value *r, const Red *x, Out *tail) {
-  const char *acc = acc_ref(e, r);
+/* An accumulator a level's all-reduce folds: reduction r's (t_acc<id>),
+ * whose row scalar follows, or (r NULL) one whose sum another reduction's
+ * row scalar reads (the shifted moments'). */
+typedef struct Fold {
+  const char *acc; /* its name */
+  Red x;
+  Value *r;
+} Fold;
+
+static Fold fold_of(SEmit *e, Value *r) {
+  return (Fold){arena_printf(e->sk.a, "t_acc%d", r->id), red_of(e->sk.a, r), r};
+}
+
+/* After f's block all-reduce: the cluster's, and r's row scalar. */
+static void fold_across_cluster(SEmit *e, const Fold *f, Out *tail) {
+  const char *acc = row_ref(e, f->acc);
   if (e->sk.cluster) {
     e->uses_slot = 1;
     open_block(tail, "if (CLUSTER)");
-    row_stmt(e, tail, arena_printf(e->sk.a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, x->op), 0);
+    row_stmt(e, tail, arena_printf(e->sk.a, "%s = tecc::cluster_allreduce(%s, %s, t_slot, t_par);", acc, acc, f->x.op),
+             0);
     close_block(tail, "");
   }
-  row_scalar(e, tail, r, r->rop == RED_MEAN ? mean_of(e, acc, x->type) : acc, x);
+  if (f->r)
+    row_scalar(e, tail, f->r, f->r->rop == RED_MEAN ? mean_of(e, acc, f->x.type) : acc, &f->x);
 }
 
-/* After the pass: the block all-reduce of r's accumulator (and the
- * cluster's) and the row scalar, in `tail`. */
-static void reduce_finish(SEmit *e, Value *r, const Red *x, Out *tail) {
-  emit_allreduce(e, tail, arena_printf(e->sk.a, "t_acc%d", r->id), x);
-  reduce_across_cluster(e, r, x, tail);
+/* After the pass: f's block all-reduce (and the cluster's) and the row
+ * scalar, in `tail`. */
+static void reduce_finish(SEmit *e, const Fold *f, Out *tail) {
+  emit_allreduce(e, tail, f->acc, &f->x);
+  fold_across_cluster(e, f, tail);
 }
 
-/* After the pass, the reductions `rs` of one level of a row stitch whose
- * accumulators share a type and an operation: their block all-reduces in
- * one tecc::lanes_allreduce_n (one pair of barriers for all, where
+/* After the pass, the accumulators `fs` of one level of a row stitch that
+ * share a type and an operation: their block all-reduces in one
+ * tecc::lanes_allreduce_n (one pair of barriers for all, where
  * layernorm's backward took eight a row), then each one's cluster
  * all-reduce and row scalar, in `tail`. */
-static void reduce_finish_together(SEmit *e, const PtrVec *rs, const Red *x, Out *tail) {
+static void reduce_finish_together(SEmit *e, const Fold *fs, int n, Out *tail) {
   const char *at = thread_index(e);
   if (at) {
     emit(tail, "#pragma unroll");
@@ -1224,52 +1239,71 @@ static void reduce_finish_together(SEmit *e, const PtrVec *rs, const Red *x, Out
   }
   Buf init;
   buf_init(&init, e->sk.a);
-  for (int i = 0; i < rs->len; i++)
-    buf_printf(&init, "%s%s", i ? ", " : "", acc_ref(e, rs->items[i]));
-  emit(tail, "%s t_all[%d] = {%s};", x->type, rs->len, buf_cstr(&init));
-  emit(tail, "tecc::lanes_allreduce_n<%s>(t_all, %s, (%s *)t_smem);", e->sk.lanes ? "LANES" : "0", x->op, x->type);
+  for (int i = 0; i < n; i++)
+    buf_printf(&init, "%s%s", i ? ", " : "", row_ref(e, fs[i].acc));
+  emit(tail, "%s t_all[%d] = {%s};", fs->x.type, n, buf_cstr(&init));
+  emit(tail, "tecc::lanes_allreduce_n<%s>(t_all, %s, (%s *)t_smem);", e->sk.lanes ? "LANES" : "0", fs->x.op,
+       fs->x.type);
   e->uses_smem = 1;
-  for (int i = 0; i < rs->len; i++)
-    emit(tail, "%s = t_all[%d];", acc_ref(e, rs->items[i]), i);
+  for (int i = 0; i < n; i++)
+    emit(tail, "%s = t_all[%d];", row_ref(e, fs[i].acc), i);
   close_block(tail, "");
-  for (int i = 0; i < rs->len; i++)
-    reduce_across_cluster(e, rs->items[i], x, tail);
+  for (int i = 0; i < n; i++)
+    fold_across_cluster(e, &fs[i], tail);
 }
 
 /* The most values one tecc::lanes_allreduce_n takes: K * 32 of them (of
  * at most 8 bytes) stay inside the row kernels' 8 KB of t_smem. */
 enum { ALLREDUCE_TOGETHER = 8 };
 
-/* After the pass: the all-reduces of a level's reductions `rs` (in the
- * order of the stitch); where the kernel folds rows, those of one
- * accumulator type and operation together (reduce_finish_together()). */
-static void finish_level(SEmit *e, const PtrVec *rs, Out *tail) {
+/* After the pass: the all-reduces of a level's accumulators `fs` (the
+ * reductions in the order of the stitch, then the shifted moments'
+ * sums); where the kernel folds rows, those of one accumulator type and
+ * operation together (reduce_finish_together()). */
+static void finish_level(SEmit *e, const Fold *fs, int n, Out *tail) {
   const int rows = e->sk.row && !e->sk.cvec;
-  char *done = ARENA_ARRAY(e->sk.a, char, rs->len + 1);
-  for (int i = 0; i < rs->len; i++) {
+  char *done = ARENA_ARRAY(e->sk.a, char, n + 1);
+  Fold *same = ARENA_ARRAY(e->sk.a, Fold, n + 1);
+  for (int i = 0; i < n; i++) {
     if (done[i])
       continue;
-    Red x = red_of(e->sk.a, rs->items[i]);
-    PtrVec same = {0};
-    for (int j = i; j < rs->len && rows && same.len < ALLREDUCE_TOGETHER; j++) {
-      Red y = red_of(e->sk.a, rs->items[j]);
-      if (!done[j] && strcmp(x.type, y.type) == 0 && strcmp(x.op, y.op) == 0) {
-        vec_push(e->sk.a, &same, rs->items[j]);
+    int nsame = 0;
+    for (int j = i; j < n && rows && nsame < ALLREDUCE_TOGETHER; j++) {
+      if (!done[j] && strcmp(fs[i].x.type, fs[j].x.type) == 0 && strcmp(fs[i].x.op, fs[j].x.op) == 0) {
+        same[nsame++] = fs[j];
         done[j] = 1;
       }
     }
-    if (same.len > 1)
-      reduce_finish_together(e, &same, &x, tail);
+    if (nsame > 1)
+      reduce_finish_together(e, same, nsame, tail);
     else
-      reduce_finish(e, rs->items[i], &x, tail);
+      reduce_finish(e, &fs[i], tail);
   }
+}
+
+/* The accumulators a level's all-reduce folds, in order. */
+typedef struct Folds {
+  Fold *items;
+  int len, cap;
+} Folds;
+
+static void add_fold(SEmit *e, Folds *fs, Fold f) {
+  if (fs->len == fs->cap) {
+    int cap = fs->cap ? 2 * fs->cap : 8;
+    Fold *items = ARENA_ARRAY(e->sk.a, Fold, cap);
+    if (fs->len)
+      memcpy(items, fs->items, sizeof *items * (size_t)fs->len);
+    fs->items = items;
+    fs->cap = cap;
+  }
+  fs->items[fs->len++] = f;
 }
 
 /* One reduction of a pass: its accumulator (`head`), its step per element,
  * the block all-reduce and the row scalar (`tail`; where `later` is given,
  * r joins it and finish_level() finishes it); a pair accumulator folds in
  * `fold` (NULL: `tail`). */
-static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail, Out *fold, PtrVec *later) {
+static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail, Out *fold, Folds *later) {
   Red x = red_of(e->sk.a, r);
   const char *acc = reduce_acc(e, r, &x, head);
   const char *step = fused_product_step(e, r, &x, acc, map);
@@ -1285,10 +1319,11 @@ static void reduce_one(SEmit *e, Value *r, const int *map, Out *head, Out *tail,
   } else {
     emit(e->body, "%s = %s;", acc, step);
   }
+  Fold f = fold_of(e, r);
   if (later)
-    vec_push(e->sk.a, later, r);
+    add_fold(e, later, f);
   else
-    reduce_finish(e, r, &x, tail);
+    reduce_finish(e, &f, tail);
 }
 
 /* A sum of a constant over the row (the count a mean's gradient divides
@@ -1306,6 +1341,131 @@ static void closed_form_sum(SEmit *e, Value *r, Out *tail) {
   row_scalar(e, tail, r, val, &x);
 }
 
+/* ---- shifted moments (register kernel) ------------------------------------ */
+
+/* A level of centred sums (stitch_shifted_level(): var's squares,
+ * layernorm's backward's sum(g * (x - mean))) joins the pass of its
+ * means' level.  Each mean m of x takes a shift K, the row's first
+ * element of x (every thread loads it); the pass adds S = sum(x - K) and,
+ * for each centred sum r, sum((x - K)^2) or sum(o * (x - K)), o one the
+ * level before sums (stitch_shifted_mean()); after the level's one
+ * all-reduce, with m - K = S / n,
+ *   sum((x - m)^2) = sum((x - K)^2) - S (m - K)   (at least 0),
+ *   sum(o (x - m)) = sum(o (x - K)) - (m - K) sum(o).
+ * K is a value of the row, so the terms are of the row's spread, not of
+ * its mean (the "shifted data" form of the variance: no cancellation
+ * where the mean is large beside the spread, as in the one-pass sum of
+ * squares).  A pass and a pair of barriers less a row: layernorm bf16 at
+ * 8192 x 4096 forward 39.2 -> 35.7 us, backward -3 to -6%, groupnorm
+ * bf16 -13%; rows of 256 to 512 (the warp variant, no barriers to save)
+ * -1 to +3% (H200, bench/NOTES.md, issue 46).  The bits differ from the
+ * two passes'. */
+/* x's first element of the thread's row as the shift (a thread past the
+ * last row loads row 0's, which no sum of it reads: an unconditional
+ * load, where a guarded one spilled var_bf16's warp instances for rows
+ * that are not whole packs, 4 bytes at 64 registers), through the
+ * read-only path (__ldg): a plain load under the test of an empty row
+ * spilled var_f64's and layernorm's instances 4 to 12 bytes, at 32 to 80
+ * registers of a bound that allowed more (ptxas -v, sm_90). */
+static const char *shift_load(SEmit *e, const Value *x, const Red *acc) {
+  const Value *in = x->op == IR_CAST ? x->args[0] : x;
+  const char *mem =
+      arena_printf(e->sk.a, "__ldg(%s + (%s ? t_o : 0) * t_red)", mem_param(e, (Value *)in), row_live_operand(e));
+  const char *val = cu_convert(e->sk.a, cu_load_conv_of(e->sk.a, e->sk.k, in, mem), cu_compute_dtype(in->dtype), acc->dt);
+  return arena_printf(e->sk.a, "t_red > 0 ? %s : %s", val, acc->identity);
+}
+
+/* ... where the row's lanes are a warp's (LANES, the warp variant): the
+ * first lane's first element of the held row, by a shuffle, since a load
+ * of it waits on memory once a row (the warp variant loads its next
+ * rows ahead; layernorm bf16 at 32768 x 256 lost 8% to the load, H200). */
+static const char *shift_of(SEmit *e, const Value *x, const Red *acc) {
+  const char *load = shift_load(e, x, acc);
+  const Cached *c = find_cached(e, x->op == IR_CAST ? x->args[0] : x, NULL);
+  if (!e->sk.lanes || !c)
+    return load;
+  const char *at = e->sk.rows ? "t_i * ITEMS * VEC" : "0";
+  const char *elem = c->quads ? quad_elem(e->sk.a, c, at)
+                     : c->pairs ? pair_elem(e->sk.a, c->v->dtype, c->name, at)
+                                : arena_printf(e->sk.a, "%s[%s]", c->name, at);
+  elem = cu_convert(e->sk.a, elem, cu_compute_dtype(c->v->dtype), acc->dt);
+  return arena_printf(e->sk.a, "LANES ? __shfl_sync(0xffffffffu, %s, 0, LANES ? LANES : 32) : %s", elem, load);
+}
+
+/* The sum of `other` the level before computes (layernorm's backward's
+ * sum(dy * w), for its sum(dy * w * (x - mean)); stitch_shifted_mean()
+ * takes no other): its accumulator. */
+static const char *summed_before(SEmit *e, const Value *other, int level, const Red *x) {
+  for (int i = 0; i < e->sk.st->reduces.len; i++) {
+    const Value *r = e->sk.st->reduces.items[i];
+    if (e->sk.st->level[r->id] == level - 1 && r->rop == RED_SUM && r->args[0] == other &&
+        strcmp(red_of(e->sk.a, r).type, x->type) == 0 && !summed_constant(r))
+      return arena_printf(e->sk.a, "t_acc%d", r->id);
+  }
+  internal_error("stitch: the shifted sum of %%%d has no sum of it the level before", other->id);
+}
+
+/* The level's centred sums, added in this pass about their shifts (their
+ * accumulators and those of S join `folds`, with no row scalar of their
+ * own: shifted_scalars() writes those). */
+static void shifted_sums(SEmit *e, int level, const int *map, Out *head, Folds *folds) {
+  PtrVec means = {0};
+  for (int i = 0; i < e->sk.st->reduces.len; i++) {
+    Value *r = e->sk.st->reduces.items[i], *other = NULL;
+    if (e->sk.st->level[r->id] != level)
+      continue;
+    Value *m = stitch_shifted_mean(e->sk.g, r, level, &other);
+    if (!m)
+      internal_error("stitch: a shifted pass's reduction %%%d is no centred sum", r->id);
+    Red x = red_of(e->sk.a, r);
+    const char *dev = arena_printf(e->sk.a, "t_dv%d", m->id);
+    if (!vec_contains(&means, m)) {
+      vec_push(e->sk.a, &means, m);
+      const char *k = arena_printf(e->sk.a, "t_sk%d", m->id), *s = arena_printf(e->sk.a, "t_ss%d", m->id);
+      const char *xe = sval(e, m->args[0], map); /* x's held row (shift_of() may read it) */
+      row_decl(e, head, x.type, k, shift_of(e, m->args[0], &x), 0, "the shift: the row's first element", 1);
+      row_decl(e, head, x.type, s, x.identity, 1, NULL, 0);
+      emit(e->body, "const %s %s = tecc::sub(%s, %s);", x.type, dev, xe, row_ref(e, k));
+      emit(e->body, "%s = %s(%s, %s);", row_ref(e, s), x.op, row_ref(e, s), dev);
+      add_fold(e, folds, (Fold){s, x, NULL});
+    }
+    const char *acc = reduce_acc(e, r, &x, head);
+    const char *o = other ? cu_convert(e->sk.a, sval(e, other, map), other->dtype, x.dt) : dev;
+    emit(e->body, "%s = tecc::fma(%s, %s, %s);", acc, o, dev, acc);
+    add_fold(e, folds, (Fold){arena_printf(e->sk.a, "t_acc%d", r->id), x, NULL});
+  }
+}
+
+/* After the all-reduce: the centred sums' row scalars. */
+static void shifted_scalars(SEmit *e, int level, Out *tail) {
+  PtrVec means = {0};
+  for (int i = 0; i < e->sk.st->reduces.len; i++) {
+    Value *r = e->sk.st->reduces.items[i], *other = NULL;
+    if (e->sk.st->level[r->id] != level)
+      continue;
+    Value *m = stitch_shifted_mean(e->sk.g, r, level, &other);
+    Red x = red_of(e->sk.a, r);
+    const char *d = arena_printf(e->sk.a, "t_sd%d", m->id), *s = row_ref(e, arena_printf(e->sk.a, "t_ss%d", m->id));
+    if (!vec_contains(&means, m)) {
+      vec_push(e->sk.a, &means, m);
+      /* an empty row's reciprocal is inf: the largest finite one keeps its sums 0, not 0 * inf (a test of
+         t_red spilled layernorm bf16's warp instances, 4 bytes at 64 registers) */
+      const int f64 = strcmp(x.type, "double") == 0;
+      const char *rc = arena_printf(e->sk.a, f64 ? "fmin(%s, 1.7976931348623157e308)" : "fminf(%s, 3.40282347e38f)",
+                                    rcount_param(e, x.type));
+      row_decl(e, tail, x.type, d, arena_printf(e->sk.a, "tecc::mul(%s, %s)", s, rc), 0, "the mean less the shift", 0);
+    }
+    const char *acc = acc_ref(e, r), *sum;
+    if (!other)
+      sum = arena_printf(e->sk.a, "tecc::maximum(tecc::sub(%s, tecc::mul(%s, %s)), %s)", acc, s, row_ref(e, d),
+                         x.identity);
+    else
+      sum = arena_printf(e->sk.a, "tecc::sub(%s, tecc::mul(%s, %s))", acc, row_ref(e, d),
+                         row_ref(e, summed_before(e, other, level, &x)));
+    row_scalar(e, tail, r, r->rop == RED_MEAN ? mean_of(e, sum, x.type) : sum, &x);
+  }
+}
+
 static void early_outputs(SEmit *e);
 static void row_output(SEmit *e, Value *v, const int *map, int part);
 
@@ -1315,18 +1475,28 @@ static void reduction_pass(SEmit *e, Out *o, const PlanPass *p) {
   start_pass(e);
   e->item_guards = level == 1 && e->sk.first_guards;
   Out *head = new_out(e->sk.a), *tail = new_out(e->sk.a);
-  emit(head, "/* level %d */", level);
-  PtrVec reduced = {0};
+  if (p->kind == PASS_SHIFTED)
+    emit(head, "/* levels %d-%d: level %d's centred sums about the row's first element */", level, level + 1,
+         level + 1);
+  else
+    emit(head, "/* level %d */", level);
+  Folds reduced = {0};
   for (int i = 0; i < e->sk.st->reduces.len; i++) {
     Value *r = e->sk.st->reduces.items[i];
     if (e->sk.st->level[r->id] != level)
       continue;
+    if (p->kind == PASS_SHIFTED && stitch_mean_only_shifts(e->sk.kp, e->sk.g, r))
+      continue; /* var alone: the shift's deviations are all its mean is for */
     if (summed_constant(r) && !stitch_split_kernel(&e->sk)) /* a split folds every accumulator's partials */
       closed_form_sum(e, r, tail);
     else
       reduce_one(e, r, map, head, tail, NULL, &reduced);
   }
-  finish_level(e, &reduced, tail);
+  if (p->kind == PASS_SHIFTED)
+    shifted_sums(e, level + 1, map, head, &reduced);
+  finish_level(e, reduced.items, reduced.len, tail);
+  if (p->kind == PASS_SHIFTED)
+    shifted_scalars(e, level + 1, tail);
   if (level == 1)
     early_outputs(e);
   for (int i = 0; i < p->writes.len; i++) /* the stream kernel's outputs that need no level */
@@ -1464,10 +1634,10 @@ static const Value *chunk_summed(const Value *r, const PtrVec *seconds, const Pt
  * the count a pack at a time; bench/NOTES.md).  The packed and element by
  * element instances keep the same chunk sums, so the same bits. */
 static void sum_of_chunks(SEmit *e, Value *r, const Value *m, MomentOuts *mo) {
-  Red x = red_of(e->sk.a, r);
-  const char *acc = reduce_acc(e, r, &x, mo->head);
-  emit(mo->merge, "%s = %s(%s, t_cs%d);", acc, x.op, acc, m->id);
-  reduce_finish(e, r, &x, mo->tail);
+  Fold f = fold_of(e, r);
+  const char *acc = reduce_acc(e, r, &f.x, mo->head);
+  emit(mo->merge, "%s = %s(%s, t_cs%d);", acc, f.x.op, acc, m->id);
+  reduce_finish(e, &f, mo->tail);
 }
 
 /* Levels `level` and `level` + 1 (its second moments) in one pass. */
@@ -2476,7 +2646,7 @@ static void row_body(SEmit *e, Out *o) {
       moment_pass(e, passes, p->level);
     else if (p->kind == PASS_ONLINE)
       online_pass(e, passes, p->level);
-    else if (p->kind == PASS_LEVEL)
+    else if (p->kind == PASS_LEVEL || p->kind == PASS_SHIFTED)
       reduction_pass(e, passes, p);
   }
   if (stitch_split_kernel(&e->sk)) {

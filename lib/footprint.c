@@ -193,6 +193,8 @@ static void stitch_footprint(const Group *g, const StitchPlan *sp, Footprint *f)
   f->pack_bytes = sp->pack_bytes;
   f->columns = sp->columns;
   f->columns_wide = sp->columns_wide;
+  for (int i = 0; i < sp->reg.npasses; i++)
+    f->shifted |= sp->reg.passes[i].kind == PASS_SHIFTED;
 }
 
 static Walk new_walk(Arena *a, const KernelPlan *kp, const Group *g) {

@@ -44,6 +44,8 @@ typedef struct Footprint {
   int columns;      /* stitch rows: sums over the rows kept as column partials, an accumulator
                        per element a thread holds each (Stitch.columns) */
   int columns_wide; /* stitch rows: of those, f64 ones */
+  int shifted;      /* stitch rows: the register kernel folds a level of centred sums into its
+                       means' pass (PASS_SHIFTED), holding a shift and its sums a row */
 } Footprint;
 
 Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g);

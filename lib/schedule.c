@@ -367,17 +367,19 @@ static int early_operands(const Footprint *f, const Variant *v) {
  * of two); the stream kernel adds each row to its block's partials in
  * memory, one row a block.  The variants are added before the cluster
  * one, so the stream is the last. */
-static void column_partials(GroupSchedule *s) {
+static void column_partials(GroupSchedule *s, const Footprint *f) {
   for (int i = 0; i < s->nvariants; i++) {
     Variant *v = &s->variants[i];
     int stream = v->storage == STORE_STREAM;
-    int64_t most = (int64_t)COLUMN_PART_BLOCK * v->items * v->vec; /* no block over COLUMN_PART_BLOCK */
     if (v->fit == FIT_CLUSTER) { /* a partial row a cluster, each block its part of the row */
-      v->limit = v->limit / ((int64_t)v->threads_x * v->items * v->vec) * most;
+      int64_t blocks = v->limit / ((int64_t)v->threads_x * v->items * v->vec);
+      if (f->shifted) /* beside the shifted sums, red_f16's element-by-element instance spilled 32 bytes at ITEMS 2 */
+        v->items = 1;
+      v->limit = blocks * COLUMN_PART_BLOCK * v->items * v->vec;
       v->threads_x = COLUMN_PART_BLOCK;
       v->loops = 1;
-    } else if (!stream && v->limit > most) {
-      v->limit = most;
+    } else if (!stream && v->limit > (int64_t)COLUMN_PART_BLOCK * v->items * v->vec) {
+      v->limit = (int64_t)COLUMN_PART_BLOCK * v->items * v->vec; /* no block over COLUMN_PART_BLOCK */
     }
     v->block = stream ? 1 : COLUMN_PART_BLOCK;
     v->whole = stream && v->whole; /* rmsnorm's backward without guards spilled 84 bytes at 128 registers */
@@ -458,8 +460,11 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
    * the layernorms +1.2 and +1.5; two held inputs, add_rmsnorm, lost 20:
    * bench/NOTES.md); not where an element held takes more than its
    * share of a pack (an f8 row held in f32 beside bf16 operands, VEC 8:
-   * 32 bytes a pack, whose instances spilled 132 bytes; issue 49) */
-  if (rows > 1 && f->held_inputs == 1 && !f->kept && footprint_held_bytes(f) * vec <= PACK_BYTES) {
+   * 32 bytes a pack, whose instances spilled 132 bytes; issue 49); nor
+   * 16-bit rows whose register kernel folds shifted sums (PASS_SHIFTED:
+   * layernorm bf16's instances spilled 4 bytes at 64 registers) */
+  if (rows > 1 && f->held_inputs == 1 && !f->kept && !(f->shifted && f->held_pairs) &&
+      footprint_held_bytes(f) * vec <= PACK_BYTES) {
     v->prefetch = 1;
     v->sm_threads = MAX_THREADS;
   }
@@ -502,7 +507,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v->keeps = g->plan->stream_reads >= 2;
   v->whole = vec > 1 && (!v->keeps || vec <= 4);
   if (f->columns)
-    column_partials(s);
+    column_partials(s, f);
 }
 
 /* Rows that are not whole packs (PACKS false: a length that is not a

@@ -752,6 +752,72 @@ int stitch_moments_level(const Group *g, int level) {
   return level_all(g, level, stitch_moment_mean);
 }
 
+/* ---- shifted moments (register kernel) ----------------------------------- */
+
+/* d = x - m (m through a broadcast), m the group's mean of x at `level`. */
+static Value *centre_of(const Group *g, const Value *d, int level) {
+  if (d->op != IR_BINARY || d->bop != BIN_SUB)
+    return NULL;
+  Value *m = d->args[1];
+  if (m->op == IR_BROADCAST)
+    m = m->args[0];
+  if (m->op != IR_REDUCE || m->rop != RED_MEAN || m->shape.rank != d->shape.rank || m->args[0] != d->args[0] ||
+      !in_group_reduces(g, m) || g->stitch->level[m->id] != level || m->dtype != d->dtype)
+    return NULL;
+  return m;
+}
+
+/* x is an input over the whole domain, or a float cast of one: the
+ * register kernel loads its first element of a row (the shift). */
+static int loads_first(const Group *g, const Value *x) {
+  const Value *in = x->op == IR_CAST ? x->args[0] : x;
+  return in->op == IR_INPUT && dtype_is_float(in->dtype) && shape_equal(&x->shape, &g->domain) &&
+         shape_equal(&in->shape, &g->domain);
+}
+
+/* g sums o at `level` in an accumulator of r's type (not in closed form,
+ * as a sum of a constant). */
+static int summed_at(const Group *g, const Value *o, int level, const Value *r) {
+  const Stitch *st = g->stitch;
+  for (int i = 0; i < st->reduces.len; i++) {
+    const Value *s = st->reduces.items[i];
+    if (st->level[s->id] == level && s->rop == RED_SUM && s->args[0] == o && s->dtype == r->dtype && !ir_const_of((Value *)o))
+      return 1;
+  }
+  return 0;
+}
+
+Value *stitch_shifted_mean(const Group *g, const Value *r, int level, Value **other) {
+  if (r->op != IR_REDUCE || (r->rop != RED_MEAN && r->rop != RED_SUM) || (r->dtype != DT_F32 && r->dtype != DT_F64))
+    return NULL;
+  const Value *p = r->args[0];
+  if (p->op != IR_BINARY || p->bop != BIN_MUL || p->dtype != r->dtype)
+    return NULL;
+  for (int i = 0; i < 2; i++) {
+    Value *m = centre_of(g, p->args[i], level - 1), *o = p->args[1 - i];
+    if (!m || !loads_first(g, m->args[0]))
+      continue;
+    if (o == p->args[i]) {
+      *other = NULL;
+      return m;
+    }
+    if (o->id < g->stitch->nvalues && g->stitch->level[o->id] <= level - 2 && summed_at(g, o, level - 1, r)) {
+      *other = o;
+      return m;
+    }
+  }
+  return NULL;
+}
+
+static Value *shifted_kind(const Group *g, const Value *r, int level) {
+  Value *other;
+  return stitch_shifted_mean(g, r, level, &other);
+}
+
+int stitch_shifted_level(const Group *g, int level) {
+  return level_all(g, level, shifted_kind);
+}
+
 /* ---- online max-and-sum -------------------------------------------------- */
 
 /* `s`, read through broadcasts and casts, computes from `m` and literals
@@ -909,6 +975,36 @@ static const Value *moment_of(const Group *g, const Value *m, const Value *d) {
       return r;
   }
   return NULL;
+}
+
+/* The centred sum of g at `level` + 1 whose product reads the deviation
+ * `d` from the mean m (the register kernel's shifted sums). */
+static const Value *shifted_of(const Group *g, const Value *m, const Value *d) {
+  const Stitch *st = g->stitch;
+  int level = st->level[m->id] + 1;
+  for (int j = 0; j < st->reduces.len; j++) {
+    const Value *r = st->reduces.items[j];
+    Value *other;
+    if (st->level[r->id] == level && stitch_shifted_mean(g, r, level, &other) == m &&
+        (r->args[0]->args[0] == d || r->args[0]->args[1] == d))
+      return r;
+  }
+  return NULL;
+}
+
+int stitch_mean_only_shifts(const KernelPlan *kp, const Group *g, const Value *m) {
+  if (!stitch_shifted_level(g, g->stitch->level[m->id] + 1) || kept_as_itself(kp, g, m))
+    return 0;
+  const PtrVec *values = &kp->kernel->values;
+  for (int i = 0; i < values->len; i++) {
+    const Value *d = values->items[i];
+    if (!reads(d, m))
+      continue;
+    const Value *r = shifted_of(g, m, d);
+    if (!r || !read_only_by(kp, g, d, r->args[0]) || !read_only_by(kp, g, r->args[0], r))
+      return 0;
+  }
+  return 1;
 }
 
 int stitch_mean_only_centres(const KernelPlan *kp, const Group *g, const Value *m) {

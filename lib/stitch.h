@@ -61,11 +61,27 @@ int stitch_moments_level(const Group *g, int level);
  * every reduction at `level` is such a sum. */
 Value *stitch_online_max(const Group *g, const Value *r, int level);
 int stitch_online_level(const Group *g, int level);
+/* The register kernel folds a level of centred sums into the pass of the
+ * level before as well, from sums about a shift K, the row's first
+ * element (emit_stitch.c, "shifted moments"): one pass and one all-reduce
+ * where two took two, the layer norms' forward and backward.
+ * stitch_shifted_mean() gives the mean m when `r`, a reduction of g at
+ * `level`, is an f32 or f64 mean or sum of d * d or d * o (either order),
+ * d = x - m, m the group's mean of x at level - 1, x an input over the
+ * whole domain or a float cast of one, and o a value of level - 2 or less
+ * that g sums at level - 1 in r's type (layernorm's backward's dy * w:
+ * the correction takes that sum) (*other: o, NULL for d * d); else NULL.  stitch_shifted_level(): every
+ * reduction at `level` is such a sum. */
+Value *stitch_shifted_mean(const Group *g, const Value *r, int level, Value **other);
+int stitch_shifted_level(const Group *g, int level);
 /* The mean m of g serves only as the centre of the second moments of the
  * level after it (var(x) alone: no output, not stored, read only by the
  * moments' deviations), so a pass that folds those moments needs no sum
  * for it. */
 int stitch_mean_only_centres(const KernelPlan *kp, const Group *g, const Value *m);
+/* ... and the same for the centred sums of the register kernel's shifted
+ * pass (stitch_shifted_level()), which read no deviation from m. */
+int stitch_mean_only_shifts(const KernelPlan *kp, const Group *g, const Value *m);
 /* Column packs: g is a column stitch group whose one kept axis follows
  * its reduced axes, so a row of the domain is the kept axis, contiguous,
  * and VEC neighbouring columns are VEC neighbouring elements (footprint.c,

@@ -173,8 +173,18 @@ static void walk_pass(Walk *w, const PlanPass *p) {
   if (p->kind != PASS_OUTPUT) {
     for (int i = 0; i < st->reduces.len; i++) {
       const Value *r = st->reduces.items[i];
-      if (st->level[r->id] >= p->level && st->level[r->id] < p->level + p->levels)
+      if (st->level[r->id] < p->level || st->level[r->id] >= p->level + p->levels)
+        continue;
+      Value *other = NULL, *m = p->kind == PASS_SHIFTED && st->level[r->id] > p->level
+                                     ? stitch_shifted_mean(w->g, r, st->level[r->id], &other)
+                                     : NULL;
+      if (!m) {
         walk_value(w, r->args[0], map);
+        continue;
+      }
+      walk_value(w, m->args[0], map); /* about the shift: no deviation from m */
+      if (other)
+        walk_value(w, other, map);
     }
   }
   for (int i = 0; i < p->writes.len; i++) /* along the row, then (output pass) the row's own */
@@ -251,10 +261,16 @@ static int writes_first(const Group *g, const PlanKernel *k) {
   return any;
 }
 
-static void plan_passes(Arena *a, const Group *g, PlanKernel *k, int stream) {
+/* The register kernel folds a level of centred sums in the pass of the
+ * level before, about a shift it loads from rows in packs. */
+static PassKind register_pass(const Group *g, int next, int row_packs) {
+  return row_packs && stitch_shifted_level(g, next) ? PASS_SHIFTED : PASS_LEVEL;
+}
+
+static void plan_passes(Arena *a, const Group *g, PlanKernel *k, int stream, int row_packs) {
   int levels = g->stitch->nlevels;
   for (int l = 1; l <= levels;) {
-    PassKind kind = stream ? shared_pass(g, l + 1) : PASS_LEVEL;
+    PassKind kind = stream ? shared_pass(g, l + 1) : register_pass(g, l + 1, row_packs);
     int n = kind == PASS_LEVEL ? 1 : 2;
     add_pass(a, k, kind, l, n);
     l += n;
@@ -455,8 +471,8 @@ static void plan_bytes(const KernelPlan *kp, const Group *g, StitchPlan *sp) {
 StitchPlan *stitch_plan(Arena *a, const KernelPlan *kp, const Group *g) {
   StitchPlan *sp = ARENA_NEW(a, StitchPlan);
   sp->row_packs = g->sched == SCHED_ROW && contiguous_rows(g);
-  plan_passes(a, g, &sp->reg, 0);
-  plan_passes(a, g, &sp->stream, 1);
+  plan_passes(a, g, &sp->reg, 0, sp->row_packs);
+  plan_passes(a, g, &sp->stream, 1, sp->row_packs);
   const char *reached = choose_kept(a, kp, g, sp);
   Walk stream = new_walk(a, kp, g, &sp->stream, NULL);
   walk_kernel(&stream);
@@ -487,6 +503,9 @@ static const char *pass_name(Arena *a, const PlanPass *p) {
     return arena_printf(a, "levels %d-%d (means and second moments, one read)", p->level, p->level + 1);
   case PASS_ONLINE:
     return arena_printf(a, "levels %d-%d (max and online sums of exp, one read)", p->level, p->level + 1);
+  case PASS_SHIFTED:
+    return arena_printf(a, "levels %d-%d (means and centred sums about the row's first element, one pass)", p->level,
+                        p->level + 1);
   case PASS_OUTPUT: return "outputs";
   }
   unreachable();

@@ -36,13 +36,15 @@ typedef enum PassKind {
   PASS_LEVEL,   /* folds the reductions of one level */
   PASS_MOMENTS, /* stream kernel: a level's means and the next level's second moments, one read */
   PASS_ONLINE,  /* stream kernel: a level's maxima and the next level's sums of exp, one read */
+  PASS_SHIFTED, /* register kernel: a level's means and the next level's centred sums, from sums
+                   about the row's first element, one pass (stitch_shifted_level()) */
   PASS_OUTPUT   /* writes the outputs along the row, then the row's own outputs */
 } PassKind;
 
 typedef struct PlanPass {
   PassKind kind;
   int level;         /* the first level it folds (PASS_OUTPUT: 0) */
-  int levels;        /* the levels it folds: 1, or 2 (moments, online sums); PASS_OUTPUT: 0 */
+  int levels;        /* the levels it folds: 1, or 2 (moments, online sums, shifted); PASS_OUTPUT: 0 */
   PtrVec reads;      /* Value*: memory values read over the whole domain, first read first */
   PtrVec computed;   /* Value*: values computed over the whole domain (not kept ones read back) */
   PtrVec writes;     /* Value*: the outputs along the row it writes (the stream kernel's first

@@ -47,7 +47,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 157
+plan 166
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -98,7 +98,7 @@ is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 'if (KEEP && t_g < t_ke
 # kernels compute.
 is "$(kernel_text tecc_var_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 0 "var f32 stream: no sum for a mean that only centres the moments"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'tecc::Sum()(t_acc')" 1 "rowstats f32 stream: the mean, an output, keeps its sum"
-is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_acc[0-9]*\[t_i\] = tecc::fma(v[0-9]*, v[0-9]*, t_acc[0-9]*\[t_i\]);')" 1 "rowstats f32 registers: the squares accumulate with one fma"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_acc[0-9]*\[t_i\] = tecc::fma(t_dv[0-9]*, t_dv[0-9]*, t_acc[0-9]*\[t_i\]);')" 1 "rowstats f32 registers: the squares (about the shift) accumulate with one fma"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_cq[0-9]* = tecc::fma(t_dv[0-9]*, t_dv[0-9]*, t_cq[0-9]*);')" 1 "rowstats f32 stream: the chunk's squared deviations with one fma"
 is "$(kernel_text tecc_nofma_g0_reg | grep -c 'tecc::fma(')" 0 "no fma for a max, an integer sum or a sum of a sum"
 # Instances (template parameters CLUSTER and NARROW): which launch takes
@@ -267,10 +267,25 @@ is "$(kernel_text tecc_lnwb_f32_g0_reg | grep -c 'const float y_val = tecc::fma(
 is "$(kernel_text tecc_fmas_f32_g0_reg | grep -c 'const float z_val = tecc::fma(-(x_val), 3.0f, v[0-9]*\[t_i\]);')" 1 "c - a*b: fma(-a, b, c)"
 is "$(kernel_text tecc_fmas_f32_g0_reg | grep -c 'const float u_val = tecc::fma(x_val, x_val, -(p));')" 2 "a*b - c: fma(a, b, -c)"
 is "$(kernel_text tecc_fmas_f32_g0_reg | grep -c 'const float y_val = tecc::add(p, 1.0f);')" 2 "a product used twice: multiplied once, added as written"
-is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::mul(t_acc[0-9]*\[t_i\], t_rcount)')" 2 "rowstats f32: both means by the reciprocal"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::mul(t_acc[0-9]*\[t_i\], t_rcount)\|tecc::mul(tecc::maximum(.*), t_rcount)')" 2 "rowstats f32: both means by the reciprocal"
 is "$(grep -c '/ (float)t_red' "$work/s.cu")" 0 "no fused row divides by its length"
 ok "rowstats f32: the reciprocal a float parameter" grep -q '__global__ void __launch_bounds__(NARROW ? 384 : 1024, NARROW ? 3 : 0) tecc_rowstats_f32_g0_reg(const float \*__restrict__ x, float \*__restrict__ m, float \*__restrict__ v, IndexT M, IndexT N, float t_rcount) {' "$work/s.cu"
 is "$(grep -o 'tecc_center_f64_g0_\(reg\|stream\)<[^>]*><<<[^;]*;' "$work/s.cu" | grep -vc '(x, y, (IndexT)M, (IndexT)N, 1.0 / (double)t_len\(, [t_a-z0-9]*\)\?);')" 0 "f64 mean: every launch passes 1 / t_len in double"
+# The register kernel folds a level of centred sums into its means' pass,
+# about a shift, the row's first element (stitch_shifted_level(),
+# emit_stitch.c's shifted_sums()): var's squares, and layernorm's
+# backward's sum(dy * w * (x - mean)) from its sum(dy * w).
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'lanes_allreduce')" 1 "rowstats f32 registers: one all-reduce a row"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_sk[0-9]*\[t_i\] = LANES ? __shfl_sync(0xffffffffu, t_c0\[t_i \* ITEMS \* VEC\], 0, LANES ? LANES : 32) : t_red > 0 ? __ldg(x + ((t_whole || t_o < t_outer) ? t_o : 0) \* t_red) : (float)0;')" 1 "rowstats f32 registers: the shift, the row's first element: a shuffle from the warp variant's held row, else a load"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'float t_all\[3\] = {t_acc[0-9]*\[t_i\], t_ss[0-9]*\[t_i\], t_acc[0-9]*\[t_i\]};')" 1 "rowstats f32 registers: the mean, the deviations from the shift and their squares, together"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::maximum(tecc::sub(t_acc[0-9]*\[t_i\], tecc::mul(t_ss[0-9]*\[t_i\], t_sd[0-9]*\[t_i\])), (float)0)')" 1 "rowstats f32 registers: the centred squares, at least 0"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_sk')" 0 "rowstats f32 stream: Chan's merge of moments, no shift"
+"$TECC" -O2 "$top_srcdir/bench/train/layernorm.te" -o "$work/ln.cu" -H "$work/ln.h" || echo "Bail out! tecc failed on layernorm.te"
+ln_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/ln.cu"; }
+is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'lanes_allreduce_n')" 1 "layernorm bf16 backward registers: one all-reduce a row, before the outputs"
+is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'float t_all\[5\] = ')" 1 "layernorm bf16 backward registers: five sums at once (x, dy * w, x - K, its squares, dy * w * (x - K))"
+is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'tecc::sub(t_acc[0-9]*\[t_i\], tecc::mul(t_sd[0-9]*\[t_i\], t_acc[0-9]*\[t_i\]))')" 1 "layernorm bf16 backward registers: sum(dy * w * (x - mean)) corrected by the level's own sum(dy * w)"
+is "$(ln_text tecc_layernorm_bf16_bwd_g0_stream | grep -c 't_sk')" 0 "layernorm bf16 backward stream: two passes, no shift"
 # The fold is the same in every kernel, loops too (cu_fused_product()): a
 # value that a stitch kernel and the full reduction of a gradient both
 # compute rounds alike (tests/regress/grad_recompute_fma.te, issue 46).
