@@ -448,8 +448,13 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
    * instances at 2 spilled where those at 4 did not (row_operands) */
   /* and 2 for rows of two levels or more that hold two values beside an
    * operand along the row (a norm's gradient with its column sums apart:
-   * at 4, layernorm bf16's WHOLE instance spilled 264 bytes; issue 46) */
-  int two_held = f->held_inputs >= 2 && f->row_operands && g->stitch->nlevels >= 2;
+   * at 4, layernorm bf16's WHOLE instance spilled 264 bytes; issue 46),
+   * or two values and no operand beside an output along the row (softmax's
+   * and log_softmax's gradients: at 4, their bf16 WHOLE instances spilled
+   * 44 to 64 bytes; at 2, H200, bench/prog_ab.py, their backward at
+   * 32768 x 256 to 1024 took 7 to 27% less time, at 8192 x 4096 -10% and
+   * +3.5%, where rows of 1024 take the warp-long variant at 4; issue 46) */
+  int two_held = f->held_inputs >= 2 && (f->row_operands ? g->stitch->nlevels >= 2 : f->row_outputs > 0);
   int items = at_most(max_items, (footprint_light_items(f) || f->row_operand_axes) && !two_held ? 4 : 2);
   int rows = stitch_thread_rows(g) && f->row_operands && footprint_light_items(f) && items >= WARP_ROWS ? WARP_ROWS : 1;
   Variant *v = row_variant(a, s, "warp", vec, items / rows, 0);

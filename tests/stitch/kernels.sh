@@ -47,7 +47,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 166
+plan 168
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -286,6 +286,14 @@ is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'lanes_allreduce_n')" 1 "
 is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'float t_all\[5\] = ')" 1 "layernorm bf16 backward registers: five sums at once (x, dy * w, x - K, its squares, dy * w * (x - K))"
 is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'tecc::sub(t_acc[0-9]*\[t_i\], tecc::mul(t_sd[0-9]*\[t_i\], t_acc[0-9]*\[t_i\]))')" 1 "layernorm bf16 backward registers: sum(dy * w * (x - mean)) corrected by the level's own sum(dy * w)"
 is "$(ln_text tecc_layernorm_bf16_bwd_g0_stream | grep -c 't_sk')" 0 "layernorm bf16 backward stream: two passes, no shift"
+# Rows that hold two values and write one along the row, with no operand
+# beside them (softmax's and log_softmax's gradients: y and dy), take 2
+# items in the warp and block variants (schedule.c, stitch_row()): at 4
+# their bf16 WHOLE instances spilled 44 to 64 bytes (issue 46).
+"$TECC" -O2 --emit=plan "$top_srcdir/bench/train/softmax.te" -o "$work/sm.plan" || echo "Bail out! tecc failed on softmax.te"
+sm_plan() { sed -n "/^kernel $1:/,/^kernel /p" "$work/sm.plan"; }
+is "$(sm_plan softmax_bf16_bwd | grep -c 'variant \(warp\|block\) (.*ITEMS 2,')" 2 "softmax bf16 backward: the warp and block variants at 2 items"
+is "$(sm_plan softmax_bf16 | grep -c 'variant \(warp\|block\) (.*ITEMS 4,')" 2 "softmax bf16 forward (one value held): at 4"
 # The fold is the same in every kernel, loops too (cu_fused_product()): a
 # value that a stitch kernel and the full reduction of a gradient both
 # compute rounds alike (tests/regress/grad_recompute_fma.te, issue 46).
