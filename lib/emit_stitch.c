@@ -1405,18 +1405,26 @@ static const char *summed_before(SEmit *e, const Value *other, int level, const 
   internal_error("stitch: the shifted sum of %%%d has no sum of it the level before", other->id);
 }
 
+/* r's mean when r is one of the level's centred sums (*other as
+ * stitch_shifted_mean() gives it); NULL for a reduction of another level. */
+static Value *shifted_at(SEmit *e, Value *r, int level, Value **other) {
+  if (e->sk.st->level[r->id] != level)
+    return NULL;
+  Value *m = stitch_shifted_mean(e->sk.g, r, level, other);
+  if (!m)
+    internal_error("stitch: a shifted pass's reduction %%%d is no centred sum", r->id);
+  return m;
+}
+
 /* The level's centred sums, added in this pass about their shifts (their
  * accumulators and those of S join `folds`, with no row scalar of their
  * own: shifted_scalars() writes those). */
 static void shifted_sums(SEmit *e, int level, const int *map, Out *head, Folds *folds) {
   PtrVec means = {0};
   for (int i = 0; i < e->sk.st->reduces.len; i++) {
-    Value *r = e->sk.st->reduces.items[i], *other = NULL;
-    if (e->sk.st->level[r->id] != level)
-      continue;
-    Value *m = stitch_shifted_mean(e->sk.g, r, level, &other);
+    Value *r = e->sk.st->reduces.items[i], *other = NULL, *m = shifted_at(e, r, level, &other);
     if (!m)
-      internal_error("stitch: a shifted pass's reduction %%%d is no centred sum", r->id);
+      continue;
     Red x = red_of(e->sk.a, r);
     const char *dev = arena_printf(e->sk.a, "t_dv%d", m->id);
     if (!vec_contains(&means, m)) {
@@ -1440,10 +1448,9 @@ static void shifted_sums(SEmit *e, int level, const int *map, Out *head, Folds *
 static void shifted_scalars(SEmit *e, int level, Out *tail) {
   PtrVec means = {0};
   for (int i = 0; i < e->sk.st->reduces.len; i++) {
-    Value *r = e->sk.st->reduces.items[i], *other = NULL;
-    if (e->sk.st->level[r->id] != level)
+    Value *r = e->sk.st->reduces.items[i], *other = NULL, *m = shifted_at(e, r, level, &other);
+    if (!m)
       continue;
-    Value *m = stitch_shifted_mean(e->sk.g, r, level, &other);
     Red x = red_of(e->sk.a, r);
     const char *d = arena_printf(e->sk.a, "t_sd%d", m->id), *s = row_ref(e, arena_printf(e->sk.a, "t_ss%d", m->id));
     if (!vec_contains(&means, m)) {

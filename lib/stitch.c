@@ -710,20 +710,27 @@ static int in_group_reduces(const Group *g, const Value *v) {
   return in_vec(&g->stitch->reduces, v);
 }
 
-Value *stitch_moment_mean(const Group *g, const Value *r, int level) {
-  if (r->op != IR_REDUCE || (r->rop != RED_MEAN && r->rop != RED_SUM))
-    return NULL;
-  const Value *sq = r->args[0];
-  if (sq->op != IR_BINARY || sq->bop != BIN_MUL || sq->args[0] != sq->args[1])
-    return NULL;
-  const Value *d = sq->args[0];
+/* d = x - m (m through a broadcast), m the group's mean of x at `level`. */
+static Value *centre_of(const Group *g, const Value *d, int level) {
   if (d->op != IR_BINARY || d->bop != BIN_SUB)
     return NULL;
   Value *m = d->args[1];
   if (m->op == IR_BROADCAST)
     m = m->args[0];
   if (m->op != IR_REDUCE || m->rop != RED_MEAN || m->shape.rank != d->shape.rank || m->args[0] != d->args[0] ||
-      !in_group_reduces(g, m) || g->stitch->level[m->id] != level - 1)
+      !in_group_reduces(g, m) || g->stitch->level[m->id] != level || m->dtype != d->dtype)
+    return NULL;
+  return m;
+}
+
+Value *stitch_moment_mean(const Group *g, const Value *r, int level) {
+  if (r->op != IR_REDUCE || (r->rop != RED_MEAN && r->rop != RED_SUM))
+    return NULL;
+  const Value *sq = r->args[0];
+  if (sq->op != IR_BINARY || sq->bop != BIN_MUL || sq->args[0] != sq->args[1])
+    return NULL;
+  Value *m = centre_of(g, sq->args[0], level - 1);
+  if (!m)
     return NULL;
   DType t = m->args[0]->dtype;
   if ((t != DT_F32 && t != DT_F64) || m->dtype != t || r->dtype != t || sq->dtype != t)
@@ -754,18 +761,6 @@ int stitch_moments_level(const Group *g, int level) {
 
 /* ---- shifted moments (register kernel) ----------------------------------- */
 
-/* d = x - m (m through a broadcast), m the group's mean of x at `level`. */
-static Value *centre_of(const Group *g, const Value *d, int level) {
-  if (d->op != IR_BINARY || d->bop != BIN_SUB)
-    return NULL;
-  Value *m = d->args[1];
-  if (m->op == IR_BROADCAST)
-    m = m->args[0];
-  if (m->op != IR_REDUCE || m->rop != RED_MEAN || m->shape.rank != d->shape.rank || m->args[0] != d->args[0] ||
-      !in_group_reduces(g, m) || g->stitch->level[m->id] != level || m->dtype != d->dtype)
-    return NULL;
-  return m;
-}
 
 /* x is an input over the whole domain, or a float cast of one: the
  * register kernel loads its first element of a row (the shift). */
@@ -992,32 +987,29 @@ static const Value *shifted_of(const Group *g, const Value *m, const Value *d) {
   return NULL;
 }
 
-int stitch_mean_only_shifts(const KernelPlan *kp, const Group *g, const Value *m) {
-  if (!stitch_shifted_level(g, g->stitch->level[m->id] + 1) || kept_as_itself(kp, g, m))
+/* m serves only as the centre of the sums `sum_of` finds at the level
+ * after it (which `level_ok` says are all such sums): every value that
+ * reads m is a deviation only such a sum's product reads. */
+static int mean_only_centres(const KernelPlan *kp, const Group *g, const Value *m, int level_ok,
+                             const Value *(*sum_of)(const Group *, const Value *, const Value *)) {
+  if (!level_ok || kept_as_itself(kp, g, m))
     return 0;
   const PtrVec *values = &kp->kernel->values;
   for (int i = 0; i < values->len; i++) {
     const Value *d = values->items[i];
     if (!reads(d, m))
       continue;
-    const Value *r = shifted_of(g, m, d);
+    const Value *r = sum_of(g, m, d);
     if (!r || !read_only_by(kp, g, d, r->args[0]) || !read_only_by(kp, g, r->args[0], r))
       return 0;
   }
   return 1;
 }
 
+int stitch_mean_only_shifts(const KernelPlan *kp, const Group *g, const Value *m) {
+  return mean_only_centres(kp, g, m, stitch_shifted_level(g, g->stitch->level[m->id] + 1), shifted_of);
+}
+
 int stitch_mean_only_centres(const KernelPlan *kp, const Group *g, const Value *m) {
-  if (!stitch_moments_level(g, g->stitch->level[m->id] + 1) || kept_as_itself(kp, g, m))
-    return 0;
-  const PtrVec *values = &kp->kernel->values;
-  for (int i = 0; i < values->len; i++) {
-    const Value *d = values->items[i];
-    if (!reads(d, m))
-      continue;
-    const Value *r = moment_of(g, m, d);
-    if (!r || !read_only_by(kp, g, d, r->args[0]) || !read_only_by(kp, g, r->args[0], r))
-      return 0;
-  }
-  return 1;
+  return mean_only_centres(kp, g, m, stitch_moments_level(g, g->stitch->level[m->id] + 1), moment_of);
 }
