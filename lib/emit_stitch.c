@@ -2574,7 +2574,8 @@ static void open_chunks_ahead(SEmit *e, Out *o) {
 
 /* The reg kernel's loads of the thread's rows.  With prefetch, an instance
  * of ROWS > 1 (the warp variant, launched a wave of blocks that loop over
- * the row groups) has the next row group's loads in flight while it
+ * the row groups), or with partials a ROOMY one (the block variant, its
+ * grid a wave too), has the next row group's loads in flight while it
  * computes this one: t_n<id> is loaded ahead (before the loop, then at the
  * top of each iteration for the next), and t_c<id> takes it over. */
 static void load_thread_rows(SEmit *e, Out *o) {
@@ -2583,7 +2584,9 @@ static void load_thread_rows(SEmit *e, Out *o) {
     return;
   }
   const char *rows = "(blockDim.y * ROWS)";
-  const char *ahead = "if (ROWS > 1 && t_packs)"; /* rows take PACKS: element by element spilled */
+  /* rows take PACKS: element by element spilled; with partials only a
+   * roomy variant loads ahead (schedule.c, column_partials()) */
+  const char *ahead = e->sk.roomy ? "if (ROOMY && t_packs)" : "if (ROWS > 1 && t_packs)";
   e->prologue = new_out(e->sk.a);
   e->into_next = 1;
   declare_cached(e, e->prologue, 0);
@@ -2754,6 +2757,7 @@ static int template_list(const SEmit *e, TParam *t) {
   TP(e->sk.reg && e->sk.lanes, "int", "LANES");
   TP(e->sk.reg && stitch_early_kernel(&e->sk), "bool", "EARLY");
   TP(e->sk.reg && stitch_narrow_kernel(&e->sk), "bool", "NARROW");
+  TP(e->sk.roomy, "bool", "ROOMY");
   TP(e->sk.sched->batch, "bool", "BATCH");
 #undef TP
   return n;
@@ -2918,6 +2922,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   }
   if (e->sk.st->columns.len) /* schedule.c, column_partials(): two blocks an SM */
     blocks = arena_printf(e->sk.a, "%d", COLUMN_PART_SM / COLUMN_PART_BLOCK);
+  if (e->sk.roomy) /* schedule.c, roomy(): two blocks of ROOMY_BLOCK threads, 128 registers */
+    threads = arena_printf(e->sk.a, "ROOMY ? %d : %s", ROOMY_BLOCK, threads);
   blocks = quads_blocks(e, blocks);
   const char *bound = blocks ? arena_printf(e->sk.a, "__launch_bounds__(%s, %s)", threads, blocks)
                              : arena_printf(e->sk.a, "__launch_bounds__(%s)", threads);

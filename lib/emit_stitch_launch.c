@@ -139,11 +139,17 @@ static const char *shared_condition(SLaunch *e, const Variant *v, const char *co
 }
 
 /* The run-time condition of variant `v` (NULL: none); `small`: 32-bit
- * indices do. */
-static const char *variant_condition(SLaunch *e, const Variant *v, const char *kernel, const char *small) {
+ * indices do; `packs`: the rows move in aligned packs (NULL where the
+ * pointers are not known, as in the count of a launch's partial rows,
+ * which the aligned rows' variant then sets: schedule.c, insert_roomy()). */
+static const char *variant_condition(SLaunch *e, const Variant *v, const char *kernel, const char *small,
+                                     const char *packs) {
   switch (v->when) {
   case WHEN_ALWAYS: return NULL;
   case WHEN_ROW_AT_MOST: return arena_printf(e->sk.a, "%s && t_len <= %lld", small, (long long)v->limit);
+  case WHEN_ROW_ALIGNED:
+    return arena_printf(e->sk.a, "%s && t_len <= %lld%s%s", small, (long long)v->limit, packs ? " && " : "",
+                        packs ? packs : "");
   case WHEN_ROW_NARROWER:
     return arena_printf(e->sk.a, "%s && t_len <= %lld && tecc::ceil_div(t_len, %d) * 32 < "
                               "tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024)",
@@ -167,11 +173,12 @@ static const char *variant_condition(SLaunch *e, const Variant *v, const char *k
 }
 
 /* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, ROWS][,
- * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, NARROW][, BATCH]> or,
+ * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, NARROW][, ROOMY][, BATCH]> or,
  * streamed, <IndexT, VEC[, PACKS][, PHASE][, BATCH]>, with `packs`
  * (PACKS_NONE, PACKS_ALIGNED or PACKS_WHOLE) where it takes PACKS and
  * `phase` where PHASE; EARLY only in the WHOLE instance of a variant that
- * loads early, NARROW in the instances of a narrow variant. */
+ * loads early, NARROW in the instances of a narrow variant, ROOMY in
+ * those of a roomy one. */
 static const char *instance(SLaunch *e, const Variant *v, int packs, int phase) {
   const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
   const char *pk = stitch_takes_packs(&e->sk) ? (packs != PACKS_NONE ? ", true" : ", false") : "";
@@ -191,11 +198,12 @@ static const char *instance(SLaunch *e, const Variant *v, int packs, int phase) 
   const char *lanes = e->sk.lanes ? arena_printf(e->sk.a, ", %d", e->lanes_now) : "";
   const char *early = !stitch_early_kernel(&e->sk) ? "" : v->early && packs == PACKS_WHOLE ? ", true" : ", false";
   const char *narrow = !stitch_narrow_kernel(&e->sk) ? "" : variant_narrow(v) ? ", true" : ", false";
+  const char *roomy = !e->sk.roomy ? "" : v->roomy ? ", true" : ", false";
   const char *name = stitch_kernel_name(&e->sk, 1);
   if (e->sk.quads && packs == PACKS_WHOLE && stitch_whole_instance(&e->sk)) /* emit_stitch.c, whole_apart() */
     name = arena_printf(e->sk.a, "%s_whole", name);
-  return arena_printf(e->sk.a, "%s<%s, %d, %d%s%s%s%s%s%s%s>", name, index, v->items, v->vec, rows, pk, cluster, lanes,
-                      early, narrow, batch);
+  return arena_printf(e->sk.a, "%s<%s, %d, %d%s%s%s%s%s%s%s%s>", name, index, v->items, v->vec, rows, pk, cluster,
+                      lanes, early, narrow, roomy, batch);
 }
 
 /* The threads across the columns of a split block: a warp spans 32 packs
@@ -226,7 +234,7 @@ void emit_stitch_chunks(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
         emit(o, "return tecc::column_chunks(t_rows, t_len, %d, %s);", v->vec, split_width(e, v->vec));
       break;
     }
-    emit(o, "if (%s) return 1;", variant_condition(e, v, NULL, "t_small"));
+    emit(o, "if (%s) return 1;", variant_condition(e, v, NULL, "t_small", NULL));
   }
   close_block(o, "");
 }
@@ -251,7 +259,7 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
       emit(o, "const int t_tx = %s;", row_threads(e, v));
     else
       emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %s);", v->items * v->vec,
-           v->partials ? arena_printf(e->sk.a, "%d", COLUMN_PART_BLOCK)
+           v->partials ? arena_printf(e->sk.a, "%d", v->roomy ? ROOMY_BLOCK : COLUMN_PART_BLOCK)
            : v->one_read ? "tecc::one_read_threads(t_rows)" : "1024");
     emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
     break;
@@ -355,6 +363,10 @@ static void emit_packs_launch(SLaunch *e, Out *o, const Variant *v, const char *
     else_block(o);
     emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
     close_block(o, "");
+    return;
+  }
+  if (v->when == WHEN_ROW_ALIGNED) { /* its condition has t_packs */
+    emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
     return;
   }
   if (stitch_launches_whole(&e->sk, v)) {
@@ -461,7 +473,7 @@ static void emit_variants(SLaunch *e, Out *o, const char *args) {
   for (int i = 0; i < s->nvariants; i++) {
     const Variant *v = &s->variants[i];
     const char *cond = shared_condition(e, v, variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0),
-                                                                "sizeof(IndexT) == 4"));
+                                                                "sizeof(IndexT) == 4", "t_packs"));
     if (i == 0 && cond)
       open_block(o, "if (%s)", cond);
     else if (i == 0)
@@ -548,7 +560,7 @@ void emit_stitch_parts(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, co
   open_block(o, "inline int64_t %s(int64_t t_rows, int64_t t_len, bool t_small)", parts_function(e));
   for (int i = 0; i < e->sk.sched->nvariants; i++) {
     const Variant *v = &e->sk.sched->variants[i];
-    const char *cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), "t_small");
+    const char *cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), "t_small", NULL);
     if (cond)
       open_block(o, "if (%s)", cond);
     else

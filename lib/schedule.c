@@ -68,8 +68,9 @@ const char *storage_name(Storage s) {
 }
 
 const char *when_name(When w) {
-  static const char *const names[] = {"always",   "aligned",       "len_at_most", "row_at_most", "row_narrower",
-                                      "row_fits", "column_groups", "clusters",    "column_split"};
+  static const char *const names[] = {"always",   "aligned",       "len_at_most", "row_at_most",  "row_aligned",
+                                      "row_narrower", "row_fits", "column_groups", "clusters", "column_split"};
+  _Static_assert(sizeof names / sizeof names[0] == WHEN_COLUMN_SPLIT + 1, "a name for every When");
   return names[w];
 }
 
@@ -79,7 +80,8 @@ const char *fit_name(FitRule f) {
 }
 
 int when_uses_limit(When w) {
-  return w == WHEN_LEN_AT_MOST || w == WHEN_ROW_AT_MOST || w == WHEN_ROW_NARROWER || w == WHEN_CLUSTERS;
+  return w == WHEN_LEN_AT_MOST || w == WHEN_ROW_AT_MOST || w == WHEN_ROW_ALIGNED || w == WHEN_ROW_NARROWER ||
+         w == WHEN_CLUSTERS;
 }
 
 /* ---- sizes known at compile time --------------------------------------- */
@@ -352,6 +354,52 @@ static int early_operands(const Footprint *f, const Variant *v) {
   return v->whole && f->row_operands && !f->row_operand_axes && f->held_inputs == 1;
 }
 
+/* Rows of two levels or more with column partials (layernorm's
+ * backward: five row sums, two column sums) spend more instructions on
+ * each row (its all-reduces, the row's scalars) than on its elements at
+ * ITEMS 1 (58 an element on an H200, ncu, issue 46: the issue, not the
+ * bytes, set its time).  Their block variant takes twice the items in
+ * half the threads (ROOMY: 128 registers, room for the partials of twice
+ * the columns a thread) and loads the next row group while this one
+ * computes, so that an SM's half as many threads keep as many bytes in
+ * flight.  On an H200 (bench/NOTES.md, issue 46) layernorm bf16's
+ * backward went from 110.7 to 90.8 us at 8192 x 4096, 92.5 to 72.1 at
+ * 32768 x 1024, 49.5 to 33.7 at 32768 x 512.  Rows of one level lost:
+ * rmsnorm bf16's backward (ITEMS 2 already) 26% without the loads ahead,
+ * 1% faster with them; add_rmsnorm's (four values held) 7 to 10% with
+ * them.  So only rows of two levels that hold two values or fewer, none
+ * wider than its share of a pack (an 8-bit row held in f64 at VEC 16,
+ * tests/regress/column_fold_f64.te, spilled 260 bytes at 128 registers). */
+static int roomy_rows(const Footprint *f, const Group *g) {
+  return g->stitch->nlevels >= 2 && f->held_inputs <= 2 && f->held_pairs == f->held_inputs && !f->held_wide && !f->kept;
+}
+
+/* The roomy variant, before the block variant `i` (with partials) of the
+ * same rows: rows that are not whole aligned packs keep the block variant
+ * (in 256-thread blocks layernorm bf16's backward lost 9 to 13% there:
+ * 8192 x 4095, 32768 x 1023).  Its grid is never smaller than the block
+ * variant's (its rows a block, 256/T', at most the block's 512/T, as T
+ * <= 2T'), so the workspace's partial rows, which the launch's own
+ * conditions count without the alignment (emit_stitch_launch.c), hold
+ * either's. */
+static void insert_roomy(Arena *a, GroupSchedule *s, int i) {
+  Variant *grown = ARENA_ARRAY(a, Variant, s->nvariants + 1);
+  memcpy(grown, s->variants, sizeof(Variant) * (size_t)i);
+  memcpy(grown + i + 1, s->variants + i, sizeof(Variant) * (size_t)(s->nvariants - i));
+  s->variants = grown;
+  s->nvariants++;
+  Variant *v = &grown[i];
+  *v = s->variants[i + 1]; /* the block variant, now after it */
+  v->name = "roomy";
+  v->when = WHEN_ROW_ALIGNED;
+  v->items *= 2;
+  v->roomy = 1;
+  v->prefetch = 1;
+  v->exact_rows = 0;
+  v->block = ROOMY_BLOCK;
+  v->sm_threads = 2 * ROOMY_BLOCK;
+}
+
 /* Rows that add column partials (a norm's backward: dw, db) keep them
  * in registers, each thread its columns' across the rows it takes, and
  * fold them per block at the end (emit_stitch.c): the grid is a wave of
@@ -367,7 +415,7 @@ static int early_operands(const Footprint *f, const Variant *v) {
  * of two); the stream kernel adds each row to its block's partials in
  * memory, one row a block.  The variants are added before the cluster
  * one, so the stream is the last. */
-static void column_partials(GroupSchedule *s, const Footprint *f) {
+static void column_partials(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   for (int i = 0; i < s->nvariants; i++) {
     Variant *v = &s->variants[i];
     int stream = v->storage == STORE_STREAM;
@@ -388,6 +436,11 @@ static void column_partials(GroupSchedule *s, const Footprint *f) {
     v->prefetch = 0;
     v->partials = 1;
   }
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].exact_rows && roomy_rows(f, g)) {
+      insert_roomy(a, s, i);
+      break;
+    }
 }
 
 /* The items of VEC elements a row or column stitch holds a thread: the
@@ -512,7 +565,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   v->keeps = g->plan->stream_reads >= 2;
   v->whole = vec > 1 && (!v->keeps || vec <= 4);
   if (f->columns)
-    column_partials(s, f);
+    column_partials(a, s, f, g);
 }
 
 /* Rows that are not whole packs (PACKS false: a length that is not a
@@ -887,7 +940,8 @@ static int length_holds(const Variant *v, int64_t len) {
 static int length_fails(const Variant *v, int64_t len) {
   if (v->when == WHEN_ROW_NARROWER)
     return len >= 0 && !narrower(v, len);
-  return (v->when == WHEN_ROW_AT_MOST || v->when == WHEN_CLUSTERS) && len >= 0 && len > v->limit;
+  return (v->when == WHEN_ROW_AT_MOST || v->when == WHEN_ROW_ALIGNED || v->when == WHEN_CLUSTERS) && len >= 0 &&
+         len > v->limit;
 }
 
 /* A fitted row block with a literal row length gets its numbers now. */
@@ -1081,8 +1135,7 @@ static void rows_longer(Group *g, int64_t than) {
   int n = 0;
   for (int i = 0; i < s->nvariants; i++) {
     const Variant *v = &s->variants[i];
-    int by_length = v->when == WHEN_ROW_AT_MOST || v->when == WHEN_LEN_AT_MOST || v->when == WHEN_ROW_NARROWER ||
-                    v->when == WHEN_CLUSTERS;
+    int by_length = when_uses_limit(v->when);
     if ((!by_length || v->limit > than) && v->storage != STORE_CLUSTER)
       s->variants[n++] = *v;
   }
@@ -1136,6 +1189,8 @@ const char *variant_condition_text(Arena *a, const Variant *v, int first) {
   case WHEN_ALIGNED: return "when every tensor moved in packs is aligned to its pack";
   case WHEN_LEN_AT_MOST: return arena_printf(a, "when R <= %lld", (long long)v->limit);
   case WHEN_ROW_AT_MOST: return arena_printf(a, "when R <= %lld and 32-bit indices do", (long long)v->limit);
+  case WHEN_ROW_ALIGNED:
+    return arena_printf(a, "when R <= %lld, 32-bit indices do and the rows move in aligned packs", (long long)v->limit);
   case WHEN_ROW_NARROWER:
     return arena_printf(a, "when R <= %lld, 32*ceil(R/%d) < pow2 >= R/%d (a power of two would leave warps idle) and "
                            "32-bit indices do", (long long)v->limit, 32 * v->items * v->vec, v->items * v->vec);
@@ -1170,7 +1225,7 @@ static const char *block_text(Arena *a, const Variant *v) {
       return arena_printf(a, "block T x max(1, %d/T), T = R/%d where that is whole warps, else pow2 in [32, 1024] "
                              ">= R/%d", v->block, v->items * v->vec, v->items * v->vec);
     return arena_printf(a, "block T x max(1, %d/T), T = pow2 in [32, %s] >= R/%d", v->block,
-                        v->partials ? "512"
+                        v->partials ? arena_printf(a, "%d", v->block)
                         : v->one_read ? "256 when rows >= 6*SMs, 512 when rows >= 2*SMs (a single read of each "
                                         "row), else 1024" : "1024",
                         v->items * v->vec);
@@ -1210,7 +1265,8 @@ static const char *grid_text(Arena *a, const Variant *v) {
                         : arena_printf(a, "grid = ceil(n/(%d*VEC)), a pack per thread", v->threads_x * v->threads_y);
   if (v->partials)
     return arena_printf(a, "grid <= SMs*%d/(block threads), each block's column partials folded into a row of "
-                           "the workspace, then summed in block order by a second kernel", v->sm_threads);
+                           "the workspace, then summed in block order by a second kernel%s", v->sm_threads,
+                        v->roomy ? ", 128 registers a thread, the next rows loaded while these compute" : "");
   if (v->prefetch)
     return arena_printf(a, "grid <= SMs*%d/(block threads), TY*%d rows a block at a time, %d rows a thread, the "
                            "next rows loaded while these compute", v->sm_threads, v->rows, v->rows);

@@ -52,6 +52,7 @@ typedef enum When {
   WHEN_ALIGNED,      /* every tensor moved in packs is aligned to its pack */
   WHEN_LEN_AT_MOST,  /* the reduced length <= limit */
   WHEN_ROW_AT_MOST,  /* the row (reduced) length <= limit, and 32-bit indices do */
+  WHEN_ROW_ALIGNED,  /* WHEN_ROW_AT_MOST, and the rows move in aligned packs (PACKS) */
   WHEN_ROW_NARROWER, /* WHEN_ROW_AT_MOST, and the warps that cover the row (items * vec * 32
                         elements a warp) are fewer than the power of two FIT_ROW would take */
   WHEN_ROW_FITS,     /* the fitted block holds the row (len <= threads_y * items), 32-bit indices do */
@@ -97,10 +98,15 @@ enum { SHARED_UNROLL = 4 };
  * block, and its fitted size. */
 enum { COLUMN_PART_BLOCK = 512, COLUMN_PART_SM = 1024 };
 
+/* A roomy variant (Variant.roomy): its blocks' threads, two an SM, so
+ * that its ROOMY instances are bound to 128 registers a thread. */
+enum { ROOMY_BLOCK = 256 };
+
 typedef struct Variant {
   const char *name;    /* the kernel's suffix and the plan's name: "packed", "block", ... */
   When when;
-  int64_t limit;       /* WHEN_LEN_AT_MOST, WHEN_ROW_AT_MOST, WHEN_ROW_NARROWER, WHEN_CLUSTERS */
+  int64_t limit;       /* WHEN_LEN_AT_MOST, WHEN_ROW_AT_MOST, WHEN_ROW_ALIGNED, WHEN_ROW_NARROWER,
+                          WHEN_CLUSTERS */
   Storage storage;
   FitRule fit;
   int vec;             /* elements per 16-byte pack (1: one at a time) */
@@ -144,6 +150,9 @@ typedef struct Variant {
   int early;           /* registers, whole: the WHOLE instance loads the row operands' packs (a
                           norm's w and b) with the row, before its reductions (EARLY), bound
                           by GroupSchedule.early_threads */
+  int roomy;           /* registers, rows in aligned packs, with partials: the block variant's
+                          ITEMS twice over in blocks of ROOMY_BLOCK threads, two an SM (ROOMY: 128
+                          registers a thread), the next row group loaded while this one computes */
   int partials;        /* rows with column partials (Stitch.columns): a partial row a block
                           (registers: folded across threadIdx.y; stream: one row a block),
                           summed in block order by a second kernel; never blocks of one warp */

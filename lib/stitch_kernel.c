@@ -118,6 +118,7 @@ StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
   sk.cvec = stitch_column_packs(g) && (stitch_most_vec(s) > 1 || stitch_has_fit(s, FIT_COLUMN_SPLIT)); /* ... t_r * t_outer + t_o */
   sk.rows = reg && sk.vec && stitch_thread_rows(g);
   sk.prefetch = sk.rows && stitch_any_variant(s, offsetof(Variant, prefetch));
+  sk.roomy = reg && sk.row && stitch_any_variant(s, offsetof(Variant, roomy));
   sk.lanes = reg && sk.row && !sk.cvec && stitch_has_fit(s, FIT_SHORT_ROWS);
   sk.whole = sk.vec && whole_variant(s, reg);
   sk.split = sk.cvec && stitch_has_fit(s, FIT_COLUMN_SPLIT);

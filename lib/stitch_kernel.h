@@ -28,7 +28,9 @@ typedef struct StitchKernel {
   int vec;      /* contiguous rows: VEC-element packs (the PACKS instance) */
   int cvec;     /* columns: VEC neighbouring columns a thread, moved in packs */
   int rows;     /* reg kernel of rows: ROWS rows a thread (t_o0 + t_i * blockDim.y) */
-  int prefetch; /* rows: an instance of ROWS > 1 loads the next row group ahead (t_n<id>) */
+  int prefetch; /* rows: an instance of ROWS > 1 or ROOMY loads the next row group ahead (t_n<id>) */
+  int roomy;    /* reg kernel of rows with partials: a roomy variant's instances (ROOMY) are bound
+                   to two blocks of ROOMY_BLOCK threads an SM (Variant.roomy) */
   int lanes;    /* reg kernel of rows with a warp variant: the lanes of a row, LANES (0: blockDim.x) */
   int whole;    /* rows in packs: the WHOLE instance drops the reg kernel's row and item guards
                    (whole row groups of whole rows), the stream kernel's item guards (rows of
