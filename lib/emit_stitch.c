@@ -2585,8 +2585,8 @@ static void load_thread_rows(SEmit *e, Out *o) {
   }
   const char *rows = "(blockDim.y * ROWS)";
   /* rows take PACKS: element by element spilled; with partials only a
-   * roomy variant loads ahead (schedule.c, column_partials()) */
-  const char *ahead = e->sk.roomy ? "if (ROOMY && t_packs)" : "if (ROWS > 1 && t_packs)";
+   * roomy variant loads ahead, aligned or not (schedule.c, insert_roomy()) */
+  const char *ahead = e->sk.roomy ? "if (ROOMY)" : "if (ROWS > 1 && t_packs)";
   e->prologue = new_out(e->sk.a);
   e->into_next = 1;
   declare_cached(e, e->prologue, 0);

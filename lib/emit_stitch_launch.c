@@ -139,17 +139,13 @@ static const char *shared_condition(SLaunch *e, const Variant *v, const char *co
 }
 
 /* The run-time condition of variant `v` (NULL: none); `small`: 32-bit
- * indices do; `packs`: the rows move in aligned packs (NULL where the
- * pointers are not known, as in the count of a launch's partial rows,
- * which the aligned rows' variant then sets: schedule.c, insert_roomy()). */
-static const char *variant_condition(SLaunch *e, const Variant *v, const char *kernel, const char *small,
-                                     const char *packs) {
+ * indices do. */
+static const char *variant_condition(SLaunch *e, const Variant *v, const char *kernel, const char *small) {
   switch (v->when) {
   case WHEN_ALWAYS: return NULL;
   case WHEN_ROW_AT_MOST: return arena_printf(e->sk.a, "%s && t_len <= %lld", small, (long long)v->limit);
-  case WHEN_ROW_ALIGNED:
-    return arena_printf(e->sk.a, "%s && t_len <= %lld%s%s", small, (long long)v->limit, packs ? " && " : "",
-                        packs ? packs : "");
+  case WHEN_ROW_PACKS:
+    return arena_printf(e->sk.a, "%s && t_len <= %lld && t_len %% %d == 0", small, (long long)v->limit, v->vec);
   case WHEN_ROW_NARROWER:
     return arena_printf(e->sk.a, "%s && t_len <= %lld && tecc::ceil_div(t_len, %d) * 32 < "
                               "tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024)",
@@ -234,7 +230,7 @@ void emit_stitch_chunks(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
         emit(o, "return tecc::column_chunks(t_rows, t_len, %d, %s);", v->vec, split_width(e, v->vec));
       break;
     }
-    emit(o, "if (%s) return 1;", variant_condition(e, v, NULL, "t_small", NULL));
+    emit(o, "if (%s) return 1;", variant_condition(e, v, NULL, "t_small"));
   }
   close_block(o, "");
 }
@@ -365,10 +361,6 @@ static void emit_packs_launch(SLaunch *e, Out *o, const Variant *v, const char *
     close_block(o, "");
     return;
   }
-  if (v->when == WHEN_ROW_ALIGNED) { /* its condition has t_packs */
-    emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
-    return;
-  }
   if (stitch_launches_whole(&e->sk, v)) {
     emit(o, "if (t_whole)");
     o->indent++;
@@ -473,7 +465,7 @@ static void emit_variants(SLaunch *e, Out *o, const char *args) {
   for (int i = 0; i < s->nvariants; i++) {
     const Variant *v = &s->variants[i];
     const char *cond = shared_condition(e, v, variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0),
-                                                                "sizeof(IndexT) == 4", "t_packs"));
+                                                                "sizeof(IndexT) == 4"));
     if (i == 0 && cond)
       open_block(o, "if (%s)", cond);
     else if (i == 0)
@@ -560,7 +552,7 @@ void emit_stitch_parts(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, co
   open_block(o, "inline int64_t %s(int64_t t_rows, int64_t t_len, bool t_small)", parts_function(e));
   for (int i = 0; i < e->sk.sched->nvariants; i++) {
     const Variant *v = &e->sk.sched->variants[i];
-    const char *cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), "t_small", NULL);
+    const char *cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), "t_small");
     if (cond)
       open_block(o, "if (%s)", cond);
     else

@@ -68,7 +68,7 @@ const char *storage_name(Storage s) {
 }
 
 const char *when_name(When w) {
-  static const char *const names[] = {"always",   "aligned",       "len_at_most", "row_at_most",  "row_aligned",
+  static const char *const names[] = {"always",   "aligned",       "len_at_most", "row_at_most",  "row_packs",
                                       "row_narrower", "row_fits", "column_groups", "clusters", "column_split"};
   _Static_assert(sizeof names / sizeof names[0] == WHEN_COLUMN_SPLIT + 1, "a name for every When");
   return names[w];
@@ -80,7 +80,7 @@ const char *fit_name(FitRule f) {
 }
 
 int when_uses_limit(When w) {
-  return w == WHEN_LEN_AT_MOST || w == WHEN_ROW_AT_MOST || w == WHEN_ROW_ALIGNED || w == WHEN_ROW_NARROWER ||
+  return w == WHEN_LEN_AT_MOST || w == WHEN_ROW_AT_MOST || w == WHEN_ROW_PACKS || w == WHEN_ROW_NARROWER ||
          w == WHEN_CLUSTERS;
 }
 
@@ -375,13 +375,12 @@ static int roomy_rows(const Footprint *f, const Group *g) {
 }
 
 /* The roomy variant, before the block variant `i` (with partials) of the
- * same rows: rows that are not whole aligned packs keep the block variant
- * (in 256-thread blocks layernorm bf16's backward lost 9 to 13% there:
- * 8192 x 4095, 32768 x 1023).  Its grid is never smaller than the block
- * variant's (its rows a block, 256/T', at most the block's 512/T, as T
- * <= 2T'), so the workspace's partial rows, which the launch's own
- * conditions count without the alignment (emit_stitch_launch.c), hold
- * either's. */
+ * same rows, for rows of whole packs: its ITEMS sum a row in another
+ * order than the block variant's, so the choice is the row length's, not
+ * the pointers' (a misaligned call gives the bits of an aligned one, its
+ * instance for them loading ahead too); rows of other lengths keep the
+ * block variant (in 256-thread blocks layernorm bf16's backward lost 9 to
+ * 13% there: 8192 x 4095, 32768 x 1023). */
 static void insert_roomy(Arena *a, GroupSchedule *s, int i) {
   Variant *grown = ARENA_ARRAY(a, Variant, s->nvariants + 1);
   memcpy(grown, s->variants, sizeof(Variant) * (size_t)i);
@@ -391,7 +390,7 @@ static void insert_roomy(Arena *a, GroupSchedule *s, int i) {
   Variant *v = &grown[i];
   *v = s->variants[i + 1]; /* the block variant, now after it */
   v->name = "roomy";
-  v->when = WHEN_ROW_ALIGNED;
+  v->when = WHEN_ROW_PACKS;
   v->items *= 2;
   v->roomy = 1;
   v->prefetch = 1;
@@ -934,14 +933,17 @@ static int narrower(const Variant *v, int64_t len) {
 static int length_holds(const Variant *v, int64_t len) {
   if (v->when == WHEN_ROW_NARROWER)
     return len >= 0 && narrower(v, len);
+  if (v->when == WHEN_ROW_PACKS)
+    return len >= 0 && len <= v->limit && len % v->vec == 0;
   return v->when == WHEN_ROW_AT_MOST && len >= 0 && len <= v->limit;
 }
 
 static int length_fails(const Variant *v, int64_t len) {
   if (v->when == WHEN_ROW_NARROWER)
     return len >= 0 && !narrower(v, len);
-  return (v->when == WHEN_ROW_AT_MOST || v->when == WHEN_ROW_ALIGNED || v->when == WHEN_CLUSTERS) && len >= 0 &&
-         len > v->limit;
+  if (v->when == WHEN_ROW_PACKS)
+    return len >= 0 && (len > v->limit || len % v->vec != 0);
+  return (v->when == WHEN_ROW_AT_MOST || v->when == WHEN_CLUSTERS) && len >= 0 && len > v->limit;
 }
 
 /* A fitted row block with a literal row length gets its numbers now. */
@@ -1189,8 +1191,8 @@ const char *variant_condition_text(Arena *a, const Variant *v, int first) {
   case WHEN_ALIGNED: return "when every tensor moved in packs is aligned to its pack";
   case WHEN_LEN_AT_MOST: return arena_printf(a, "when R <= %lld", (long long)v->limit);
   case WHEN_ROW_AT_MOST: return arena_printf(a, "when R <= %lld and 32-bit indices do", (long long)v->limit);
-  case WHEN_ROW_ALIGNED:
-    return arena_printf(a, "when R <= %lld, 32-bit indices do and the rows move in aligned packs", (long long)v->limit);
+  case WHEN_ROW_PACKS:
+    return arena_printf(a, "when R <= %lld, R %% %d == 0 and 32-bit indices do", (long long)v->limit, v->vec);
   case WHEN_ROW_NARROWER:
     return arena_printf(a, "when R <= %lld, 32*ceil(R/%d) < pow2 >= R/%d (a power of two would leave warps idle) and "
                            "32-bit indices do", (long long)v->limit, 32 * v->items * v->vec, v->items * v->vec);

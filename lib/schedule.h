@@ -52,7 +52,7 @@ typedef enum When {
   WHEN_ALIGNED,      /* every tensor moved in packs is aligned to its pack */
   WHEN_LEN_AT_MOST,  /* the reduced length <= limit */
   WHEN_ROW_AT_MOST,  /* the row (reduced) length <= limit, and 32-bit indices do */
-  WHEN_ROW_ALIGNED,  /* WHEN_ROW_AT_MOST, and the rows move in aligned packs (PACKS) */
+  WHEN_ROW_PACKS,    /* WHEN_ROW_AT_MOST, and the row length a multiple of vec (whole packs) */
   WHEN_ROW_NARROWER, /* WHEN_ROW_AT_MOST, and the warps that cover the row (items * vec * 32
                         elements a warp) are fewer than the power of two FIT_ROW would take */
   WHEN_ROW_FITS,     /* the fitted block holds the row (len <= threads_y * items), 32-bit indices do */
@@ -105,7 +105,7 @@ enum { ROOMY_BLOCK = 256 };
 typedef struct Variant {
   const char *name;    /* the kernel's suffix and the plan's name: "packed", "block", ... */
   When when;
-  int64_t limit;       /* WHEN_LEN_AT_MOST, WHEN_ROW_AT_MOST, WHEN_ROW_ALIGNED, WHEN_ROW_NARROWER,
+  int64_t limit;       /* WHEN_LEN_AT_MOST, WHEN_ROW_AT_MOST, WHEN_ROW_PACKS, WHEN_ROW_NARROWER,
                           WHEN_CLUSTERS */
   Storage storage;
   FitRule fit;

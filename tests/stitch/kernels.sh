@@ -287,23 +287,23 @@ is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'float t_all\[5\] = ')" 1
 is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'tecc::sub(t_acc[0-9]*\[t_i\], tecc::mul(t_sd[0-9]*\[t_i\], t_acc[0-9]*\[t_i\]))')" 1 "layernorm bf16 backward registers: sum(dy * w * (x - mean)) corrected by the level's own sum(dy * w)"
 is "$(ln_text tecc_layernorm_bf16_bwd_g0_stream | grep -c 't_sk')" 0 "layernorm bf16 backward stream: two passes, no shift"
 # Rows of two levels with column partials that hold two 16-bit values
-# (layernorm bf16's backward) take a roomy variant where they move in
-# aligned packs: twice the block variant's items in 256-thread blocks,
-# two an SM (128 registers), the next row group loaded ahead; the block
-# variant keeps the others, and the workspace counts the roomy grid, the
-# larger (schedule.c, insert_roomy()).  Not rmsnorm (one level), nor f32.
+# (layernorm bf16's backward) take a roomy variant where the row is whole
+# packs: twice the block variant's items in 256-thread blocks, two an SM
+# (128 registers), the next row group loaded ahead, aligned or not (the
+# same bits either way); the block variant keeps rows of other lengths
+# (schedule.c, insert_roomy()).  Not rmsnorm (one level), nor f32.
 "$TECC" -O2 --emit=plan "$top_srcdir/bench/train/layernorm.te" -o "$work/ln.plan" || echo "Bail out! tecc failed on layernorm.te"
 "$TECC" -O2 --emit=plan "$top_srcdir/bench/train/rmsnorm.te" -o "$work/rms.plan" || echo "Bail out! tecc failed on rmsnorm.te"
 ln_plan() { sed -n "/^kernel $1:/,/^kernel /p" "$work/ln.plan"; }
-is "$(ln_plan layernorm_bf16_bwd | grep -c 'variant roomy (when R <= 4096, 32-bit indices do and the rows move in aligned packs): registers, VEC 8, ITEMS 2, block T x max(1, 256/T), T = pow2 in \[32, 256\] >= R/16, grid <= SMs\*512/(block threads), .*, 128 registers a thread, the next rows loaded while these compute')" 1 "layernorm bf16 backward: a roomy variant, 2 items in 256-thread blocks"
+is "$(ln_plan layernorm_bf16_bwd | grep -c 'variant roomy (when R <= 4096, R % 8 == 0 and 32-bit indices do): registers, VEC 8, ITEMS 2, block T x max(1, 256/T), T = pow2 in \[32, 256\] >= R/16, grid <= SMs\*512/(block threads), .*, 128 registers a thread, the next rows loaded while these compute')" 1 "layernorm bf16 backward: a roomy variant, 2 items in 256-thread blocks"
 is "$(ln_plan layernorm_bf16_bwd | grep -A1 'variant roomy' | grep -c 'variant block (when R <= 4096 and 32-bit indices do): registers, VEC 8, ITEMS 1,')" 1 "layernorm bf16 backward: the block variant after it, for the other rows"
 is "$(ln_plan layernorm_f32_bwd | grep -c 'variant roomy')" 0 "layernorm f32 backward: no roomy variant"
 is "$(grep -c 'variant roomy' "$work/rms.plan")" 0 "rmsnorm backward (one level): no roomy variant"
 ok "layernorm bf16 backward: ROOMY instances bound to 256 threads, two an SM" grep -q '__launch_bounds__(ROOMY ? 256 : 512, 2) tecc_layernorm_bf16_bwd_g0_reg(' "$work/ln.cu"
-is "$(grep -c 'tecc_layernorm_bf16_bwd_g0_reg<int32_t, 2, 8, 1, [a-z]*, false, 0, true>' "$work/ln.cu")" 1 "layernorm bf16 backward: one ROOMY instance, aligned packs"
-ok "layernorm bf16 backward: the roomy launch where the rows are aligned packs" grep -q '} else if (sizeof(IndexT) == 4 && t_len <= 4096 && t_packs) {' "$work/ln.cu"
-is "$(sed -n '/^inline int64_t tecc_layernorm_bf16_bwd_g0_parts(/,/^}/p' "$work/ln.cu" | grep -c 't_packs')" 0 "layernorm bf16 backward: its partial rows counted without the alignment"
-is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'if (ROOMY && t_packs) {')" 2 "layernorm bf16 backward: ROOMY loads the next row group ahead (before the loop and in it)"
+is "$(grep -c 'tecc_layernorm_bf16_bwd_g0_reg<int32_t, 2, 8, 1, [a-z]*, false, 0, true>' "$work/ln.cu")" 2 "layernorm bf16 backward: two ROOMY instances, aligned and not"
+ok "layernorm bf16 backward: the roomy launch where the row is whole packs" grep -q '} else if (sizeof(IndexT) == 4 && t_len <= 4096 && t_len % 8 == 0) {' "$work/ln.cu"
+ok "layernorm bf16 backward: its partial rows counted by the same condition" grep -q '^  if (t_small && t_len <= 4096 && t_len % 8 == 0) {' "$work/ln.cu"
+is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'if (ROOMY) {')" 2 "layernorm bf16 backward: ROOMY loads the next row group ahead (before the loop and in it)"
 # Rows that hold two values and write one along the row, with no operand
 # beside them (softmax's and log_softmax's gradients: y and dy), take 2
 # items in the warp and block variants (schedule.c, stitch_row()): at 4
