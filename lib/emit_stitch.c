@@ -2586,7 +2586,12 @@ static void load_thread_rows(SEmit *e, Out *o) {
   const char *rows = "(blockDim.y * ROWS)";
   /* rows take PACKS: element by element spilled; with partials only a
    * roomy variant loads ahead, aligned or not (schedule.c, insert_roomy()) */
-  const char *ahead = e->sk.roomy ? "if (ROOMY)" : "if (ROWS > 1 && t_packs)";
+  const Variant *cv = stitch_fit_variant(e->sk.sched, FIT_CLUSTER);
+  int cluster_ahead = e->sk.st->columns.len && cv && cv->prefetch;
+  const char *ahead = e->sk.st->columns.len
+                    ? arena_printf(e->sk.a, "if (%s%s%s)", e->sk.roomy ? "ROOMY" : "", e->sk.roomy && cluster_ahead ? " || " : "",
+                                   cluster_ahead ? "CLUSTER && t_packs" : "")
+                    : "if (ROWS > 1 && t_packs)";
   e->prologue = new_out(e->sk.a);
   e->into_next = 1;
   declare_cached(e, e->prologue, 0);

@@ -414,6 +414,20 @@ static void insert_roomy(Arena *a, GroupSchedule *s, int i) {
  * of two); the stream kernel adds each row to its block's partials in
  * memory, one row a block.  The variants are added before the cluster
  * one, so the stream is the last. */
+/* The cluster variant of rows with column partials loads the next row
+ * while it computes this one where a thread's held values twice over
+ * and its partials take 40 registers or fewer of its 64 (rmsnorm bf16's,
+ * 48, spilled 24 bytes; an 8-bit row held in f64, 80, 88 bytes more than
+ * without: tests/regress/column_fold_f64.te), and it holds two values or
+ * fewer.  On an H200
+ * (bench/NOTES.md, issue 46) rmsnorm f32's backward went from 294.0 to
+ * 249.9 us at 4096 x 11008, 275.1 to 235.3 at 8192 x 8192, 310.6 to
+ * 286.6 at 4096 x 16384; add_rmsnorm's (four values) moved -1 to +1.6%. */
+static int cluster_ahead(const Variant *v, const Footprint *f, const Group *g) {
+  int held = footprint_held_bytes(f) * v->items * v->vec / 4, partials = g->stitch->columns.len * v->items * v->vec;
+  return f->held_inputs <= 2 && 2 * held + partials <= 40;
+}
+
 static void column_partials(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   for (int i = 0; i < s->nvariants; i++) {
     Variant *v = &s->variants[i];
@@ -432,7 +446,7 @@ static void column_partials(Arena *a, GroupSchedule *s, const Footprint *f, cons
     v->whole = stream && v->whole; /* rmsnorm's backward without guards spilled 84 bytes at 128 registers */
     v->early = 0;
     v->sm_threads = stream ? MAX_THREADS : COLUMN_PART_SM;
-    v->prefetch = 0;
+    v->prefetch = v->fit == FIT_CLUSTER && cluster_ahead(v, f, g);
     v->partials = 1;
   }
   for (int i = 0; i < s->nvariants; i++)
@@ -1252,8 +1266,9 @@ static const char *block_text(Arena *a, const Variant *v) {
 
 static const char *grid_text(Arena *a, const Variant *v) {
   if (v->fit == FIT_CLUSTER && v->partials)
-    return "grid = the clusters the device holds at once, each looping over rows, each cluster's column partials "
-           "a row of the workspace, then summed in cluster order by a second kernel";
+    return arena_printf(a, "grid = the clusters the device holds at once, each looping over rows, each cluster's "
+                           "column partials a row of the workspace, then summed in cluster order by a second kernel%s",
+                        v->prefetch ? ", the next row loaded while this one computes" : "");
   if (v->fit == FIT_CLUSTER)
     return v->loops ? "grid = the clusters the device holds at once, each looping over rows"
                     : "grid = a cluster per row";

@@ -47,7 +47,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 177
+plan 181
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -303,7 +303,18 @@ ok "layernorm bf16 backward: ROOMY instances bound to 256 threads, two an SM" gr
 is "$(grep -c 'tecc_layernorm_bf16_bwd_g0_reg<int32_t, 2, 8, 1, [a-z]*, false, 0, true>' "$work/ln.cu")" 2 "layernorm bf16 backward: two ROOMY instances, aligned and not"
 ok "layernorm bf16 backward: the roomy launch where the row is whole packs" grep -q '} else if (sizeof(IndexT) == 4 && t_len <= 4096 && t_len % 8 == 0) {' "$work/ln.cu"
 ok "layernorm bf16 backward: its partial rows counted by the same condition" grep -q '^  if (t_small && t_len <= 4096 && t_len % 8 == 0) {' "$work/ln.cu"
-is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'if (ROOMY) {')" 2 "layernorm bf16 backward: ROOMY loads the next row group ahead (before the loop and in it)"
+is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'if (ROOMY || CLUSTER && t_packs) {')" 2 "layernorm bf16 backward: ROOMY (and the cluster) load the next row group ahead (before the loop and in it)"
+# The cluster variant of such rows loads its next row ahead where its
+# held values twice over and its partials fit 40 registers, two values
+# held or fewer (schedule.c, cluster_ahead()): rmsnorm f32, not bf16 (48),
+# nor add_rmsnorm (four values).
+"$TECC" -O2 "$top_srcdir/bench/train/rmsnorm.te" -o "$work/rms.cu" -H "$work/rms.h" || echo "Bail out! tecc failed on rmsnorm.te"
+"$TECC" -O2 "$top_srcdir/bench/train/add_rmsnorm.te" -o "$work/arms.cu" -H "$work/arms.h" || echo "Bail out! tecc failed on add_rmsnorm.te"
+rms_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/rms.cu"; }
+is "$(rms_text tecc_rmsnorm_f32_bwd_g0_reg | grep -c 'if (CLUSTER && t_packs) {')" 2 "rmsnorm f32 backward: the cluster loads the next row ahead"
+is "$(rms_text tecc_rmsnorm_bf16_bwd_g0_reg | grep -c 't_n[0-9]')" 0 "rmsnorm bf16 backward: no loads ahead (48 registers of 40)"
+is "$(grep -c 't_n[0-9]' "$work/arms.cu")" 0 "add_rmsnorm backward: no loads ahead (four values held)"
+is "$(grep -c 'variant cluster .*, the next row loaded while this one computes' "$work/rms.plan")" 1 "the plan says which cluster variant loads ahead (rmsnorm f32's)"
 # Rows that hold two values and write one along the row, with no operand
 # beside them (softmax's and log_softmax's gradients: y and dy), take 2
 # items in the warp and block variants (schedule.c, stitch_row()): at 4
