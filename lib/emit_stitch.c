@@ -2574,8 +2574,9 @@ static void open_chunks_ahead(SEmit *e, Out *o) {
 
 /* The reg kernel's loads of the thread's rows.  With prefetch, an instance
  * of ROWS > 1 (the warp variant, launched a wave of blocks that loop over
- * the row groups), or with partials a ROOMY one (the block variant, its
- * grid a wave too), has the next row group's loads in flight while it
+ * the row groups), or with partials a ROOMY one (the roomy variant, its
+ * grid a wave too) or a CLUSTER one (each cluster looping over rows), has
+ * the next row group's loads in flight while it
  * computes this one: t_n<id> is loaded ahead (before the loop, then at the
  * top of each iteration for the next), and t_c<id> takes it over. */
 static void load_thread_rows(SEmit *e, Out *o) {
@@ -2584,8 +2585,9 @@ static void load_thread_rows(SEmit *e, Out *o) {
     return;
   }
   const char *rows = "(blockDim.y * ROWS)";
-  /* rows take PACKS: element by element spilled; with partials only a
-   * roomy variant loads ahead, aligned or not (schedule.c, insert_roomy()) */
+  /* rows take PACKS: element by element spilled; with partials a roomy
+   * variant loads ahead, aligned or not (schedule.c, insert_roomy()), and
+   * the cluster variant where it fits (cluster_ahead()) */
   const Variant *cv = stitch_fit_variant(e->sk.sched, FIT_CLUSTER);
   int cluster_ahead = e->sk.st->columns.len && cv && cv->prefetch;
   const char *ahead = e->sk.st->columns.len
@@ -2927,7 +2929,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   }
   if (e->sk.st->columns.len) /* schedule.c, column_partials(): two blocks an SM */
     blocks = arena_printf(e->sk.a, "%d", COLUMN_PART_SM / COLUMN_PART_BLOCK);
-  if (e->sk.roomy) /* schedule.c, roomy(): two blocks of ROOMY_BLOCK threads, 128 registers */
+  if (e->sk.roomy) /* schedule.c, insert_roomy(): two blocks of ROOMY_BLOCK threads, 128 registers */
     threads = arena_printf(e->sk.a, "ROOMY ? %d : %s", ROOMY_BLOCK, threads);
   blocks = quads_blocks(e, blocks);
   const char *bound = blocks ? arena_printf(e->sk.a, "__launch_bounds__(%s, %s)", threads, blocks)

@@ -363,15 +363,17 @@ static int early_operands(const Footprint *f, const Variant *v) {
  * the columns a thread) and loads the next row group while this one
  * computes, so that an SM's half as many threads keep as many bytes in
  * flight.  On an H200 (bench/NOTES.md, issue 46) layernorm bf16's
- * backward went from 110.7 to 90.8 us at 8192 x 4096, 92.5 to 72.1 at
- * 32768 x 1024, 49.5 to 33.7 at 32768 x 512.  Rows of one level lost:
- * rmsnorm bf16's backward (ITEMS 2 already) 26% without the loads ahead,
- * 1% faster with them; add_rmsnorm's (four values held) 7 to 10% with
- * them.  So only rows of two levels that hold two values or fewer, none
- * wider than its share of a pack (an 8-bit row held in f64 at VEC 16,
- * tests/regress/column_fold_f64.te, spilled 260 bytes at 128 registers). */
+ * backward went from 111.3 to 92.1 us at 8192 x 4096, 92.9 to 74.8 at
+ * 32768 x 1024, 49.7 to 35.7 at 32768 x 512.  Rows of one level lost
+ * (hand-edited): rmsnorm bf16's backward (ITEMS 2 already) 26% without
+ * the loads ahead, 1% faster with them; add_rmsnorm's (four values held)
+ * 7 to 10% with them.  f32 layernorm lost 2 to 4% (ITEMS 4 at VEC 4), and
+ * an 8-bit row held in f64 spilled 260 bytes at 128 registers
+ * (tests/regress/column_fold_f64.te).  So only rows of two levels that
+ * hold two 16-bit values or one. */
 static int roomy_rows(const Footprint *f, const Group *g) {
-  return g->stitch->nlevels >= 2 && f->held_inputs <= 2 && f->held_pairs == f->held_inputs && !f->held_wide && !f->kept;
+  return g->stitch->nlevels >= 2 && f->held_inputs >= 1 && f->held_inputs <= 2 && f->held_pairs == f->held_inputs &&
+         !f->held_wide && !f->kept;
 }
 
 /* The roomy variant, before the block variant `i` (with partials) of the
@@ -399,6 +401,20 @@ static void insert_roomy(Arena *a, GroupSchedule *s, int i) {
   v->sm_threads = 2 * ROOMY_BLOCK;
 }
 
+/* The cluster variant of rows with column partials loads the next row
+ * while it computes this one where a thread's held values twice over
+ * and its partials take 40 registers or fewer of its 64 (rmsnorm bf16's,
+ * 48, spilled 24 bytes; an 8-bit row held in f64, 80, 88 bytes more than
+ * without: tests/regress/column_fold_f64.te), and it holds two values or
+ * fewer.  On an H200 (bench/NOTES.md, issue 46) rmsnorm f32's backward
+ * went from 294.0 to 249.9 us at 4096 x 11008, 275.1 to 235.3 at
+ * 8192 x 8192, 310.6 to 286.6 at 4096 x 16384; add_rmsnorm's (four
+ * values) moved -1 to +1.6%. */
+static int cluster_ahead(const Variant *v, const Footprint *f, const Group *g) {
+  int held = footprint_held_bytes(f) * v->items * v->vec / 4, partials = g->stitch->columns.len * v->items * v->vec;
+  return f->held_inputs <= 2 && 2 * held + partials <= 40;
+}
+
 /* Rows that add column partials (a norm's backward: dw, db) keep them
  * in registers, each thread its columns' across the rows it takes, and
  * fold them per block at the end (emit_stitch.c): the grid is a wave of
@@ -414,20 +430,6 @@ static void insert_roomy(Arena *a, GroupSchedule *s, int i) {
  * of two); the stream kernel adds each row to its block's partials in
  * memory, one row a block.  The variants are added before the cluster
  * one, so the stream is the last. */
-/* The cluster variant of rows with column partials loads the next row
- * while it computes this one where a thread's held values twice over
- * and its partials take 40 registers or fewer of its 64 (rmsnorm bf16's,
- * 48, spilled 24 bytes; an 8-bit row held in f64, 80, 88 bytes more than
- * without: tests/regress/column_fold_f64.te), and it holds two values or
- * fewer.  On an H200
- * (bench/NOTES.md, issue 46) rmsnorm f32's backward went from 294.0 to
- * 249.9 us at 4096 x 11008, 275.1 to 235.3 at 8192 x 8192, 310.6 to
- * 286.6 at 4096 x 16384; add_rmsnorm's (four values) moved -1 to +1.6%. */
-static int cluster_ahead(const Variant *v, const Footprint *f, const Group *g) {
-  int held = footprint_held_bytes(f) * v->items * v->vec / 4, partials = g->stitch->columns.len * v->items * v->vec;
-  return f->held_inputs <= 2 && 2 * held + partials <= 40;
-}
-
 static void column_partials(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   for (int i = 0; i < s->nvariants; i++) {
     Variant *v = &s->variants[i];
