@@ -2572,6 +2572,22 @@ static void open_chunks_ahead(SEmit *e, Out *o) {
   close_block(o, "");
 }
 
+/* The instances of the variants that load ahead (Variant.prefetch): the
+ * warp variant's of ROWS > 1, a roomy variant's (aligned or not:
+ * schedule.c, insert_roomy()), the cluster variant's; packs only but for
+ * the roomy one (element by element spilled). */
+static const char *ahead_instances(const SEmit *e) {
+  Buf b;
+  buf_init(&b, e->sk.a);
+  for (int i = 0; i < e->sk.sched->nvariants; i++) {
+    const Variant *v = &e->sk.sched->variants[i];
+    const char *c = v->roomy ? "ROOMY" : v->fit == FIT_CLUSTER ? "CLUSTER && t_packs" : "ROWS > 1 && t_packs";
+    if (v->prefetch && !strstr(buf_cstr(&b), c))
+      buf_printf(&b, "%s%s", b.len ? " || " : "", c);
+  }
+  return buf_cstr(&b);
+}
+
 /* The reg kernel's loads of the thread's rows.  With prefetch, an instance
  * of ROWS > 1 (the warp variant, launched a wave of blocks that loop over
  * the row groups), or with partials a ROOMY one (the roomy variant, its
@@ -2585,15 +2601,7 @@ static void load_thread_rows(SEmit *e, Out *o) {
     return;
   }
   const char *rows = "(blockDim.y * ROWS)";
-  /* rows take PACKS: element by element spilled; with partials a roomy
-   * variant loads ahead, aligned or not (schedule.c, insert_roomy()), and
-   * the cluster variant where it fits (cluster_ahead()) */
-  const Variant *cv = stitch_fit_variant(e->sk.sched, FIT_CLUSTER);
-  int cluster_ahead = e->sk.st->columns.len && cv && cv->prefetch;
-  const char *ahead = e->sk.st->columns.len
-                    ? arena_printf(e->sk.a, "if (%s%s%s)", e->sk.roomy ? "ROOMY" : "", e->sk.roomy && cluster_ahead ? " || " : "",
-                                   cluster_ahead ? "CLUSTER && t_packs" : "")
-                    : "if (ROWS > 1 && t_packs)";
+  const char *ahead = arena_printf(e->sk.a, "if (%s)", ahead_instances(e));
   e->prologue = new_out(e->sk.a);
   e->into_next = 1;
   declare_cached(e, e->prologue, 0);

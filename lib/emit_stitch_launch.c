@@ -255,7 +255,7 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
       emit(o, "const int t_tx = %s;", row_threads(e, v));
     else
       emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %s);", v->items * v->vec,
-           v->partials ? arena_printf(e->sk.a, "%d", v->roomy ? ROOMY_BLOCK : COLUMN_PART_BLOCK)
+           v->partials ? arena_printf(e->sk.a, "%d", variant_part_threads(v))
            : v->one_read ? "tecc::one_read_threads(t_rows)" : "1024");
     emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
     break;

@@ -127,12 +127,20 @@ static SchedClass class_of(const Group *g) {
   return g->sched == SCHED_ROW ? CLASS_ROW : CLASS_COLUMN;
 }
 
-static Variant *add(Arena *a, GroupSchedule *s, const char *name, When when, Storage st) {
+/* A new, zeroed variant at `i`, those from i on one later. */
+static Variant *insert_variant(Arena *a, GroupSchedule *s, int i) {
   Variant *grown = ARENA_ARRAY(a, Variant, s->nvariants + 1);
-  if (s->nvariants)
-    memcpy(grown, s->variants, sizeof(Variant) * (size_t)s->nvariants);
+  if (i > 0)
+    memcpy(grown, s->variants, sizeof(Variant) * (size_t)i);
+  if (s->nvariants > i)
+    memcpy(grown + i + 1, s->variants + i, sizeof(Variant) * (size_t)(s->nvariants - i));
   s->variants = grown;
-  Variant *v = &grown[s->nvariants++];
+  s->nvariants++;
+  return &grown[i];
+}
+
+static Variant *add(Arena *a, GroupSchedule *s, const char *name, When when, Storage st) {
+  Variant *v = insert_variant(a, s, s->nvariants);
   v->name = name;
   v->when = when;
   v->storage = st;
@@ -384,12 +392,7 @@ static int roomy_rows(const Footprint *f, const Group *g) {
  * block variant (in 256-thread blocks layernorm bf16's backward lost 9 to
  * 13% there: 8192 x 4095, 32768 x 1023). */
 static void insert_roomy(Arena *a, GroupSchedule *s, int i) {
-  Variant *grown = ARENA_ARRAY(a, Variant, s->nvariants + 1);
-  memcpy(grown, s->variants, sizeof(Variant) * (size_t)i);
-  memcpy(grown + i + 1, s->variants + i, sizeof(Variant) * (size_t)(s->nvariants - i));
-  s->variants = grown;
-  s->nvariants++;
-  Variant *v = &grown[i];
+  Variant *v = insert_variant(a, s, i);
   *v = s->variants[i + 1]; /* the block variant, now after it */
   v->name = "roomy";
   v->when = WHEN_ROW_PACKS;
@@ -921,6 +924,10 @@ int variant_narrow(const Variant *v) {
  * lost 1.8% and RMSNorm bf16 moved 0.2%.  Rows that are not whole warps
  * of a thread's elements keep the power of two: the narrow variant's
  * warps for rows that write along them moved -6 to +5% (issue 12). */
+int variant_part_threads(const Variant *v) {
+  return v->roomy ? ROOMY_BLOCK : COLUMN_PART_BLOCK;
+}
+
 int variant_exact_rows(const Variant *v) {
   return v->exact_rows && v->fit == FIT_ROW && !v->partials;
 }
@@ -1237,13 +1244,13 @@ static const char *block_text(Arena *a, const Variant *v) {
                              "blocks of up to %d threads an SM", v->block, 32 * v->items * v->vec, NARROW_BLOCKS,
                           NARROW_THREADS);
     if (v->block == 1)
-      return arena_printf(a, "block T, T = pow2 in [32, %d] >= R/%d", v->partials ? COLUMN_PART_BLOCK : MAX_THREADS,
+      return arena_printf(a, "block T, T = pow2 in [32, %d] >= R/%d", v->partials ? variant_part_threads(v) : MAX_THREADS,
                           v->items * v->vec);
     if (variant_exact_rows(v))
       return arena_printf(a, "block T x max(1, %d/T), T = R/%d where that is whole warps, else pow2 in [32, 1024] "
                              ">= R/%d", v->block, v->items * v->vec, v->items * v->vec);
     return arena_printf(a, "block T x max(1, %d/T), T = pow2 in [32, %s] >= R/%d", v->block,
-                        v->partials ? arena_printf(a, "%d", v->block)
+                        v->partials ? arena_printf(a, "%d", variant_part_threads(v))
                         : v->one_read ? "256 when rows >= 6*SMs, 512 when rows >= 2*SMs (a single read of each "
                                         "row), else 1024" : "1024",
                         v->items * v->vec);

@@ -210,6 +210,9 @@ int variant_narrow(const Variant *v);
  * where the row is whole warps of ITEMS * VEC elements, else a power of
  * two (tecc::row_threads; schedule.c says why). */
 int variant_exact_rows(const Variant *v);
+/* A fitted variant with partials: the most threads of its blocks (the
+ * launch's cap on T, the plan's words). */
+int variant_part_threads(const Variant *v);
 
 /* The widest pack (VEC) of the schedule's variants: the launch's test of
  * whole packs, and the plan's. */

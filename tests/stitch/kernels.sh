@@ -41,7 +41,10 @@ trap 'rm -rf "$work"' EXIT
 "$TECC" -O2 "$top_srcdir/tests/stitch/schedule/programs.te" -o "$work/s.cu" || { echo "Bail out! tecc failed"; exit 1; }
 
 # The text of generated kernel $1 (up to its closing brace).
-kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
+# kernel_text NAME [FILE]: the kernel's text in FILE (s.cu); plan_text
+# KERNEL FILE: its section of an --emit=plan file.
+kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "${2:-$work/s.cu}"; }
+plan_text() { sed -n "/^kernel $1:/,/^kernel /p" "$2"; }
 # The row loads (16-byte packs) of kernel $1.
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
 # The first line of kernel $1 that has $2.
@@ -281,11 +284,10 @@ is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'float t_all\[3\] = {t_acc[
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::maximum(tecc::sub(t_acc[0-9]*\[t_i\], tecc::mul(t_ss[0-9]*\[t_i\], t_sd[0-9]*\[t_i\])), (float)0)')" 1 "rowstats f32 registers: the centred squares, at least 0"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_sk')" 0 "rowstats f32 stream: Chan's merge of moments, no shift"
 "$TECC" -O2 "$top_srcdir/bench/train/layernorm.te" -o "$work/ln.cu" -H "$work/ln.h" || echo "Bail out! tecc failed on layernorm.te"
-ln_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/ln.cu"; }
-is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'lanes_allreduce_n')" 1 "layernorm bf16 backward registers: one all-reduce a row, before the outputs"
-is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'float t_all\[5\] = ')" 1 "layernorm bf16 backward registers: five sums at once (x, dy * w, x - K, its squares, dy * w * (x - K))"
-is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'tecc::sub(t_acc[0-9]*\[t_i\], tecc::mul(t_sd[0-9]*\[t_i\], t_acc[0-9]*\[t_i\]))')" 1 "layernorm bf16 backward registers: sum(dy * w * (x - mean)) corrected by the level's own sum(dy * w)"
-is "$(ln_text tecc_layernorm_bf16_bwd_g0_stream | grep -c 't_sk')" 0 "layernorm bf16 backward stream: two passes, no shift"
+is "$(kernel_text tecc_layernorm_bf16_bwd_g0_reg "$work/ln.cu" | grep -c 'lanes_allreduce_n')" 1 "layernorm bf16 backward registers: one all-reduce a row, before the outputs"
+is "$(kernel_text tecc_layernorm_bf16_bwd_g0_reg "$work/ln.cu" | grep -c 'float t_all\[5\] = ')" 1 "layernorm bf16 backward registers: five sums at once (x, dy * w, x - K, its squares, dy * w * (x - K))"
+is "$(kernel_text tecc_layernorm_bf16_bwd_g0_reg "$work/ln.cu" | grep -c 'tecc::sub(t_acc[0-9]*\[t_i\], tecc::mul(t_sd[0-9]*\[t_i\], t_acc[0-9]*\[t_i\]))')" 1 "layernorm bf16 backward registers: sum(dy * w * (x - mean)) corrected by the level's own sum(dy * w)"
+is "$(kernel_text tecc_layernorm_bf16_bwd_g0_stream "$work/ln.cu" | grep -c 't_sk')" 0 "layernorm bf16 backward stream: two passes, no shift"
 # Rows of two levels with column partials that hold two 16-bit values
 # (layernorm bf16's backward) take a roomy variant where the row is whole
 # packs: twice the block variant's items in 256-thread blocks, two an SM
@@ -294,25 +296,23 @@ is "$(ln_text tecc_layernorm_bf16_bwd_g0_stream | grep -c 't_sk')" 0 "layernorm 
 # (schedule.c, insert_roomy()).  Not rmsnorm (one level), nor f32.
 "$TECC" -O2 --emit=plan "$top_srcdir/bench/train/layernorm.te" -o "$work/ln.plan" || echo "Bail out! tecc failed on layernorm.te"
 "$TECC" -O2 --emit=plan "$top_srcdir/bench/train/rmsnorm.te" -o "$work/rms.plan" || echo "Bail out! tecc failed on rmsnorm.te"
-ln_plan() { sed -n "/^kernel $1:/,/^kernel /p" "$work/ln.plan"; }
-is "$(ln_plan layernorm_bf16_bwd | grep -c 'variant roomy (when R <= 4096, R % 8 == 0 and 32-bit indices do): registers, VEC 8, ITEMS 2, block T x max(1, 256/T), T = pow2 in \[32, 256\] >= R/16, grid <= SMs\*512/(block threads), .*, 128 registers a thread, the next rows loaded while these compute')" 1 "layernorm bf16 backward: a roomy variant, 2 items in 256-thread blocks"
-is "$(ln_plan layernorm_bf16_bwd | grep -A1 'variant roomy' | grep -c 'variant block (when R <= 4096 and 32-bit indices do): registers, VEC 8, ITEMS 1,')" 1 "layernorm bf16 backward: the block variant after it, for the other rows"
-is "$(ln_plan layernorm_f32_bwd | grep -c 'variant roomy')" 0 "layernorm f32 backward: no roomy variant"
+is "$(plan_text layernorm_bf16_bwd "$work/ln.plan" | grep -c 'variant roomy (when R <= 4096, R % 8 == 0 and 32-bit indices do): registers, VEC 8, ITEMS 2, block T x max(1, 256/T), T = pow2 in \[32, 256\] >= R/16, grid <= SMs\*512/(block threads), .*, 128 registers a thread, the next rows loaded while these compute')" 1 "layernorm bf16 backward: a roomy variant, 2 items in 256-thread blocks"
+is "$(plan_text layernorm_bf16_bwd "$work/ln.plan" | grep -A1 'variant roomy' | grep -c 'variant block (when R <= 4096 and 32-bit indices do): registers, VEC 8, ITEMS 1,')" 1 "layernorm bf16 backward: the block variant after it, for the other rows"
+is "$(plan_text layernorm_f32_bwd "$work/ln.plan" | grep -c 'variant roomy')" 0 "layernorm f32 backward: no roomy variant"
 is "$(grep -c 'variant roomy' "$work/rms.plan")" 0 "rmsnorm backward (one level): no roomy variant"
 ok "layernorm bf16 backward: ROOMY instances bound to 256 threads, two an SM" grep -q '__launch_bounds__(ROOMY ? 256 : 512, 2) tecc_layernorm_bf16_bwd_g0_reg(' "$work/ln.cu"
 is "$(grep -c 'tecc_layernorm_bf16_bwd_g0_reg<int32_t, 2, 8, 1, [a-z]*, false, 0, true>' "$work/ln.cu")" 2 "layernorm bf16 backward: two ROOMY instances, aligned and not"
 ok "layernorm bf16 backward: the roomy launch where the row is whole packs" grep -q '} else if (sizeof(IndexT) == 4 && t_len <= 4096 && t_len % 8 == 0) {' "$work/ln.cu"
 ok "layernorm bf16 backward: its partial rows counted by the same condition" grep -q '^  if (t_small && t_len <= 4096 && t_len % 8 == 0) {' "$work/ln.cu"
-is "$(ln_text tecc_layernorm_bf16_bwd_g0_reg | grep -c 'if (ROOMY || CLUSTER && t_packs) {')" 2 "layernorm bf16 backward: ROOMY (and the cluster) load the next row group ahead (before the loop and in it)"
+is "$(kernel_text tecc_layernorm_bf16_bwd_g0_reg "$work/ln.cu" | grep -c 'if (ROOMY || CLUSTER && t_packs) {')" 2 "layernorm bf16 backward: ROOMY (and the cluster) load the next row group ahead (before the loop and in it)"
 # The cluster variant of such rows loads its next row ahead where its
 # held values twice over and its partials fit 40 registers, two values
 # held or fewer (schedule.c, cluster_ahead()): rmsnorm f32, not bf16 (48),
 # nor add_rmsnorm (four values).
 "$TECC" -O2 "$top_srcdir/bench/train/rmsnorm.te" -o "$work/rms.cu" -H "$work/rms.h" || echo "Bail out! tecc failed on rmsnorm.te"
 "$TECC" -O2 "$top_srcdir/bench/train/add_rmsnorm.te" -o "$work/arms.cu" -H "$work/arms.h" || echo "Bail out! tecc failed on add_rmsnorm.te"
-rms_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/rms.cu"; }
-is "$(rms_text tecc_rmsnorm_f32_bwd_g0_reg | grep -c 'if (CLUSTER && t_packs) {')" 2 "rmsnorm f32 backward: the cluster loads the next row ahead"
-is "$(rms_text tecc_rmsnorm_bf16_bwd_g0_reg | grep -c 't_n[0-9]')" 0 "rmsnorm bf16 backward: no loads ahead (48 registers of 40)"
+is "$(kernel_text tecc_rmsnorm_f32_bwd_g0_reg "$work/rms.cu" | grep -c 'if (CLUSTER && t_packs) {')" 2 "rmsnorm f32 backward: the cluster loads the next row ahead"
+is "$(kernel_text tecc_rmsnorm_bf16_bwd_g0_reg "$work/rms.cu" | grep -c 't_n[0-9]')" 0 "rmsnorm bf16 backward: no loads ahead (48 registers of 40)"
 is "$(grep -c 't_n[0-9]' "$work/arms.cu")" 0 "add_rmsnorm backward: no loads ahead (four values held)"
 is "$(grep -c 'variant cluster .*, the next row loaded while this one computes' "$work/rms.plan")" 1 "the plan says which cluster variant loads ahead (rmsnorm f32's)"
 # Rows that hold two values and write one along the row, with no operand
@@ -320,9 +320,8 @@ is "$(grep -c 'variant cluster .*, the next row loaded while this one computes' 
 # items in the warp and block variants (schedule.c, stitch_row()): at 4
 # their bf16 WHOLE instances spilled 44 to 64 bytes (issue 46).
 "$TECC" -O2 --emit=plan "$top_srcdir/bench/train/softmax.te" -o "$work/sm.plan" || echo "Bail out! tecc failed on softmax.te"
-sm_plan() { sed -n "/^kernel $1:/,/^kernel /p" "$work/sm.plan"; }
-is "$(sm_plan softmax_bf16_bwd | grep -c 'variant \(warp\|block\) (.*ITEMS 2,')" 2 "softmax bf16 backward: the warp and block variants at 2 items"
-is "$(sm_plan softmax_bf16 | grep -c 'variant \(warp\|block\) (.*ITEMS 4,')" 2 "softmax bf16 forward (one value held): at 4"
+is "$(plan_text softmax_bf16_bwd "$work/sm.plan" | grep -c 'variant \(warp\|block\) (.*ITEMS 2,')" 2 "softmax bf16 backward: the warp and block variants at 2 items"
+is "$(plan_text softmax_bf16 "$work/sm.plan" | grep -c 'variant \(warp\|block\) (.*ITEMS 4,')" 2 "softmax bf16 forward (one value held): at 4"
 # The fold is the same in every kernel, loops too (cu_fused_product()): a
 # value that a stitch kernel and the full reduction of a gradient both
 # compute rounds alike (tests/regress/grad_recompute_fma.te, issue 46).
@@ -338,16 +337,15 @@ ok "the gradient's full reduction computes v8 too" sh -c "sed -n '/__global__ .*
 # element (grad_recompute_composite()).
 "$TECC" -O2 "$top_srcdir/tests/grad/programs/grad_activations.te" -o "$work/a.cu" -H "$work/a.h" || echo "Bail out! tecc failed on grad_activations.te"
 "$TECC" -O2 "$top_srcdir/bench/train/bias_gelu.te" -o "$work/bg.cu" -H "$work/bg.h" || echo "Bail out! tecc failed on bias_gelu.te"
-a_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/a.cu"; }
 ok "bias_gelu bf16 backward: split instances bound to 512 threads, three blocks an SM" grep -q '__launch_bounds__(PHASE ? 512 : 1024, PHASE ? (sizeof(IndexT) == 4 ? 3 : 2) : 0) tecc_bias_gelu_bwd_g0_stream(' "$work/a.cu"
-is "$(a_text tecc_bias_gelu_bwd_g0_stream | grep -c 'constexpr int ITEMS = PHASE ? 2 : 4;')" 1 "bias_gelu bf16 backward: 2 packs a thread in the split"
+is "$(kernel_text tecc_bias_gelu_bwd_g0_stream "$work/a.cu" | grep -c 'constexpr int ITEMS = PHASE ? 2 : 4;')" 1 "bias_gelu bf16 backward: 2 packs a thread in the split"
 is "$(grep -c 'return tecc::column_chunks(t_rows, t_len, 4, tecc::pow2_at_least(tecc::ceil_div(t_rows, 4), 8, 32), 6, 256);' "$work/a.cu")" 2 "bias_gelu and bias_gelu_tanh backward: chunks for six blocks an SM of 256 rows"
 split_line=$(sed -n '/^tecc_status tecc_bias_gelu_bwd_launch/,/^}/p' "$work/a.cu" | grep -n 't_chunks > 1' | head -1 | cut -d: -f1)
 packed_line=$(sed -n '/^tecc_status tecc_bias_gelu_bwd_launch/,/^}/p' "$work/a.cu" | grep -n 'column_groups_fill' | head -1 | cut -d: -f1)
 ok "bias_gelu bf16 backward: the split is tried before the stream of packs" test "${split_line:-0}" -gt 0 -a "${split_line:-0}" -lt "${packed_line:-0}"
 ok "bias_gelu f32 backward: the plain split (f32 lost with the heavy one)" grep -q '__global__ void __launch_bounds__(1024) tecc_bias_gelu_f32_bwd_g0_stream(' "$work/bg.cu"
 is "$(grep -c 'column_chunks(t_rows, t_len, 4, tecc::pow2_at_least(tecc::ceil_div(t_rows, 4), 8, 32));' "$work/bg.cu")" 1 "bias_gelu f32 backward: four blocks an SM of 512 rows"
-is "$(a_text tecc_geglu_bwd_g0_loop | grep -c 'tecc::tanh(\|tecc::gelu_tanh(')" 2 "geglu backward: one tanh an element, no gelu_tanh (the packed loop and the tail)"
-is "$(a_text tecc_swiglu_bwd_g0_loop | grep -c 'tecc::silu(')" 0 "swiglu backward: silu(a) as a * sigmoid(a), the rule's sigmoid"
+is "$(kernel_text tecc_geglu_bwd_g0_loop "$work/a.cu" | grep -c 'tecc::tanh(\|tecc::gelu_tanh(')" 2 "geglu backward: one tanh an element, no gelu_tanh (the packed loop and the tail)"
+is "$(kernel_text tecc_swiglu_bwd_g0_loop "$work/a.cu" | grep -c 'tecc::silu(')" 0 "swiglu backward: silu(a) as a * sigmoid(a), the rule's sigmoid"
 ok "f64 mean: by the double reciprocal" sh -c "sed -n '/__global__ .* tecc_center_f64_g0_stream(/,/^}/p' '$work/s.cu' | grep -q 'tecc::mul(t_acc[0-9]*, t_rcount64)'"
 done_testing
