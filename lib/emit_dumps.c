@@ -215,7 +215,8 @@ static void json_variant(Buf *b, Arena *a, const Variant *v, int first) {
              v->sm_threads, v->split, v->index_bits, json_bool(v->one_read), v->wide_items);
   buf_printf(b, ", \"items64\": %d, \"odd_items\": %d, \"odd_items64\": %d, \"split_items\": %d, \"folds\": %s",
              v->items64, v->odd_items, v->odd_items64, v->split_items, json_bool(v->folds));
-  buf_printf(b, ", \"min_blocks\": %d, \"roomy\": %s", v->min_blocks, json_bool(v->roomy));
+  buf_printf(b, ", \"min_blocks\": %d, \"roomy\": %s, \"solo\": %s", v->min_blocks, json_bool(v->roomy),
+             json_bool(v->solo));
   if (v->fit == FIT_COLUMN_SPLIT)
     buf_printf(b, ", \"split_sm_blocks\": %d, \"split_rows\": %d, \"split_bound\": %d", v->split_sm_blocks,
                v->split_rows, v->split_bound);

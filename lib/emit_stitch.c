@@ -1203,6 +1203,13 @@ static Fold fold_of(SEmit *e, Value *r) {
   return (Fold){arena_printf(e->sk.a, "t_acc%d", r->id), red_of(e->sk.a, r), r};
 }
 
+/* After f's block all-reduce: r's row scalar. */
+static void fold_scalar(SEmit *e, const Fold *f, Out *tail) {
+  const char *acc = row_ref(e, f->acc);
+  if (f->r)
+    row_scalar(e, tail, f->r, f->r->rop == RED_MEAN ? mean_of(e, acc, f->x.type) : acc, &f->x);
+}
+
 /* After f's block all-reduce: the cluster's, and r's row scalar. */
 static void fold_across_cluster(SEmit *e, const Fold *f, Out *tail) {
   const char *acc = row_ref(e, f->acc);
@@ -1213,8 +1220,39 @@ static void fold_across_cluster(SEmit *e, const Fold *f, Out *tail) {
              0);
     close_block(tail, "");
   }
-  if (f->r)
-    row_scalar(e, tail, f->r, f->r->rop == RED_MEAN ? mean_of(e, acc, f->x.type) : acc, &f->x);
+  fold_scalar(e, f, tail);
+}
+
+/* The accumulators fs[0..n) (one type and operation), all-reduced across
+ * the cluster as many at a time as a 16-byte slot holds
+ * (tecc::cluster_allreduce_n), in `tail`. */
+static void cluster_fold_together(SEmit *e, const Fold *fs, int n, Out *tail) {
+  const int per = 16 / (strcmp(fs->x.type, "double") == 0 || strcmp(fs->x.type, "int64_t") == 0 ? 8 : 4);
+  const char *at = thread_index(e);
+  e->uses_slot = 1;
+  open_block(tail, "if (CLUSTER)");
+  if (at) {
+    emit(tail, "#pragma unroll");
+    open_block(tail, "for (int %s = 0; %s < ROWS; %s++)", at, at, at);
+  }
+  for (int i = 0; i < n; i += per) {
+    int k = n - i < per ? n - i : per;
+    Buf init;
+    buf_init(&init, e->sk.a);
+    for (int j = 0; j < k; j++)
+      buf_printf(&init, "%s%s", j ? ", " : "", row_ref(e, fs[i + j].acc));
+    if (n > per)
+      open_scope(tail);
+    emit(tail, "%s t_cl[%d] = {%s};", fs->x.type, k, buf_cstr(&init));
+    emit(tail, "tecc::cluster_allreduce_n(t_cl, %s, t_slot, t_par);", fs->x.op);
+    for (int j = 0; j < k; j++)
+      emit(tail, "%s = t_cl[%d];", row_ref(e, fs[i + j].acc), j);
+    if (n > per)
+      close_block(tail, "");
+  }
+  if (at)
+    close_block(tail, "");
+  close_block(tail, "");
 }
 
 /* After the pass: f's block all-reduce (and the cluster's) and the row
@@ -1227,8 +1265,8 @@ static void reduce_finish(SEmit *e, const Fold *f, Out *tail) {
 /* After the pass, the accumulators `fs` of one level of a row stitch that
  * share a type and an operation: their block all-reduces in one
  * tecc::lanes_allreduce_n (one pair of barriers for all, where
- * layernorm's backward took eight a row), then each one's cluster
- * all-reduce and row scalar, in `tail`. */
+ * layernorm's backward took eight a row), then their cluster all-reduces
+ * together and each one's row scalar, in `tail`. */
 static void reduce_finish_together(SEmit *e, const Fold *fs, int n, Out *tail) {
   const char *at = thread_index(e);
   if (at) {
@@ -1248,8 +1286,10 @@ static void reduce_finish_together(SEmit *e, const Fold *fs, int n, Out *tail) {
   for (int i = 0; i < n; i++)
     emit(tail, "%s = t_all[%d];", row_ref(e, fs[i].acc), i);
   close_block(tail, "");
+  if (e->sk.cluster)
+    cluster_fold_together(e, fs, n, tail);
   for (int i = 0; i < n; i++)
-    fold_across_cluster(e, &fs[i], tail);
+    fold_scalar(e, &fs[i], tail);
 }
 
 /* The most values one tecc::lanes_allreduce_n takes: K * 32 of them (of
@@ -2574,14 +2614,19 @@ static void open_chunks_ahead(SEmit *e, Out *o) {
 
 /* The instances of the variants that load ahead (Variant.prefetch): the
  * warp variant's of ROWS > 1, a roomy variant's (aligned or not:
- * schedule.c, insert_roomy()), the cluster variant's; packs only but for
- * the roomy one (element by element spilled). */
+ * schedule.c, insert_roomy()), the solo one's (its ITEMS, not
+ * solo-long's: insert_solo()), the cluster variant's; packs only but for
+ * the roomy one (element by element spilled; the solo one's rows of
+ * 9001, not whole packs, took as long with the loads ahead as the
+ * cluster did, 247.9 us against 247.2 for rmsnorm bf16's backward). */
 static const char *ahead_instances(const SEmit *e) {
   Buf b;
   buf_init(&b, e->sk.a);
   for (int i = 0; i < e->sk.sched->nvariants; i++) {
     const Variant *v = &e->sk.sched->variants[i];
-    const char *c = v->roomy ? "ROOMY" : v->fit == FIT_CLUSTER ? "CLUSTER && t_packs" : "ROWS > 1 && t_packs";
+    const char *c = v->roomy ? "ROOMY"
+                  : v->solo ? arena_printf(e->sk.a, "SOLO && ITEMS == %d && t_packs", v->items) /* not solo-long's */
+                  : v->fit == FIT_CLUSTER ? "CLUSTER && t_packs" : "ROWS > 1 && t_packs";
     if (v->prefetch && !strstr(buf_cstr(&b), c))
       buf_printf(&b, "%s%s", b.len ? " || " : "", c);
   }
@@ -2773,6 +2818,7 @@ static int template_list(const SEmit *e, TParam *t) {
   TP(e->sk.reg && stitch_early_kernel(&e->sk), "bool", "EARLY");
   TP(e->sk.reg && stitch_narrow_kernel(&e->sk), "bool", "NARROW");
   TP(e->sk.roomy, "bool", "ROOMY");
+  TP(e->sk.solo, "bool", "SOLO");
   TP(e->sk.sched->batch, "bool", "BATCH");
 #undef TP
   return n;
@@ -2939,6 +2985,11 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     blocks = arena_printf(e->sk.a, "%d", COLUMN_PART_SM / COLUMN_PART_BLOCK);
   if (e->sk.roomy) /* schedule.c, insert_roomy(): two blocks of ROOMY_BLOCK threads, 128 registers */
     threads = arena_printf(e->sk.a, "ROOMY ? %d : %s", ROOMY_BLOCK, threads);
+  if (e->sk.solo) { /* schedule.c, insert_solo(): one block of SOLO_BLOCK threads, 128 registers */
+    if (e->sk.sched->max_threads != SOLO_BLOCK)
+      threads = arena_printf(e->sk.a, "SOLO ? %d : %s", SOLO_BLOCK, threads);
+    blocks = arena_printf(e->sk.a, "SOLO ? 1 : %s", blocks);
+  }
   blocks = quads_blocks(e, blocks);
   const char *bound = blocks ? arena_printf(e->sk.a, "__launch_bounds__(%s, %s)", threads, blocks)
                              : arena_printf(e->sk.a, "__launch_bounds__(%s)", threads);

@@ -101,7 +101,7 @@ static const char *block_threads(SLaunch *e, const Variant *v) {
   case FIT_NONE: return arena_printf(e->sk.a, "%d", v->threads_x * v->threads_y);
   case FIT_CLUSTER: return arena_printf(e->sk.a, "%d", v->threads_x);
   case FIT_ROW:
-    if (variant_narrow(v))
+    if (variant_narrow(v) || v->solo)
       return arena_printf(e->sk.a, "tecc::held_threads(tecc::ceil_div(t_len, %d) * 32, %d)", 32 * v->items * v->vec,
                           v->block);
     if (variant_exact_rows(v))
@@ -169,12 +169,12 @@ static const char *variant_condition(SLaunch *e, const Variant *v, const char *k
 }
 
 /* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, ROWS][,
- * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, NARROW][, ROOMY][, BATCH]> or,
+ * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, NARROW][, ROOMY][, SOLO][, BATCH]> or,
  * streamed, <IndexT, VEC[, PACKS][, PHASE][, BATCH]>, with `packs`
  * (PACKS_NONE, PACKS_ALIGNED or PACKS_WHOLE) where it takes PACKS and
  * `phase` where PHASE; EARLY only in the WHOLE instance of a variant that
  * loads early, NARROW in the instances of a narrow variant, ROOMY in
- * those of a roomy one. */
+ * those of a roomy one, SOLO in those of a solo one. */
 static const char *instance(SLaunch *e, const Variant *v, int packs, int phase) {
   const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
   const char *pk = stitch_takes_packs(&e->sk) ? (packs != PACKS_NONE ? ", true" : ", false") : "";
@@ -195,11 +195,12 @@ static const char *instance(SLaunch *e, const Variant *v, int packs, int phase) 
   const char *early = !stitch_early_kernel(&e->sk) ? "" : v->early && packs == PACKS_WHOLE ? ", true" : ", false";
   const char *narrow = !stitch_narrow_kernel(&e->sk) ? "" : variant_narrow(v) ? ", true" : ", false";
   const char *roomy = !e->sk.roomy ? "" : v->roomy ? ", true" : ", false";
+  const char *solo = !e->sk.solo ? "" : v->solo ? ", true" : ", false";
   const char *name = stitch_kernel_name(&e->sk, 1);
   if (e->sk.quads && packs == PACKS_WHOLE && stitch_whole_instance(&e->sk)) /* emit_stitch.c, whole_apart() */
     name = arena_printf(e->sk.a, "%s_whole", name);
-  return arena_printf(e->sk.a, "%s<%s, %d, %d%s%s%s%s%s%s%s%s>", name, index, v->items, v->vec, rows, pk, cluster,
-                      lanes, early, narrow, roomy, batch);
+  return arena_printf(e->sk.a, "%s<%s, %d, %d%s%s%s%s%s%s%s%s%s>", name, index, v->items, v->vec, rows, pk, cluster,
+                      lanes, early, narrow, roomy, solo, batch);
 }
 
 /* The threads across the columns of a split block: a warp spans 32 packs
@@ -248,7 +249,7 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
     emit(o, "const int t_tx = %d, t_ty = %d;", v->threads_x, v->threads_y);
     break;
   case FIT_ROW:
-    if (variant_narrow(v))
+    if (variant_narrow(v) || v->solo)
       emit(o, "const int t_tx = (int)tecc::ceil_div(t_len, %d) * 32; /* the warps the row needs */",
            32 * v->items * v->vec);
     else if (variant_exact_rows(v))
@@ -257,7 +258,10 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
       emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %s);", v->items * v->vec,
            v->partials ? arena_printf(e->sk.a, "%d", variant_part_threads(v))
            : v->one_read ? "tecc::one_read_threads(t_rows)" : "1024");
-    emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
+    if (v->solo)
+      emit(o, "const int t_ty = 1; /* a row a block */");
+    else
+      emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);
     break;
   case FIT_SHORT_ROWS: /* the grid and the block's rows: each instance's (tecc::launch_rows), but with partials */
     emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), %d, 32), t_ty = %d / t_tx;",

@@ -404,6 +404,82 @@ static void insert_roomy(Arena *a, GroupSchedule *s, int i) {
   v->sm_threads = 2 * ROOMY_BLOCK;
 }
 
+/* Rows with column partials longer than the block variant's (bf16 rows
+ * of 8192 to 16384: rmsnorm's and add_rmsnorm's backward at 4096 x
+ * 11008) ran as the cluster variant, a row across a cluster's blocks of
+ * 512 threads: each row waits on a cluster barrier for each all-reduce,
+ * and a cluster takes one row at a time.  The solo variants, after the
+ * register variants, hold a row in one block of the warps it needs, up
+ * to SOLO_BLOCK threads, one block an SM (SOLO: 128 registers a thread);
+ * the grid is a wave, each block looping over rows.  Rows of one level
+ * that hold two values or fewer (rmsnorm's backward) take first the
+ * items SOLO_AHEAD_REGISTERS hold with the values twice over, the next
+ * row loaded while this one computes ("solo"), then, for longer rows, the
+ * items SOLO_REGISTERS hold once ("solo-long"); the others take the
+ * latter alone ("solo").  On an H200 (bench/NOTES.md, issue 46), backward
+ * kernel time: rmsnorm bf16 152.6 -> 89.1 us at 4096 x 11008 (solo-long
+ * alone, no loads ahead: 123.9), 173.1 -> 142.1 at 4096 x 16384;
+ * add_rmsnorm bf16 283.0 -> 149.5 at 4096 x 11008; rmsnorm f32 246.7 ->
+ * 136.7 there; add_rmsnorm f32 259.1 -> 203.5 at 8192 x 4096; layernorm
+ * f32 (its column sums apart before) 167.3 -> 127.2 at 4096 x 8192.
+ * Layernorm f32 with the loads ahead lost 21 to 46% (4096 x 8192, 4096 x
+ * 5000).  Only where they hold longer rows than the register variants
+ * before them, and not for the rows of the roomy variant (layernorm
+ * bf16's backward, issue-bound on each row's own work: at 4096 x 8192 the
+ * plan with its column sums apart took 118.7 us, solo 135.7; at 4096 x
+ * 11008 169.2 and 162.4), nor rows of 8-byte values (f64 column sums:
+ * tests/ir/grad-signature.te's instance spilled 16 bytes). */
+static int solo_items(const Footprint *f, int vec, int ahead) {
+  Footprint held = *f;
+  if (ahead) { /* this row's values and the next row's */
+    held.held_inputs *= 2;
+    held.held_pairs *= 2;
+    held.held_wide *= 2;
+  }
+  return footprint_budget(&held, ahead ? SOLO_AHEAD_REGISTERS : SOLO_REGISTERS) / vec;
+}
+
+/* Inserts at *at, after the variants of rows up to *most long, a solo
+ * variant like `base` of `items` (with the loads ahead where `ahead`),
+ * where it holds longer rows. */
+static void insert_solo_at(Arena *a, GroupSchedule *s, int *at, int64_t *most, Variant base, const char *name,
+                           int items, int ahead) {
+  Variant solo = base;
+  solo.items = items;
+  solo.limit = (int64_t)SOLO_BLOCK * items * solo.vec;
+  if (items < 1 || solo.limit <= *most)
+    return;
+  solo.name = name;
+  solo.when = WHEN_ROW_AT_MOST;
+  solo.solo = 1;
+  solo.prefetch = ahead;
+  solo.roomy = solo.exact_rows = solo.whole = solo.early = 0;
+  solo.rows = 1;
+  solo.block = 1; /* one row a block: no fold across threadIdx.y */
+  solo.sm_threads = SOLO_BLOCK;
+  *insert_variant(a, s, (*at)++) = solo;
+  *most = solo.limit;
+}
+
+static void insert_solo(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
+  if (roomy_rows(f, g) || f->held_wide || f->kept_wide || f->columns_wide) /* 8-byte values: 16 bytes spilled */
+    return;
+  int at = 0;
+  int64_t most = 0;
+  while (at < s->nvariants && s->variants[at].storage == STORE_REGISTERS) {
+    most = s->variants[at].limit > most ? s->variants[at].limit : most;
+    at++;
+  }
+  if (at == 0 || s->variants[at - 1].vec == 1) /* rows element by element: none */
+    return;
+  Variant base = s->variants[at - 1];
+  int ahead = g->stitch->nlevels == 1 && f->held_inputs <= 2;
+  int first = at;
+  if (ahead)
+    insert_solo_at(a, s, &at, &most, base, "solo", solo_items(f, base.vec, 1), 1);
+  insert_solo_at(a, s, &at, &most, base, at > first ? "solo-long" : "solo", solo_items(f, base.vec, 0), 0);
+}
+
 /* The cluster variant of rows with column partials loads the next row
  * while it computes this one where a thread's held values twice over
  * and its partials take 40 registers or fewer of its 64 (rmsnorm bf16's,
@@ -428,11 +504,12 @@ static int cluster_ahead(const Variant *v, const Footprint *f, const Group *g) {
  * from the held budget (footprint_budget()).  Bound to one block of 512
  * (128 registers, twice the budget), rmsnorm bf16's backward ran at
  * 1.7x its ideal bytes at 8192 x 4096 and layernorm's lost to two
- * kernels (H200).  No cluster (a row's columns across blocks) and no narrow
- * variant (blocks of odd rows: the fold across threadIdx.y takes a power
- * of two); the stream kernel adds each row to its block's partials in
- * memory, one row a block.  The variants are added before the cluster
- * one, so the stream is the last. */
+ * kernels (H200): only rows longer than these variants hold take such a
+ * block (insert_solo()).  The cluster variant keeps a partial row a
+ * cluster, each block its part of the row's columns; no narrow variant
+ * (blocks of odd rows: the fold across threadIdx.y takes a power of
+ * two); the stream kernel adds each row to its block's partials in
+ * memory, one row a block. */
 static void column_partials(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   for (int i = 0; i < s->nvariants; i++) {
     Variant *v = &s->variants[i];
@@ -459,6 +536,7 @@ static void column_partials(Arena *a, GroupSchedule *s, const Footprint *f, cons
       insert_roomy(a, s, i);
       break;
     }
+  insert_solo(a, s, f, g);
 }
 
 /* The items of VEC elements a row or column stitch holds a thread: the
@@ -925,7 +1003,7 @@ int variant_narrow(const Variant *v) {
  * of a thread's elements keep the power of two: the narrow variant's
  * warps for rows that write along them moved -6 to +5% (issue 12). */
 int variant_part_threads(const Variant *v) {
-  return v->roomy ? ROOMY_BLOCK : COLUMN_PART_BLOCK;
+  return v->roomy ? ROOMY_BLOCK : v->solo ? SOLO_BLOCK : COLUMN_PART_BLOCK;
 }
 
 int variant_exact_rows(const Variant *v) {
@@ -977,6 +1055,8 @@ static void fix_row_fit(Variant *v, int64_t len) {
   int64_t lanes = ceil_div(len, (int64_t)v->items * v->vec);
   if (variant_narrow(v))
     v->threads_x = clamp((int)ceil_div(lanes, 32) * 32, 32, NARROW_THREADS); /* kept only where R fits */
+  else if (v->solo)
+    v->threads_x = clamp((int)ceil_div(lanes, 32) * 32, 32, SOLO_BLOCK);
   else if (variant_exact_rows(v))
     v->threads_x = row_threads(v, len);
   else
@@ -1243,6 +1323,9 @@ static const char *block_text(Arena *a, const Variant *v) {
       return arena_printf(a, "block T x max(1, %d/T), T = 32*ceil(R/%d) (the warps the row needs), bound to %d "
                              "blocks of up to %d threads an SM", v->block, 32 * v->items * v->vec, NARROW_BLOCKS,
                           NARROW_THREADS);
+    if (v->solo)
+      return arena_printf(a, "block T, T = 32*ceil(R/%d) (the warps the row needs), bound to one block of up to %d "
+                             "threads an SM", 32 * v->items * v->vec, SOLO_BLOCK);
     if (v->block == 1)
       return arena_printf(a, "block T, T = pow2 in [32, %d] >= R/%d", v->partials ? variant_part_threads(v) : MAX_THREADS,
                           v->items * v->vec);
@@ -1292,7 +1375,10 @@ static const char *grid_text(Arena *a, const Variant *v) {
   if (v->partials)
     return arena_printf(a, "grid <= SMs*%d/(block threads), each block's column partials folded into a row of "
                            "the workspace, then summed in block order by a second kernel%s", v->sm_threads,
-                        v->roomy ? ", 128 registers a thread, the next rows loaded while these compute" : "");
+                        v->roomy ? ", 128 registers a thread, the next rows loaded while these compute"
+                        : v->solo ? arena_printf(a, ", 128 registers a thread, each block looping over rows%s",
+                                                 v->prefetch ? ", the next row loaded while this one computes" : "")
+                                  : "");
   if (v->prefetch)
     return arena_printf(a, "grid <= SMs*%d/(block threads), TY*%d rows a block at a time, %d rows a thread, the "
                            "next rows loaded while these compute", v->sm_threads, v->rows, v->rows);

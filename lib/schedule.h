@@ -102,6 +102,15 @@ enum { COLUMN_PART_BLOCK = 512, COLUMN_PART_SM = 1024 };
  * that its ROOMY instances are bound to 128 registers a thread. */
 enum { ROOMY_BLOCK = 256 };
 
+/* A solo variant (Variant.solo): the most threads of its blocks, one an
+ * SM, so that its SOLO instances are bound to 128 registers a thread, and
+ * the registers its held values and partials take of them: with the next
+ * row's values loaded ahead, SOLO_AHEAD_REGISTERS, else SOLO_REGISTERS
+ * (at 80, the instances of rows with positions, tests/grad/programs/
+ * grad_positions.te, and f64 column sums, tests/ir/grad-signature.te,
+ * spilled 16 to 80 bytes: ptxas -v, sm_90). */
+enum { SOLO_BLOCK = 512, SOLO_AHEAD_REGISTERS = 80, SOLO_REGISTERS = 72 };
+
 typedef struct Variant {
   const char *name;    /* the kernel's suffix and the plan's name: "packed", "block", ... */
   When when;
@@ -153,6 +162,10 @@ typedef struct Variant {
   int roomy;           /* registers, rows in aligned packs, with partials: the block variant's
                           ITEMS twice over in blocks of ROOMY_BLOCK threads, two an SM (ROOMY: 128
                           registers a thread), the next row group loaded while this one computes */
+  int solo;            /* registers, rows with partials longer than the block variant's: a block
+                          of the warps the row needs, up to SOLO_BLOCK threads, one an SM (SOLO:
+                          128 registers a thread), at the items SOLO_REGISTERS hold (or, with
+                          prefetch, SOLO_AHEAD_REGISTERS with the values twice over) */
   int partials;        /* rows with column partials (Stitch.columns): a partial row a block
                           (registers: folded across threadIdx.y; stream: one row a block),
                           summed in block order by a second kernel; never blocks of one warp */

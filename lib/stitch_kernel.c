@@ -119,6 +119,7 @@ StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
   sk.rows = reg && sk.vec && stitch_thread_rows(g);
   sk.prefetch = sk.rows && stitch_any_variant(s, offsetof(Variant, prefetch));
   sk.roomy = reg && sk.row && stitch_any_variant(s, offsetof(Variant, roomy));
+  sk.solo = reg && sk.row && stitch_any_variant(s, offsetof(Variant, solo));
   sk.lanes = reg && sk.row && !sk.cvec && stitch_has_fit(s, FIT_SHORT_ROWS);
   sk.whole = sk.vec && whole_variant(s, reg);
   sk.split = sk.cvec && stitch_has_fit(s, FIT_COLUMN_SPLIT);

@@ -31,6 +31,8 @@ typedef struct StitchKernel {
   int prefetch; /* rows: an instance of ROWS > 1 or ROOMY loads the next row group ahead (t_n<id>) */
   int roomy;    /* reg kernel of rows with partials: a roomy variant's instances (ROOMY) are bound
                    to two blocks of ROOMY_BLOCK threads an SM (Variant.roomy) */
+  int solo;     /* reg kernel of rows with partials: a solo variant's instances (SOLO) are bound
+                   to one block of SOLO_BLOCK threads an SM (Variant.solo) */
   int lanes;    /* reg kernel of rows with a warp variant: the lanes of a row, LANES (0: blockDim.x) */
   int whole;    /* rows in packs: the WHOLE instance drops the reg kernel's row and item guards
                    (whole row groups of whole rows), the stream kernel's item guards (rows of

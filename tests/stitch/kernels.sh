@@ -50,7 +50,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 181
+plan 199
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -113,10 +113,10 @@ ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::
 is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, [a-z]*, false, false, 0, true><<<' "$work/s.cu")" 2 "rowstats f32: the narrow launches take the NARROW instance, with packs and without"
 ok "rowstats f32: the NARROW instance bound to 3 blocks of 384 an SM, the others to no minimum" grep -q '__global__ void __launch_bounds__(NARROW ? 384 : 1024, NARROW ? 3 : 0) tecc_rowstats_f32_g0_reg(' "$work/s.cu"
 ok "the cluster rank and size only in the CLUSTER instance" grep -q 'const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;' "$work/s.cu"
-is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -A2 'if (CLUSTER) {' | grep -c 't_acc[0-9]*\[t_i\] = tecc::cluster_allreduce(')" 2 "rowstats f32: the cluster all-reduce of both levels under CLUSTER"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -A4 'if (CLUSTER) {' | grep -c 'tecc::cluster_allreduce_n(t_cl, tecc::Sum(), t_slot, t_par);')" 1 "rowstats f32: the cluster all-reduce of its level under CLUSTER"
 ok "softmax f32: the cluster condition asks the device how many clusters it holds" grep -q '&& t_rows <= tecc::resident_clusters(tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0>, tecc::cluster_blocks(t_len, 32768), 1024)) {' "$work/s.cu"
 ok "rmsw bf16: a grid of the clusters the device holds at once" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, false, true, 0, false>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, false, true, 0, false>, t_cluster, 1024)), dim3(1024), t_cluster, 0, stream' "$work/s.cu"
-is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::cluster_allreduce(t_acc[0-9]*\[t_i\], tecc::[A-Za-z]*(), t_slot, t_par);')" 2 "rowstats f32: each cluster all-reduce takes the next of the two slots"
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::cluster_allreduce(t_acc[0-9]*\[t_i\], tecc::[A-Za-z]*(), t_slot, t_par);')" 2 "softmax f32: each cluster all-reduce (max, then sum) takes the next of the two slots"
 # Rows that are not whole packs held in shared memory (template parameter
 # SHARED; which variants, Variant.shared_bytes, is schedule.sh's): the
 # held arrays through tecc::HeldRow, the element loops a few items at a
@@ -296,6 +296,7 @@ is "$(kernel_text tecc_layernorm_bf16_bwd_g0_stream "$work/ln.cu" | grep -c 't_s
 # (schedule.c, insert_roomy()).  Not rmsnorm (one level), nor f32.
 "$TECC" -O2 --emit=plan "$top_srcdir/bench/train/layernorm.te" -o "$work/ln.plan" || echo "Bail out! tecc failed on layernorm.te"
 "$TECC" -O2 --emit=plan "$top_srcdir/bench/train/rmsnorm.te" -o "$work/rms.plan" || echo "Bail out! tecc failed on rmsnorm.te"
+"$TECC" -O2 --emit=plan "$top_srcdir/bench/train/add_rmsnorm.te" -o "$work/arms.plan" || echo "Bail out! tecc failed on add_rmsnorm.te"
 is "$(plan_text layernorm_bf16_bwd "$work/ln.plan" | grep -c 'variant roomy (when R <= 4096, R % 8 == 0 and 32-bit indices do): registers, VEC 8, ITEMS 2, block T x max(1, 256/T), T = pow2 in \[32, 256\] >= R/16, grid <= SMs\*512/(block threads), .*, 128 registers a thread, the next rows loaded while these compute')" 1 "layernorm bf16 backward: a roomy variant, 2 items in 256-thread blocks"
 is "$(plan_text layernorm_bf16_bwd "$work/ln.plan" | grep -A1 'variant roomy' | grep -c 'variant block (when R <= 4096 and 32-bit indices do): registers, VEC 8, ITEMS 1,')" 1 "layernorm bf16 backward: the block variant after it, for the other rows"
 is "$(plan_text layernorm_f32_bwd "$work/ln.plan" | grep -c 'variant roomy')" 0 "layernorm f32 backward: no roomy variant"
@@ -311,10 +312,38 @@ is "$(kernel_text tecc_layernorm_bf16_bwd_g0_reg "$work/ln.cu" | grep -c 'if (RO
 # nor add_rmsnorm (four values).
 "$TECC" -O2 "$top_srcdir/bench/train/rmsnorm.te" -o "$work/rms.cu" -H "$work/rms.h" || echo "Bail out! tecc failed on rmsnorm.te"
 "$TECC" -O2 "$top_srcdir/bench/train/add_rmsnorm.te" -o "$work/arms.cu" -H "$work/arms.h" || echo "Bail out! tecc failed on add_rmsnorm.te"
-is "$(kernel_text tecc_rmsnorm_f32_bwd_g0_reg "$work/rms.cu" | grep -c 'if (CLUSTER && t_packs) {')" 2 "rmsnorm f32 backward: the cluster loads the next row ahead"
-is "$(kernel_text tecc_rmsnorm_bf16_bwd_g0_reg "$work/rms.cu" | grep -c 't_n[0-9]')" 0 "rmsnorm bf16 backward: no loads ahead (48 registers of 40)"
+is "$(kernel_text tecc_rmsnorm_f32_bwd_g0_reg "$work/rms.cu" | grep -c 'if (SOLO && ITEMS == 4 && t_packs || CLUSTER && t_packs) {')" 2 "rmsnorm f32 backward: the cluster (and solo) load the next row ahead"
+is "$(kernel_text tecc_rmsnorm_bf16_bwd_g0_reg "$work/rms.cu" | grep -c 'CLUSTER && t_packs')" 0 "rmsnorm bf16 backward: the cluster loads nothing ahead (48 registers of 40)"
 is "$(grep -c 't_n[0-9]' "$work/arms.cu")" 0 "add_rmsnorm backward: no loads ahead (four values held)"
 is "$(grep -c 'variant cluster .*, the next row loaded while this one computes' "$work/rms.plan")" 1 "the plan says which cluster variant loads ahead (rmsnorm f32's)"
+# Rows with column partials longer than the register variants before
+# them take solo variants: a block of the warps the row needs, up to 512
+# threads, one an SM (128 registers), each block looping over rows; rows
+# of one level that hold two values or fewer first at the items 80
+# registers hold with the next row loaded ahead (solo), then at those
+# they hold without (solo-long) (schedule.c, insert_solo()); not the
+# roomy variant's rows (layernorm bf16's backward).
+is "$(plan_text rmsnorm_bf16_bwd "$work/rms.plan" | grep -c 'variant solo (when R <= 12288 and 32-bit indices do): registers, VEC 8, ITEMS 3, block T, T = 32\*ceil(R/768) (the warps the row needs), bound to one block of up to 512 threads an SM, grid <= SMs\*512/(block threads), .*, 128 registers a thread, each block looping over rows, the next row loaded while this one computes')" 1 "rmsnorm bf16 backward: a solo variant of 3 items, one block of up to 512 an SM, the next row ahead"
+is "$(plan_text rmsnorm_bf16_bwd "$work/rms.plan" | grep -c 'variant solo-long (when R <= 16384 and 32-bit indices do): registers, VEC 8, ITEMS 4, .*each block looping over rows, 32-bit indices')" 1 "rmsnorm bf16 backward: then a solo-long variant of 4 items, nothing ahead"
+is "$(plan_text rmsnorm_bf16_bwd "$work/rms.plan" | grep -A1 'variant block' | grep -c 'variant solo (')" 1 "rmsnorm bf16 backward: the solo variant after the block variant"
+is "$(plan_text rmsnorm_bf16_bwd "$work/rms.plan" | grep -A1 'variant solo-long' | grep -c 'variant cluster')" 1 "rmsnorm bf16 backward: ... and solo-long before the cluster"
+is "$(plan_text rmsnorm_f32_bwd "$work/rms.plan" | grep -c 'variant solo\(-long\)\? (when R <= \(8192\|12288\) and 32-bit indices do): registers, VEC 4, ITEMS [46],')" 2 "rmsnorm f32 backward: solo of 4 items, solo-long of 6"
+is "$(plan_text layernorm_bf16_bwd "$work/ln.plan" | grep -c 'variant solo')" 0 "layernorm bf16 backward (the roomy variant's rows): no solo variant"
+is "$(plan_text layernorm_f32_bwd "$work/ln.plan" | grep -c 'variant solo (when R <= 8192 and .*each block looping over rows, 32-bit')" 1 "layernorm f32 backward (two levels): one solo variant, nothing ahead"
+ok "layernorm f32 backward: its partials kept up to the solo variant's rows" grep -q 'for rows of group 0 up to 8192 long (longer: the plan below)' "$work/ln.plan"
+is "$(grep -c 'variant solo ' "$work/arms.plan")" 2 "add_rmsnorm backward (four values held): one solo variant a dtype, nothing ahead"
+ok "rmsnorm bf16 backward: SOLO instances bound to one block of 512 an SM" grep -q '__launch_bounds__(512, SOLO ? 1 : 2) tecc_rmsnorm_bf16_bwd_g0_reg(' "$work/rms.cu"
+is "$(grep -c 'tecc_rmsnorm_bf16_bwd_g0_reg<int32_t, [34], 8, 1, [a-z]*, false, 0, true>' "$work/rms.cu")" 4 "rmsnorm bf16 backward: four SOLO instances, aligned and not"
+ok "rmsnorm bf16 backward: the solo launch takes the warps the row needs, a row a block" sh -c "grep -A3 '/\* solo: registers, VEC 8, ITEMS 3 \*/' '$work/rms.cu' | grep -q 'const int t_ty = 1; /\* a row a block \*/'"
+ok "rmsnorm bf16 backward: its partial rows counted by the same conditions" sh -c "grep -q '^  if (t_small && t_len <= 12288) {' '$work/rms.cu' && grep -q '^  if (t_small && t_len <= 16384) {' '$work/rms.cu'"
+is "$(kernel_text tecc_rmsnorm_bf16_bwd_g0_reg "$work/rms.cu" | grep -c 'if (SOLO && ITEMS == 3 && t_packs) {')" 2 "rmsnorm bf16 backward: SOLO loads the next row ahead (before the loop and in it), in the solo variant's instances of whole packs only"
+is "$("$TECC" -O2 --emit=json "$top_srcdir/bench/train/rmsnorm.te" | grep -o '"solo": true' | wc -l)" 4 "--emit=json: the solo variants say so"
+# The accumulators of a level that share a type and operation are
+# all-reduced across a cluster together, four floats a barrier
+# (tecc::cluster_allreduce_n): the same bits, one cluster barrier.
+is "$(kernel_text tecc_rmsnorm_bf16_bwd_g0_reg "$work/rms.cu" | grep -c 'tecc::cluster_allreduce(')" 0 "rmsnorm bf16 backward: no cluster all-reduce of one value"
+is "$(kernel_text tecc_rmsnorm_bf16_bwd_g0_reg "$work/rms.cu" | grep -c 'float t_cl\[2\] = {t_acc[0-9]*\[t_i\], t_acc[0-9]*\[t_i\]};')" 1 "rmsnorm bf16 backward: its two sums across the cluster together"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'float t_cl\[3\] = ')" 1 "rowstats f32: its three sums across the cluster together"
 # Rows that hold two values and write one along the row, with no operand
 # beside them (softmax's and log_softmax's gradients: y and dy), take 2
 # items in the warp and block variants (schedule.c, stitch_row()): at 4

@@ -250,8 +250,8 @@ is "$(group rmsw_f32_bwd '.plan.columns | length')" 1 "rmsnorm f32 backward: dw 
 is "$("$JQ" -r '.kernels[] | select(.name == "rmsw_f32_bwd") | .groups | length' "$work/s.json")" 1 \
   "rmsnorm f32 backward: one group (dx and dw), x and dy read once"
 is "$(group rmsw_f32_bwd '[.variants[] | "\(.name):\(.partials):\(.block):\(.sm_threads)"] | join(" ")')" \
-  "warp:true:512:1024 block:true:512:1024 cluster:true:512:1024 stream:true:1:1024" \
-  "rmsnorm f32 backward: partials in every variant, blocks of 512 (the stream: one row), two an SM"
+  "warp:true:512:1024 block:true:512:1024 solo:true:1:512 solo-long:true:1:512 cluster:true:512:1024 stream:true:1:1024" \
+  "rmsnorm f32 backward: partials in every variant, blocks of 512 (the solo ones and the stream: one row), two an SM (the solo ones: one)"
 is "$(group rmsw_f32_bwd '.max_threads')" 512 "rmsnorm f32 backward: bound to its blocks of 512"
 # Outputs along the row that need no reduction of the group (bias and
 # gelu's backward: dx beside db, its column sum; a row's copy beside its
