@@ -455,6 +455,8 @@ static void insert_solo_at(Arena *a, GroupSchedule *s, int *at, int64_t *most, V
   solo.prefetch = ahead;
   solo.roomy = solo.exact_rows = solo.whole = solo.early = 0;
   solo.rows = 1;
+  solo.fit = FIT_ROW;
+  solo.threads_x = solo.threads_y = 0; /* fitted: the warps the row needs */
   solo.block = 1; /* one row a block: no fold across threadIdx.y */
   solo.sm_threads = SOLO_BLOCK;
   *insert_variant(a, s, (*at)++) = solo;
