@@ -101,7 +101,7 @@ static const char *block_threads(SLaunch *e, const Variant *v) {
   case FIT_NONE: return arena_printf(e->sk.a, "%d", v->threads_x * v->threads_y);
   case FIT_CLUSTER: return arena_printf(e->sk.a, "%d", v->threads_x);
   case FIT_ROW:
-    if (variant_narrow(v) || v->solo)
+    if (variant_row_warps(v))
       return arena_printf(e->sk.a, "tecc::held_threads(tecc::ceil_div(t_len, %d) * 32, %d)", 32 * v->items * v->vec,
                           v->block);
     if (variant_exact_rows(v))
@@ -249,7 +249,7 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
     emit(o, "const int t_tx = %d, t_ty = %d;", v->threads_x, v->threads_y);
     break;
   case FIT_ROW:
-    if (variant_narrow(v) || v->solo)
+    if (variant_row_warps(v))
       emit(o, "const int t_tx = (int)tecc::ceil_div(t_len, %d) * 32; /* the warps the row needs */",
            32 * v->items * v->vec);
     else if (variant_exact_rows(v))
@@ -258,7 +258,7 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
       emit(o, "const int t_tx = tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %s);", v->items * v->vec,
            v->partials ? arena_printf(e->sk.a, "%d", variant_part_threads(v))
            : v->one_read ? "tecc::one_read_threads(t_rows)" : "1024");
-    if (v->solo)
+    if (v->block == 1)
       emit(o, "const int t_ty = 1; /* a row a block */");
     else
       emit(o, "const int t_ty = t_tx >= %d ? 1 : %d / t_tx;", v->block, v->block);

@@ -1004,6 +1004,10 @@ int variant_narrow(const Variant *v) {
  * lost 1.8% and RMSNorm bf16 moved 0.2%.  Rows that are not whole warps
  * of a thread's elements keep the power of two: the narrow variant's
  * warps for rows that write along them moved -6 to +5% (issue 12). */
+int variant_row_warps(const Variant *v) {
+  return variant_narrow(v) || v->solo;
+}
+
 int variant_part_threads(const Variant *v) {
   return v->roomy ? ROOMY_BLOCK : v->solo ? SOLO_BLOCK : COLUMN_PART_BLOCK;
 }
@@ -1055,10 +1059,8 @@ static void fix_row_fit(Variant *v, int64_t len) {
     return;
   int short_rows = v->fit == FIT_SHORT_ROWS;
   int64_t lanes = ceil_div(len, (int64_t)v->items * v->vec);
-  if (variant_narrow(v))
-    v->threads_x = clamp((int)ceil_div(lanes, 32) * 32, 32, NARROW_THREADS); /* kept only where R fits */
-  else if (v->solo)
-    v->threads_x = clamp((int)ceil_div(lanes, 32) * 32, 32, SOLO_BLOCK);
+  if (variant_row_warps(v)) /* kept only where R fits */
+    v->threads_x = clamp((int)ceil_div(lanes, 32) * 32, 32, v->solo ? SOLO_BLOCK : NARROW_THREADS);
   else if (variant_exact_rows(v))
     v->threads_x = row_threads(v, len);
   else

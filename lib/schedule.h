@@ -218,6 +218,11 @@ const char *schedule_dump(Arena *a, const Module *m, const FusionPlan *p);
  * NARROW instance, bound to NARROW_BLOCKS blocks an SM. */
 int variant_narrow(const Variant *v);
 
+/* FIT_ROW gives variant v the warps the row needs, 32 * ceil(R / (32 *
+ * ITEMS * VEC)) threads, not a power of two: the narrow variant and the
+ * solo ones (Variant.solo). */
+int variant_row_warps(const Variant *v);
+
 /* Variant v is the block variant of rows in registers (Variant.exact_rows;
  * FIT_ROW, not column partials): its T is the warps a row fills exactly
  * where the row is whole warps of ITEMS * VEC elements, else a power of

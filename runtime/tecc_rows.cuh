@@ -254,77 +254,24 @@ inline void split_launch(Launch *l, int64_t len, int64_t lanes) {
   l->splits = s > 1 ? ceil_div(len, l->chunk) : 1;
 }
 
-/* @piece cluster_rank cluster_size cluster_allreduce cluster_drain */
-/* A thread-block cluster (sm_90): the block's rank in it and its size in
- * blocks; 0 and 1 without clusters (before sm_90, or a launch without). */
-__device__ __forceinline__ unsigned cluster_rank() {
-#if __CUDA_ARCH__ >= 900
-  return __clusterRelativeBlockRank();
-#else
-  return 0;
-#endif
-}
-__device__ __forceinline__ unsigned cluster_size() {
-#if __CUDA_ARCH__ >= 900
-  return __clusterSizeInBlocks();
-#else
-  return 1;
-#endif
-}
-
-/* All-reduce of one value per block (one row per block) over the blocks
- * of the cluster, through distributed shared memory: every block gets the
- * same bits, combined in rank order.  `slots` is the block's __shared__
- * pair of 16-byte slots, used in turn (`parity`, a register of the
- * thread, starts at 0 and flips each call), so one cluster barrier a call
+/* @piece cluster_allreduce_n */
+/* All-reduce of K values per block (a row's accumulators of one type and
+ * operation, 16 bytes at most) over the blocks of the cluster, through
+ * distributed shared memory: every block gets the same bits, each value
+ * combined in rank order.  `slots` is the block's __shared__ pair of
+ * 16-byte slots, used in turn (`parity`, a register of the thread,
+ * starts at 0 and flips each call), so one cluster barrier a call
  * suffices: a block writes a slot again two calls later, after the
  * barrier of the call between, which every block reaches only once it
  * has read the slot (on an H100 the looping clusters of rmsnorm gained 3
  * to 4 points of copy over a second barrier a call; bench/NOTES.md).
  * Other blocks may still read the last call's slots: a block leaves the
- * kernel only after cluster_drain().  Every thread of every block of
- * the cluster must call both. */
-template <typename T, typename Op>
-__device__ __forceinline__ T cluster_allreduce(T v, Op op, unsigned char (&slots)[32], unsigned &parity) {
-  static_assert(sizeof(T) <= 16, "cluster_allreduce: a slot holds 16 bytes");
-#if __CUDA_ARCH__ >= 900
-  const unsigned n = __clusterSizeInBlocks();
-  if (n == 1) return v;
-  T *slot = reinterpret_cast<T *>(slots + 16 * parity);
-  parity ^= 1u;
-  if (threadIdx.x == 0 && threadIdx.y == 0) *slot = v;
-  __cluster_barrier_arrive();
-  __cluster_barrier_wait();
-  T r = *static_cast<const T *>(__cluster_map_shared_rank(slot, 0));
-  for (unsigned b = 1; b < n; b++) r = op(r, *static_cast<const T *>(__cluster_map_shared_rank(slot, b)));
-  return r;
-#else
-  (void)op;
-  (void)slots;
-  (void)parity;
-  return v;
-#endif
-}
-
-/* The end of a kernel that called cluster_allreduce: no block leaves
- * (its shared memory gone) while another may still read its slots. */
-__device__ __forceinline__ void cluster_drain() {
-#if __CUDA_ARCH__ >= 900
-  if (__clusterSizeInBlocks() > 1) {
-    __cluster_barrier_arrive();
-    __cluster_barrier_wait();
-  }
-#endif
-}
-
-/* @piece cluster_allreduce_n */
-/* cluster_allreduce of K values at once (the accumulators of one level
- * of a row stitch, of one type and operation, 16 bytes at most): one
- * cluster barrier for all K where each alone took its own, each value
- * combined in rank order as cluster_allreduce does (the same bits).  On
- * an H200 (bench/NOTES.md, issue 46) the backward of rmsnorm bf16 (two
- * sums a row) went from 226.5 to 200.3 us at 1024 x 65536, add_rmsnorm
- * bf16's from 310.5 to 291.7 at 4096 x 16384. */
+ * kernel only after cluster_drain().  Every thread of every block of the
+ * cluster must call both.  A level's accumulators in one call, where
+ * each took a barrier of its own: on an H200 (bench/NOTES.md, issue 46)
+ * the backward of rmsnorm bf16 (two sums a row) went from 226.5 to 200.3
+ * us at 1024 x 65536, add_rmsnorm bf16's from 310.5 to 291.7 at 4096 x
+ * 16384. */
 template <int K, typename T, typename Op>
 __device__ __forceinline__ void cluster_allreduce_n(T (&v)[K], Op op, unsigned char (&slots)[32], unsigned &parity) {
   static_assert(K * sizeof(T) <= 16, "cluster_allreduce_n: a slot holds 16 bytes");
@@ -351,6 +298,43 @@ __device__ __forceinline__ void cluster_allreduce_n(T (&v)[K], Op op, unsigned c
   (void)op;
   (void)slots;
   (void)parity;
+#endif
+}
+
+/* @piece cluster_rank cluster_size cluster_allreduce cluster_drain @needs cluster_allreduce_n */
+/* A thread-block cluster (sm_90): the block's rank in it and its size in
+ * blocks; 0 and 1 without clusters (before sm_90, or a launch without). */
+__device__ __forceinline__ unsigned cluster_rank() {
+#if __CUDA_ARCH__ >= 900
+  return __clusterRelativeBlockRank();
+#else
+  return 0;
+#endif
+}
+__device__ __forceinline__ unsigned cluster_size() {
+#if __CUDA_ARCH__ >= 900
+  return __clusterSizeInBlocks();
+#else
+  return 1;
+#endif
+}
+
+/* cluster_allreduce_n of one value per block (one row per block). */
+template <typename T, typename Op>
+__device__ __forceinline__ T cluster_allreduce(T v, Op op, unsigned char (&slots)[32], unsigned &parity) {
+  T one[1] = {v};
+  cluster_allreduce_n(one, op, slots, parity);
+  return one[0];
+}
+
+/* The end of a kernel that called cluster_allreduce: no block leaves
+ * (its shared memory gone) while another may still read its slots. */
+__device__ __forceinline__ void cluster_drain() {
+#if __CUDA_ARCH__ >= 900
+  if (__clusterSizeInBlocks() > 1) {
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait();
+  }
 #endif
 }
 

@@ -139,7 +139,7 @@ is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c SHARED)" 0 "softmax f32 (one
 is "$(kernel_text tecc_card_bf16_g0_reg | grep -c 'SHARED')" 0 "card bf16 (writes nothing along the row): no SHARED"
 
 ok "rowstats f32: the CLUSTER instance waits for the cluster before it ends" sh -c "sed -n '/__global__ .* tecc_rowstats_f32_g0_reg(/,/^}/p' '$work/s.cu' | tail -2 | grep -q 'if (CLUSTER) tecc::cluster_drain();'"
-is "$(sed -n '/T cluster_allreduce(T v, Op op, unsigned char (&slots)\[32\], unsigned &parity) {/,/^}/p' "$work/s.cu" | grep -c '__cluster_barrier_wait();')" 1 "the cluster all-reduce waits at one barrier"
+is "$(sed -n '/void cluster_allreduce_n(T (&v)\[K\], Op op, unsigned char (&slots)\[32\], unsigned &parity) {/,/^}/p' "$work/s.cu" | grep -c '__cluster_barrier_wait();')" 1 "the cluster all-reduce waits at one barrier (cluster_allreduce: cluster_allreduce_n of one value)"
 # The order of a stream kernel's reads, and which loads and stores stream
 # past L2 (tecc::load_stream, tecc::store_stream): code, in no record.
 is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 'for (IndexT t_base = (t_red - 1) / t_step \* t_step; t_base >= 0 && t_base < t_red; t_base -= t_step) {')" 1 "softmax f32 stream: the second read walks the row backward"
