@@ -1,7 +1,7 @@
 /* pipeline.c — the one place that lists the passes, in order (doc/design.md,
  * "The pipeline"; as QBE's main.c):
  *
- *   parse -> sema -> lower -> grad -> opt -> fuse -> schedule -> emit
+ *   parse -> sema -> lower -> grad -> opt -> split -> fuse -> schedule -> emit
  *
  * Each pass reports user errors in c->diags (only parse and sema can) and
  * the pipeline stops after the first pass that reported any, except that
@@ -19,6 +19,7 @@
 #include "parse.h"
 #include "schedule.h"
 #include "sema.h"
+#include "split.h"
 #include "stitch_plan.h"
 
 static int failed(const Compilation *c) {
@@ -71,6 +72,10 @@ static const char *plan_dump(Compilation *c, Module *m, FusionPlan *p) {
 }
 
 static void back_half(Compilation *c, Module *m) {
+  if (c->opts.opt_level >= 1) {
+    split_reductions(c, m);
+    compilation_dump_after(c, "split", m);
+  }
   FusionPlan *p = fuse_module(c, m, c->opts.opt_level);
   if (compilation_wants_dump(c, "fuse"))
     compilation_dump_text(c, "fuse", emit_fused(c, m, p));
