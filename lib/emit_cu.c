@@ -784,11 +784,17 @@ static void emit_pack_step(GEmit *e, Out *o, const Out *body, int body_lin) {
   }
 }
 
+/* A loop's block, counted from the domain's end where an earlier group
+ * read its input (GroupSchedule.reread). */
+static const char *loop_block(const GEmit *e) {
+  return e->g->schedule->reread ? "(IndexT)(gridDim.x - 1 - blockIdx.x)" : "(IndexT)blockIdx.x";
+}
+
 /* The packed loop over whole packs, around the packed body.  When the
  * body indexes the domain's axes, rows are whole packs (the host checks
  * it): the index is split once per pack, at its first element. */
 static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *body, int body_lin) {
-  open_block(o, "for (IndexT t_p = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_p < t_npack; t_p += t_stride)");
+  open_block(o, "for (IndexT t_p = %s * blockDim.x + threadIdx.x; t_p < t_npack; t_p += t_stride)", loop_block(e));
   if (memchr(e->used_axis, 1, sizeof e->used_axis)) /* decomp splits t_i0 */
     emit(o, "const IndexT t_i0 = t_p * VEC;");
   emit_fragment(o, decomp);
@@ -871,7 +877,7 @@ static void emit_reuse_loop(GEmit *e, Out *o, const Out *decomp, const Out *pre,
   const char *size = dim_expr(e, s->d[A]);
   emit(o, "const IndexT t_reps = (%s + %d) / %d; /* chunks of %d along axis %d */", size, R - 1, R, R, A);
   emit(o, "const IndexT t_nchunk = t_n / %s * t_reps / VEC;", size);
-  open_block(o, "for (IndexT t_u = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_u < t_nchunk; t_u += t_stride)");
+  open_block(o, "for (IndexT t_u = %s * blockDim.x + threadIdx.x; t_u < t_nchunk; t_u += t_stride)", loop_block(e));
   emit(o, "const IndexT t_i0 = t_u * VEC;");
   emit_fragment(o, decomp);
   emit_fragment(o, pre);

@@ -204,6 +204,10 @@ typedef struct GroupSchedule {
                          axis and computes the software math that does not vary along it
                          once for them (reuse_axis()); -1: a position each */
   int reuse;
+  const Value *reread; /* loop: an input of the whole domain an earlier group of the call read in
+                         full (a norm's statistics' x): the blocks walk the domain from its end,
+                         so that the first ones find what that group read last still in L2
+                         (rereads()); NULL: from its start */
 } GroupSchedule;
 
 /* Fills g->schedule for every group of every kernel. */
