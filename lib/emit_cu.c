@@ -51,6 +51,8 @@ typedef struct GEmit {
   const char *acc;     /* reductions: the accumulator the body adds to */
   int lin_used;        /* the body being written reads or writes at e->lin element by element */
   int arg_index_used;  /* ... pairs its values with t_r (an argmax's or argmin's index) */
+  const char *result;  /* a full reduction's epilogue (Group.epilogue): the name of its result */
+  Out *epilogue;       /* ... its statements (epilogue_body()), or NULL */
 } GEmit;
 
 /* A tensor accessed at the domain's linear index, read or written as
@@ -504,6 +506,8 @@ static int read_from_memory(GEmit *e, const Value *v) {
 }
 
 static const char *value_expr(GEmit *e, Value *v, const int *map) {
+  if (e->result && v == e->g->reduce)
+    return e->result;
   if (v->op == IR_CONST)
     return cu_const_literal(e->a, v);
   if (v->op == IR_BROADCAST) {
@@ -1000,7 +1004,7 @@ static void emit_result_at(GEmit *e, Out *o, Value *r, const RedInfo *ri, const 
   else if (r->rop == RED_MEAN)
     result = cu_mean_of(e->a, acc, ri->acc_type);
   result = cu_convert(e->a, result, ri->is_arg ? DT_I64 : ri->acc_dt, r->dtype);
-  if (e->g->roots.len > 1 || e->g->roots.items[0] != r) {
+  if (e->g->roots.len > 1 || e->g->roots.items[0] != r || e->epilogue) {
     emit(o, "const %s t_result = %s;", cu_compute_ctype(r->dtype), result);
     result = "t_result";
   }
@@ -1008,6 +1012,38 @@ static void emit_result_at(GEmit *e, Out *o, Value *r, const RedInfo *ri, const 
     Value *v = e->g->roots.items[i];
     emit_stores(e, o, v, v == r ? result : cu_convert(e->a, result, r->dtype, v->dtype), off);
   }
+  if (e->epilogue)
+    emit_fragment(o, e->epilogue);
+}
+
+/* A full reduction's epilogue (Group.epilogue): each value computed from
+ * the result (t_result, emit_result_at()) and stored, as the thread that
+ * stores the result runs it.  Written before the kernels are opened, so
+ * that what it reads (scalars, other full reductions' results) is among
+ * their parameters. */
+static Out *epilogue_body(GEmit *e) {
+  if (!e->g->epilogue.len)
+    return NULL;
+  Out *saved = e->body;
+  const char *lin = e->lin;
+  int map[TECC_MAX_RANK];
+  for (int i = 0; i < TECC_MAX_RANK; i++)
+    map[i] = -1; /* every axis of a value of one element: index 0 */
+  e->body = new_out(e->a);
+  e->memo.len = 0;
+  e->vec = 0;
+  e->lin = NULL;
+  e->result = "t_result";
+  for (int i = 0; i < e->g->epilogue.len; i++) {
+    Value *v = e->g->epilogue.items[i];
+    emit_stores(e, e->body, v, value_expr(e, v, map), "0");
+  }
+  e->result = NULL;
+  e->lin = lin;
+  e->memo.len = 0;
+  Out *body = e->body;
+  e->body = saved;
+  return body;
 }
 
 /* A first stage lets its second (launched by tecc::launch_next) be
@@ -1018,6 +1054,13 @@ static void emit_let_final_launch(Out *o) {
 
 static void emit_wait_for_first_stage(Out *o) {
   emit(o, "tecc::wait_for_prior_grid(); /* the first stage's partials are all written */");
+}
+
+/* A parameter the second stage of a split or full reduction takes: what
+ * it writes, the sizes, and what an epilogue reads. */
+static int final_param(const GEmit *e, const KParam *p) {
+  return p->kind == P_OUTPUT || p->kind == P_WS_WRITE || p->kind == P_SIZE ||
+         (e->g->epilogue.len && (p->kind == P_SCALAR || p->kind == P_STORED_READ));
 }
 
 /* Stores t_acc, the whole reduction of output element t_o. */
@@ -1037,7 +1080,7 @@ static void emit_split_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
              e->g->schedule->final_threads, e->kname, ri->acc_type);
   for (int i = 0; i < e->params.len; i++) {
     const KParam *p = e->params.items[i];
-    if (p->kind == P_OUTPUT || p->kind == P_WS_WRITE || p->kind == P_SIZE)
+    if (final_param(e, p))
       buf_printf(&h, ", %s", param_decl(e->a, e->k, p, 0));
   }
   buf_puts(&h, ")");
@@ -1257,6 +1300,7 @@ static void emit_full_kernel(GEmit *e, Out *o) {
   int vbody_r = e->lin_used || e->arg_index_used;
   nameset_truncate(&e->taken, ntaken); /* the tail reuses the names */
   Out *sbody = step_body(e, &ri, 0, "t_acc[0]");
+  e->epilogue = epilogue_body(e);
   check_pack_width(e, v);
   Out *decomp = new_out(e->a);
   if (memchr(e->used_axis, 1, sizeof e->used_axis))
@@ -1307,7 +1351,7 @@ static void emit_full_final(GEmit *e, Out *o) {
              g->schedule->final_threads, e->kname, ri.acc_type);
   for (int i = 0; i < e->params.len; i++) {
     const KParam *p = e->params.items[i];
-    if (p->kind == P_OUTPUT || p->kind == P_WS_WRITE || p->kind == P_SIZE)
+    if (final_param(e, p))
       buf_printf(&h, ", %s", param_decl(e->a, e->k, p, 0));
   }
   buf_puts(&h, ")");
@@ -1553,7 +1597,7 @@ static const char *final_args(KEmit *ke, GEmit *ge) {
   buf_init(&b, ke->a);
   for (int i = 0; i < ge->params.len; i++) {
     const KParam *p = ge->params.items[i];
-    if (p->kind == P_OUTPUT || p->kind == P_WS_WRITE || p->kind == P_SIZE)
+    if (final_param(ge, p))
       buf_printf(&b, ", %s", launch_arg(ke->a, ke->kp, ke->names, p));
   }
   return buf_cstr(&b);

@@ -58,6 +58,8 @@ const char *emit_fused(Compilation *c, Module *m, FusionPlan *p) {
       Group *g = kp->groups.items[j];
       buf_printf(&b, "  group %d: %s over %s\n", g->id, group_kind_name(g->kind), shape_str(a, k, &g->domain));
       buf_printf(&b, "    writes: %s\n", values_str(a, &g->roots));
+      if (g->epilogue.len)
+        buf_printf(&b, "    and from its result: %s\n", values_str(a, &g->epilogue));
       buf_printf(&b, "    reads:  %s\n", values_str(a, &g->reads));
       buf_printf(&b, "    fused:  ");
       for (int v = 0; v < g->members.len; v++) {
@@ -325,6 +327,7 @@ static void json_group(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
              group_kind_name(g->kind), schedule_name(g->sched));
   json_shape(b, k, &g->domain);
   json_ids_field(b, "roots", &g->roots);
+  json_ids_field(b, "epilogue", &g->epilogue);
   json_ids_field(b, "members", &g->members);
   json_ids_field(b, "reads", &g->reads);
   buf_puts(b, ", \"bytes\": ");

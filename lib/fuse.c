@@ -126,6 +126,8 @@ static void sort_groups(KernelPlan *kp, int opt_level) {
     g->id = i;
     for (int r = 0; r < g->roots.len; r++)
       kp->group_of[((Value *)g->roots.items[r])->id] = i;
+    for (int r = 0; r < g->epilogue.len; r++)
+      kp->group_of[((Value *)g->epilogue.items[r])->id] = i;
   }
 }
 
@@ -165,6 +167,8 @@ static void collect_members(Arena *a, KernelPlan *kp, Group *g) {
   char *mark = ARENA_ARRAY(a, char, n);
   for (int i = 0; i < g->roots.len; i++)
     collect(a, kp, g, g->roots.items[i], mark, 1);
+  for (int i = 0; i < g->epilogue.len; i++)
+    collect(a, kp, g, g->epilogue.items[i], mark, 1);
   for (int i = 0; i < n; i++) {
     Value *v = kp->kernel->values.items[i];
     if (mark[i] && v->op != IR_INPUT && (!kp->stored[i] || kp->group_of[i] == g->id))
@@ -239,6 +243,29 @@ static void absorb_rounding(Arena *a, KernelPlan *kp) {
   }
 }
 
+/* A loop group of one element computed from full reductions (a scale
+ * from an absolute maximum, a loss divided by a count) is computed and
+ * written by the thread that writes the latest of those reductions, in
+ * that group's last stage: no launch of its own (Group.epilogue).  On an
+ * H200 the per-tensor fp8 quantization's scale was 2.5 us of its four
+ * launches (bench/NOTES.md, issue 49). */
+static void absorb_epilogues(Arena *a, KernelPlan *kp) {
+  PtrVec keep = {0};
+  for (int i = 0; i < kp->groups.len; i++) {
+    Group *l = kp->groups.items[i];
+    Group *g = epilogue_host(kp, l);
+    if (!g) {
+      vec_push(a, &keep, l);
+      continue;
+    }
+    for (int j = 0; j < l->roots.len; j++) {
+      vec_push(a, &g->epilogue, l->roots.items[j]);
+      ((Value *)l->roots.items[j])->aux = g;
+    }
+  }
+  kp->groups = keep;
+}
+
 static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level, Buf *why, int sums_apart) {
   KernelPlan *kp = ARENA_NEW(a, KernelPlan);
   int n = k->values.len, gathers = 0;
@@ -259,6 +286,7 @@ static KernelPlan *plan_kernel(Arena *a, Kernel *k, int opt_level, Buf *why, int
   if (opt_level >= 1) { /* H9: stitch fusion (stitch.c) */
     stitch_groups(a, kp, why);
     absorb_rounding(a, kp);
+    absorb_epilogues(a, kp);
   }
   sort_groups(kp, opt_level);
   for (int i = 0; i < kp->groups.len; i++)

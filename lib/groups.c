@@ -58,13 +58,16 @@ const char *group_bytes(Arena *a, const Kernel *k, const KernelPlan *kp, const G
   int n = 0;
   for (int i = 0; i < g->reads.len; i++)
     put_bytes(&b, &n, a, k, g->reads.items[i]);
-  for (int i = 0; i < g->roots.len; i++) {
-    const Value *v = g->roots.items[i];
-    for (int o = 0; o < k->noutputs; o++)
-      if (k->outputs[o].value == v)
+  for (int e = 0; e < 2; e++) {
+    const PtrVec *written = e ? &g->epilogue : &g->roots;
+    for (int i = 0; i < written->len; i++) {
+      const Value *v = written->items[i];
+      for (int o = 0; o < k->noutputs; o++)
+        if (k->outputs[o].value == v)
+          put_bytes(&b, &n, a, k, v);
+      if (kp->home[v->id].kind == HOME_WORKSPACE)
         put_bytes(&b, &n, a, k, v);
-    if (kp->home[v->id].kind == HOME_WORKSPACE)
-      put_bytes(&b, &n, a, k, v);
+    }
   }
   return n ? buf_cstr(&b) : "0";
 }
@@ -124,6 +127,47 @@ static Group *reduce_group_of(const KernelPlan *kp, const Value *v) {
       return g;
   }
   return NULL;
+}
+
+int reduces_fully(const Group *g) {
+  if (g->kind != GROUP_REDUCE)
+    return 0;
+  for (int i = 0; i < g->domain.rank; i++)
+    if (!dim_is_one(&g->domain, i) && !((g->reduce->axes >> i) & 1u))
+      return 0;
+  return 1;
+}
+
+/* The full reduce group v comes from (through the elementwise values that
+ * a loop recomputes) in *host: the latest such, by its reduction's id;
+ * 0 where v reads anything a scalar epilogue cannot. */
+static int epilogue_reads(const KernelPlan *kp, const Value *v, Group **host) {
+  if (v->op == IR_CONST || v->op == IR_SIZE || (v->op == IR_INPUT && v->shape.rank == 0))
+    return 1;
+  if (v->op == IR_INPUT || v->op == IR_TAKE || v->op == IR_INDEX)
+    return 0;
+  if (kp->stored[v->id]) {
+    Group *g = reduce_group_of(kp, v);
+    if (!g || !reduces_fully(g))
+      return 0;
+    if (!*host || (*host)->reduce->id < g->reduce->id)
+      *host = g;
+    return 1;
+  }
+  for (int i = 0; i < v->nargs; i++)
+    if (!epilogue_reads(kp, v->args[i], host))
+      return 0;
+  return 1;
+}
+
+Group *epilogue_host(const KernelPlan *kp, const Group *loop) {
+  if (loop->kind != GROUP_LOOP || shape_literal_numel(&loop->domain) != 1)
+    return NULL;
+  Group *host = NULL;
+  for (int i = 0; i < loop->roots.len; i++)
+    if (!epilogue_reads(kp, loop->roots.items[i], &host))
+      return NULL;
+  return host;
 }
 
 /* The reduce group a loop group only rounds the result of: every root a

@@ -57,7 +57,11 @@ typedef struct Group {
   Schedule sched;
   Shape domain;
   PtrVec roots;    /* Value*: what the group writes, increasing ids */
-  Value *reduce;   /* GROUP_REDUCE: the reduction (the only root) */
+  Value *reduce;   /* GROUP_REDUCE: the reduction (the first root; the others round it) */
+  PtrVec epilogue; /* Value*: GROUP_REDUCE over every axis: values of one element computed from
+                      its result (and constants, scalars, earlier full reductions) that the
+                      thread writing the result computes and writes too (s = max(abs(x)) / 448),
+                      a loop group folded in (fuse.c, absorb_epilogues()), increasing ids */
   PtrVec members;  /* Value*: computed inside, increasing ids (dumps) */
   PtrVec reads;    /* Value*: read from memory (inputs, stored values) */
   PtrVec deps;     /* Group*: groups that write what this one reads */
@@ -130,5 +134,12 @@ const char *group_bytes(Arena *a, const Kernel *k, const KernelPlan *kp, const G
  * float cast of that group's reduction), or NULL: fusion lets the reduce
  * group store the casts itself. */
 Group *rounded_reduce(const KernelPlan *kp, const Group *loop);
+/* g reduces every axis of its domain that is not a literal 1 (the full class). */
+int reduces_fully(const Group *g);
+/* The full reduce group a loop group of one element computes from (the
+ * latest, where it reads several), or NULL where it reads anything else
+ * (a tensor input, another group's value, a position): fusion folds the
+ * loop into that group (Group.epilogue). */
+Group *epilogue_host(const KernelPlan *kp, const Group *loop);
 
 #endif

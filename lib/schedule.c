@@ -1532,9 +1532,12 @@ static void stitch_text(Buf *b, Arena *a, const Kernel *k, const Group *g, const
                   "for bit)\n", vec, vec, digit_packs_text(a, k, g, vec));
 }
 
-/* A value as the plan names it: an input by its name, else %id. */
+/* A value as the plan names it: an input by its name, else %id (and the
+ * name the program gave it). */
 static const char *value_text(Arena *a, const Kernel *k, const Value *v) {
-  return v->op == IR_INPUT ? k->inputs[v->index].name : arena_printf(a, "%%%d", v->id);
+  if (v->op == IR_INPUT)
+    return k->inputs[v->index].name;
+  return v->name ? arena_printf(a, "%%%d (%s)", v->id, v->name) : arena_printf(a, "%%%d", v->id);
 }
 
 static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {
@@ -1564,6 +1567,12 @@ static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   }
   if (g->kind == GROUP_REDUCE)
     buf_printf(b, "    reduces: %%%d %s\n", g->reduce->id, reduce_name(g->reduce->rop));
+  if (g->epilogue.len) {
+    buf_puts(b, "    then, from its result, in the thread that writes it:");
+    for (int i = 0; i < g->epilogue.len; i++)
+      buf_printf(b, " %s", value_text(a, k, g->epilogue.items[i]));
+    buf_puts(b, "\n");
+  }
   if (g->kind == GROUP_STITCH)
     stitch_text(b, a, k, g, s);
   for (int i = 0; i < s->nvariants; i++)
