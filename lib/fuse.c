@@ -253,7 +253,7 @@ static void absorb_epilogues(Arena *a, KernelPlan *kp) {
   PtrVec keep = {0};
   for (int i = 0; i < kp->groups.len; i++) {
     Group *l = kp->groups.items[i];
-    Group *g = epilogue_host(kp, l);
+    Group *g = epilogue_host(a, kp, l);
     if (!g) {
       vec_push(a, &keep, l);
       continue;

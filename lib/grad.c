@@ -366,9 +366,7 @@ void grad_module(Compilation *c, Module *m) {
   for (int i = 0; i < m->nkernels; i++) {
     Kernel *k = m->kernels[i];
     strip_detach(c->arena, k);
-    const char *why = ir_verify(c->arena, k);
-    if (why)
-      internal_error("grad made invalid IR: %s", why);
+    ir_verify_after(c->arena, k, "grad");
     if (!k->imported)
       m->kernels[n++] = k;
   }

@@ -140,8 +140,12 @@ int reduces_fully(const Group *g) {
 
 /* The full reduce group v comes from (through the elementwise values that
  * a loop recomputes) in *host: the latest such, by its reduction's id;
- * 0 where v reads anything a scalar epilogue cannot. */
-static int epilogue_reads(const KernelPlan *kp, const Value *v, Group **host) {
+ * 0 where v reads anything a scalar epilogue cannot.  `seen`, by value
+ * id: already walked (a value shared in a DAG is walked once). */
+static int epilogue_reads(const KernelPlan *kp, const Value *v, Group **host, char *seen) {
+  if (seen[v->id])
+    return 1;
+  seen[v->id] = 1;
   if (v->op == IR_CONST || v->op == IR_SIZE || (v->op == IR_INPUT && v->shape.rank == 0))
     return 1;
   if (v->op == IR_INPUT || v->op == IR_TAKE || v->op == IR_INDEX)
@@ -155,17 +159,18 @@ static int epilogue_reads(const KernelPlan *kp, const Value *v, Group **host) {
     return 1;
   }
   for (int i = 0; i < v->nargs; i++)
-    if (!epilogue_reads(kp, v->args[i], host))
+    if (!epilogue_reads(kp, v->args[i], host, seen))
       return 0;
   return 1;
 }
 
-Group *epilogue_host(const KernelPlan *kp, const Group *loop) {
+Group *epilogue_host(Arena *a, const KernelPlan *kp, const Group *loop) {
   if (loop->kind != GROUP_LOOP || shape_literal_numel(&loop->domain) != 1)
     return NULL;
   Group *host = NULL;
+  char *seen = ARENA_ARRAY(a, char, kp->kernel->values.len);
   for (int i = 0; i < loop->roots.len; i++)
-    if (!epilogue_reads(kp, loop->roots.items[i], &host))
+    if (!epilogue_reads(kp, loop->roots.items[i], &host, seen))
       return NULL;
   return host;
 }

@@ -140,6 +140,6 @@ int reduces_fully(const Group *g);
  * latest, where it reads several), or NULL where it reads anything else
  * (a tensor input, another group's value, a position): fusion folds the
  * loop into that group (Group.epilogue). */
-Group *epilogue_host(const KernelPlan *kp, const Group *loop);
+Group *epilogue_host(Arena *a, const KernelPlan *kp, const Group *loop);
 
 #endif

@@ -602,6 +602,12 @@ static int equal_up_to_ones(const Shape *a, const Shape *b) {
   }
 }
 
+void ir_verify_after(Arena *a, const Kernel *k, const char *pass) {
+  const char *why = ir_verify(a, k);
+  if (why)
+    internal_error("%s made invalid IR: %s", pass, why);
+}
+
 const char *ir_verify(Arena *a, const Kernel *k) {
   for (int i = 0; i < k->values.len; i++) {
     const Value *v = k->values.items[i];

@@ -245,6 +245,9 @@ void ir_renumber(Kernel *k); /* after passes drop or reorder values */
  * lower_program() and optimize_module() call it: a violation is a
  * compiler bug (internal_error). */
 const char *ir_verify(Arena *a, const Kernel *k);
+/* ir_verify() after `pass` made k: internal_error() naming the pass where
+ * an invariant fails. */
+void ir_verify_after(Arena *a, const Kernel *k, const char *pass);
 
 /* An IR_TAKE's axes (ir.h, IR_TAKE), all read here. */
 typedef struct TakeAxis {

@@ -422,9 +422,7 @@ static Kernel *lower_kernel(Lower *l, const TypedKernel *tk) {
     l->k->te_signature = tk->te_signature;
     bind_defines(l);
   }
-  const char *why = ir_verify(l->a, l->k);
-  if (why)
-    internal_error("lowering made invalid IR: %s", why);
+  ir_verify_after(l->a, l->k, "lowering");
   return l->k;
 }
 

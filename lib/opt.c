@@ -574,8 +574,6 @@ static void optimize_kernel(Arena *a, Kernel *k) {
 void optimize_module(Compilation *c, Module *m) {
   for (int i = 0; i < m->nkernels; i++) {
     optimize_kernel(c->arena, m->kernels[i]);
-    const char *why = ir_verify(c->arena, m->kernels[i]);
-    if (why)
-      internal_error("optimization made invalid IR: %s", why);
+    ir_verify_after(c->arena, m->kernels[i], "optimization");
   }
 }

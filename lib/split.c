@@ -161,11 +161,11 @@ static Value *total_variance(Split *s, Value *v) {
 }
 
 static Value *split_value(Split *s, Value *v) {
-  Value *var = total_variance(s, v);
-  if (var)
-    return var;
-  uint32_t inner = inner_run(v);
-  Value *r = reduce(s, v->rop, reduce(s, v->rop, v->args[0], inner, v), v->axes & ~inner, v);
+  Value *r = total_variance(s, v);
+  if (!r) {
+    uint32_t inner = inner_run(v);
+    r = reduce(s, v->rop, reduce(s, v->rop, v->args[0], inner, v), v->axes & ~inner, v);
+  }
   r->name = v->name;
   return r;
 }
@@ -179,7 +179,7 @@ static void split_kernel(Arena *a, Kernel *k) {
     for (int j = 0; j < v->nargs; j++)
       v->args[j] = rep(v->args[j]);
     v->id = k->values.len;
-    vec_push(a, &k->values, v); /* kept: its uses may still read it; opt drops the dead */
+    vec_push(a, &k->values, v); /* until opt drops it: its uses read its replacement (aux) */
     if (splits(v))
       v->aux = split_value(&s, v);
   }
@@ -192,9 +192,7 @@ static void split_kernel(Arena *a, Kernel *k) {
 void split_reductions(Compilation *c, Module *m) {
   for (int i = 0; i < m->nkernels; i++) {
     split_kernel(c->arena, m->kernels[i]);
-    const char *why = ir_verify(c->arena, m->kernels[i]);
-    if (why)
-      internal_error("splitting reductions made invalid IR: %s", why);
+    ir_verify_after(c->arena, m->kernels[i], "splitting reductions");
   }
   optimize_module(c, m); /* CSE of the inner reductions, and the dead ones out */
 }
