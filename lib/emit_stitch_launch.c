@@ -160,8 +160,11 @@ static const char *variant_condition(SLaunch *e, const Variant *v, const char *k
                                     (long long)v->limit, kernel);
     if (v->loops)
       return cond;
-    return arena_printf(e->sk.a, "%s && t_rows <= tecc::resident_clusters(%s, tecc::cluster_blocks(t_len, %d), %d)", cond,
-                        kernel, v->threads_x * v->items * v->vec, v->threads_x);
+    const char *all = arena_printf(e->sk.a, "t_rows <= tecc::resident_clusters(%s, tecc::cluster_blocks(t_len, %d), %d)",
+                                   kernel, v->threads_x * v->items * v->vec, v->threads_x);
+    if (v->pair_loops) /* cluster_pair_loops() */
+      return arena_printf(e->sk.a, "%s && (t_len <= %lld || %s)", cond, 2LL * v->threads_x * v->items * v->vec, all);
+    return arena_printf(e->sk.a, "%s && %s", cond, all);
   }
   case WHEN_ALIGNED: case WHEN_LEN_AT_MOST: break;
   }

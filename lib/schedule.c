@@ -261,6 +261,20 @@ static int cluster_loops(const Group *g) {
   return g->stitch->nlevels == 1 && g->plan->stream_reads >= 2;
 }
 
+/* f32 rows of a mean and a variance that write along the row (layernorm,
+ * group-norm) loop in clusters of two blocks too: on an H200
+ * (bench/prog_ab.py, bench/NOTES.md, issue 48) layernorm f32 at 2048 x
+ * 49152 took 23% less time than the stream, 512 x 40960 10%, 1024 x 65536
+ * 2.8%, group-norm f32 16 x 32 x 10 x 4096 4.7%; in clusters of four or
+ * eight blocks they lost (group-norm 8 x 32 x 20 x 4096 +23%, layernorm
+ * 128 x 262144 +9.6%).  Not measured: 16-bit rows, and softmax's online
+ * sums, whose clusters lost on an H100 (issue 12). */
+static int cluster_pair_loops(const Group *g, const Footprint *f) {
+  const PlanKernel *k = &g->plan->stream;
+  return g->stitch->nlevels == 2 && f->pack_bytes == 4 && g->plan->stream_reads >= 2 && k->npasses > 0 &&
+         k->passes[0].kind == PASS_MOMENTS;
+}
+
 static int at_most(int x, int most) {
   return x < most ? x : most;
 }
@@ -651,6 +665,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
     v->cluster = 0;
     v->limit = (int64_t)t->max_cluster * MAX_THREADS * max_items * vec;
     v->loops = cluster_loops(g);
+    v->pair_loops = !v->loops && cluster_pair_loops(g, f);
   }
   /* stream: ITEMS within the budget (more spilled: add_rmsnorm bf16); long
    * rows, one block per SM, so the rows in flight stay in L2 */
@@ -1334,7 +1349,8 @@ const char *variant_condition_text(Arena *a, const Variant *v, int first) {
   case WHEN_CLUSTERS:
     return arena_printf(a, "when R <= %lld, %s, 32-bit indices do and the device launches clusters",
                         (long long)v->limit, v->loops ? "for any number of rows"
-                                                      : "the device holds a cluster for every row at once");
+                        : v->pair_loops ? "the device holds a cluster for every row at once or a row fits two blocks"
+                                        : "the device holds a cluster for every row at once");
   }
   unreachable();
 }
@@ -1388,8 +1404,8 @@ static const char *grid_text(Arena *a, const Variant *v) {
                            "column partials a row of the workspace, then summed in cluster order by a second kernel%s",
                         v->prefetch ? ", the next row loaded while this one computes" : "");
   if (v->fit == FIT_CLUSTER)
-    return v->loops ? "grid = the clusters the device holds at once, each looping over rows"
-                    : "grid = a cluster per row";
+    return v->loops || v->pair_loops ? "grid = the clusters the device holds at once, each looping over rows"
+                                     : "grid = a cluster per row";
   if (v->fit == FIT_COLUMN_SPLIT)
     return arena_printf(a, "grid = groups x C, C = min(ceil(%d*SMs/groups), R/%d, 1024) chunks of R, each chunk's "
                            "partial results into the workspace, then a second kernel folds them in chunk order and "

@@ -156,6 +156,9 @@ typedef struct Variant {
                           half of L2 (tecc::keep_items, emit_stitch.c) */
   int loops;           /* cluster: taken for any number of rows, the clusters the device
                           holds at once looping over them (else only when they hold every row) */
+  int pair_loops;      /* cluster, not `loops`: taken for any number of rows too where a row fits a
+                          cluster of two blocks, the clusters looping over rows
+                          (cluster_pair_loops()) */
   int early;           /* registers, whole: the WHOLE instance loads the row operands' packs (a
                           norm's w and b) with the row, before its reductions (EARLY), bound
                           by GroupSchedule.early_threads */

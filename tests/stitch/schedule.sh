@@ -59,7 +59,7 @@ variants() { group "$1" '[.variants[].name] | join(" ")'; }
 # The elements a chunk of a stream variant takes (schedule.c, stream_chunk()).
 chunk='(([.items, .wide_items] | max) * .vec)'
 
-plan 107
+plan 108
 ok "--emit=json is one JSON document, every kernel in it" \
   "$JQ" -e --argjson n "$(grep -c '^kernel ' "$te")" '.kernels | length == $n' "$work/s.json"
 # The condition's words are the plan's (schedule.c, variant_condition_text()).
@@ -154,8 +154,10 @@ is "$(variants softmax_f32)" "warp block long cluster stream" "softmax f32 (writ
 # Clusters.
 is "$(variant rmsw_bf16 cluster '{when, limit, loops}')" '{"when":"clusters","limit":524288,"loops":true}' \
   "rmsw bf16 (one level, streamed rows read twice): clusters for any number of rows, looping over them"
-is "$(variant softmax_f32 cluster '{when, limit, loops}')" '{"when":"clusters","limit":262144,"loops":false}' \
-  "softmax f32 (two levels): clusters only when the device holds one for every row"
+is "$(variant softmax_f32 cluster '{when, limit, loops, pair_loops}')" '{"when":"clusters","limit":262144,"loops":false,"pair_loops":false}' \
+  "softmax f32 (two levels, online sums): clusters only when the device holds one for every row"
+is "$(variant layernorm_f32 cluster '{loops, pair_loops}')" '{"loops":false,"pair_loops":true}' \
+  "layernorm f32 (a mean and a variance): clusters of two blocks for any number of rows too"
 
 # Columns.
 is "$(group softmax_col_bf16 '{class, vec: .variants[0].vec}')" '{"class":"stitch-column","vec":8}' \
