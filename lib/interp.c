@@ -23,10 +23,6 @@ typedef struct Tensor {
   int64_t *i; /* bool and integer dtypes */
   double *m;  /* float dtypes, when magnitudes are wanted: each value's
                  magnitude bound (interp.h) */
-  char *u;    /* bool and integer dtypes, when magnitudes are wanted: 1 where
-                 the value rests on a comparison of floats the contract
-                 cannot tell apart (near_tie()); a float computed from it
-                 has no bound */
 } Tensor;
 
 typedef struct Interp {
@@ -527,30 +523,9 @@ static int64_t get_i(const Tensor *t, int64_t i) {
 }
 
 /* The magnitude bound of element i; an integer or bool is exact: its own
- * magnitude, unless it rests on a near tie (Tensor.u): then none. */
+ * magnitude. */
 static double get_m(const Tensor *t, int64_t i) {
-  if (t->u && t->u[i])
-    return INFINITY;
   return t->m ? t->m[i] : fabs(get_f(t, i));
-}
-
-static char get_u(const Tensor *t, int64_t i) { return t->u ? t->u[i] : 0; }
-
-/* A comparison of floats a and b (bounds ma, mb, computed in `t`) whose
- * references differ by less than abi.md section 6 tells values apart: a
- * correct evaluation may order them either way (or find them equal), so
- * what rests on it has no bound (tecc's choice, doc/abi.md).  The gradient
- * of a max goes to the elements equal to it (doc/language.md section 13):
- * cos(x) of |x| under 2.4e-4 is 1.0 in f32, so two such elements of a row
- * tie in f32 and not in the float64 reference (gpu-all's random seed 13,
- * bench/NOTES.md, issue 48).  Values equal in the reference (x ==
- * max(x) at the max) stay certain, and so does a comparison with a
- * non-finite value. */
-static int near_tie(DType t, double a, double ma, double b, double mb) {
-  double rtol = t == DT_F64 ? 1e-12 : 1e-5;
-  if (!isfinite(a) || !isfinite(b) || a == b)
-    return 0;
-  return isinf(ma) || isinf(mb) || fabs(a - b) <= rtol * (ma + mb);
 }
 
 static int tensor_alloc(Interp *in, Tensor *t, const Value *v) {
@@ -569,9 +544,7 @@ static int tensor_alloc(Interp *in, Tensor *t, const Value *v) {
     t->i = malloc(n * sizeof(int64_t));
   if (is_float(v->dtype) && in->want_mag)
     t->m = malloc(n * sizeof(double));
-  if (!is_float(v->dtype) && in->want_mag)
-    t->u = calloc(n, 1);
-  if ((!t->f && !t->i) || (in->want_mag && (is_float(v->dtype) ? !t->m : !t->u))) {
+  if ((!t->f && !t->i) || (in->want_mag && is_float(v->dtype) && !t->m)) {
     in->status = INTERP_OUT_OF_MEMORY;
     return 0;
   }
@@ -582,11 +555,9 @@ static void tensor_free(Tensor *t) {
   free(t->f);
   free(t->i);
   free(t->m);
-  free(t->u);
   t->f = NULL;
   t->i = NULL;
   t->m = NULL;
-  t->u = NULL;
 }
 
 /* Walks a multi-index over `dims` in row-major order, keeping up to two
@@ -695,8 +666,6 @@ static void eval_cast(const Value *v, Tensor *t, const Tensor *x) {
       t->i[i] = wrap(v->dtype, x->i[i]);
     if (t->m)
       t->m[i] = mag_finish(t->f[i], get_m(x, i));
-    if (t->u)
-      t->u[i] = get_u(x, i);
   }
 }
 
@@ -713,8 +682,6 @@ static void eval_unary(const Value *v, Tensor *t, const Tensor *x) {
     if (t->m)
       t->m[i] = range_finish(v->dtype, mag_finish(t->f[i], unary_mag(op, get_f(x, i),
                                                                       get_m(x, i), t->f[i])));
-    if (t->u)
-      t->u[i] = get_u(x, i);
   }
 }
 
@@ -736,9 +703,6 @@ static void eval_binary(const Value *v, Tensor *t, const Tensor *a,
       t->m[i] = range_finish(v->dtype, mag_finish(t->f[i], binary_mag(op, get_f(a, i), get_m(a, i),
                                                                        get_f(b, i), get_m(b, i),
                                                                        t->f[i])));
-    if (t->u)
-      t->u[i] = get_u(a, i) || get_u(b, i) ||
-                (cmp && fargs && near_tie(v->args[0]->dtype, get_f(a, i), get_m(a, i), get_f(b, i), get_m(b, i)));
   }
 }
 
@@ -751,9 +715,7 @@ static void eval_select(Tensor *t, const Tensor *c, const Tensor *a,
     else
       t->i[i] = s->i[i];
     if (t->m)
-      t->m[i] = get_u(c, i) ? INFINITY : get_m(s, i);
-    if (t->u)
-      t->u[i] = get_u(c, i) || get_u(s, i);
+      t->m[i] = get_m(s, i);
   }
 }
 
@@ -773,8 +735,6 @@ static void eval_broadcast(Tensor *t, const Tensor *x) {
       t->i[i] = x->i[w.off[0]];
     if (t->m)
       t->m[i] = get_m(x, w.off[0]);
-    if (t->u)
-      t->u[i] = get_u(x, w.off[0]);
   }
 }
 
@@ -891,10 +851,9 @@ static void reduce_walk_init(Walk *w, const Tensor *x, uint32_t axes) {
 }
 
 /* One pass over x; `means` (for RED_VAR) holds each output's mean and
- * `means_m` their bounds; `u` (an integer or bool result's Tensor.u, or
- * NULL) marks each output element that reduces one resting on a near tie. */
+ * `means_m` their bounds. */
 static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
-                        const long double *means, const double *means_m, char *u) {
+                        const long double *means, const double *means_m) {
   Walk w;
   reduce_walk_init(&w, x, axes);
   int arg = r->op == RED_ARGMAX || r->op == RED_ARGMIN;
@@ -908,8 +867,6 @@ static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
       acc_float(r, o, get_f(x, i), means ? means[o] : 0);
     if (r->macc)
       acc_mag(r, o, get_m(x, i), means_m ? means_m[o] : 0);
-    if (u)
-      u[o] |= get_u(x, i);
   }
 }
 
@@ -997,7 +954,7 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
   if (r.op == RED_VAR) {
     /* mean((x - mean(x))^2), as lowering spells it (lower.c) */
     r.op = RED_MEAN;
-    reduce_pass(&r, x, v->axes, NULL, NULL, t->u);
+    reduce_pass(&r, x, v->axes, NULL, NULL);
     for (int64_t o = 0; o < t->n; o++) {
       r.acc[o] = r.count ? r.acc[o] / r.count : NAN;
       if (r.macc)
@@ -1012,10 +969,10 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
       return in->status = INTERP_OUT_OF_MEMORY, 0;
     }
     r.op = RED_VAR;
-    reduce_pass(&r, x, v->axes, means, means_m, t->u);
+    reduce_pass(&r, x, v->axes, means, means_m);
     free(means), free(means_m);
   } else {
-    reduce_pass(&r, x, v->axes, NULL, NULL, t->u);
+    reduce_pass(&r, x, v->axes, NULL, NULL);
   }
   reduce_finish(&r, t);
   free(r.acc), free(r.iacc), free(r.arg), free(r.macc), free(r.mtop);

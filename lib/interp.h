@@ -86,11 +86,6 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
  * correct f32 evaluation may overflow there (an f32 sum of squares near
  * 1e38) where the float64 reference does not, so the reference says
  * nothing about the result.
- * A comparison of two floats whose values differ by no more than rtol *
- * (m(a) + m(b)) (rtol 1e-5 for f32 arithmetic, 1e-12 for f64) may go
- * either way in a correct evaluation: the bool and everything computed
- * from it (a select's result, a cast, a sum) get no bound (near_tie() in
- * interp.c; abi.md section 6).
  * An RED_VAR (which lowering never emits) gets the bound of the two means
  * lowering spells it with. */
 int interp_kernel_mag(const Kernel *k, const int64_t *sizes,

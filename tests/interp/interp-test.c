@@ -513,36 +513,6 @@ static void test_mag_sums(void) {
   ok(st == 0 && y[1] == -1 && near(m[0], 3) && near(m[1], 1), "mag of a sum of one term is the term's (factor 1, not log2(1))");
 }
 
-/* A max's gradient goes to the elements equal to the max: dy * f32(x ==
- * max(x)).  Two elements within rtol * (bounds) of each other may tie in
- * a correct f32 evaluation and not in the float64 reference (cos(x) of
- * |x| < 2.4e-4 is 1.0 in f32): what rests on that comparison has no
- * bound; an element equal to the max, or plainly below it, keeps one. */
-static void test_mag_near_tie(void) {
-  float y[4];
-  double m[4];
-  begin(0);
-  Value *x = input(DT_F32, SHAPE(4));
-  Value *top = bcast(reduce(RED_MAX, DT_F32, x, 1), x->shape);
-  Value *eq = node(IR_CAST, DT_F32, x->shape, binary(BIN_EQ, DT_BOOL, x, top), NULL, NULL);
-  output(binary(BIN_MUL, DT_F32, eq, bcast(fconst(DT_F32, 3), x->shape)), DT_F32);
-  float xs[4] = {1.0f, 0.5f, 0.9999999f, -2.0f};
-  int st = run_mag(NULL, xs, NULL, y, m);
-  ok(st == 0 && y[0] == 3 && isfinite(m[0]) && y[1] == 0 && isfinite(m[1]) && y[2] == 0 && isinf(m[2]) &&
-         y[3] == 0 && isfinite(m[3]),
-     "x == max(x): an element 1e-7 below the max has no bound, the max and the others keep theirs");
-  begin(0);
-  x = input(DT_F32, SHAPE(4));
-  top = bcast(reduce(RED_MAX, DT_F32, x, 1), x->shape);
-  eq = node(IR_CAST, DT_F32, x->shape, binary(BIN_EQ, DT_BOOL, x, top), NULL, NULL);
-  output(bcast(reduce(RED_SUM, DT_F32, eq, 1), x->shape), DT_F32);
-  st = run_mag(NULL, xs, NULL, y, m);
-  ok(st == 0 && y[0] == 1 && isinf(m[0]), "the count of elements equal to the max, one of them near: no bound");
-  float apart[4] = {1.0f, 0.5f, 0.99f, -2.0f};
-  st = run_mag(NULL, apart, NULL, y, m);
-  ok(st == 0 && y[0] == 1 && isfinite(m[0]), "... none near (0.99 against 1): bounded");
-}
-
 /* Past f32's range a correct f32 evaluation may overflow where the float64
  * reference does not: no bound (inf), for the value and what follows. */
 static void test_mag_range(void) {
@@ -766,7 +736,6 @@ int main(void) {
   test_mag_sums();
   test_mag_elementwise();
   test_mag_range();
-  test_mag_near_tie();
   test_mag_long_prod();
   test_take_two_axes();
   arena_free(arena);
