@@ -151,7 +151,6 @@ typedef struct Memo {
 } Memo;
 
 Memo *memo_find(const PtrVec *memo, const Value *v, const int *map);
-int read_by_later_group(const KernelPlan *kp, const Group *g, const Value *v);
 Memo *memo_add(Arena *a, PtrVec *memo, const Value *v, const int *map, const char *name);
 /* What a value's temporary is named after: its .te name ("rstd"); an
  * input's element, or a value named like a parameter, "x_val"; an

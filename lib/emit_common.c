@@ -82,19 +82,6 @@ void emit_launch_check(Out *o) {
   emit(o, "if (t_err != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
 }
 
-/* Does a group after g in the launch order read v?  A tensor that none
- * does is read for the last time in g, so g may stream it past L2. */
-int read_by_later_group(const KernelPlan *kp, const Group *g, const Value *v) {
-  int later = 0;
-  for (int i = 0; i < kp->groups.len; i++) {
-    const Group *h = kp->groups.items[i];
-    if (later && vec_contains(&h->reads, v))
-      return 1;
-    later |= h == g;
-  }
-  return 0;
-}
-
 /* ---- temporaries, names, maps -------------------------------------------------- */
 
 Memo *memo_find(const PtrVec *memo, const Value *v, const int *map) {

@@ -8,10 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *value_label(Arena *a, const Value *v) {
-  return v->name ? arena_printf(a, "%%%d (%s)", v->id, v->name) : arena_printf(a, "%%%d", v->id);
-}
-
 static const char *op_label(Arena *a, const Value *v) {
   switch (v->op) {
   case IR_INPUT: return "input";
@@ -40,7 +36,7 @@ static const char *values_str(Arena *a, const PtrVec *v) {
   Buf b;
   buf_init(&b, a);
   for (int i = 0; i < v->len; i++)
-    buf_printf(&b, "%s%s", i ? ", " : "", value_label(a, v->items[i]));
+    buf_printf(&b, "%s%s", i ? ", " : "", ir_value_label(a, v->items[i]));
   return v->len ? buf_cstr(&b) : "-";
 }
 
@@ -64,7 +60,7 @@ const char *emit_fused(Compilation *c, Module *m, FusionPlan *p) {
       buf_printf(&b, "    fused:  ");
       for (int v = 0; v < g->members.len; v++) {
         const Value *x = g->members.items[v];
-        buf_printf(&b, "%s%s=%s", v ? ", " : "", value_label(a, x), op_label(a, x));
+        buf_printf(&b, "%s%s=%s", v ? ", " : "", ir_value_label(a, x), op_label(a, x));
       }
       buf_puts(&b, "\n");
     }

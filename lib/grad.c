@@ -24,14 +24,12 @@ DType grad_dtype(DType t) { return t == DT_F64 ? DT_F64 : DT_F32; }
 
 /* ---- shapes ------------------------------------------------------------- */
 
-static int is_one(Dim d) { return d.var < 0 && d.size == 1; }
-
 int grad_stretches_to(const Shape *from, const Shape *to) {
   if (from->rank > to->rank)
     return 0;
   for (int i = 0; i < from->rank; i++) {
     Dim f = from->d[i], t = to->d[to->rank - from->rank + i];
-    if (!is_one(f) && !dim_equal(f, t))
+    if (!dim_literal_one(f) && !dim_equal(f, t))
       return 0;
   }
   return 1;
@@ -43,7 +41,7 @@ static int ones_then(const Shape *longer, const Shape *shorter) {
   if (extra < 0)
     return 0;
   for (int i = 0; i < longer->rank; i++)
-    if (i < extra ? !is_one(longer->d[i])
+    if (i < extra ? !dim_literal_one(longer->d[i])
                   : !dim_equal(longer->d[i], shorter->d[i - extra]))
       return 0;
   return 1;

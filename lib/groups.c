@@ -20,7 +20,7 @@ const char *schedule_name(Schedule s) {
 }
 
 int dim_is_one(const Shape *s, int i) {
-  return s->d[i].var < 0 && s->d[i].size == 1;
+  return dim_literal_one(s->d[i]);
 }
 
 int innermost_axis(const Shape *domain) {
@@ -128,6 +128,24 @@ static Group *reduce_group_of(const KernelPlan *kp, const Value *v) {
   }
   return NULL;
 }
+
+/* Whether a group of kp on the `after` side of g (later in the launch
+ * order, or earlier) reads v. */
+static int read_beside(const KernelPlan *kp, const Group *g, const Value *v, int after) {
+  int past = 0;
+  for (int i = 0; i < kp->groups.len; i++) {
+    const Group *h = kp->groups.items[i];
+    if (h == g)
+      past = 1;
+    else if (past == after && vec_contains(&h->reads, v))
+      return 1;
+  }
+  return 0;
+}
+
+int read_by_later_group(const KernelPlan *kp, const Group *g, const Value *v) { return read_beside(kp, g, v, 1); }
+
+int read_by_earlier_group(const KernelPlan *kp, const Group *g, const Value *v) { return read_beside(kp, g, v, 0); }
 
 int reduces_fully(const Group *g) {
   if (g->kind != GROUP_REDUCE)

@@ -134,6 +134,11 @@ const char *group_bytes(Arena *a, const Kernel *k, const KernelPlan *kp, const G
  * float cast of that group's reduction), or NULL: fusion lets the reduce
  * group store the casts itself. */
 Group *rounded_reduce(const KernelPlan *kp, const Group *loop);
+/* Does a group after g in the launch order read v?  A tensor that none
+ * does is read for the last time in g, so g may stream it past L2. */
+int read_by_later_group(const KernelPlan *kp, const Group *g, const Value *v);
+/* ... one before g?  Then g may find what that group read last in L2. */
+int read_by_earlier_group(const KernelPlan *kp, const Group *g, const Value *v);
 /* g reduces every axis of its domain that is not a literal 1 (the full class). */
 int reduces_fully(const Group *g);
 /* The full reduce group a loop group of one element computes from (the

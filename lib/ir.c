@@ -18,6 +18,8 @@ Value *ir_new_value(Arena *a, Kernel *k, IrOp op, DType t, const Shape *s) {
   return v;
 }
 
+int dim_literal_one(Dim d) { return d.var < 0 && d.size == 1; }
+
 int dim_equal(Dim a, Dim b) {
   if (a.var >= 0 || b.var >= 0)
     return a.var == b.var;
@@ -143,6 +145,10 @@ void ir_derive_sizes(const Kernel *k, int64_t *sizes) {
     sizes[i] = se_eval(k->sizevars[i].def, sizes);
 }
 
+const char *ir_value_label(Arena *a, const Value *v) {
+  return v->name ? arena_printf(a, "%%%d (%s)", v->id, v->name) : arena_printf(a, "%%%d", v->id);
+}
+
 void ir_count_uses(Kernel *k) {
   for (int i = 0; i < k->values.len; i++)
     ((Value *)k->values.items[i])->nuses = 0;
@@ -153,6 +159,12 @@ void ir_count_uses(Kernel *k) {
   }
   for (int i = 0; i < k->noutputs; i++)
     k->outputs[i].value->nuses++;
+}
+
+Value *ir_forwarded(Value *v) {
+  while (v->aux)
+    v = v->aux;
+  return v;
 }
 
 void ir_renumber(Kernel *k) {

@@ -215,6 +215,7 @@ Value *ir_new_value(Arena *a, Kernel *k, IrOp op, DType t, const Shape *s);
 /* v broadcast to sh (v itself when it has that shape), located at loc. */
 Value *ir_broadcast(Arena *a, Kernel *k, Value *v, const Shape *sh, SrcRange loc);
 int dim_equal(Dim a, Dim b); /* the same literal or the same variable */
+int dim_literal_one(Dim d);   /* the literal 1 */
 int shape_equal(const Shape *a, const Shape *b);
 int64_t shape_literal_numel(const Shape *s); /* -1 if any dim is symbolic */
 /* The rank-0 constant v is, through broadcasts, else NULL; and whether
@@ -232,6 +233,7 @@ Value *ir_stored_value(Value *v);
  * leave a NaN's sign out (emit_expr.c, cu_load_conv_of). */
 int ir_nan_sign_unseen(const Kernel *k, const Value *v);
 const char *shape_str(Arena *a, const Kernel *k, const Shape *s); /* "[N, 4]" */
+const char *ir_value_label(Arena *a, const Value *v); /* "%6 (s)", or "%6" without a name */
 void ir_count_uses(Kernel *k);
 /* The size parameters (the first of k->sizevars; the derived ones follow). */
 int ir_nparams(const Kernel *k);
@@ -239,6 +241,9 @@ int ir_nparams(const Kernel *k);
  * ir_nparams(k) entries): the derived sizes' values. */
 void ir_derive_sizes(const Kernel *k, int64_t *sizes);
 void ir_renumber(Kernel *k); /* after passes drop or reorder values */
+/* v, or what replaces it: a pass rewriting the values points a replaced
+ * one's aux at its replacement (opt.c, split.c); NULL aux: itself. */
+Value *ir_forwarded(Value *v);
 
 /* Checks the invariants above (topological ids, operand dtypes and
  * shapes, keepdims, outputs); NULL when they hold, else what is wrong.

@@ -51,12 +51,6 @@
 #include <math.h>
 #include <string.h>
 
-static Value *rep(Value *v) {
-  while (v->aux)
-    v = v->aux;
-  return v;
-}
-
 /* ---- constants ----------------------------------------------------------- */
 
 
@@ -500,9 +494,9 @@ static void forward(Opt *o, Kernel *k) {
   for (int i = 0; i < k->values.len; i++) {
     Value *v = k->values.items[i];
     for (int j = 0; j < v->nargs; j++)
-      v->args[j] = rep(v->args[j]);
+      v->args[j] = ir_forwarded(v->args[j]);
     Value *s = simplify(o, v);
-    Value *canon = s == v ? intern(o, v) : rep(s);
+    Value *canon = s == v ? intern(o, v) : ir_forwarded(s);
     if (canon != v)
       v->aux = canon;
   }
@@ -564,7 +558,7 @@ static void optimize_kernel(Arena *a, Kernel *k) {
     clear_unused_fields(k->values.items[i]);
   forward(&o, k);
   for (int i = 0; i < k->noutputs; i++)
-    k->outputs[i].value = rep(k->outputs[i].value);
+    k->outputs[i].value = ir_forwarded(k->outputs[i].value);
   remove_dead(&o, k);
   ir_renumber(k);
   for (int i = 0; i < k->values.len; i++)

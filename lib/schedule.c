@@ -1193,11 +1193,8 @@ static uint32_t batch_axes(const Group *g, const Footprint *f) {
 static const Value *rereads(const KernelPlan *kp, const Group *g) {
   for (int i = 0; i < g->reads.len; i++) {
     const Value *v = g->reads.items[i];
-    if (!shape_equal(&v->shape, &g->domain))
-      continue;
-    for (int j = 0; j < kp->groups.len && kp->groups.items[j] != g; j++)
-      if (vec_contains(&((const Group *)kp->groups.items[j])->reads, v))
-        return v;
+    if (shape_equal(&v->shape, &g->domain) && read_by_earlier_group(kp, g, v))
+      return v;
   }
   return NULL;
 }
@@ -1548,12 +1545,10 @@ static void stitch_text(Buf *b, Arena *a, const Kernel *k, const Group *g, const
                   "for bit)\n", vec, vec, digit_packs_text(a, k, g, vec));
 }
 
-/* A value as the plan names it: an input by its name, else %id (and the
- * name the program gave it). */
+/* A value as the plan names it: an input by its name, else as the dumps
+ * do. */
 static const char *value_text(Arena *a, const Kernel *k, const Value *v) {
-  if (v->op == IR_INPUT)
-    return k->inputs[v->index].name;
-  return v->name ? arena_printf(a, "%%%d (%s)", v->id, v->name) : arena_printf(a, "%%%d", v->id);
+  return v->op == IR_INPUT ? k->inputs[v->index].name : ir_value_label(a, v);
 }
 
 static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, const Group *g) {

@@ -53,14 +53,6 @@ typedef struct Split {
   Kernel *k;
 } Split;
 
-static Value *rep(Value *v) {
-  while (v->aux)
-    v = v->aux;
-  return v;
-}
-
-static int literal_one(Dim d) { return d.var < 0 && d.size == 1; }
-
 /* The inner run of v's reduced axes (above), 0 when v is not split. */
 static uint32_t inner_run(const Value *v) {
   const Shape *s = &v->args[0]->shape;
@@ -68,7 +60,7 @@ static uint32_t inner_run(const Value *v) {
   int64_t literal = 1, symbolic = 0;
   int i = s->rank - 1;
   for (; i >= 0; i--) {
-    if (literal_one(s->d[i]))
+    if (dim_literal_one(s->d[i]))
       continue;
     if (!((v->axes >> i) & 1u))
       break;
@@ -80,7 +72,7 @@ static uint32_t inner_run(const Value *v) {
   }
   uint32_t outer = 0;
   for (; i >= 0; i--)
-    if (((v->axes >> i) & 1u) && !literal_one(s->d[i]))
+    if (((v->axes >> i) & 1u) && !dim_literal_one(s->d[i]))
       outer |= 1u << i;
   if (!run || !outer || (!symbolic && literal < SPLIT_MIN_RUN))
     return 0;
@@ -177,14 +169,14 @@ static void split_kernel(Arena *a, Kernel *k) {
   for (int i = 0; i < old.len; i++) {
     Value *v = old.items[i];
     for (int j = 0; j < v->nargs; j++)
-      v->args[j] = rep(v->args[j]);
+      v->args[j] = ir_forwarded(v->args[j]);
     v->id = k->values.len;
     vec_push(a, &k->values, v); /* until opt drops it: its uses read its replacement (aux) */
     if (splits(v))
       v->aux = split_value(&s, v);
   }
   for (int i = 0; i < k->noutputs; i++)
-    k->outputs[i].value = rep(k->outputs[i].value);
+    k->outputs[i].value = ir_forwarded(k->outputs[i].value);
   for (int i = 0; i < k->values.len; i++)
     ((Value *)k->values.items[i])->aux = NULL;
 }
