@@ -2254,16 +2254,39 @@ static void apart_checks(KEmit *ke, Out *o) {
   ke->counts = ke->apart->counts;
 }
 
-/* Rows longer than the main plan keeps its column sums for run the
- * apart plan. */
+/* The reduced axes of g's rows after its last kept axis (the inner run
+ * of rows of several runs). */
+static uint32_t inner_run_axes(const Group *g) {
+  uint32_t axes = 0;
+  for (int i = g->domain.rank - 1; i >= 0; i--) {
+    if (dim_is_one(&g->domain, i))
+      continue;
+    if (!((g->stitch->axes >> i) & 1u))
+      break;
+    axes |= 1u << i;
+  }
+  return axes;
+}
+
+/* Rows longer than the main plan keeps its column sums for (or, where
+ * the apart plan is the kernel with its reductions split, than its rows
+ * of several runs held on chip) run the apart plan. */
 static void emit_apart_call(KEmit *ke, Out *o, const char *big) {
   if (!ke->apart)
     return;
   const Group *g = ke->kp->groups.items[ke->kp->apart_group];
   const Count *len = checked_count(ke, o, "t_len_apart", &g->domain, g->stitch->axes);
-  emit(o, "/* rows longer than %lld: the sums over them in a column group of their own */",
-       (long long)ke->kp->apart_len);
-  open_block(o, "if (%s > %s)", len->expr, host_literal(ke->a, ke->kp->apart_len));
+  if (ke->kp->apart_split) { /* and runs that are not whole packs (stitch_plan.c, runs_whole_packs()) */
+    const Count *run = checked_count(ke, o, "t_run_apart", &g->domain, inner_run_axes(g));
+    emit(o, "/* rows longer than %lld, or of runs that are not whole packs: the plan with the reductions split (two "
+            "reads) */", (long long)ke->kp->apart_len);
+    open_block(o, "if (%s > %s || %s %% %d != 0%s)", len->expr, host_literal(ke->a, ke->kp->apart_len), run->expr,
+               stitch_most_vec(g->schedule), !big ? "" : strcmp(big, "true") == 0 ? " || true" : " || t_big");
+  } else {
+    emit(o, "/* rows longer than %lld: the sums over them in a column group of their own */",
+         (long long)ke->kp->apart_len);
+    open_block(o, "if (%s > %s)", len->expr, host_literal(ke->a, ke->kp->apart_len));
+  }
   /* the counts it declares live in its block: its own copy of the list */
   PtrVec counts = {0};
   for (int i = 0; i < ke->counts.len; i++)
@@ -2291,7 +2314,7 @@ static void emit_entry(KEmit *ke, Out *o) {
     emit(o, "#endif");
   }
   emit_apart_call(ke, o, big);
-  emit_plan_call(ke, o, big);
+  emit_plan_call(ke, o, ke->kp->apart_split ? NULL : big); /* 32-bit indices: emit_apart_call() */
   close_block(o, "");
 }
 

@@ -392,9 +392,9 @@ const char *emit_json(Compilation *c, Module *m, FusionPlan *p) {
     buf_puts(&b, "      ],\n      \"groups\": ");
     json_groups(&b, a, k, kp);
     if (kp->apart) {
-      buf_printf(&b, ",\n      \"apart\": {\"group\": %d, \"rows_longer_than\": %lld, \"groups\": ", kp->apart_group,
-                 (long long)kp->apart_len);
-      json_groups(&b, a, k, kp->apart);
+      buf_printf(&b, ",\n      \"apart\": {\"group\": %d, \"rows_longer_than\": %lld, \"split\": %s, \"groups\": ",
+                 kp->apart_group, (long long)kp->apart_len, kp->apart_split ? "true" : "false");
+      json_groups(&b, a, kp->apart->kernel, kp->apart);
       buf_puts(&b, "}");
     }
     buf_printf(&b, "\n    }%s\n", i + 1 < m->nkernels ? "," : "");

@@ -172,8 +172,19 @@ static const char *item_in_operand(const SEmit *e) {
   return items_whole(e) ? "(t_whole || t_r0 < t_red)" : item_in(e);
 }
 
+/* Rows of several runs (StitchPlan.row_runs), runs of whole packs: the
+ * pack at `r` of row t_o is at (r / RUN) * (t_outer * RUN) + t_o * RUN +
+ * r % RUN, RUN the inner run's elements, and its elements follow it. */
+static const char *runs_offset(SEmit *e, const char *r);
+
+static int row_runs(const SEmit *e) {
+  return e->sk.vec && e->sk.g->plan->row_runs;
+}
+
 /* The offset of the thread's pack t_r0 (cvec: of its VEC columns at row t_r0). */
-static const char *pack_offset(const SEmit *e) {
+static const char *pack_offset(SEmit *e) {
+  if (row_runs(e))
+    return runs_offset(e, "t_r0");
   return e->sk.cvec ? "t_r0 * t_outer + t_o0" : "t_o * t_red + t_r0";
 }
 
@@ -301,6 +312,21 @@ static const char *count_expr(SEmit *e, uint32_t mask) {
   for (int j = 0; j < n; j++)
     buf_printf(&b, "%s%s", j ? " * " : "", dim_expr(e, e->sk.g->domain.d[axes[j]]));
   return n ? buf_cstr(&b) : "(IndexT)1";
+}
+
+/* The inner run's elements (the row's first element is at t_o times it). */
+static const char *run_length(SEmit *e) {
+  const Shape *d = &e->sk.g->domain;
+  uint32_t inner = 0;
+  for (int i = d->rank - 1; i >= 0 && (dim_is_one(d, i) || is_reduced_axis(e, i)); i--)
+    if (!dim_is_one(d, i))
+      inner |= 1u << i;
+  return count_expr(e, inner);
+}
+
+static const char *runs_offset(SEmit *e, const char *r) {
+  const char *run = run_length(e);
+  return arena_printf(e->sk.a, "(%s / %s) * (t_outer * %s) + t_o * %s + %s %% %s", r, run, run, run, r, run);
 }
 
 /* Does `v`, evaluated at `map`, vary along the row? */
@@ -1409,8 +1435,8 @@ static void closed_form_sum(SEmit *e, Value *r, Out *tail) {
  * registers of a bound that allowed more (ptxas -v, sm_90). */
 static const char *shift_load(SEmit *e, const Value *x, const Red *acc) {
   const Value *in = x->op == IR_CAST ? x->args[0] : x;
-  const char *mem =
-      arena_printf(e->sk.a, "__ldg(%s + (%s ? t_o : 0) * t_red)", mem_param(e, (Value *)in), row_live_operand(e));
+  const char *mem = arena_printf(e->sk.a, "__ldg(%s + (%s ? t_o : 0) * %s)", mem_param(e, (Value *)in),
+                                 row_live_operand(e), row_runs(e) ? run_length(e) : "t_red");
   const char *val = cu_convert(e->sk.a, cu_load_conv_of(e->sk.a, e->sk.k, in, mem), cu_compute_dtype(in->dtype), acc->dt);
   return arena_printf(e->sk.a, "t_red > 0 ? %s : %s", val, acc->identity);
 }
@@ -2459,6 +2485,8 @@ static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
   take_entry_names(&e->taken, k, names);
   e->names_mark = nameset_mark(&e->taken);
   e->lin = reduce_linear_index(&g->domain, g->stitch->axes);
+  if (row_runs(e)) /* one division a pack (its elements follow it) */
+    e->lin = arena_printf(a, "%s + (t_r - t_r0)", runs_offset(e, "t_r0"));
   declare_rcounts(e);
   return e;
 }

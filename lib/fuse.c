@@ -345,6 +345,67 @@ static void plan_apart(Arena *a, KernelPlan *kp, int opt_level) {
   kp->apart = plan_kernel(a, copy, opt_level, &scratch, 1);
 }
 
+/* Does group g write an output of kp's kernel over its whole domain (a
+ * batch norm's y)? */
+static int writes_domain(const KernelPlan *kp, const Group *g) {
+  const Kernel *k = kp->kernel;
+  int map[TECC_MAX_RANK];
+  for (int i = 0; i < g->domain.rank; i++)
+    map[i] = i;
+  for (int o = 0; o < k->noutputs; o++) {
+    const Value *v = k->outputs[o].value;
+    if (kp->group_of[v->id] == g->id && v->shape.rank == g->domain.rank &&
+        covers_domain(&g->domain, g->stitch->axes, &v->shape, map, 0))
+      return 1;
+  }
+  return 0;
+}
+
+/* The row stitch of kp over rows of several runs that writes along them, or -1. */
+static int runs_group(const KernelPlan *kp) {
+  for (int i = 0; i < kp->groups.len; i++) {
+    const Group *g = kp->groups.items[i];
+    if (stitch_row_runs(g) && writes_domain(kp, g))
+      return i;
+  }
+  return -1;
+}
+
+/* Where split.c split a kernel's reductions, the kernel as it was before
+ * may fuse into a row stitch over rows of several runs (stitch_row_runs())
+ * that writes along them: a batch norm's y = (x - mean(x, 0, 2)) * ...,
+ * one block a channel of B runs, x read once, where the split plan reads
+ * it twice (its rows' moments, then the normalization).  On an H200
+ * (bench/NOTES.md, issue 48; kernel time) batchnorm f32 32 x 2048 x 392
+ * went from 79.2 to 62.4 us, bf16 41.4 -> 36.6, f32 32 x 512 x 784 41.1
+ * -> 36.0; but channels longer than the registers hold (32 x 64 x 12544,
+ * the stream variant) took 35-59% longer, as did the statistics alone
+ * (mean and var, nothing written along the row: the split plan reads x
+ * once too), 16-21%.  So that plan is the main one, for rows up to the
+ * registers' length (schedule.c, rows_apart()), and the split one its
+ * `apart`, for longer rows.  Not where either plan has an apart plan of
+ * its own (column sums). */
+static void plan_unsplit(Arena *a, FusionPlan *p, Module *m, int i, int opt_level) {
+  Kernel *k = m->kernels[i];
+  if (!k->unsplit || p->kernels[i]->apart)
+    return;
+  Buf scratch; /* its fusion's reasons are the split plan's but the split */
+  buf_init(&scratch, a);
+  KernelPlan *u = plan_kernel(a, k->unsplit, opt_level, &scratch, 0);
+  int g = runs_group(u);
+  if (g < 0 || columns_group(u) >= 0)
+    return;
+  Kernel *split = ARENA_NEW(a, Kernel);
+  *split = *k;
+  split->name = arena_printf(a, "%s_apart", k->name);
+  p->kernels[i]->kernel = split;
+  u->apart = p->kernels[i];
+  u->apart_group = g;
+  u->apart_split = 1;
+  p->kernels[i] = u;
+  m->kernels[i] = k->unsplit;
+}
+
 static const char *explain(Arena *a, FusionPlan *p, Module *m, Buf *why) {
   Buf b;
   buf_init(&b, a);
@@ -372,6 +433,7 @@ FusionPlan *fuse_module(Compilation *c, Module *m, int opt_level) {
   for (int i = 0; i < m->nkernels; i++) {
     p->kernels[i] = plan_kernel(a, m->kernels[i], opt_level, &why, 0);
     plan_apart(a, p->kernels[i], opt_level);
+    plan_unsplit(a, p, m, i, opt_level);
   }
   p->explanation = explain(a, p, m, &why);
   return p;

@@ -98,6 +98,8 @@ typedef struct KernelPlan {
                           norm's dw): the plan with those sums apart, a column group reading the
                           domain again, which the entry runs for rows longer than `apart_len`
                           (schedule.c, rows_apart()); its kernel is a copy named <kernel>_apart */
+  int apart_split;     /* `apart` is the plan of the kernel with its reductions split (split.c), this
+                          one of the kernel before (fuse.c, plan_unsplit()) */
   int apart_group;     /* the group (of this plan) whose row length decides */
   int64_t apart_len;   /* ... rows up to this long run this plan (0: until scheduled) */
 } KernelPlan;

@@ -167,6 +167,35 @@ Value *ir_forwarded(Value *v) {
   return v;
 }
 
+Kernel *ir_clone_kernel(Arena *a, const Kernel *k) {
+  Kernel *c = ARENA_NEW(a, Kernel);
+  *c = *k;
+  c->values = (PtrVec){0};
+  Value **copy = ARENA_ARRAY(a, Value *, k->values.len + 1);
+  for (int i = 0; i < k->values.len; i++) {
+    const Value *v = k->values.items[i];
+    Value *n = ARENA_NEW(a, Value);
+    *n = *v;
+    for (int j = 0; j < n->nargs; j++)
+      n->args[j] = copy[v->args[j]->id];
+    n->aux = NULL;
+    copy[i] = n;
+    vec_push(a, &c->values, n);
+  }
+  c->inputs = ARENA_ARRAY(a, KernelInput, k->ninputs + 1);
+  for (int i = 0; i < k->ninputs; i++) {
+    c->inputs[i] = k->inputs[i];
+    c->inputs[i].value = k->inputs[i].value ? copy[k->inputs[i].value->id] : NULL;
+  }
+  c->outputs = ARENA_ARRAY(a, KernelOutput, k->noutputs + 1);
+  for (int i = 0; i < k->noutputs; i++) {
+    c->outputs[i] = k->outputs[i];
+    c->outputs[i].value = copy[k->outputs[i].value->id];
+  }
+  c->unsplit = NULL;
+  return c;
+}
+
 void ir_renumber(Kernel *k) {
   for (int i = 0; i < k->values.len; i++)
     ((Value *)k->values.items[i])->id = i;

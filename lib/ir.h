@@ -203,6 +203,10 @@ typedef struct Kernel {
   PtrVec arg_reductions; /* ArgReduction*: every argmax and argmin an output
                             reads, recorded by the optimizer before it
                             rewrites the values */
+  struct Kernel *unsplit; /* split.c: a copy of the kernel before its
+                            reductions were split, which fusion may plan
+                            for the rows that fit on chip (fuse.c,
+                            plan_unsplit()); NULL where nothing was split */
 } Kernel;
 
 typedef struct Module {
@@ -244,6 +248,9 @@ void ir_renumber(Kernel *k); /* after passes drop or reorder values */
 /* v, or what replaces it: a pass rewriting the values points a replaced
  * one's aux at its replacement (opt.c, split.c); NULL aux: itself. */
 Value *ir_forwarded(Value *v);
+/* A copy of k whose values are copies of k's (the same ids, operands and
+ * outputs among the copies): a pass may rewrite one and keep the other. */
+Kernel *ir_clone_kernel(Arena *a, const Kernel *k);
 
 /* Checks the invariants above (topological ids, operand dtypes and
  * shapes, keepdims, outputs); NULL when they hold, else what is wrong.

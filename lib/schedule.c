@@ -42,8 +42,9 @@ enum {
   FINAL_THREADS = 512,       /* the block that combines per-block partials */
   ONE_READ_THREADS = 512,    /* rows read once (stream, or held): two blocks an SM */
   ONE_READ_HELD_16 = 256,    /* ... and 16-bit rows held in registers (one_read_stream) */
-  PACK_BYTES = 16,
+  PACK_BYTES = PLAN_PACK_BYTES,
   STATIC_SHARED_BYTES = 48 * 1024, /* per block, declared in the kernel */
+  RUNS_MAX_ITEMS = 8,        /* rows of several runs in the plan before a split (runs_variants()) */
   SHARED_MIN_BYTES = 128     /* a thread's held bytes of 16-bit rows (ITEMS 8) from which those
                                 that are not whole packs are held in shared memory (shared_rows()) */
 };
@@ -1253,13 +1254,18 @@ static void schedule_plan(Arena *a, KernelPlan *kp, const Target *t) {
  * cluster that all-reduces two levels a row across its blocks lost too
  * (layernorm bf16 4096 x 11008 520 us, apart 219), where one level
  * (rmsnorm) kept up with them (184 and 181 us) or won (2048 x 32768: 231
- * and 437). */
-static int64_t rows_apart(const Group *g) {
+ * and 437).  Where the apart plan is the split kernel (fuse.c,
+ * plan_unsplit()), only the register variants' rows: a channel that the
+ * registers do not hold streamed twice (batchnorm bf16 32 x 256 x 3136,
+ * 48.6 us against the split plan's 41.8 on an H200), and the cluster
+ * variant of rows of several runs has not been measured. */
+static int64_t rows_apart(const KernelPlan *kp, const Group *g) {
   const GroupSchedule *s = g->schedule;
   int64_t most = 0;
   for (int i = 0; i < s->nvariants; i++) {
     const Variant *v = &s->variants[i];
-    int kept = v->storage == STORE_REGISTERS || (v->storage == STORE_CLUSTER && g->stitch->nlevels == 1);
+    int kept = v->storage == STORE_REGISTERS ||
+               (v->storage == STORE_CLUSTER && g->stitch->nlevels == 1 && !kp->apart_split);
     if (kept && v->limit > most)
       most = v->limit;
   }
@@ -1287,29 +1293,72 @@ static void rows_longer(Group *g, int64_t than) {
   s->early_threads = early_threads(s);
 }
 
+/* The main plan's rows, where its apart plan is the split kernel: the
+ * entry runs it for rows no longer than its register variants hold, in
+ * 32-bit indices, whose runs are whole packs, and the split plan for any
+ * other call (emit_cu.c, emit_apart_call()).  So its register variants
+ * alone, the last one unconditional, of at most 8 items: rows that are
+ * not whole aligned packs (misaligned pointers) load element by element,
+ * which at 16 items spilled 512 bytes (bf16 rows held at VEC 4 for an f32
+ * output; ptxas -v, sm_90), and are not held in shared memory, which
+ * falls back to the stream on a device without the room. */
+static int runs_variants(Group *g) {
+  GroupSchedule *s = g->schedule;
+  int n = 0;
+  for (int i = 0; i < s->nvariants; i++) {
+    const Variant *v = &s->variants[i];
+    if (v->storage == STORE_REGISTERS && when_uses_limit(v->when) && v->items <= RUNS_MAX_ITEMS) {
+      s->variants[n] = *v;
+      s->variants[n++].shared_bytes = 0;
+    }
+  }
+  if (!n) /* literal rows longer than the registers hold */
+    return 0;
+  s->variants[n - 1].when = WHEN_ALWAYS;
+  s->nvariants = n;
+  s->max_threads = max_threads(s);
+  s->early_threads = early_threads(s);
+  return 1;
+}
+
 static int same_rows(const Group *a, const Group *b) {
   return a->kind == GROUP_STITCH && b->kind == GROUP_STITCH && a->sched == b->sched &&
          a->stitch->axes == b->stitch->axes && shape_equal(&a->domain, &b->domain);
 }
 
-/* With literal sizes only the plan that runs is left (the apart plan then
- * takes the kernel's own name). */
-static void choose_apart(FusionPlan *p, int i) {
+/* p->kernels[i] becomes its apart plan, under the kernel's own name. */
+static void take_apart(Module *m, FusionPlan *p, int i) {
   KernelPlan *kp = p->kernels[i];
-  const Group *g = kp->groups.items[kp->apart_group];
-  kp->apart_len = rows_apart(g);
+  if (kp->apart_split) { /* the split kernel's own values */
+    kp->apart->kernel->name = kp->kernel->name;
+    m->kernels[i] = kp->apart->kernel;
+  } else {
+    kp->apart->kernel = kp->kernel;
+  }
+  p->kernels[i] = kp->apart;
+}
+
+/* With literal sizes only the plan that runs is left (the apart plan then
+ * takes the kernel's own name); and the split plan alone where the rows'
+ * runs are literal and not whole packs (stitch_plan.c, runs_whole_packs():
+ * the plan before the split would load them element by element) or
+ * literal rows are longer than its register variants hold. */
+static void choose_apart(Module *m, FusionPlan *p, int i) {
+  KernelPlan *kp = p->kernels[i];
+  Group *g = kp->groups.items[kp->apart_group];
+  if (kp->apart_split && (!g->plan->row_runs || !runs_variants(g))) {
+    take_apart(m, p, i);
+    return;
+  }
+  kp->apart_len = rows_apart(kp, g);
   for (int j = 0; j < kp->apart->groups.len; j++)
     if (same_rows(kp->apart->groups.items[j], g))
       rows_longer(kp->apart->groups.items[j], kp->apart_len);
   int64_t len = reduced_length(g);
-  if (len < 0)
-    return;
-  if (len <= kp->apart_len) {
+  if (len >= 0 && len <= kp->apart_len)
     kp->apart = NULL;
-  } else {
-    kp->apart->kernel = kp->kernel;
-    p->kernels[i] = kp->apart;
-  }
+  else if (len >= 0)
+    take_apart(m, p, i);
 }
 
 void schedule_module(Compilation *c, Module *m, FusionPlan *p) {
@@ -1319,7 +1368,7 @@ void schedule_module(Compilation *c, Module *m, FusionPlan *p) {
     schedule_plan(c->arena, kp, &t);
     if (kp->apart) {
       schedule_plan(c->arena, kp->apart, &t);
-      choose_apart(p, i);
+      choose_apart(m, p, i);
     }
   }
 }
@@ -1606,10 +1655,11 @@ const char *schedule_dump(Arena *a, const Module *m, const FusionPlan *p) {
       group_text(&b, a, k, kp, kp->groups.items[j]);
     if (!kp->apart)
       continue;
-    buf_printf(&b, "  rows longer than %lld: the sums over them apart, %d launch(es), %d workspace buffer(s)\n",
-               (long long)kp->apart_len, kp->apart->groups.len, kp->apart->workspace.len);
+    buf_printf(&b, "  rows longer than %lld: %s, %d launch(es), %d workspace buffer(s)\n", (long long)kp->apart_len,
+               kp->apart_split ? "the reductions split (split.c)" : "the sums over them apart", kp->apart->groups.len,
+               kp->apart->workspace.len);
     for (int j = 0; j < kp->apart->groups.len; j++)
-      group_text(&b, a, k, kp->apart, kp->apart->groups.items[j]);
+      group_text(&b, a, kp->apart->kernel, kp->apart, kp->apart->groups.items[j]);
   }
   return buf_cstr(&b);
 }

@@ -162,7 +162,17 @@ static Value *split_value(Split *s, Value *v) {
   return r;
 }
 
+static int splits_any(const Kernel *k) {
+  for (int i = 0; i < k->values.len; i++)
+    if (splits(k->values.items[i]))
+      return 1;
+  return 0;
+}
+
 static void split_kernel(Arena *a, Kernel *k) {
+  if (!splits_any(k))
+    return;
+  k->unsplit = ir_clone_kernel(a, k);
   Split s = {a, k};
   PtrVec old = k->values;
   k->values = (PtrVec){0};

@@ -910,6 +910,24 @@ int stitch_is_column(const Group *g, const Value *v) {
   return g->kind == GROUP_STITCH && vec_contains(&g->stitch->columns, v);
 }
 
+int stitch_row_runs(const Group *g) {
+  if (g->kind != GROUP_STITCH || g->sched != SCHED_ROW)
+    return 0;
+  enum { START, OUTER, KEPT, INNER } at = START;
+  for (int i = 0; i < g->domain.rank; i++) {
+    if (dim_is_one(&g->domain, i))
+      continue;
+    int red = (g->stitch->axes >> i) & 1u;
+    if (red)
+      at = at == START ? OUTER : at == KEPT ? INNER : at;
+    else if (at == OUTER || at == KEPT)
+      at = KEPT;
+    else
+      return 0; /* kept axes first (one run a row) or after the inner run */
+  }
+  return at == INNER;
+}
+
 int stitch_thread_rows(const Group *g) {
   return g->kind == GROUP_STITCH && g->sched == SCHED_ROW && one_kept_axis(g, 0);
 }

@@ -94,6 +94,13 @@ int stitch_column_packs(const Group *g);
  * broadcast along the rows (a norm's w and b; schedule.c's warp variant,
  * emit_stitch.c's `rows` kernels). */
 int stitch_thread_rows(const Group *g);
+/* Rows of several runs: g is a row stitch group whose domain's axes
+ * (literal 1s aside) are reduced ones, then kept ones, then reduced ones
+ * again, the inner run (a batch norm's channel of x[B, C, S]: B runs of S
+ * elements, C*S apart).  Element r of row o is at (r / RUN) * (K * RUN) +
+ * o * RUN + r % RUN, RUN the inner run's elements and K the kept ones',
+ * so a pack inside a run is contiguous (StitchPlan.row_runs). */
+int stitch_row_runs(const Group *g);
 /* Column split: g is a column packs group whose reductions all come from
  * one read before its outputs (one level, or a max and its online sums)
  * and fold across chunks of rows (float sums, means, maxima and minima of

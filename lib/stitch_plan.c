@@ -468,9 +468,41 @@ static void plan_bytes(const KernelPlan *kp, const Group *g, StitchPlan *sp) {
 
 /* ---- the plan ---------------------------------------------------------- */
 
-StitchPlan *stitch_plan(Arena *a, const KernelPlan *kp, const Group *g) {
+/* The elements of the inner run of g's rows of several runs (a literal
+ * count), or -1 where a size variable is among them. */
+static int64_t inner_run(const Group *g) {
+  int64_t n = 1;
+  for (int i = g->domain.rank - 1; i >= 0; i--) {
+    if (dim_is_one(&g->domain, i))
+      continue;
+    if (!((g->stitch->axes >> i) & 1u))
+      break;
+    if (g->domain.d[i].var >= 0)
+      return -1;
+    n *= g->domain.d[i].size;
+  }
+  return n;
+}
+
+/* Rows of several runs move in packs in the plan before a split (fuse.c,
+ * plan_unsplit()) where every run is whole packs: then a pack never
+ * straddles two, whatever the alignment, and its elements follow it
+ * (emit_stitch.c, runs_offset()).  A literal run is or is not; a size
+ * variable's, the entry checks (emit_cu.c: else the split plan).  Other
+ * rows of runs (a literal run too short to split) load element by
+ * element, a division an element: with packs, their instances of 8
+ * items spilled 8 to 56 bytes (f32 [B, C, 16]; ptxas -v, sm_90). */
+static int runs_whole_packs(const KernelPlan *kp, const Group *g, const StitchPlan *sp) {
+  if (!kp->apart_split || kp->groups.items[kp->apart_group] != g)
+    return 0;
+  int64_t run = inner_run(g);
+  return run < 0 || (sp->pack_bytes && run % (PLAN_PACK_BYTES / sp->pack_bytes) == 0);
+}
+
+static StitchPlan *make_plan(Arena *a, const KernelPlan *kp, const Group *g, int runs) {
   StitchPlan *sp = ARENA_NEW(a, StitchPlan);
-  sp->row_packs = g->sched == SCHED_ROW && contiguous_rows(g);
+  sp->row_runs = runs && stitch_row_runs(g);
+  sp->row_packs = g->sched == SCHED_ROW && (contiguous_rows(g) || sp->row_runs);
   plan_passes(a, g, &sp->reg, 0, sp->row_packs);
   plan_passes(a, g, &sp->stream, 1, sp->row_packs);
   const char *reached = choose_kept(a, kp, g, sp);
@@ -480,6 +512,11 @@ StitchPlan *stitch_plan(Arena *a, const KernelPlan *kp, const Group *g) {
   plan_bytes(kp, g, sp);
   sp->stream_reads = row_reads(&sp->stream);
   return sp;
+}
+
+StitchPlan *stitch_plan(Arena *a, const KernelPlan *kp, const Group *g) {
+  StitchPlan *sp = make_plan(a, kp, g, 1);
+  return !sp->row_runs || runs_whole_packs(kp, g, sp) ? sp : make_plan(a, kp, g, 0);
 }
 
 void plan_stitches(Compilation *c, Module *m, FusionPlan *p) {

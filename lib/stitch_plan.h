@@ -57,6 +57,8 @@ typedef struct PlanKernel {
   uint32_t *read_in; /* by value id: the passes (bit i: passes[i]) that read it over the whole domain */
 } PlanKernel;
 
+enum { PLAN_PACK_BYTES = 16 }; /* a pack's bytes: VEC = 16 / pack_bytes (schedule.c) */
+
 typedef struct StitchPlan {
   PlanKernel reg;       /* the register kernel: a pass per level, then the outputs; keeps `keep` */
   PlanKernel stream;    /* the stream kernel: nothing kept, shared passes for moments and online sums */
@@ -65,7 +67,10 @@ typedef struct StitchPlan {
   PtrVec along;         /* Value*: memory values read along the row but not over the whole domain (a
                            norm's w and b, a mask broadcast over a batch) */
   uint32_t along_axes;  /* the kept domain axes those are indexed by */
-  int row_packs;        /* rows are contiguous runs of the domain (row schedule): moved in packs */
+  int row_packs;        /* rows move in packs (row schedule): each row one contiguous run of the
+                           domain, or several (row_runs) */
+  int row_runs;         /* a row is several runs (stitch_row_runs()): packs never straddle them,
+                           as the launch checks (the inner run whole packs) */
   PtrVec packed;        /* Value*: where rows move in packs, what the kernels load in packs (the
                            held values, the row-contiguous ones along the row), first read first */
   PtrVec early;         /* Value*: of those along the row, the ones read at the same offset in

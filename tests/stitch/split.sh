@@ -7,7 +7,8 @@
 # run of two axes; a literal run of fewer than 32 elements left as it is;
 # -O0 left as written.  And a loop group that reads again what an
 # earlier group of the call read in full walks its blocks from the
-# domain's end (GroupSchedule.reread).  The IR after the pass is read
+# domain's end (GroupSchedule.reread).  (The kernel before the split, for
+# channels that fit on chip: tests/stitch/runs.sh.)  The IR after the pass is read
 # from TECC_DUMP=split, the groups from --emit=plan and --emit=json, the
 # loop's order from the .cu.  Their results on a GPU:
 # tests/grad/programs/grad_batchnorm.te (tests/gpu-all.sh).
@@ -28,7 +29,7 @@ is "$(ir_text bn | grep -c 'axes={0, 2}')" 0 "bn: no reduction over axes 0 and 2
 is "$(ir_text bn | grep -c 'reduce.mean %3 axes={2} ')" 1 "bn: one reduction reads x (its f32 value %3), over S"
 ok "bn: the variance is the mean over B of the rows' variance plus their mean's squared deviation" \
   sh -c "ir_line=\$(sed -n '/^kernel bn(/,/^kernel /p' '$work/split.ir' | grep 'reduce.mean %15 axes={0} '); test -n \"\$ir_line\" && sed -n '/^kernel bn(/,/^kernel /p' '$work/split.ir' | grep -q '%15 = add %11, %14 '"
-is "$(plan_text bn | grep -c '^  group')" 3 "bn: three groups (the rows' moments, their combination over B, the normalization)"
+is "$(plan_text bn | sed -n '/^  rows longer than 65536: the reductions split/,$p' | grep -c '^  group')" 3 "bn: rows too long for the registers: three groups (the rows' moments, their combination over B, the normalization)"
 ok "bn: the rows are B*C runs of S, moved in packs" sh -c "sed -n '/^kernel bn:/,/^kernel /p' '$work/s.plan' | grep -A1 'group 0: stitch, class stitch-row' | grep -q 'rows = B\*C, row length R = S'"
 ok "bn: the rows' moments in one pass" sh -c "sed -n '/^kernel bn:/,/^kernel /p' '$work/s.plan' | grep -q 'register kernel passes: levels 1-2 (means and centred sums about the row.s first element, one pass) reads %0, computes %3;'"
 ok "bn: then a column stitch over B" sh -c "sed -n '/^kernel bn:/,/^kernel /p' '$work/s.plan' | grep -A1 'group 1: stitch, class stitch-column' | grep -q 'rows = C, row length R = B'"
@@ -42,6 +43,6 @@ TECC_DUMP=split "$TECC" -O0 "$te" -o "$work/o0.cu" 2> "$work/o0.ir"
 is "$(grep -c 'axes={0, 2}' "$work/o0.ir")" 0 "-O0: no split pass (nothing dumped)"
 # The normalization reads x again after the statistics read it.
 ok "bn: the normalization's blocks from the domain's end" sh -c "sed -n '/^kernel bn:/,/^kernel /p' '$work/s.plan' | grep -A2 'group 2: loop' | grep -q 'order: blocks from the domain.s end (an earlier group read x in full'"
-ok "bn: its packed loop counts blocks down" sh -c "sed -n '/__global__ .* tecc_bn_g2_loop(/,/^}/p' '$work/s.cu' | grep -q 'for (IndexT t_p = (IndexT)(gridDim.x - 1 - blockIdx.x) \* blockDim.x + threadIdx.x; t_p < t_npack;'"
+ok "bn: its packed loop counts blocks down" sh -c "sed -n '/__global__ .* tecc_bn_apart_g2_loop(/,/^}/p' '$work/s.cu' | grep -q 'for (IndexT t_p = (IndexT)(gridDim.x - 1 - blockIdx.x) \* blockDim.x + threadIdx.x; t_p < t_npack;'"
 ok "a loop that reads nothing read before counts blocks up" sh -c "sed -n '/__global__ .* tecc_scaled_g0_loop(/,/^}/p' '$work/s.cu' | grep -q 'for (IndexT t_p = (IndexT)blockIdx.x \* blockDim.x + threadIdx.x; t_p < t_npack;'"
 done_testing
