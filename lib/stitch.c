@@ -928,6 +928,20 @@ int stitch_row_runs(const Group *g) {
   return at == INNER;
 }
 
+int stitch_runs_divisor(const Group *g) {
+  int axis = -1;
+  for (int i = g->domain.rank - 1; i >= 0; i--) {
+    if (dim_is_one(&g->domain, i))
+      continue;
+    if (!((g->stitch->axes >> i) & 1u))
+      break;
+    if (axis >= 0)
+      return -1; /* a run of two axes or more */
+    axis = i;
+  }
+  return axis >= 0 && g->domain.d[axis].var >= 0 ? g->domain.d[axis].var : -1;
+}
+
 int stitch_thread_rows(const Group *g) {
   return g->kind == GROUP_STITCH && g->sched == SCHED_ROW && one_kept_axis(g, 0);
 }

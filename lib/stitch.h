@@ -101,6 +101,11 @@ int stitch_thread_rows(const Group *g);
  * o * RUN + r % RUN, RUN the inner run's elements and K the kept ones',
  * so a pack inside a run is contiguous (StitchPlan.row_runs). */
 int stitch_row_runs(const Group *g);
+/* ... whose inner run is one axis of a size variable: that variable, whose
+ * tecc::FastDiv the row kernels divide a pack's row index by (a
+ * multiply-high, where the division took some twenty instructions a
+ * pack); else -1 (a literal run divides by a constant). */
+int stitch_runs_divisor(const Group *g);
 /* Column split: g is a column packs group whose reductions all come from
  * one read before its outputs (one level, or a max and its online sums)
  * and fold across chunks of rows (float sums, means, maxima and minima of

@@ -393,6 +393,8 @@ static void plan_params(Arena *a, const KernelPlan *kp, const Group *g, StitchPl
   for (int i = 0; i < g->domain.rank; i++)
     if (!dim_is_one(&g->domain, i) && g->domain.d[i].var >= 0)
       add_param(a, &sp->params, P_SIZE, g->domain.d[i].var, NULL);
+  if (sp->row_runs && stitch_runs_divisor(g) >= 0)
+    add_param(a, &sp->params, P_FASTDIV, stitch_runs_divisor(g), NULL);
   for (int i = 0; i < g->stitch->reduces.len; i++) {
     const Value *r = g->stitch->reduces.items[i];
     if (r->rop == RED_MEAN)

@@ -3,8 +3,8 @@
 # norm's channel of x[B, C, S] is B runs of S elements.  Where split.c
 # splits the reductions and the row stitch writes along the rows, the
 # kernel as written is the main plan (fuse.c, plan_unsplit()): one row
-# stitch, x read once, its runs moved in packs at (r / S) * (C * S) +
-# o * S + r % S, register variants alone; the entry runs the split plan
+# stitch, x read once, its runs moved in packs at r + (r / S) * ((C - 1)
+# * S) + o * S (r / S by S's tecc::FastDiv), register variants alone; the entry runs the split plan
 # (KernelPlan.apart_split) for rows longer than those hold, runs that are
 # not whole packs, or 64-bit indices.  Statistics alone (nothing along
 # the row) stay split; literal sizes leave the plan that runs; a literal
@@ -39,7 +39,7 @@ ok "bn: its last register variant runs otherwise" sh -c "sed -n '/^kernel bn:/,/
 ok "bn: the entry takes the split plan for long rows, runs that are not whole packs, 64-bit indices" \
   sh -c "sed -n '/^extern \"C\" tecc_status bn(/,/^}/p' '$work/r.cu' | grep -q 'if (t_len_apart > 32768 || S % 4 != 0 || t_big)'"
 ok "bn: the main plan in 32-bit indices" sh -c "sed -n '/^extern \"C\" tecc_status bn(/,/^}/p' '$work/r.cu' | grep -q 'return tecc_bn_launch<int32_t>('"
-ok "bn: a pack of x at its run's offset" sh -c "sed -n '/__global__ .* tecc_bn_g0_reg(/,/^}/p' '$work/r.cu' | grep -q 'x + (t_r0 / S) \* (t_outer \* S) + t_o \* S + t_r0 % S)'"
+ok "bn: a pack of x at its run's offset, S's FastDiv where the rows are whole packs" sh -c "sed -n '/__global__ .* tecc_bn_g0_reg(/,/^}/p' '$work/r.cu' | grep -q 'x + t_r0 + (t_packs ? t_fd_S.div(t_r0) : t_r0 / S) \* ((t_outer - 1) \* S) + t_o \* S)'"
 ok "bn: the row's first element (the variance's shift) at t_o * S" sh -c "sed -n '/__global__ .* tecc_bn_g0_reg(/,/^}/p' '$work/r.cu' | grep -q '__ldg(x + (t_live ? t_o : 0) \* S)'"
 ok "bn: the json's apart plan is the split one" sh -c "grep -q '\"apart\": {\"group\": 0, \"rows_longer_than\": 32768, \"split\": true' '$work/r.json'"
 ok "bn_bf16: rows up to 65536 (bf16)" sh -c "sed -n '/^kernel bn_bf16:/,/^kernel /p' '$work/r.plan' | grep -q '^  for rows of group 0 up to 65536 long'"
