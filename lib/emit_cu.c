@@ -2254,20 +2254,6 @@ static void apart_checks(KEmit *ke, Out *o) {
   ke->counts = ke->apart->counts;
 }
 
-/* The reduced axes of g's rows after its last kept axis (the inner run
- * of rows of several runs). */
-static uint32_t inner_run_axes(const Group *g) {
-  uint32_t axes = 0;
-  for (int i = g->domain.rank - 1; i >= 0; i--) {
-    if (dim_is_one(&g->domain, i))
-      continue;
-    if (!((g->stitch->axes >> i) & 1u))
-      break;
-    axes |= 1u << i;
-  }
-  return axes;
-}
-
 /* Rows longer than the main plan keeps its column sums for (or, where
  * the apart plan is the kernel with its reductions split, than its rows
  * of several runs held on chip) run the apart plan. */
@@ -2277,7 +2263,7 @@ static void emit_apart_call(KEmit *ke, Out *o, const char *big) {
   const Group *g = ke->kp->groups.items[ke->kp->apart_group];
   const Count *len = checked_count(ke, o, "t_len_apart", &g->domain, g->stitch->axes);
   if (ke->kp->apart_split) { /* and runs that are not whole packs (stitch_plan.c, runs_whole_packs()) */
-    const Count *run = checked_count(ke, o, "t_run_apart", &g->domain, inner_run_axes(g));
+    const Count *run = checked_count(ke, o, "t_run_apart", &g->domain, stitch_inner_run(g));
     emit(o, "/* rows longer than %lld, or of runs that are not whole packs: the plan with the reductions split (two "
             "reads) */", (long long)ke->kp->apart_len);
     open_block(o, "if (%s > %s || %s %% %d != 0%s)", len->expr, host_literal(ke->a, ke->kp->apart_len), run->expr,

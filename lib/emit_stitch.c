@@ -317,12 +317,7 @@ static const char *count_expr(SEmit *e, uint32_t mask) {
 
 /* The inner run's elements (the row's first element is at t_o times it). */
 static const char *run_length(SEmit *e) {
-  const Shape *d = &e->sk.g->domain;
-  uint32_t inner = 0;
-  for (int i = d->rank - 1; i >= 0 && (dim_is_one(d, i) || is_reduced_axis(e, i)); i--)
-    if (!dim_is_one(d, i))
-      inner |= 1u << i;
-  return count_expr(e, inner);
+  return count_expr(e, stitch_inner_run(e->sk.g));
 }
 
 static const char *runs_offset(SEmit *e, const char *r) {

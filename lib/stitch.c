@@ -928,18 +928,24 @@ int stitch_row_runs(const Group *g) {
   return at == INNER;
 }
 
-int stitch_runs_divisor(const Group *g) {
-  int axis = -1;
+uint32_t stitch_inner_run(const Group *g) {
+  uint32_t axes = 0;
   for (int i = g->domain.rank - 1; i >= 0; i--) {
     if (dim_is_one(&g->domain, i))
       continue;
     if (!((g->stitch->axes >> i) & 1u))
       break;
-    if (axis >= 0)
-      return -1; /* a run of two axes or more */
-    axis = i;
+    axes |= 1u << i;
   }
-  return axis >= 0 && g->domain.d[axis].var >= 0 ? g->domain.d[axis].var : -1;
+  return axes;
+}
+
+int stitch_runs_divisor(const Group *g) {
+  uint32_t run = stitch_inner_run(g);
+  if (__builtin_popcount(run) != 1) /* none, or a run of two axes or more */
+    return -1;
+  Dim d = g->domain.d[__builtin_ctz(run)];
+  return d.var >= 0 ? d.var : -1;
 }
 
 int stitch_thread_rows(const Group *g) {

@@ -101,6 +101,9 @@ int stitch_thread_rows(const Group *g);
  * o * RUN + r % RUN, RUN the inner run's elements and K the kept ones',
  * so a pack inside a run is contiguous (StitchPlan.row_runs). */
 int stitch_row_runs(const Group *g);
+/* The reduced axes of g's domain after its last kept axis (literal 1s
+ * aside): the inner run of rows of several runs. */
+uint32_t stitch_inner_run(const Group *g);
 /* ... whose inner run is one axis of a size variable: that variable, whose
  * tecc::FastDiv the row kernels divide a pack's row index by (a
  * multiply-high, where the division took some twenty instructions a

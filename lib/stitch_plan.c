@@ -473,12 +473,11 @@ static void plan_bytes(const KernelPlan *kp, const Group *g, StitchPlan *sp) {
 /* The elements of the inner run of g's rows of several runs (a literal
  * count), or -1 where a size variable is among them. */
 static int64_t inner_run(const Group *g) {
+  uint32_t run = stitch_inner_run(g);
   int64_t n = 1;
-  for (int i = g->domain.rank - 1; i >= 0; i--) {
-    if (dim_is_one(&g->domain, i))
+  for (int i = 0; i < g->domain.rank; i++) {
+    if (!((run >> i) & 1u))
       continue;
-    if (!((g->stitch->axes >> i) & 1u))
-      break;
     if (g->domain.d[i].var >= 0)
       return -1;
     n *= g->domain.d[i].size;
