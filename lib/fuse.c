@@ -381,10 +381,10 @@ static int runs_group(const KernelPlan *kp) {
  * -> 36.0; but channels longer than the registers hold (32 x 64 x 12544,
  * the stream variant) took 35-59% longer, as did the statistics alone
  * (mean and var, nothing written along the row: the split plan reads x
- * once too), 16-21%.  So that plan is the main one, for rows up to the
- * registers' length (schedule.c, rows_apart()), and the split one its
- * `apart`, for longer rows.  Not where either plan has an apart plan of
- * its own (column sums). */
+ * once too), 17-59%.  So that plan is the main one, for rows its
+ * register variants hold (schedule.c, runs_variants()), and the split
+ * one its `apart`, for the other calls (emit_cu.c, emit_apart_call()).
+ * Not where either plan has an apart plan of its own (column sums). */
 static void plan_unsplit(Arena *a, FusionPlan *p, Module *m, int i, int opt_level) {
   Kernel *k = m->kernels[i];
   if (!k->unsplit || p->kernels[i]->apart)
