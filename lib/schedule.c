@@ -1069,7 +1069,14 @@ static int length_fails(const Variant *v, int64_t len) {
   return (v->when == WHEN_ROW_AT_MOST || v->when == WHEN_CLUSTERS) && len >= 0 && len > v->limit;
 }
 
-/* A fitted row block with a literal row length gets its numbers now. */
+/* A fitted row block with a literal row length gets its numbers now.
+ * The warp variant that loads its next rows ahead then covers the rows
+ * with its grid, a row group a block, not SMs * 1024 threads looping over
+ * them: on an H200 (bench/NOTES.md, issue 48; bench/prog_ab.py) an RMSNorm
+ * over a head dimension of 128, bf16, went from 77.4 to 67.5 us at
+ * 524288 rows and 38.9 -> 34.7 at 262144, 17.7 -> 17.8 at 131072 and 4.0
+ * -> 4.0 at 32768 (ncu at 524288: DRAM 72.7 -> 78.8%, the same
+ * occupancy). */
 static void fix_row_fit(Variant *v, int64_t len) {
   if ((v->fit != FIT_ROW && v->fit != FIT_SHORT_ROWS) || len < 0)
     return;
@@ -1082,6 +1089,8 @@ static void fix_row_fit(Variant *v, int64_t len) {
   else
     v->threads_x = pow2_at_least(lanes, short_rows ? MIN_ROW_LANES : 32, short_rows ? 32 : MAX_THREADS);
   v->threads_y = v->threads_x >= v->block ? 1 : v->block / v->threads_x;
+  if (short_rows && v->prefetch)
+    v->sm_threads = 0;
   v->fit = FIT_NONE;
 }
 
@@ -1467,6 +1476,9 @@ static const char *grid_text(Arena *a, const Variant *v) {
                         : v->solo ? arena_printf(a, ", 128 registers a thread, each block looping over rows%s",
                                                  v->prefetch ? ", the next row loaded while this one computes" : "")
                                   : "");
+  if (v->prefetch && v->sm_threads == 0) /* fix_row_fit() */
+    return arena_printf(a, "grid = ceil(rows/(TY*%d)), a block per TY*%d rows, %d rows a thread, the next rows "
+                           "(where a block has more) loaded while these compute", v->rows, v->rows, v->rows);
   if (v->prefetch)
     return arena_printf(a, "grid <= SMs*%d/(block threads), TY*%d rows a block at a time, %d rows a thread, the "
                            "next rows loaded while these compute", v->sm_threads, v->rows, v->rows);
