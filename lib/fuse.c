@@ -385,16 +385,19 @@ static int runs_group(const KernelPlan *kp) {
  * register variants hold (schedule.c, runs_variants()), and the split
  * one its `apart`, for the other calls (emit_cu.c, emit_apart_call()).
  * Not where either plan has an apart plan of its own (column sums). */
-static void plan_unsplit(Arena *a, FusionPlan *p, Module *m, int i, int opt_level) {
+static void plan_unsplit(Arena *a, FusionPlan *p, Module *m, int i, int opt_level, Buf *why) {
   Kernel *k = m->kernels[i];
   if (!k->unsplit || p->kernels[i]->apart)
     return;
-  Buf scratch; /* its fusion's reasons are the split plan's but the split */
-  buf_init(&scratch, a);
-  KernelPlan *u = plan_kernel(a, k->unsplit, opt_level, &scratch, 0);
+  Buf reasons; /* --explain's, where this plan is taken */
+  buf_init(&reasons, a);
+  KernelPlan *u = plan_kernel(a, k->unsplit, opt_level, &reasons, 0);
   int g = runs_group(u);
   if (g < 0 || columns_group(u) >= 0)
     return;
+  buf_printf(why, "%s: the kernel before the split fuses into rows of several runs written along them: its plan is "
+                  "the main one, the split one (above) runs the rows it does not hold\n%s",
+             k->name, buf_cstr(&reasons));
   Kernel *split = ARENA_NEW(a, Kernel);
   *split = *k;
   split->name = arena_printf(a, "%s_apart", k->name);
@@ -433,7 +436,7 @@ FusionPlan *fuse_module(Compilation *c, Module *m, int opt_level) {
   for (int i = 0; i < m->nkernels; i++) {
     p->kernels[i] = plan_kernel(a, m->kernels[i], opt_level, &why, 0);
     plan_apart(a, p->kernels[i], opt_level);
-    plan_unsplit(a, p, m, i, opt_level);
+    plan_unsplit(a, p, m, i, opt_level, &why);
   }
   p->explanation = explain(a, p, m, &why);
   return p;
