@@ -320,18 +320,21 @@ static const char *run_length(SEmit *e) {
   return count_expr(e, stitch_inner_run(e->sk.g));
 }
 
+/* r + q * ((t_outer - 1) * RUN) + t_o * RUN, q = r / RUN: one division,
+ * where (r / RUN) * (t_outer * RUN) + r % RUN took two and a literal run's
+ * misaligned ITEMS 8 instance spilled 64 bytes (ptxas -v, sm_90).  A
+ * size variable's run divides by its tecc::FastDiv (a multiply-high) in
+ * the PACKS instance (batchnorm bf16 32 x 2048 x 392 37.2 -> 30.5 us, f32
+ * 62.6 -> 56.9, H200); the instance for misaligned rows divides, as its
+ * ITEMS 8 f32 loads element by element spilled 16 to 24 bytes with the
+ * multiply-high. */
 static const char *runs_offset(SEmit *e, const char *r) {
   const char *run = run_length(e);
   int var = stitch_runs_divisor(e->sk.g);
-  if (var < 0)
-    return arena_printf(e->sk.a, "(%s / %s) * (t_outer * %s) + t_o * %s + %s %% %s", r, run, run, run, r, run);
-  /* r + q * ((t_outer - 1) * RUN) + t_o * RUN, q = r / RUN: by a multiply-high
-   * in the PACKS instance (batchnorm bf16 32 x 2048 x 392 37.2 -> 30.5 us,
-   * f32 62.6 -> 56.9, H200); the instance for misaligned rows divides, as
-   * its ITEMS 8 f32 loads element by element spilled 16 to 24 bytes with
-   * the multiply-high (ptxas -v, sm_90) */
-  return arena_printf(e->sk.a, "%s + (t_packs ? %s.div(%s) : %s / %s) * ((t_outer - 1) * %s) + t_o * %s", r,
-                      param(e, P_FASTDIV, var, NULL), r, r, run, run, run);
+  const char *q = var < 0 ? arena_printf(e->sk.a, "%s / %s", r, run)
+                          : arena_printf(e->sk.a, "t_packs ? %s.div(%s) : %s / %s", param(e, P_FASTDIV, var, NULL), r,
+                                         r, run);
+  return arena_printf(e->sk.a, "%s + (%s) * ((t_outer - 1) * %s) + t_o * %s", r, q, run, run);
 }
 
 /* Does `v`, evaluated at `map`, vary along the row? */

@@ -42,7 +42,7 @@ enum {
   FINAL_THREADS = 512,       /* the block that combines per-block partials */
   ONE_READ_THREADS = 512,    /* rows read once (stream, or held): two blocks an SM */
   ONE_READ_HELD_16 = 256,    /* ... and 16-bit rows held in registers (one_read_stream) */
-  PACK_BYTES = PLAN_PACK_BYTES,
+  PACK_BYTES = 16,
   STATIC_SHARED_BYTES = 48 * 1024, /* per block, declared in the kernel */
   RUNS_MAX_ITEMS = 8,        /* rows of several runs in the plan before a split (runs_variants()) */
   SHARED_MIN_BYTES = 128     /* a thread's held bytes of 16-bit rows (ITEMS 8) from which those
@@ -1349,9 +1349,9 @@ static void take_apart(Module *m, FusionPlan *p, int i) {
 
 /* With literal sizes only the plan that runs is left (the apart plan then
  * takes the kernel's own name); and the split plan alone where the rows'
- * runs are literal and not whole packs (stitch_plan.c, runs_whole_packs():
- * the plan before the split would load them element by element) or
- * literal rows are longer than its register variants hold. */
+ * run is literal (stitch_plan.c, runs_whole_packs(): the plan before the
+ * split would load it element by element) or literal rows are longer than
+ * its register variants hold. */
 static void choose_apart(Module *m, FusionPlan *p, int i) {
   KernelPlan *kp = p->kernels[i];
   Group *g = kp->groups.items[kp->apart_group];
@@ -1364,10 +1364,12 @@ static void choose_apart(Module *m, FusionPlan *p, int i) {
     if (same_rows(kp->apart->groups.items[j], g))
       rows_longer(kp->apart->groups.items[j], kp->apart_len);
   int64_t len = reduced_length(g);
-  if (len >= 0 && len <= kp->apart_len)
+  if (len >= 0 && len <= kp->apart_len) {
     kp->apart = NULL;
-  else if (len >= 0)
+    kp->apart_split = 0; /* alone, it takes 64-bit indices too (emit_cu.c, emit_entry()) */
+  } else if (len >= 0) {
     take_apart(m, p, i);
+  }
 }
 
 void schedule_module(Compilation *c, Module *m, FusionPlan *p) {

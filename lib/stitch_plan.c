@@ -470,34 +470,29 @@ static void plan_bytes(const KernelPlan *kp, const Group *g, StitchPlan *sp) {
 
 /* ---- the plan ---------------------------------------------------------- */
 
-/* The elements of the inner run of g's rows of several runs (a literal
- * count), or -1 where a size variable is among them. */
-static int64_t inner_run(const Group *g) {
+/* Is a size variable among the axes of g's inner run? */
+static int run_of_variable(const Group *g) {
   uint32_t run = stitch_inner_run(g);
-  int64_t n = 1;
-  for (int i = 0; i < g->domain.rank; i++) {
-    if (!((run >> i) & 1u))
-      continue;
-    if (g->domain.d[i].var >= 0)
-      return -1;
-    n *= g->domain.d[i].size;
-  }
-  return n;
+  for (int i = 0; i < g->domain.rank; i++)
+    if (((run >> i) & 1u) && g->domain.d[i].var >= 0)
+      return 1;
+  return 0;
 }
 
 /* Rows of several runs move in packs in the plan before a split (fuse.c,
  * plan_unsplit()) where every run is whole packs: then a pack never
  * straddles two, whatever the alignment, and its elements follow it
- * (emit_stitch.c, runs_offset()).  A literal run is or is not; a size
- * variable's, the entry checks (emit_cu.c: else the split plan).  Other
- * rows of runs (a literal run too short to split) load element by
- * element, a division an element: with packs, their instances of 8
- * items spilled 8 to 56 bytes (f32 [B, C, 16]; ptxas -v, sm_90). */
-static int runs_whole_packs(const KernelPlan *kp, const Group *g, const StitchPlan *sp) {
-  if (!kp->apart_split || kp->groups.items[kp->apart_group] != g)
-    return 0;
-  int64_t run = inner_run(g);
-  return run < 0 || (sp->pack_bytes && run % (PLAN_PACK_BYTES / sp->pack_bytes) == 0);
+ * (emit_stitch.c, runs_offset()).  The run of a size variable: the entry
+ * checks it (emit_cu.c: else the split plan).  Not a literal run: its
+ * division by a constant, inlined, spilled 8 to 304 bytes in the
+ * instances of 8 items (tests/programs/runs_rows.te at -DS=392, ptxas
+ * -v, sm_90), where the size variable's did not; such a kernel keeps the
+ * split plan (schedule.c, choose_apart()).  Other rows of runs (a literal
+ * run too short to split) load element by element, a division an
+ * element: with packs, their instances of 8 items spilled 8 to 56 bytes
+ * (f32 [B, C, 16]). */
+static int runs_whole_packs(const KernelPlan *kp, const Group *g) {
+  return kp->apart_split && kp->groups.items[kp->apart_group] == g && run_of_variable(g);
 }
 
 static StitchPlan *make_plan(Arena *a, const KernelPlan *kp, const Group *g, int runs) {
@@ -517,7 +512,7 @@ static StitchPlan *make_plan(Arena *a, const KernelPlan *kp, const Group *g, int
 
 StitchPlan *stitch_plan(Arena *a, const KernelPlan *kp, const Group *g) {
   StitchPlan *sp = make_plan(a, kp, g, 1);
-  return !sp->row_runs || runs_whole_packs(kp, g, sp) ? sp : make_plan(a, kp, g, 0);
+  return !sp->row_runs || runs_whole_packs(kp, g) ? sp : make_plan(a, kp, g, 0);
 }
 
 void plan_stitches(Compilation *c, Module *m, FusionPlan *p) {

@@ -57,8 +57,6 @@ typedef struct PlanKernel {
   uint32_t *read_in; /* by value id: the passes (bit i: passes[i]) that read it over the whole domain */
 } PlanKernel;
 
-enum { PLAN_PACK_BYTES = 16 }; /* a pack's bytes: VEC = 16 / pack_bytes (schedule.c) */
-
 typedef struct StitchPlan {
   PlanKernel reg;       /* the register kernel: a pass per level, then the outputs; keeps `keep` */
   PlanKernel stream;    /* the stream kernel: nothing kept, shared passes for moments and online sums */

@@ -7,8 +7,9 @@
 # * S) + o * S (r / S by S's tecc::FastDiv), register variants alone; the entry runs the split plan
 # (KernelPlan.apart_split) for rows longer than those hold, runs that are
 # not whole packs, or 64-bit indices.  Statistics alone (nothing along
-# the row) stay split; literal sizes leave the plan that runs; a literal
-# run too short to split loads element by element.  The plan from
+# the row) stay split; literal sizes leave the plan that runs, a literal
+# run the split one; a literal run too short to split loads element by
+# element.  The plan from
 # --emit=plan and --emit=json, the code from the .cu.  Their results on
 # a GPU: tests/programs/runs_rows.te (tests/gpu-all.sh).
 . "$top_srcdir/tests/tap.sh"
@@ -45,10 +46,10 @@ ok "bn: the json's apart plan is the split one" sh -c "grep -q '\"apart\": {\"gr
 ok "bn_bf16: rows up to 65536 (bf16)" sh -c "sed -n '/^kernel bn_bf16:/,/^kernel /p' '$work/r.plan' | grep -q '^  for rows of group 0 up to 65536 long'"
 ok "kept_two: two kept axes between the reduced ones (K = G*C)" sh -c "sed -n '/^kernel kept_two:/,/^kernel /p' '$work/r.plan' | grep -A1 'domain \[B, G, C, S\]' | grep -q 'rows = G\*C, row length R = B\*S'"
 is "$(plan_text every_op "$work/s.plan" | grep -c 'rows longer than')" 0 "statistics alone (nothing written along the row) stay split"
-is "$(lit_plan -DB=32 -DC=2048 -DS=392 | grep -c '^  group\|rows longer than')" 1 "literal rows that the registers hold: the main plan alone"
+is "$(lit_plan -DB=32 -DC=2048 | grep -c 'rows longer than 32768: the reductions split')" 1 "literal B and C, S a variable: both plans, the entry decides"
+is "$(lit_plan -DS=392 | grep -c '^  group')" 3 "a literal run (S = 392): the split plan alone (a constant division spilled)"
 ok "literal rows longer than that: the split plan alone, under the kernel's name" \
   sh -c "'$TECC' -O2 -DB=32 -DC=64 -DS=12544 '$te' -o '$work/l.cu' && grep -q 'tecc_status tecc_bn_launch' '$work/l.cu' && ! grep -q 'tecc_bn_apart' '$work/l.cu' && grep -q '__global__ .* tecc_bn_g2_loop(' '$work/l.cu'"
-is "$("$TECC" -O2 --emit=plan -DS=36 "$te" | sed -n '/^kernel bn_bf16:/,/^kernel /p' | grep -c '^  group')" 3 "a literal run that is not whole packs (bf16 36): the split plan alone"
 ok "a literal run too short to split: its rows element by element, no split plan" \
   sh -c "sed -n '/^kernel short16:/,/^kernel /p' '$work/r.plan' | grep -q 'variant long .*VEC 1' && ! sed -n '/^kernel short16:/,/^kernel /p' '$work/r.plan' | grep -q 'rows longer than'"
 ok "-O0: no plan before the split (nothing is split)" sh -c "! '$TECC' -O0 --emit=plan '$te' | grep -q 'rows longer than'"
