@@ -511,8 +511,7 @@ static StitchPlan *make_plan(Arena *a, const KernelPlan *kp, const Group *g, int
 }
 
 StitchPlan *stitch_plan(Arena *a, const KernelPlan *kp, const Group *g) {
-  StitchPlan *sp = make_plan(a, kp, g, 1);
-  return !sp->row_runs || runs_whole_packs(kp, g) ? sp : make_plan(a, kp, g, 0);
+  return make_plan(a, kp, g, runs_whole_packs(kp, g));
 }
 
 void plan_stitches(Compilation *c, Module *m, FusionPlan *p) {
