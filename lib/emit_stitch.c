@@ -346,6 +346,15 @@ static int covers(const SEmit *e, const Shape *s, const int *map, int kept_only)
   return covers_domain(&e->sk.g->domain, e->sk.st->axes, s, map, kept_only);
 }
 
+/* In a rows kernel (stitch_thread_rows()) t_o indexes the kept axes
+ * together: a shape indexed by one is indexed by all, consecutive
+ * (StitchPlan.kept_partial is 0), whose digits make t_o and whose extents
+ * make t_outer.  The offset `off` of the axes before them, extended by
+ * theirs. */
+static const char *rows_digits(SEmit *e, const char *off) {
+  return off ? arena_printf(e->sk.a, "(%s) * t_outer + t_o", off) : "t_o";
+}
+
 /* The index along domain axis `ax`, marked used. */
 static const char *axis_var(SEmit *e, int ax) {
   if (is_reduced_axis(e, ax))
@@ -363,9 +372,14 @@ static const char *offset_expr(SEmit *e, const Shape *s, const int *map) {
   if (covers(e, s, map, 1))
     return "t_o";
   const char *off = NULL;
+  int kept_done = 0;
   for (int j = 0; j < s->rank; j++) {
     if (dim_is_one(s, j) || map[j] < 0)
       continue;
+    if (e->sk.rows && !is_reduced_axis(e, map[j])) {
+      off = kept_done++ ? off : rows_digits(e, off);
+      continue;
+    }
     const char *idx = axis_var(e, map[j]);
     off = off ? arena_printf(e->sk.a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
   }
@@ -533,12 +547,16 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
 /* The row offset of a row-contiguous tensor: its index over its other axes. */
 static const char *row_offset(SEmit *e, const Shape *s, const int *map) {
   const char *off = NULL;
+  int kept_done = 0;
   for (int j = 0; j < s->rank; j++) {
     if (dim_is_one(s, j) || map[j] < 0 || is_reduced_axis(e, map[j]))
       continue;
-    const char *idx = e->sk.rows ? "t_o" : arena_printf(e->sk.a, "t_d%d", map[j]); /* rows: the one kept axis */
-    if (!e->sk.rows)
-      e->used_kept[map[j]] = 1;
+    if (e->sk.rows) {
+      off = kept_done++ ? off : rows_digits(e, off);
+      continue;
+    }
+    const char *idx = arena_printf(e->sk.a, "t_d%d", map[j]);
+    e->used_kept[map[j]] = 1;
     off = off ? arena_printf(e->sk.a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
   }
   return off ? off : "0";

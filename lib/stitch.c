@@ -1,5 +1,6 @@
 /* stitch.c — stitch fusion: one group per softmax / norm (stitch.h). */
 #include "stitch.h"
+#include "stitch_plan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -860,6 +861,23 @@ int stitch_online_level(const Group *g, int level) {
   return level_all(g, level, stitch_online_max);
 }
 
+/* The kept axes of g's domain (literal 1s aside) where they all come
+ * before its reduced ones, else 0. */
+static int kept_axes_first(const Group *g) {
+  int kept = 0, reduced = 0;
+  for (int i = 0; i < g->domain.rank; i++) {
+    if (dim_is_one(&g->domain, i))
+      continue;
+    if ((g->stitch->axes >> i) & 1u)
+      reduced++;
+    else if (reduced)
+      return 0;
+    else
+      kept++;
+  }
+  return kept;
+}
+
 /* g's domain has one kept axis (literal 1s aside), after its reduced
  * axes (`kept_last`) or before them. */
 static int one_kept_axis(const Group *g, int kept_last) {
@@ -949,7 +967,10 @@ int stitch_runs_divisor(const Group *g) {
 }
 
 int stitch_thread_rows(const Group *g) {
-  return g->kind == GROUP_STITCH && g->sched == SCHED_ROW && one_kept_axis(g, 0);
+  if (g->kind != GROUP_STITCH || g->sched != SCHED_ROW)
+    return 0;
+  int kept = kept_axes_first(g);
+  return kept == 1 || (kept > 1 && g->plan && !g->plan->kept_partial);
 }
 
 int stitch_acc_bytes(const Group *g) {

@@ -122,9 +122,30 @@ static void read_along_row(Walk *w, const Value *v, const int *map) {
   }
 }
 
+/* The domain's kept axes (literal 1s aside) that shape s, at map, indexes. */
+static uint32_t kept_of(const Group *g, const Shape *s, const int *map) {
+  uint32_t kept = 0;
+  for (int j = 0; j < s->rank; j++)
+    if (!dim_is_one(s, j) && map[j] >= 0 && !((g->stitch->axes >> map[j]) & 1u) && !dim_is_one(&g->domain, map[j]))
+      kept |= 1u << map[j];
+  return kept;
+}
+
+/* A value indexed by some of the domain's kept axes, not all (a group
+ * norm's w[G, C, 1] under [B, G, C, S]): StitchPlan.kept_partial. */
+static void note_kept(StitchPlan *sp, const Group *g, const Shape *s, const int *map) {
+  uint32_t kept = kept_of(g, s, map), all = 0;
+  for (int i = 0; i < g->domain.rank; i++)
+    if (!dim_is_one(&g->domain, i) && !((g->stitch->axes >> i) & 1u))
+      all |= 1u << i;
+  sp->kept_partial |= kept != 0 && kept != all;
+}
+
 static void read_memory(Walk *w, const Value *v, const int *map, int row_level) {
-  if (w->sp)
+  if (w->sp) {
     w->reached[v->id] = 1;
+    note_kept(w->sp, w->g, &v->shape, map);
+  }
   if (v->shape.rank == 0 || row_level)
     return;
   if (whole_domain(w, &v->shape, map))
@@ -384,6 +405,10 @@ static void plan_params(Arena *a, const KernelPlan *kp, const Group *g, StitchPl
     Value *v = g->roots.items[i];
     if (stitch_is_column(g, v))
       continue; /* written by the second stage, from the partials */
+    int map[TECC_MAX_RANK];
+    for (int j = 0; j < v->shape.rank; j++) /* aligned to the domain's last axes */
+      map[j] = j + g->domain.rank - v->shape.rank;
+    note_kept(sp, g, &v->shape, map);
     for (int o = 0; o < k->noutputs; o++)
       if (k->outputs[o].value == v)
         add_param(a, &sp->params, P_OUTPUT, o, NULL);
