@@ -1,6 +1,5 @@
 /* stitch.c — stitch fusion: one group per softmax / norm (stitch.h). */
 #include "stitch.h"
-#include "stitch_plan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -861,23 +860,6 @@ int stitch_online_level(const Group *g, int level) {
   return level_all(g, level, stitch_online_max);
 }
 
-/* The kept axes of g's domain (literal 1s aside) where they all come
- * before its reduced ones, else 0. */
-static int kept_axes_first(const Group *g) {
-  int kept = 0, reduced = 0;
-  for (int i = 0; i < g->domain.rank; i++) {
-    if (dim_is_one(&g->domain, i))
-      continue;
-    if ((g->stitch->axes >> i) & 1u)
-      reduced++;
-    else if (reduced)
-      return 0;
-    else
-      kept++;
-  }
-  return kept;
-}
-
 /* g's domain has one kept axis (literal 1s aside), after its reduced
  * axes (`kept_last`) or before them. */
 static int one_kept_axis(const Group *g, int kept_last) {
@@ -964,13 +946,6 @@ int stitch_runs_divisor(const Group *g) {
     return -1;
   Dim d = g->domain.d[__builtin_ctz(run)];
   return d.var >= 0 ? d.var : -1;
-}
-
-int stitch_thread_rows(const Group *g) {
-  if (g->kind != GROUP_STITCH || g->sched != SCHED_ROW)
-    return 0;
-  int kept = kept_axes_first(g);
-  return kept == 1 || (kept > 1 && g->plan && !g->plan->kept_partial);
 }
 
 int stitch_acc_bytes(const Group *g) {

@@ -88,17 +88,6 @@ int stitch_mean_only_shifts(const KernelPlan *kp, const Group *g, const Value *m
  * schedule.c and emit_stitch.c's cvec kernels).  stitch_acc_bytes(): the
  * widest accumulator of g's reductions (f32 for 16-bit data), in bytes. */
 int stitch_column_packs(const Group *g);
-/* Rows a thread: g is a row stitch group whose kept axes come before its
- * reduced axes, so each row is a contiguous run of the domain and a
- * thread may hold ROWS of them at once, sharing the packs of operands
- * broadcast along the rows (a norm's w and b; schedule.c's warp variant,
- * emit_stitch.c's `rows` kernels).  Several kept axes ([B, S, H, 128], a
- * head-dimension norm) where every tensor the group reads or writes is
- * indexed by all of them or none (StitchPlan.kept_partial is 0, so its
- * plan first): one row index over them.  On an H200 (bench/NOTES.md)
- * quant_block [8192, 32, 128] took 25.3 us so where the plain kernel took
- * 26.0, a QK-norm bf16 of 131072 rows 17.7 against 18.6. */
-int stitch_thread_rows(const Group *g);
 /* Rows of several runs: g is a row stitch group whose domain's axes
  * (literal 1s aside) are reduced ones, then kept ones, then reduced ones
  * again, the inner run (a batch norm's channel of x[B, C, S]: B runs of S

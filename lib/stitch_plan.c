@@ -495,6 +495,32 @@ static void plan_bytes(const KernelPlan *kp, const Group *g, StitchPlan *sp) {
 
 /* ---- the plan ---------------------------------------------------------- */
 
+/* The kept axes of g's domain (literal 1s aside) where they all come
+ * before its reduced ones, else 0. */
+static int kept_axes_first(const Group *g) {
+  int kept = 0, reduced = 0;
+  for (int i = 0; i < g->domain.rank; i++) {
+    if (dim_is_one(&g->domain, i))
+      continue;
+    if ((g->stitch->axes >> i) & 1u)
+      reduced++;
+    else if (reduced)
+      return 0;
+    else
+      kept++;
+  }
+  return kept;
+}
+
+int stitch_thread_rows(const Group *g) {
+  if (g->kind != GROUP_STITCH || g->sched != SCHED_ROW)
+    return 0;
+  int kept = kept_axes_first(g);
+  return kept == 1 || (kept > 1 && g->plan && !g->plan->kept_partial);
+}
+
+
+
 /* Is a size variable among the axes of g's inner run? */
 static int run_of_variable(const Group *g) {
   uint32_t run = stitch_inner_run(g);

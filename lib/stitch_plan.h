@@ -104,6 +104,17 @@ int worth_keeping(const Value *v);
  * (the same sizes, in order), as a norm's w [N] or an attention mask
  * [S, S] under [B, S, S]: a row of it is contiguous. */
 int stitch_row_contiguous(const Group *g, const Shape *s, const int *map);
+/* Rows a thread: g is a row stitch group whose kept axes come before its
+ * reduced axes, so each row is a contiguous run of the domain and a
+ * thread may hold ROWS of them at once, sharing the packs of operands
+ * broadcast along the rows (a norm's w and b; schedule.c's warp variant,
+ * emit_stitch.c's `rows` kernels).  Several kept axes ([B, S, H, 128], a
+ * head-dimension norm) where every tensor the group reads or writes is
+ * indexed by all of them or none (StitchPlan.kept_partial is 0: g's plan first): one row index over them.  On an H200 (bench/NOTES.md)
+ * quant_block [8192, 32, 128] took 25.3 us so where the plain kernel took
+ * 26.0, a QK-norm bf16 of 131072 rows 17.7 against 18.6. */
+int stitch_thread_rows(const Group *g);
+
 
 /* Sets g->plan for every stitch group of every kernel. */
 void plan_stitches(Compilation *c, Module *m, FusionPlan *p);
