@@ -51,9 +51,15 @@ static PlanPass *this_pass(const Walk *w) {
 
 static void walk_value(Walk *w, const Value *v, const int *given);
 
+static void note_kept(StitchPlan *sp, const Group *g, const Shape *s, const int *map);
+
 static void compute(Walk *w, const Value *v, const int *map, int row_level) {
   if (w->sp && (v->op == IR_TAKE || v->op == IR_SIZE))
     w->reached[v->id] = 1; /* a gathered input, a size: parameters too */
+  if (w->sp && v->op == IR_INDEX) /* a position along one kept axis of several */
+    note_kept(w->sp, w->g, &v->shape, map);
+  if (w->sp && v->op == IR_TAKE) /* a gathered address: one index a kept axis */
+    w->sp->kept_partial = 1;
   int whole = !row_level && whole_domain(w, &v->shape, map);
   if (whole && w->reuse && w->reuse[v->id] && w->kept[v->id]) {
     w->kept_read[v->id] = 1;
@@ -132,7 +138,8 @@ static uint32_t kept_of(const Group *g, const Shape *s, const int *map) {
 }
 
 /* A value indexed by some of the domain's kept axes, not all (a group
- * norm's w[G, C, 1] under [B, G, C, S]): StitchPlan.kept_partial. */
+ * norm's w[G, C, 1] under [B, G, C, S], a position index(x, 1) under
+ * [B, S, D]): StitchPlan.kept_partial. */
 static void note_kept(StitchPlan *sp, const Group *g, const Shape *s, const int *map) {
   uint32_t kept = kept_of(g, s, map), all = 0;
   for (int i = 0; i < g->domain.rank; i++)

@@ -67,8 +67,9 @@ typedef struct StitchPlan {
   uint32_t along_axes;  /* the kept domain axes those are indexed by */
   int row_packs;        /* rows move in packs (row schedule): each row one contiguous run of the
                            domain, or several (row_runs) */
-  int kept_partial;     /* a memory value the group reads or writes is indexed by some of the kept
-                           axes, not all (stitch_thread_rows(): rows of one kept axis then) */
+  int kept_partial;     /* a memory value the group reads or writes, or a position, is indexed by
+                           some of the kept axes, not all, or a gather's address needs each kept
+                           axis's own index (stitch_thread_rows(): rows of one kept axis then) */
   int row_runs;         /* a row is several runs (stitch_row_runs()): packs never straddle them,
                            as the launch checks (the inner run whole packs) */
   PtrVec packed;        /* Value*: where rows move in packs, what the kernels load in packs (the
