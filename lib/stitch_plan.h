@@ -111,11 +111,11 @@ int stitch_row_contiguous(const Group *g, const Shape *s, const int *map);
  * broadcast along the rows (a norm's w and b; schedule.c's warp variant,
  * emit_stitch.c's `rows` kernels).  Several kept axes ([B, S, H, 128], a
  * head-dimension norm) where every tensor the group reads or writes is
- * indexed by all of them or none (StitchPlan.kept_partial is 0: g's plan first): one row index over them.  On an H200 (bench/NOTES.md)
- * quant_block [8192, 32, 128] took 25.3 us so where the plain kernel took
- * 26.0, a QK-norm bf16 of 131072 rows 17.7 against 18.6. */
+ * indexed by all of them or none, and no position or gather needs one
+ * axis's own index (StitchPlan.kept_partial is 0: g's plan first): one
+ * row index over them.  On an H200 (bench/NOTES.md) quant_block
+ * [8192, 32, 128] took 25.2 us where the plain kernel took 25.9. */
 int stitch_thread_rows(const Group *g);
-
 
 /* Sets g->plan for every stitch group of every kernel. */
 void plan_stitches(Compilation *c, Module *m, FusionPlan *p);
