@@ -1631,12 +1631,15 @@ static void emit_loop_launch(KEmit *ke, Out *o, GEmit *ge) {
   for (int i = 0; i < s->nvariants; i++) {
     const Variant *v = &s->variants[i];
     if (v->when == WHEN_ALIGNED) {
-      if (v->vec != loop_vec(ge))
+      if (v->vec != loop_vec(ge) && (i == 0 || v->vec != loop_vec(ge) / 2)) /* packs, then half packs */
         internal_error("loop group %d: the schedule packs %d elements, the kernel %d", ge->g->id, v->vec, loop_vec(ge));
       const char *rows = "";
       if (memchr(ge->used_axis, 1, sizeof ge->used_axis)) /* split once per pack */
         rows = arena_printf(ke->a, " && %s %% %d == 0", host_dim(ke->a, ke->names, ge->g->domain.d[ge->inner_axis]), v->vec);
-      open_block(o, "if (%s%s)", packs_aligned(ke, ge, v->vec), rows);
+      if (i == 0)
+        open_block(o, "if (%s%s)", packs_aligned(ke, ge, v->vec), rows);
+      else
+        else_if_block(o, "%s%s", packs_aligned(ke, ge, v->vec), rows);
     } else if (i > 0) {
       else_block(o);
     }

@@ -16,6 +16,7 @@ typedef struct Walk {
   int own_bytes;         /* bytes per element at the group's own index (footprint.h) */
   int slow_math;         /* software math functions per element */
   uint32_t slow_axes;    /* the domain axes they vary along */
+  int split_index;       /* loop: footprint.h */
   uint32_t *axes_memo;   /* position_axes() */
 } Walk;
 
@@ -137,9 +138,13 @@ static void loop_visit(Walk *w, const Value *v, const int *map) {
     if (!by_value && at_own_index(w, &v->shape, map)) {
       widen(w, v->dtype);
       w->own_bytes += dtype_size(v->dtype);
+    } else if (!by_value) {
+      w->split_index = 1;
     }
     return;
   }
+  if (v->op == IR_INDEX || v->op == IR_TAKE)
+    w->split_index = 1;
   if (footprint_slow_math(v)) {
     w->slow_math++;
     w->slow_axes |= domain_axes_of(position_axes(w->kp, w->g, v, w->axes_memo), v, map);
@@ -229,6 +234,7 @@ Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g) {
     f.own_bytes = w.own_bytes;
     f.slow_math = w.slow_math;
     f.slow_axes = w.slow_axes;
+    f.split_index = w.split_index;
   }
   if (f.pack_bytes > 16)
     internal_error("an element of %d bytes does not fit a 16-byte pack", f.pack_bytes);

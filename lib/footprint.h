@@ -30,6 +30,9 @@ typedef struct Footprint {
                        their own (a mask, not a norm's w) and the outputs along the row */
   int slow_math;    /* loop, stitch: software math functions (erf, sin, ...) computed per element */
   uint32_t slow_axes; /* loop: the domain axes those vary along (AXES_MEMORY: some read memory) */
+  int split_index;    /* loop: an element's index splits into its axes (an operand read by some
+                         of them, a position, a gathered load): a pack must not straddle the
+                         inner axis, whose size must then be a multiple of it */
   int kept;         /* stitch: math results kept per element for later passes */
   int kept_wide;    /* stitch: of those, 8-byte ones (four registers' budget each) */
   const char *keep; /* stitch: by value id, 1 for the values kept (or NULL) */

@@ -5,7 +5,9 @@
 # of bf16 packs, 16 of f32, 32 of f64); an elementwise loop with a
 # software math function for every 4 bytes or fewer gives each thread two
 # packs, others one, or, where that math is of positions alone, 16
-# positions along the innermost outer axis it does not vary along; 16-bit rows, held in pairs, have twice f32's
+# positions along the innermost outer axis it does not vary along, and a
+# loop whose index splits into axes adds half packs for rows that are not
+# whole packs; 16-bit rows, held in pairs, have twice f32's
 # register budget, f32 rows past 2048 take the whole budget, and 16-bit
 # rows with no operand along them that one warp holds at the whole budget
 # take a warp a row before the block variant (warp-long); a full
@@ -60,7 +62,7 @@ variants() { group "$1" '[.variants[].name] | join(" ")'; }
 # The elements a chunk of a stream variant takes (schedule.c, stream_chunk()).
 chunk='(([.items, .wide_items] | max) * .vec)'
 
-plan 109
+plan 112
 ok "--emit=json is one JSON document, every kernel in it" \
   "$JQ" -e --argjson n "$(grep -c '^kernel ' "$te")" '.kernels | length == $n' "$work/s.json"
 # The condition's words are the plan's (schedule.c, variant_condition_text()).
@@ -79,6 +81,10 @@ is "$(variant gelu_bf16 packed '{when, vec, items, threads_x}')" '{"when":"align
 is "$(variant gelu_f32 packed .items)" 1 "gelu(x + b) f32 (an erf per 8 bytes): a pack per thread"
 is "$(variant sin5_bf16 packed .items)" 1 "a sin per 12 bytes: a pack per thread"
 is "$(variant swiglu_bf16 packed .items)" 1 "silu (no software math function): a pack per thread"
+is "$(group gelu_bf16 '[.variants[] | [.name, .when, .vec]]')" '[["packed","aligned",8],["half","aligned",4],["scalar","always",1]]' \
+  "gelu(x + b) bf16: b read by N alone, so a pack must not straddle a row: half packs for rows of 4k + 4"
+is "$(group gelu_f32 '[.variants[] | .vec]')" '[4,2,1]' "gelu(x + b) f32: packs of 4, 2, then one"
+is "$(group swiglu_bf16 '[.variants[] | .name]')" '["packed","scalar"]' "silu(a) * b: every tensor at the element's index, no half packs"
 is "$(variant gelu_bf16 packed '.threads_x * .vec * .items')" 4096 \
   "gelu bf16's packed launch covers 2 packs a thread (256 threads x 2 packs of 8)"
 is "$(group rope_pos_bf16 '[.reuse_axis, .reuse, .variants[0].items]')" '[2,16,1]' \
