@@ -209,8 +209,9 @@ static void json_variant(Buf *b, Arena *a, const Variant *v, int first) {
              storage_name(v->storage), fit_name(v->fit), v->vec, v->items, v->rows);
   buf_printf(b, ", \"prefetch\": %s, \"threads_x\": %d, \"threads_y\": %d, \"block\": %d, \"cluster\": %d",
              json_bool(v->prefetch), v->threads_x, v->threads_y, v->block, v->cluster);
-  buf_printf(b, ", \"sm_threads\": %d, \"split\": %d, \"index_bits\": %d, \"one_read\": %s, \"wide_items\": %d",
-             v->sm_threads, v->split, v->index_bits, json_bool(v->one_read), v->wide_items);
+  buf_printf(b, ", \"sm_threads\": %d, \"cover_bytes\": %d, \"split\": %d, \"index_bits\": %d, \"one_read\": %s",
+             v->sm_threads, v->cover_bytes, v->split, v->index_bits, json_bool(v->one_read));
+  buf_printf(b, ", \"wide_items\": %d", v->wide_items);
   buf_printf(b, ", \"items64\": %d, \"odd_items\": %d, \"odd_items64\": %d, \"split_items\": %d, \"folds\": %s",
              v->items64, v->odd_items, v->odd_items64, v->split_items, json_bool(v->folds));
   buf_printf(b, ", \"min_blocks\": %d, \"roomy\": %s, \"solo\": %s", v->min_blocks, json_bool(v->roomy),

@@ -95,6 +95,20 @@ static const char *row_threads(SLaunch *e, const Variant *v) {
   return arena_printf(e->sk.a, "tecc::row_threads(t_len, %d, 1024)", v->items * v->vec);
 }
 
+/* Do the rows a warp variant that loads ahead reads exceed the L2 cache
+ * (Variant.cover_bytes)?  Its grid then covers them, a block per row
+ * group, else SMs * sm_threads threads loop over them. */
+static const char *past_l2(SLaunch *e, const Variant *v) {
+  return arena_printf(e->sk.a, "tecc::past_l2(t_rows, t_len * %d)", v->cover_bytes);
+}
+
+/* tecc::launch_rows's sm_threads for variant v (0: a block per row group). */
+static const char *grid_threads(SLaunch *e, const Variant *v) {
+  if (v->cover_bytes)
+    return arena_printf(e->sk.a, "%s ? 0 : %d", past_l2(e, v), v->sm_threads);
+  return arena_printf(e->sk.a, "%d", v->sm_threads);
+}
+
 /* The threads of variant v's block (emit_block()'s t_tx * t_ty). */
 static const char *block_threads(SLaunch *e, const Variant *v) {
   switch (v->fit) {
@@ -296,6 +310,9 @@ static void emit_block(SLaunch *e, Out *o, const Variant *v) {
     return;
   if (v->sm_threads == 0)
     emit(o, "const unsigned t_grid = tecc::cover_grid(t_rows, %s);", rows);
+  else if (v->cover_bytes)
+    emit(o, "const unsigned t_grid = %s ? tecc::cover_grid(t_rows, %s) : tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));",
+         past_l2(e, v), rows, rows, v->sm_threads);
   else
     emit(o, "const unsigned t_grid = tecc::grid_size(t_rows, %s, %d / (t_tx * t_ty));", rows, v->sm_threads);
   if (v->partials)
@@ -335,8 +352,8 @@ static void emit_instance_launch(SLaunch *e, Out *o, const Variant *v, const cha
     emit(o, "else");
     emit(o, "  %s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s, 0);", instance(e, v, packs, phase), args);
   } else if (v->fit == FIT_SHORT_ROWS && !v->partials)
-    emit(o, "tecc::launch_rows(t_wb[%d], %s, t_rows, t_tx, t_ty, %d, %d, stream, %s);", e->row_sites++,
-         instance(e, v, packs, phase), v->rows > 1 ? v->rows : 1, v->sm_threads, args);
+    emit(o, "tecc::launch_rows(t_wb[%d], %s, t_rows, t_tx, t_ty, %d, %s, stream, %s);", e->row_sites++,
+         instance(e, v, packs, phase), v->rows > 1 ? v->rows : 1, grid_threads(e, v), args);
   else if (grid_at_launch(e, v)) {
     const char *kernel = instance(e, v, packs, phase);
     emit(o, "{ static tecc::DeviceCache t_oc; /* its blocks an SM, per device */");

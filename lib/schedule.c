@@ -639,11 +639,19 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
    * share of a pack (an f8 row held in f32 beside bf16 operands, VEC 8:
    * 32 bytes a pack, whose instances spilled 132 bytes; issue 49); nor
    * 16-bit rows whose register kernel folds shifted sums (PASS_SHIFTED:
-   * layernorm bf16's instances spilled 4 bytes at 64 registers) */
+   * layernorm bf16's instances spilled 4 bytes at 64 registers).  Its
+   * grid: SMs * 1024 threads looping over rows that the L2 cache holds, a
+   * block per row group over larger ones (cover_bytes, tecc::past_l2): on
+   * an H200 (bench/NOTES.md, issue 48; bench/prog_ab.py, norms over rows
+   * of 128 to 512) the loop took 3.5-13% less time over 16-32 MB of rows,
+   * the cover 0-10% less over 64-256 MB (RMSNorm bf16 over a head
+   * dimension of 128 at 524288 rows: 73.2 -> 65.7 us; ncu of the literal
+   * 128: DRAM 72.7 -> 78.8%, the same occupancy) */
   if (rows > 1 && f->held_inputs == 1 && !f->kept && !(f->shifted && f->held_pairs) &&
       footprint_held_bytes(f) * vec <= PACK_BYTES) {
     v->prefetch = 1;
     v->sm_threads = MAX_THREADS;
+    v->cover_bytes = dtype_size(((const Value *)g->plan->held.items[0])->dtype);
   }
   v->limit = 32 * (int64_t)(items / rows) * vec;
   v->whole = takes_whole(g, rows, vec);
@@ -1075,14 +1083,7 @@ static int length_fails(const Variant *v, int64_t len) {
   return (v->when == WHEN_ROW_AT_MOST || v->when == WHEN_CLUSTERS) && len >= 0 && len > v->limit;
 }
 
-/* A fitted row block with a literal row length gets its numbers now.
- * The warp variant that loads its next rows ahead then covers the rows
- * with its grid, a row group a block, not SMs * 1024 threads looping over
- * them: on an H200 (bench/NOTES.md, issue 48; bench/prog_ab.py) an RMSNorm
- * over a head dimension of 128, bf16, went from 77.4 to 67.5 us at
- * 524288 rows and 38.9 -> 34.7 at 262144, 17.7 -> 17.8 at 131072 and 4.0
- * -> 4.0 at 32768 (ncu at 524288: DRAM 72.7 -> 78.8%, the same
- * occupancy). */
+/* A fitted row block with a literal row length gets its numbers now. */
 static void fix_row_fit(Variant *v, int64_t len) {
   if ((v->fit != FIT_ROW && v->fit != FIT_SHORT_ROWS) || len < 0)
     return;
@@ -1095,8 +1096,6 @@ static void fix_row_fit(Variant *v, int64_t len) {
   else
     v->threads_x = pow2_at_least(lanes, short_rows ? MIN_ROW_LANES : 32, short_rows ? 32 : MAX_THREADS);
   v->threads_y = v->threads_x >= v->block ? 1 : v->block / v->threads_x;
-  if (short_rows && v->prefetch)
-    v->sm_threads = 0;
   v->fit = FIT_NONE;
 }
 
@@ -1484,9 +1483,10 @@ static const char *grid_text(Arena *a, const Variant *v) {
                         : v->solo ? arena_printf(a, ", 128 registers a thread, each block looping over rows%s",
                                                  v->prefetch ? ", the next row loaded while this one computes" : "")
                                   : "");
-  if (v->prefetch && v->sm_threads == 0) /* fix_row_fit() */
-    return arena_printf(a, "grid = ceil(rows/(TY*%d)), a block per TY*%d rows, %d rows a thread, the next rows "
-                           "(where a block has more) loaded while these compute", v->rows, v->rows, v->rows);
+  if (v->prefetch && v->cover_bytes)
+    return arena_printf(a, "grid <= SMs*%d/(block threads), TY*%d rows a block at a time, or, where the rows' "
+                           "bytes exceed the L2 cache, grid = ceil(rows/(TY*%d)); %d rows a thread, the next rows "
+                           "loaded while these compute", v->sm_threads, v->rows, v->rows, v->rows);
   if (v->prefetch)
     return arena_printf(a, "grid <= SMs*%d/(block threads), TY*%d rows a block at a time, %d rows a thread, the "
                            "next rows loaded while these compute", v->sm_threads, v->rows, v->rows);

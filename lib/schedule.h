@@ -128,6 +128,9 @@ typedef struct Variant {
   int cluster;         /* blocks per cluster (1: none; 0: fitted) */
   int sm_threads;      /* grid = min(blocks needed, SMs * sm_threads / block threads);
                           0: the blocks needed (stitch rows held in registers) */
+  int cover_bytes;     /* prefetch: the bytes an element of the rows reads; where rows x length x
+                          these exceed the L2 cache (tecc::past_l2) the grid is the blocks needed,
+                          else sm_threads (0: sm_threads always) */
   int split;           /* reductions: 1 = none, 0 = chosen at run time to fill the GPU,
                           SPLIT_PER_BLOCK: a partial per block, then one block combines them */
   int index_bits;      /* 32 or 64; 0: either, as the sizes need (2^30 and more: 64) */

@@ -1638,6 +1638,20 @@ inline unsigned cover_grid(int64_t work, int64_t per_block) {
   return (unsigned)want;
 }
 
+/* @piece past_l2 @needs DeviceCache current_device device_attribute */
+/* Do `rows` rows of `row_bytes` bytes each exceed the current device's
+ * L2 cache (50 MB where it cannot be read)?  A warp variant that loads
+ * its next rows ahead (lib/schedule.c, Variant.cover_bytes) loops
+ * SMs x 1024 threads over rows the cache holds and covers larger ones
+ * with its grid, a row group a block: on an H200 the loop took 3.5-13%
+ * less time over 16-32 MB of rows, the cover 0-10% less over 64-256 MB
+ * (bench/NOTES.md). */
+inline bool past_l2(int64_t rows, int64_t row_bytes) {
+  static DeviceCache cache;
+  const int64_t l2 = device_attribute(cache, cudaDevAttrL2CacheSize, 50 << 20);
+  return row_bytes > 0 && rows > l2 / row_bytes;
+}
+
 /* @piece built_for_sm90 @needs DeviceCache current_device */
 /* `kernel`'s code on this device was compiled for sm_90 or newer (its
  * Hopper code is there).  Cached per device: the kernels of one file are
