@@ -185,8 +185,10 @@ static void elementwise(Arena *a, GroupSchedule *s, const Footprint *f, const Gr
    * the inner one: rows of 196 bf16 (a 14 x 14 feature map) are not whole
    * 16-byte packs and ran one element a thread.  Half packs (8 bytes) fit
    * them: on an H200 a batch norm's normalization of bf16 [16, 1024, 196]
-   * took 11.4 us where the scalar loop took 18.6 (bench/NOTES.md). */
-  int half = vec >= 4 && (f->split_index || s->reuse_axis >= 0);
+   * took 11.4 us where the scalar loop took 18.6 (bench/NOTES.md).  Not
+   * the loops that reuse math along an axis (a rotary embedding's from
+   * positions: its VEC 4 instance spilled 4 bytes). */
+  int half = vec >= 4 && f->split_index && s->reuse_axis < 0;
   for (int w = vec; w > 1 && w >= (half ? vec / 2 : vec); w /= 2) {
     Variant *v = add(a, s, w == vec ? "packed" : "half", WHEN_ALIGNED, STORE_NONE);
     v->vec = w;
