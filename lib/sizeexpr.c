@@ -1,6 +1,7 @@
 /* sizeexpr.c — size expressions in canonical form (see sizeexpr.h). */
 #include "sizeexpr.h"
 
+#include <ctype.h>
 #include <string.h>
 
 #include "diag.h"
@@ -393,6 +394,14 @@ const char *se_te(Arena *a, const SizeExpr *x, const char *const *names) { retur
 
 const char *se_c(Arena *a, const SizeExpr *x, const char *const *names) { return print(a, x, names, 1); }
 
+/* Appends the characters of `s` to identifier b, leaving out underscores
+ * that would lead it or follow another (reserved in C++). */
+static void ident_puts(Buf *b, const char *s) {
+  for (; *s; s++)
+    if (*s != '_' || (b->len > 0 && b->data[b->len - 1] != '_'))
+      buf_putn(b, s, 1);
+}
+
 const char *se_ident(Arena *a, const SizeExpr *x, const char *const *names) {
   static const struct {
     const char *text, *word;
@@ -405,12 +414,12 @@ const char *se_ident(Arena *a, const SizeExpr *x, const char *const *names) {
     size_t w = 0;
     while (w < sizeof words / sizeof words[0] && strncmp(s, words[w].text, strlen(words[w].text)) != 0)
       w++;
-    if (w < sizeof words / sizeof words[0]) {
-      buf_puts(&b, words[w].word);
-      s += strlen(words[w].text);
-    } else {
-      buf_putn(&b, s++, 1);
-    }
+    char one[2] = {*s, 0};
+    ident_puts(&b, w < sizeof words / sizeof words[0] ? words[w].word : one);
+    s += w < sizeof words / sizeof words[0] ? strlen(words[w].text) : 1;
   }
-  return buf_cstr(&b);
+  if (b.len > 0 && b.data[b.len - 1] == '_')
+    b.len--;
+  const char *id = buf_cstr(&b);
+  return isalpha((unsigned char)id[0]) ? id : arena_printf(a, "size_%s", id); /* `2 * D + 2` */
 }

@@ -85,7 +85,8 @@ const char *se_te(Arena *a, const SizeExpr *x, const char *const *names);
  * tecc::size_floordiv(), min and max as tecc::size_min() and
  * tecc::size_max(): the runtime's host functions). */
 const char *se_c(Arena *a, const SizeExpr *x, const char *const *names);
-/* A C identifier naming it (`D_div_2`), made of the names and words. */
+/* A C identifier naming it (`D_div_2`), made of the names and words,
+ * starting with a letter (`size_2_times_D`), no underscores doubled. */
 const char *se_ident(Arena *a, const SizeExpr *x, const char *const *names);
 
 #endif

@@ -93,6 +93,10 @@ static void evaluation(void) {
   ok(strcmp(c, "D / 2") == 0, "C of D // 2 divides: %s", c);
   c = se_ident(a, se_sub(a, D, se_floordiv(a, D, 2)), names);
   ok(strcmp(c, "D_minus_D_div_2") == 0, "identifier of D - D // 2: %s", c);
+  c = se_ident(a, se_add(a, se_scale(a, D, 2), k(2)), names);
+  ok(strcmp(c, "size_2_times_D_plus_2") == 0, "identifier of 2 * D + 2 starts with a letter: %s", c);
+  c = se_ident(a, se_floordiv(a, se_add(a, D, k(1)), 2), names);
+  ok(strcmp(c, "D_plus_1_div_2") == 0, "identifier of (D + 1) // 2: no leading or doubled underscore: %s", c);
 }
 
 /* Constants that leave int64 mark the form (sema reports it), with no
