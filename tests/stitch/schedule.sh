@@ -27,8 +27,9 @@
 # but not 16-bit rows read again; a column softmax streams in packs of 4
 # columns, then splits its rows, then a column a thread, as does a column
 # max kept as an output, a layernorm over columns does not split; short rows of a norm (an operand along the row)
-# are held two a thread and, with one held input, loaded ahead (a grid of
-# row groups covering the rows where their length is a literal); the block
+# are held two a thread and, with one held input, loaded ahead (a wave
+# looping over rows the L2 cache holds, a grid covering larger ones, at
+# run time whether their length is a literal or not); the block
 # variant of a norm loads w and b early; rows whose operand is indexed by
 # the last kept axes only are visited batch-fastest where the sizes ask;
 # values worth their registers are kept across passes; literal sizes
@@ -191,8 +192,8 @@ is "$(variant rmsw_bf16 warp '{rows, prefetch, sm_threads}')" '{"rows":2,"prefet
   "rmsw bf16: the warp launch takes ROWS 2, TY*2 rows a block at a time, a wave of blocks (1024 threads an SM)"
 is "$(variant rmsw_bf16 block .rows)" 1 "rmsw bf16: the block variant keeps ROWS 1"
 is "$(variant rmsw_bf16 warp .prefetch)" true "rmsw bf16: the warp variant loads the next rows ahead"
-is "$(variant rms128_bf16 warp '{rows, prefetch, sm_threads, threads_x}')" '{"rows":2,"prefetch":true,"sm_threads":0,"threads_x":8}' \
-  "rms128 bf16 (a literal row of 128): the warp launch's grid covers the rows, a row group a block"
+is "$(variant rms128_bf16 warp '{rows, prefetch, sm_threads, cover_bytes, threads_x}')" '{"rows":2,"prefetch":true,"sm_threads":1024,"cover_bytes":2,"threads_x":8}' \
+  "rms128 bf16 (a literal row of 128): the warp launch loops a wave over rows the L2 cache holds, covers larger ones (2 bytes an element)"
 is "$(variant addrms_bf16 warp '{rows, prefetch}')" '{"rows":2,"prefetch":false}' \
   "addrms bf16: two held inputs hold 2 rows a thread but load none ahead"
 
