@@ -2260,6 +2260,14 @@ static void apart_checks(KEmit *ke, Out *o) {
 /* Rows longer than the main plan keeps its column sums for (or, where
  * the apart plan is the kernel with its reductions split, than its rows
  * of several runs held on chip) run the apart plan. */
+/* The variant of rows whose runs are half packs (WHEN_RUNS_HALF), or NULL. */
+static const Variant *runs_half(const GroupSchedule *s) {
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].when == WHEN_RUNS_HALF)
+      return &s->variants[i];
+  return NULL;
+}
+
 static void emit_apart_call(KEmit *ke, Out *o, const char *big) {
   if (!ke->apart)
     return;
@@ -2267,10 +2275,16 @@ static void emit_apart_call(KEmit *ke, Out *o, const char *big) {
   const Count *len = checked_count(ke, o, "t_len_apart", &g->domain, g->stitch->axes);
   if (ke->kp->apart_split) { /* and runs that are not whole packs (stitch_plan.c, runs_whole_packs()) */
     const Count *run = checked_count(ke, o, "t_run_apart", &g->domain, stitch_inner_run(g));
-    emit(o, "/* rows longer than %lld, or of runs that are not whole packs: the plan with the reductions split (two "
-            "reads) */", (long long)ke->kp->apart_len);
-    open_block(o, "if (%s > %s || %s %% %d != 0%s)", len->expr, host_literal(ke->a, ke->kp->apart_len), run->expr,
-               stitch_most_vec(g->schedule), !big ? "" : strcmp(big, "true") == 0 ? " || true" : " || t_big");
+    const Variant *half = runs_half(g->schedule);
+    const char *odd = arena_printf(ke->a, "%s %% %d != 0", run->expr, stitch_most_vec(g->schedule));
+    if (half) /* schedule.c, half_runs() */
+      odd = arena_printf(ke->a, "(%s && (%s %% %d != 0 || %s > %s))", odd, run->expr, half->vec, len->expr,
+                         host_literal(ke->a, half->limit));
+    emit(o, "/* rows longer than %lld, or of runs that are not whole packs%s: the plan with the reductions split (two "
+            "reads) */", (long long)ke->kp->apart_len,
+         half ? arena_printf(ke->a, " (nor half packs of rows up to %lld)", (long long)half->limit) : "");
+    open_block(o, "if (%s > %s || %s%s)", len->expr, host_literal(ke->a, ke->kp->apart_len), odd,
+               !big ? "" : strcmp(big, "true") == 0 ? " || true" : " || t_big");
   } else {
     emit(o, "/* rows longer than %lld: the sums over them in a column group of their own */",
          (long long)ke->kp->apart_len);

@@ -67,18 +67,20 @@ static const char *digit_packs(SLaunch *e, int vec) {
 }
 
 /* " && tecc::aligned16(x) && ..." for the pointers moved in packs (the
- * plan's: in a kernel of columns in packs, only the held ones). */
-static const char *packed_pointers(SLaunch *e) {
+ * plan's: in a kernel of columns in packs, only the held ones), or with
+ * `half`, " && tecc::aligned_to(x, 8) && ..." for half packs. */
+static const char *packed_pointers(SLaunch *e, int half) {
   Buf b;
   buf_init(&b, e->sk.a);
   if (!e->sk.vec && !e->sk.cvec)
     return "";
+  const char *test = half ? " && tecc::aligned_to(%s, 8)" : " && tecc::aligned16(%s)";
   const PtrVec *moved = e->sk.vec ? &e->sk.g->plan->packed : &e->sk.g->plan->held;
   for (int i = 0; i < moved->len; i++)
-    buf_printf(&b, " && tecc::aligned16(%s)", home_pointer(e->sk.a, e->sk.kp, e->sk.names, moved->items[i]));
+    buf_printf(&b, test, home_pointer(e->sk.a, e->sk.kp, e->sk.names, moved->items[i]));
   for (int i = 0; i < e->sk.k->noutputs; i++)
     if (is_staged_output(e, i))
-      buf_printf(&b, " && tecc::aligned16(%s)", e->sk.names->outputs[i]);
+      buf_printf(&b, test, e->sk.names->outputs[i]);
   return buf_cstr(&b);
 }
 
@@ -180,6 +182,9 @@ static const char *variant_condition(SLaunch *e, const Variant *v, const char *k
       return arena_printf(e->sk.a, "%s && (t_len <= %lld || %s)", cond, 2LL * v->threads_x * v->items * v->vec, all);
     return arena_printf(e->sk.a, "%s && %s", cond, all);
   }
+  case WHEN_RUNS_HALF:
+    return arena_printf(e->sk.a, "%s && t_len <= %lld && %s %% %d != 0", small, (long long)v->limit,
+                        host_count(e, stitch_inner_run(e->sk.g)), 2 * v->vec);
   case WHEN_ALIGNED: case WHEN_LEN_AT_MOST: break;
   }
   internal_error("stitch: variant %s has no condition a stitch group can test", v->name);
@@ -448,6 +453,9 @@ static void emit_column_stage(SLaunch *e, Out *o, const char *parts) {
 static void emit_variant_launch(SLaunch *e, Out *o, const Variant *v, const char *args) {
   emit(o, "/* %s: %s, VEC %d, ITEMS %d%s */", v->name, storage_name(v->storage), v->vec, v->items,
        v->rows > 1 ? arena_printf(e->sk.a, ", ROWS %d", v->rows) : "");
+  if (v->when == WHEN_RUNS_HALF) /* its own packs, of 8 bytes (schedule.c, half_runs()) */
+    emit(o, "const bool t_packs = t_len %% %d == 0 && %s %% %d == 0%s;", v->vec,
+         host_count(e, stitch_inner_run(e->sk.g)), v->vec, packed_pointers(e, 1));
   emit_block(e, o, v);
   if (stitch_launches_whole(&e->sk, v) && v->storage == STORE_STREAM)
     emit(o, "const bool t_whole = t_packs && t_len %% ((int64_t)t_tx * %d) == 0; /* rows of whole chunks */",
@@ -531,7 +539,7 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
     emit(o, "const bool t_packs = false; /* a column a thread in every variant */");
   else if (e->sk.vec || e->sk.cvec)
     emit(o, "const bool t_packs = %s %% %d == 0%s%s;", e->sk.cvec ? "t_rows" : "t_len", stitch_most_vec(s),
-         digit_packs(e, stitch_most_vec(s)), packed_pointers(e));
+         digit_packs(e, stitch_most_vec(s)), packed_pointers(e, 0));
   if ((e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk))
     args = arena_printf(a, "%s, t_packs", args);
   int shared_sites = 0;

@@ -70,8 +70,9 @@ const char *storage_name(Storage s) {
 
 const char *when_name(When w) {
   static const char *const names[] = {"always",   "aligned",       "len_at_most", "row_at_most",  "row_packs",
-                                      "row_narrower", "row_fits", "column_groups", "clusters", "column_split"};
-  _Static_assert(sizeof names / sizeof names[0] == WHEN_COLUMN_SPLIT + 1, "a name for every When");
+                                      "row_narrower", "row_fits", "column_groups", "clusters", "column_split",
+                                      "runs_half"};
+  _Static_assert(sizeof names / sizeof names[0] == WHEN_RUNS_HALF + 1, "a name for every When");
   return names[w];
 }
 
@@ -82,7 +83,7 @@ const char *fit_name(FitRule f) {
 
 int when_uses_limit(When w) {
   return w == WHEN_LEN_AT_MOST || w == WHEN_ROW_AT_MOST || w == WHEN_ROW_PACKS || w == WHEN_ROW_NARROWER ||
-         w == WHEN_CLUSTERS;
+         w == WHEN_CLUSTERS || w == WHEN_RUNS_HALF;
 }
 
 /* ---- sizes known at compile time --------------------------------------- */
@@ -1309,6 +1310,39 @@ static void rows_longer(Group *g, int64_t than) {
   s->early_threads = early_threads(s);
 }
 
+/* Runs that are not whole packs but whole half packs (bf16 rows of runs
+ * of 196, a 14 x 14 feature map: not 16 bytes but 8) take, first, the
+ * longest register variant at half the VEC, up to the rows it holds
+ * (WHEN_RUNS_HALF; emit_cu.c's entry runs the split plan for others): on
+ * an H200 a batch norm of bf16 16 x 1024 x 196 took 5.7 us where the
+ * split plan took 11.5 (bench/NOTES.md).  16-bit and f32 rows whose
+ * tensors moved in packs are all of one element size (the unaligned
+ * loads of 16-bit packs take 8 or 4 elements, of 8-bit ones 16 or 8). */
+static int one_element_size(const Group *g, int bytes) {
+  for (int i = 0; i < g->plan->packed.len; i++)
+    if (dtype_size(((const Value *)g->plan->packed.items[i])->dtype) != bytes)
+      return 0;
+  for (int i = 0; i < g->roots.len; i++) {
+    const Value *r = g->roots.items[i];
+    if (shape_equal(&r->shape, &g->domain) && dtype_size(r->dtype) != bytes)
+      return 0;
+  }
+  return 1;
+}
+
+static void half_runs(Arena *a, Group *g) {
+  GroupSchedule *s = g->schedule;
+  Variant half = s->variants[s->nvariants - 1];
+  if ((half.vec != 8 && half.vec != 4) || !one_element_size(g, PACK_BYTES / half.vec))
+    return;
+  half.name = "half";
+  half.when = WHEN_RUNS_HALF;
+  half.vec /= 2;
+  half.limit = (int64_t)MAX_THREADS * half.items * half.vec;
+  half.whole = 0;
+  *insert_variant(a, s, 0) = half;
+}
+
 /* The main plan's rows, where its apart plan is the split kernel: the
  * entry runs it for rows no longer than its register variants hold, in
  * 32-bit indices, whose runs are whole packs, and the split plan for any
@@ -1318,7 +1352,7 @@ static void rows_longer(Group *g, int64_t than) {
  * which at 16 items spilled 512 bytes (bf16 rows held at VEC 4 for an f32
  * output; ptxas -v, sm_90), and are not held in shared memory, which
  * falls back to the stream on a device without the room. */
-static int runs_variants(Group *g) {
+static int runs_variants(Arena *a, Group *g) {
   GroupSchedule *s = g->schedule;
   int n = 0;
   for (int i = 0; i < s->nvariants; i++) {
@@ -1332,6 +1366,7 @@ static int runs_variants(Group *g) {
     return 0;
   s->variants[n - 1].when = WHEN_ALWAYS;
   s->nvariants = n;
+  half_runs(a, g);
   s->max_threads = max_threads(s);
   s->early_threads = early_threads(s);
   return 1;
@@ -1359,10 +1394,10 @@ static void take_apart(Module *m, FusionPlan *p, int i) {
  * run is literal (stitch_plan.c, runs_whole_packs(): the plan before the
  * split would load it element by element) or literal rows are longer than
  * its register variants hold. */
-static void choose_apart(Module *m, FusionPlan *p, int i) {
+static void choose_apart(Arena *a, Module *m, FusionPlan *p, int i) {
   KernelPlan *kp = p->kernels[i];
   Group *g = kp->groups.items[kp->apart_group];
-  if (kp->apart_split && (!g->plan->row_runs || !runs_variants(g))) {
+  if (kp->apart_split && (!g->plan->row_runs || !runs_variants(a, g))) {
     take_apart(m, p, i);
     return;
   }
@@ -1386,7 +1421,7 @@ void schedule_module(Compilation *c, Module *m, FusionPlan *p) {
     schedule_plan(c->arena, kp, &t);
     if (kp->apart) {
       schedule_plan(c->arena, kp->apart, &t);
-      choose_apart(m, p, i);
+      choose_apart(c->arena, m, p, i);
     }
   }
 }
@@ -1410,6 +1445,9 @@ const char *variant_condition_text(Arena *a, const Variant *v, int first) {
   case WHEN_COLUMN_SPLIT: /* before the stream of packs where the columns compute software math */
     return arena_printf(a, "when %sR holds two chunks of %d or more",
                         v->split_bound ? "" : "its groups of columns leave SMs idle and ", v->split_rows);
+  case WHEN_RUNS_HALF:
+    return arena_printf(a, "when the rows' runs are not whole packs of %d, R <= %lld and 32-bit indices do", 2 * v->vec,
+                        (long long)v->limit);
   case WHEN_CLUSTERS:
     return arena_printf(a, "when R <= %lld, %s, 32-bit indices do and the device launches clusters",
                         (long long)v->limit, v->loops ? "for any number of rows"
@@ -1601,7 +1639,7 @@ static void stitch_text(Buf *b, Arena *a, const Kernel *k, const Group *g, const
     buf_puts(b, "\n");
   }
   buf_puts(b, stitch_plan_text(a, g->plan, g->stitch->nvalues, "    "));
-  int vec = s->variants[0].vec, most = stitch_most_vec(s);
+  int vec = s->variants[s->variants[0].when == WHEN_RUNS_HALF ? 1 : 0].vec, most = stitch_most_vec(s);
   if (most > 1 && s->cls == CLASS_STITCH_COLUMN)
     buf_printf(b, "    packs: a thread takes VEC neighbouring columns (%d in registers), a pack of each row it reads, "
                   "when the columns are whole packs (rows %% %d == 0) and the pointers aligned, else element by "
@@ -1614,6 +1652,9 @@ static void stitch_text(Buf *b, Arena *a, const Kernel *k, const Group *g, const
     buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0%s "
                   "and the row pointers are aligned, else element by element (the same split: the same sums, bit "
                   "for bit)\n", vec, vec, digit_packs_text(a, k, g, vec));
+  if (s->variants[0].when == WHEN_RUNS_HALF)
+    buf_printf(b, "    half packs: runs that are whole packs of %d but not of %d move as packs of %d elements (8 bytes) "
+                  "in the variant half\n", vec / 2, vec, vec / 2);
 }
 
 /* A value as the plan names it: an input by its name, else as the dumps

@@ -60,8 +60,10 @@ typedef enum When {
                         3/4 of the SMs a block */
   WHEN_CLUSTERS,     /* len <= limit, 32-bit indices do, the device launches clusters and
                         (unless the variant loops) holds a cluster for every row at once */
-  WHEN_COLUMN_SPLIT  /* column stream: its groups of columns alone leave SMs idle, so the
+  WHEN_COLUMN_SPLIT, /* column stream: its groups of columns alone leave SMs idle, so the
                         rows are cut into chunks (tecc::column_chunks() > 1) */
+  WHEN_RUNS_HALF     /* rows of several runs: the inner run is not whole packs of the group's
+                        VEC (2 * vec), len <= limit and 32-bit indices do (half packs) */
 } When;
 
 typedef enum FitRule {

@@ -1398,12 +1398,12 @@ __device__ __forceinline__ float f8e4m3_quad(const uint32_t *w, int e) {
 }
 
 /* @piece load_unaligned store_unaligned @needs Pack store_head */
-/* The pack of eight 16-bit elements at t + at, element `at` of a tensor
- * of `total`, which need not be aligned to it (rows of a length that is
- * not whole packs start anywhere), with the elements from the n-th on 0
- * (past the row's end).  Where the aligned 4-byte words it spans lie
- * inside the tensor, four of them, or five and a funnel shift where the
- * pack starts 2 bytes past a word; else (the tensor's first and last
+/* The pack of N (8, or 4 for rows of half packs) 16-bit elements at
+ * t + at, element `at` of a tensor of `total`, which need not be aligned
+ * to it (rows of a length that is not whole packs start anywhere), with
+ * the elements from the n-th on 0 (past the row's end).  Where the
+ * aligned 4-byte words it spans lie inside the tensor, N/2 of them, or
+ * N/2 + 1 and a funnel shift where the pack starts 2 bytes past a word; else (the tensor's first and last
  * packs) element by element: a thread takes the same elements as from an
  * aligned pack, so
  * the same sums, bit for bit.  Words, not the two aligned 16-byte chunks
@@ -1414,7 +1414,8 @@ __device__ __forceinline__ float f8e4m3_quad(const uint32_t *w, int e) {
  * element by element to 35-60%: bench/NOTES.md, issue 12.) */
 template <int N, typename IndexT>
 __device__ __forceinline__ Pack<uint16_t, N> load_unaligned(const uint16_t *t, IndexT at, IndexT n, IndexT total) {
-  static_assert(N == 8, "a 16-byte pack of 16-bit elements");
+  static_assert(N == 8 || N == 4, "a 16- or 8-byte pack of 16-bit elements");
+  constexpr int W = N / 2; /* the 4-byte words of a pack */
   Pack<uint16_t, N> r;
   const uint16_t *p = t + at;
   const bool odd = (reinterpret_cast<uintptr_t>(p) & 2) != 0; /* the elements are 2-byte aligned */
@@ -1422,13 +1423,13 @@ __device__ __forceinline__ Pack<uint16_t, N> load_unaligned(const uint16_t *t, I
    * past a word; up to t + total's */
   if ((at > 0 || !odd) && at + N + (odd ? 1 : 0) <= total) {
     const uint32_t *w = reinterpret_cast<const uint32_t *>(p - (odd ? 1 : 0));
-    uint32_t u[5];
+    uint32_t u[W + 1];
 #pragma unroll
-    for (int i = 0; i < 4; i++) u[i] = w[i];
-    u[4] = odd ? w[4] : 0u;
+    for (int i = 0; i < W; i++) u[i] = w[i];
+    u[W] = odd ? w[W] : 0u;
     uint32_t *o = reinterpret_cast<uint32_t *>(r.v);
 #pragma unroll
-    for (int i = 0; i < 4; i++) o[i] = __funnelshift_r(u[i], u[i + 1], odd ? 16 : 0);
+    for (int i = 0; i < W; i++) o[i] = __funnelshift_r(u[i], u[i + 1], odd ? 16 : 0);
     if (n < N) {
 #pragma unroll
       for (int j = 0; j < N; j++)
@@ -1441,17 +1442,18 @@ __device__ __forceinline__ Pack<uint16_t, N> load_unaligned(const uint16_t *t, I
   return r;
 }
 
-/* Stores the first n (> 0) of eight 16-bit elements v at p, which need
- * not be aligned to them: a whole pack in four aligned 4-byte words, or
- * where p is 2 bytes past a word an element, three words (a funnel shift
- * of the pack) and an element; the end of a row element by element.
+/* Stores the first n (> 0) of N (8 or 4) 16-bit elements v at p, which
+ * need not be aligned to them: a whole pack in N/2 aligned 4-byte words,
+ * or where p is 2 bytes past a word an element, N/2 - 1 words (a funnel
+ * shift of the pack) and an element; the end of a row element by element.
  * Each lane writes its own pack: the aligned 16-byte chunk that ends in
  * it, completed by the lane before's tail through a shuffle, took a
  * ballot of the storing lanes every item and the registers of two packs
  * (issue 45). */
 template <int N, typename IndexT>
 __device__ __forceinline__ void store_unaligned(uint16_t *p, const Pack<uint16_t, N> &v, IndexT n) {
-  static_assert(N == 8, "a 16-byte pack of 16-bit elements");
+  static_assert(N == 8 || N == 4, "a 16- or 8-byte pack of 16-bit elements");
+  constexpr int W = N / 2; /* the 4-byte words of a pack */
   if (n < N) {
     store_head(p, v, n);
     return;
@@ -1460,13 +1462,13 @@ __device__ __forceinline__ void store_unaligned(uint16_t *p, const Pack<uint16_t
   if ((reinterpret_cast<uintptr_t>(p) & 2) == 0) {
     uint32_t *w = reinterpret_cast<uint32_t *>(p);
 #pragma unroll
-    for (int i = 0; i < 4; i++) w[i] = u[i];
+    for (int i = 0; i < W; i++) w[i] = u[i];
   } else {
     uint32_t *w = reinterpret_cast<uint32_t *>(p + 1);
     p[0] = v.v[0];
 #pragma unroll
-    for (int i = 0; i < 3; i++) w[i] = __funnelshift_r(u[i], u[i + 1], 16);
-    p[7] = v.v[7];
+    for (int i = 0; i < W - 1; i++) w[i] = __funnelshift_r(u[i], u[i + 1], 16);
+    p[N - 1] = v.v[N - 1];
   }
 }
 
