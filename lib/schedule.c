@@ -1310,14 +1310,7 @@ static void rows_longer(Group *g, int64_t than) {
   s->early_threads = early_threads(s);
 }
 
-/* Runs that are not whole packs but whole half packs (bf16 rows of runs
- * of 196, a 14 x 14 feature map: not 16 bytes but 8) take, first, the
- * longest register variant at half the VEC, up to the rows it holds
- * (WHEN_RUNS_HALF; emit_cu.c's entry runs the split plan for others): on
- * an H200 a batch norm of bf16 16 x 1024 x 196 took 5.7 us where the
- * split plan took 11.5 (bench/NOTES.md).  16-bit and f32 rows whose
- * tensors moved in packs are all of one element size (the unaligned
- * loads of 16-bit packs take 8 or 4 elements, of 8-bit ones 16 or 8). */
+/* Every tensor g moves in packs has elements of `bytes`. */
 static int one_element_size(const Group *g, int bytes) {
   for (int i = 0; i < g->plan->packed.len; i++)
     if (dtype_size(((const Value *)g->plan->packed.items[i])->dtype) != bytes)
@@ -1330,6 +1323,15 @@ static int one_element_size(const Group *g, int bytes) {
   return 1;
 }
 
+/* Runs that are not whole packs but whole half packs (bf16 rows of runs
+ * of 196, a 14 x 14 feature map: not 16 bytes but 8) take, first, the
+ * longest register variant at half the VEC, up to the rows it holds
+ * (WHEN_RUNS_HALF; emit_cu.c's entry runs the split plan for others): on
+ * an H200 a batch norm of bf16 16 x 1024 x 196 took 5.6 us where the
+ * split plan took 11.5, f32 16 x 1024 x 98 5.1 where it took 10.2
+ * (bench/NOTES.md).  16-bit and f32 rows whose tensors moved in packs are
+ * all of one element size (the unaligned loads of 16-bit packs take 8 or
+ * 4 elements, of 8-bit ones 16 or 8). */
 static void half_runs(Arena *a, Group *g) {
   GroupSchedule *s = g->schedule;
   Variant half = s->variants[s->nvariants - 1];
