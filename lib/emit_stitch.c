@@ -355,20 +355,12 @@ static const char *rows_digits(SEmit *e, const char *off) {
   return off ? arena_printf(e->sk.a, "(%s) * t_outer + t_o", off) : "t_o";
 }
 
-/* The domain's kept axes, literal 1s aside. */
-static int kept_axes(const SEmit *e) {
-  int n = 0;
-  for (int i = 0; i < e->sk.g->domain.rank; i++)
-    n += !dim_is_one(&e->sk.g->domain, i) && !is_reduced_axis(e, i);
-  return n;
-}
-
 /* The index along domain axis `ax`, marked used. */
 static const char *axis_var(SEmit *e, int ax) {
   if (is_reduced_axis(e, ax))
     e->used_red[ax] = e->used_red_any[ax] = 1;
-  else if (e->sk.rows && kept_axes(e) > 1) /* t_o runs over them together (StitchPlan.kept_partial) */
-    internal_error("group %d: a rows kernel over %d kept axes needs axis %d's own index", e->sk.g->id, kept_axes(e), ax);
+  else if (e->sk.rows && __builtin_popcount(stitch_kept_axes(e->sk.g)) > 1) /* t_o runs over them (kept_partial) */
+    internal_error("group %d: a rows kernel over several kept axes needs axis %d's own index", e->sk.g->id, ax);
   else if (e->sk.cvec || e->sk.rows) /* the one kept axis */
     return "t_o";
   else

@@ -1340,7 +1340,7 @@ static void half_runs(Arena *a, Group *g) {
   half.name = "half";
   half.when = WHEN_RUNS_HALF;
   half.vec /= 2;
-  half.limit = (int64_t)MAX_THREADS * half.items * half.vec;
+  half.limit /= 2; /* its threads, half the elements a pack */
   half.whole = 0;
   *insert_variant(a, s, 0) = half;
 }

@@ -860,28 +860,33 @@ int stitch_online_level(const Group *g, int level) {
   return level_all(g, level, stitch_online_max);
 }
 
-/* g's domain has one kept axis (literal 1s aside), after its reduced
- * axes (`kept_last`) or before them. */
-static int one_kept_axis(const Group *g, int kept_last) {
-  int kept = 0, reduced = 0;
-  for (int i = 0; i < g->domain.rank; i++) {
-    if (dim_is_one(&g->domain, i))
-      continue;
-    if ((g->stitch->axes >> i) & 1u) {
-      if (kept && kept_last)
-        return 0;
-      reduced++;
-    } else {
-      if (reduced && !kept_last)
-        return 0;
-      kept++;
-    }
-  }
-  return kept == 1;
+uint32_t stitch_kept_axes(const Group *g) {
+  uint32_t kept = 0;
+  for (int i = 0; i < g->domain.rank; i++)
+    if (!dim_is_one(&g->domain, i) && !((g->stitch->axes >> i) & 1u))
+      kept |= 1u << i;
+  return kept;
+}
+
+/* How many kept axes g's domain has (literal 1s aside) where they all
+ * come after its reduced axes (`kept_last`) or all before them; else 0. */
+static int kept_axes_together(const Group *g, int kept_last) {
+  uint32_t kept = stitch_kept_axes(g), reduced = 0;
+  for (int i = 0; i < g->domain.rank; i++)
+    if (!dim_is_one(&g->domain, i) && ((g->stitch->axes >> i) & 1u))
+      reduced |= 1u << i;
+  uint32_t first = kept_last ? reduced : kept, then = kept_last ? kept : reduced;
+  if (first && then && (uint32_t)__builtin_ctz(then) < 32u - (uint32_t)__builtin_clz(first))
+    return 0; /* some axis of `then` comes before the last of `first` */
+  return __builtin_popcount(kept);
 }
 
 int stitch_column_packs(const Group *g) {
-  return g->kind == GROUP_STITCH && g->sched != SCHED_ROW && one_kept_axis(g, 1);
+  return g->kind == GROUP_STITCH && g->sched != SCHED_ROW && kept_axes_together(g, 1) == 1;
+}
+
+int stitch_kept_first(const Group *g) {
+  return kept_axes_together(g, 0);
 }
 
 DType stitch_acc_dtype(const Value *r) {

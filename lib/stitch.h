@@ -88,6 +88,11 @@ int stitch_mean_only_shifts(const KernelPlan *kp, const Group *g, const Value *m
  * schedule.c and emit_stitch.c's cvec kernels).  stitch_acc_bytes(): the
  * widest accumulator of g's reductions (f32 for 16-bit data), in bytes. */
 int stitch_column_packs(const Group *g);
+/* The kept axes of g's domain (literal 1s aside), as a mask. */
+uint32_t stitch_kept_axes(const Group *g);
+/* How many kept axes g's domain has (literal 1s aside) where they all
+ * come before its reduced ones, else 0 (stitch_thread_rows()). */
+int stitch_kept_first(const Group *g);
 /* Rows of several runs: g is a row stitch group whose domain's axes
  * (literal 1s aside) are reduced ones, then kept ones, then reduced ones
  * again, the inner run (a batch norm's channel of x[B, C, S]: B runs of S

@@ -128,24 +128,15 @@ static void read_along_row(Walk *w, const Value *v, const int *map) {
   }
 }
 
-/* The domain's kept axes (literal 1s aside) that shape s, at map, indexes. */
-static uint32_t kept_of(const Group *g, const Shape *s, const int *map) {
-  uint32_t kept = 0;
-  for (int j = 0; j < s->rank; j++)
-    if (!dim_is_one(s, j) && map[j] >= 0 && !((g->stitch->axes >> map[j]) & 1u) && !dim_is_one(&g->domain, map[j]))
-      kept |= 1u << map[j];
-  return kept;
-}
-
 /* A value indexed by some of the domain's kept axes, not all (a group
  * norm's w[G, C, 1] under [B, G, C, S], a position index(x, 1) under
  * [B, S, D]): StitchPlan.kept_partial. */
 static void note_kept(StitchPlan *sp, const Group *g, const Shape *s, const int *map) {
-  uint32_t kept = kept_of(g, s, map), all = 0;
-  for (int i = 0; i < g->domain.rank; i++)
-    if (!dim_is_one(&g->domain, i) && !((g->stitch->axes >> i) & 1u))
-      all |= 1u << i;
-  sp->kept_partial |= kept != 0 && kept != all;
+  uint32_t all = stitch_kept_axes(g), indexed = 0;
+  for (int j = 0; j < s->rank; j++)
+    if (!dim_is_one(s, j) && map[j] >= 0)
+      indexed |= 1u << map[j];
+  sp->kept_partial |= (indexed & all) != 0 && (indexed & all) != all;
 }
 
 static void read_memory(Walk *w, const Value *v, const int *map, int row_level) {
@@ -502,31 +493,12 @@ static void plan_bytes(const KernelPlan *kp, const Group *g, StitchPlan *sp) {
 
 /* ---- the plan ---------------------------------------------------------- */
 
-/* The kept axes of g's domain (literal 1s aside) where they all come
- * before its reduced ones, else 0. */
-static int kept_axes_first(const Group *g) {
-  int kept = 0, reduced = 0;
-  for (int i = 0; i < g->domain.rank; i++) {
-    if (dim_is_one(&g->domain, i))
-      continue;
-    if ((g->stitch->axes >> i) & 1u)
-      reduced++;
-    else if (reduced)
-      return 0;
-    else
-      kept++;
-  }
-  return kept;
-}
-
 int stitch_thread_rows(const Group *g) {
   if (g->kind != GROUP_STITCH || g->sched != SCHED_ROW)
     return 0;
-  int kept = kept_axes_first(g);
+  int kept = stitch_kept_first(g);
   return kept == 1 || (kept > 1 && g->plan && !g->plan->kept_partial);
 }
-
-
 
 /* Is a size variable among the axes of g's inner run? */
 static int run_of_variable(const Group *g) {
