@@ -2934,19 +2934,19 @@ static void check_pairs(const SEmit *e) {
 /* A register kernel of 8-bit quads (StitchKernel.quads) with a WHOLE
  * instance is written as its body, a __device__ function, and two
  * kernels that call it: `name` for the other instances, bound as the
- * others (`bound`), and `name`_whole for the WHOLE one, bound to 40
+ * others (`bound`), and `name`_whole for the WHOLE one, bound to 32
  * registers a thread (TECC_QUADS_BOUND, __maxnreg__ from CUDA 12.4).
  * Left to itself ptxas gave the WHOLE instance of dequantize + RMSNorm
- * 63 registers, two blocks of 448 threads an SM; bound so it runs three,
- * and 8192 x 14336 went from 120 to 96 us on an H200 (at 36 registers,
- * 94.8, but then the WHOLE instances of tests/programs/exact_rows.te's
- * literal rows spilled 16 bytes).  Bounding it by
- * __launch_bounds__ (512 threads, 3 or 4 blocks) spilled 4 to 12 bytes,
- * and __maxnreg__ on the whole template spilled 12 to 28 in the
- * instances for rows that are not whole packs, which the threads' bound
- * alone gives 46 registers and no spill (ptxas -v, sm_90; bench/NOTES.md,
- * issue 49). */
-enum { QUADS_WHOLE_REGISTERS = 40 };
+ * 63 registers, two blocks of 448 threads an SM; at 40 it ran three, and
+ * 8192 x 14336 went from 120 to 96 us on an H200; at 32, four: 94.1 ->
+ * 88.4 us (16384: 103.9 -> 102.2; rows of 1024 to 12288 within 1.6%,
+ * either way; 36 registers allocate as 40).  No WHOLE instance of the
+ * tracked programs spills at 32.  Bounding it by __launch_bounds__ (512
+ * threads, 3 or 4 blocks) spilled 4 to 12 bytes, and __maxnreg__ on the
+ * whole template spilled 12 to 28 in the instances for rows that are not
+ * whole packs, which the threads' bound alone gives 46 registers and no
+ * spill (ptxas -v, sm_90; bench/NOTES.md, issue 49). */
+enum { QUADS_WHOLE_REGISTERS = 32 };
 
 /* The minimum of blocks of a quads kernel's instances but WHOLE: the group's, but at least one
  * block an SM in a warp variant's instances of 32 lanes a row, to which

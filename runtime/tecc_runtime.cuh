@@ -1360,9 +1360,9 @@ __device__ __forceinline__ float f16_pair(const uint32_t *w, int e) {
 /* 8-bit rows held in a register kernel four elements to a 32-bit word
  * (lib/emit_stitch.c, Cached.quads): element e is byte e % 4 of word
  * e / 4; each use converts.  Such a kernel's WHOLE instance is bound
- * to 40 registers a thread (TECC_QUADS_BOUND, __maxnreg__ from CUDA 12.4;
+ * to 32 registers a thread (TECC_QUADS_BOUND, __maxnreg__ from CUDA 12.4;
  * before it, the threads' bound alone): left to itself ptxas took 63 and
- * two blocks of 448 threads an SM, bound it runs three (bench/NOTES.md,
+ * two blocks of 448 threads an SM, bound it runs four (bench/NOTES.md,
  * issue 49). */
 #if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1204
 #define TECC_QUADS_BOUND(threads, regs) __maxnreg__(regs)
