@@ -4,7 +4,17 @@
  * float dtypes, int64 for bool and integers (wrapped to the dtype after
  * each operation).  A value's array is freed after its last use.  The
  * element semantics follow doc/language.md §6-§10; each rule sits in one small
- * function below. */
+ * function below.
+ *
+ * Exactness (interp.h, "Steps") is kept per element, not per IR value: a
+ * step function of a computed argument is exact wherever the argument is
+ * not within its tolerance of a step (round(x / s) is then the very integer
+ * a GPU computes, and i8() of it must still be compared), and ambiguous
+ * only at the few elements that are; a per-value flag would have to call
+ * every element of round(x / s) inexact and waive the whole of i8() of it.
+ * Tensor.x holds the flag: for a float, "a correct evaluation computes
+ * exactly this value"; for an integer or bool, "certain" (not exact:
+ * uncertain, no bound). */
 #include "interp.h"
 
 #include "fold.h"
@@ -23,6 +33,8 @@ typedef struct Tensor {
   int64_t *i; /* bool and integer dtypes */
   double *m;  /* float dtypes, when magnitudes are wanted: each value's
                  magnitude bound (interp.h) */
+  unsigned char *x; /* every dtype, when magnitudes are wanted: 1 where the
+                       element is exact (below), 0 where it is not */
 } Tensor;
 
 typedef struct Interp {
@@ -512,6 +524,72 @@ static double binary_mag(BinaryOp op, double a, double ma, double b, double mb,
  * and 1 for one or two terms. */
 static double sum_factor(int64_t count) { return count > 2 ? log2((double)count) : 1; }
 
+/* ---- steps (interp.h) ---------------------------------------------------- */
+
+/* How far a correct evaluation's value of a may lie from the reference's
+ * a, its bound m: abi.md §6's tolerance of the arithmetic computing it (f64
+ * for f64; f32 for f32 and the 8- and 16-bit floats, computed in f32,
+ * language.md §8.4).  0 for an exact value, inf where there is no bound
+ * (an uncertain integer's bound is inf: get_m). */
+static double slack(DType t, double a, double m, int exact) {
+  if (exact)
+    return 0;
+  if (isnan(a) || isnan(m) || isinf(m))
+    return INFINITY;
+  return t == DT_F64 ? 1e-12 + 1e-12 * (fabs(a) + m) : 1e-6 + 1e-5 * (fabs(a) + m);
+}
+
+/* a lies within s of the step at `step` (always, without a bound). */
+static int within(double a, double step, double s) {
+  return isinf(s) || fabs(a - step) <= s;
+}
+
+/* The steps of floor, ceil, round, trunc and sign: a correct evaluation of
+ * an argument within s of one may land on either side. */
+static int unary_step_near(UnaryOp op, double a, double s) {
+  switch (op) {
+  case UN_FLOOR: case UN_CEIL: return within(a, nearbyint(a), s);
+  case UN_TRUNC: return nearbyint(a) != 0 && within(a, nearbyint(a), s);
+  case UN_ROUND: return within(a, floor(a) + 0.5, s);
+  case UN_SIGN: return within(a, 0, s);
+  default: return 0;
+  }
+}
+
+static int is_step(UnaryOp op) {
+  return op == UN_FLOOR || op == UN_CEIL || op == UN_ROUND || op == UN_TRUNC || op == UN_SIGN;
+}
+
+/* Float to dtype t (truncation toward zero): the steps are the nonzero
+ * integers in t's range (saturation is continuous); to bool: 0. */
+static int cast_step_near(DType t, double a, double s) {
+  if (t == DT_BOOL)
+    return within(a, 0, s);
+  double k = nearbyint(a);
+  double lo = t == DT_I8 ? -128 : t == DT_U8 ? 0 : t == DT_I32 ? INT32_MIN : -0x1p63;
+  double hi = t == DT_I8 ? 127 : t == DT_U8 ? 255 : t == DT_I32 ? INT32_MAX : 0x1p63;
+  return k != 0 && k >= lo && k <= hi && within(a, k, s);
+}
+
+/* a // b and a % b jump where a / b passes an integer: a within sa + |k|
+ * sb of k * b.  A non-finite quotient of a computed operand has no bound
+ * (a sign, a zero divisor's side). */
+static int divmod_step_near(double a, double sa, double b, double sb) {
+  double q = a / b;
+  if (!isfinite(q))
+    return sa != 0 || sb != 0;
+  double k = nearbyint(q);
+  return isinf(sa) || isinf(sb) || fabs(a - k * b) <= sa + fabs(k) * sb;
+}
+
+/* a op b for a comparison op: either result, where a correct evaluation of
+ * each may move it by its slack (an exact pair compares as it is). */
+static int compare_near(double a, double sa, double b, double sb) {
+  if (sa == 0 && sb == 0)
+    return 0;
+  return isinf(sa) || isinf(sb) || fabs(a - b) <= sa + sb;
+}
+
 /* ---- tensors ------------------------------------------------------------ */
 
 static double get_f(const Tensor *t, int64_t i) {
@@ -522,10 +600,21 @@ static int64_t get_i(const Tensor *t, int64_t i) {
   return t->i ? t->i[i] : float_to_int(DT_I64, t->f[i]);
 }
 
-/* The magnitude bound of element i; an integer or bool is exact: its own
- * magnitude. */
+/* Element i is exact (for an integer or bool: certain); 1 when exactness
+ * is not tracked. */
+static int get_x(const Tensor *t, int64_t i) { return t->x ? t->x[i] : 1; }
+
+/* The magnitude bound of element i; an integer or bool is exact, its own
+ * magnitude, or without a bound (inf) where it is uncertain. */
 static double get_m(const Tensor *t, int64_t i) {
-  return t->m ? t->m[i] : fabs(get_f(t, i));
+  if (t->m)
+    return t->m[i];
+  return get_x(t, i) ? fabs(get_f(t, i)) : INFINITY;
+}
+
+/* The slack (above) of element i of operand `arg`, of value v. */
+static double get_slack(const Value *v, int arg, const Tensor *t, int64_t i) {
+  return slack(v->args[arg]->dtype, get_f(t, i), get_m(t, i), get_x(t, i));
 }
 
 static int tensor_alloc(Interp *in, Tensor *t, const Value *v) {
@@ -544,7 +633,9 @@ static int tensor_alloc(Interp *in, Tensor *t, const Value *v) {
     t->i = malloc(n * sizeof(int64_t));
   if (is_float(v->dtype) && in->want_mag)
     t->m = malloc(n * sizeof(double));
-  if ((!t->f && !t->i) || (in->want_mag && is_float(v->dtype) && !t->m)) {
+  if (in->want_mag && (t->x = malloc(n)) != NULL)
+    memset(t->x, 1, n); /* inputs, constants, sizes, positions: exact */
+  if ((!t->f && !t->i) || (in->want_mag && ((is_float(v->dtype) && !t->m) || !t->x))) {
     in->status = INTERP_OUT_OF_MEMORY;
     return 0;
   }
@@ -555,9 +646,11 @@ static void tensor_free(Tensor *t) {
   free(t->f);
   free(t->i);
   free(t->m);
+  free(t->x);
   t->f = NULL;
   t->i = NULL;
   t->m = NULL;
+  t->x = NULL;
 }
 
 /* Walks a multi-index over `dims` in row-major order, keeping up to two
@@ -624,6 +717,17 @@ static void eval_index(Tensor *t) {
     t->i[i] = i;
 }
 
+/* The loaded element is exact where every index is certain; an uncertain
+ * index may read another element: uncertain, no bound. */
+static void take_exactness(Tensor *t, int64_t e, const Tensor *const *idx, int rank) {
+  int certain = 1;
+  for (int a = 0; a < rank; a++)
+    certain &= !idx[a] || get_x(idx[a], e);
+  t->x[e] = (unsigned char)certain;
+  if (t->m)
+    t->m[e] = certain ? mag_finish(t->f[e], fabs(t->f[e])) : INFINITY;
+}
+
 /* A gathered load (ir.h, IR_TAKE): each element reads input v->index at
  * its own position, except along the take's axes, where it reads at their
  * indices; an index outside its axis gives NaN, 0 or false. */
@@ -649,11 +753,23 @@ static void eval_take(Interp *in, const Value *v, Tensor *t, const void *const *
       t->f[e] = inside ? interp_load(src->dtype, inputs[v->index], at) : NAN;
     else
       t->i[e] = inside ? load_int(src->dtype, inputs[v->index], at) : 0;
-    if (t->m)
-      t->m[e] = mag_finish(t->f[e], fabs(t->f[e]));
+    if (t->x)
+      take_exactness(t, e, idx, v->shape.rank);
     for (int a = v->shape.rank - 1; a >= 0 && ++pos[a] == t->dims[a]; a--)
       pos[a] = 0;
   }
+}
+
+/* A cast of an exact value that does not round is exact (the widening
+ * ones: bf16/f16/f8 to f32, f32 to f64, small integers to floats); one
+ * that rounds is not.  Float to integer or bool is a step (cast_step_near)
+ * unless the argument is exact. */
+static int cast_exact(const Value *v, const Tensor *t, const Tensor *x, int64_t i) {
+  if (t->f)
+    return get_x(x, i) && (t->f[i] == get_f(x, i) || isnan(t->f[i]));
+  if (!x->f || get_x(x, i))
+    return get_x(x, i);
+  return !cast_step_near(v->dtype, x->f[i], get_slack(v, 0, x, i));
 }
 
 static void eval_cast(const Value *v, Tensor *t, const Tensor *x) {
@@ -666,7 +782,28 @@ static void eval_cast(const Value *v, Tensor *t, const Tensor *x) {
       t->i[i] = wrap(v->dtype, x->i[i]);
     if (t->m)
       t->m[i] = mag_finish(t->f[i], get_m(x, i));
+    if (t->x)
+      t->x[i] = (unsigned char)cast_exact(v, t, x, i);
   }
+}
+
+/* Element i of t = op(x) is exact: abs, neg, relu and the integer ops of
+ * an exact x; a step of an exact x, or of one off its steps (a step of a
+ * computed x near one has no bound: inf); a predicate of an exact x or of
+ * one with a bound (then finite: only a value without one may be NaN or
+ * inf on one side and not on the other). */
+static int unary_exact(const Value *v, Tensor *t, const Tensor *x, int64_t i) {
+  UnaryOp op = v->uop;
+  if (get_x(x, i))
+    return t->f ? op == UN_ABS || op == UN_NEG || op == UN_RELU || is_step(op) : 1;
+  if (!t->f)
+    return x->f && !isinf(get_m(x, i)); /* a predicate (integer ops: uncertain x) */
+  if (!is_step(op))
+    return 0;
+  if (!unary_step_near(op, x->f[i], get_slack(v, 0, x, i)))
+    return 1;
+  t->m[i] = INFINITY;
+  return 0;
 }
 
 static void eval_unary(const Value *v, Tensor *t, const Tensor *x) {
@@ -682,7 +819,65 @@ static void eval_unary(const Value *v, Tensor *t, const Tensor *x) {
     if (t->m)
       t->m[i] = range_finish(v->dtype, mag_finish(t->f[i], unary_mag(op, get_f(x, i),
                                                                       get_m(x, i), t->f[i])));
+    if (t->x)
+      t->x[i] = (unsigned char)unary_exact(v, t, x, i);
   }
+}
+
+/* The rounding error of s = a + b, computed in f64 (Knuth's TwoSum). */
+static double two_sum_error(double a, double b, double s) {
+  double bb = s - a;
+  return (a - (s - bb)) + (b - bb);
+}
+
+/* An add, sub or mul of exact operands whose true result the arithmetic
+ * dtype t holds as a normal number (or 0), or a division of one by a power
+ * of two whose true quotient it holds: nothing rounds, so every correct
+ * evaluation (an FMA that fuses the product, x / 2^k as x * 2^-k, a GPU
+ * that flushes subnormals) computes this very value.  x * 8 and
+ * floor(x * 8) / 2 stay exact, and round() of them keeps its ties checked.
+ * A division by anything else is not: a GPU may multiply by the rounded
+ * reciprocal. */
+static int arith_exact(BinaryOp op, DType t, double a, double b, double f) {
+  if (!isfinite(a) || !isfinite(b))
+    return 1; /* IEEE's own results: inf - inf is NaN everywhere */
+  double tiny = t == DT_F64 ? DBL_MIN : FLT_MIN;
+  if (!isfinite(f) || round_to(t, f) != f || (f != 0 && fabs(f) < tiny))
+    return 0;
+  int e;
+  switch (op) {
+  case BIN_ADD: return two_sum_error(a, b, f) == 0;
+  case BIN_SUB: return two_sum_error(a, -b, f) == 0;
+  case BIN_MUL: return fma(a, b, -f) == 0;
+  case BIN_DIV: return fabs(frexp(b, &e)) == 0.5 && fma(f, b, -a) == 0;
+  default: return 0;
+  }
+}
+
+/* Element i of t = a op b is exact: an integer op or maximum/minimum of
+ * exact operands; arithmetic of exact operands that does not round
+ * (arith_exact); a comparison of an exact pair, or of a pair further apart
+ * than their slacks; a float // of an exact pair or off its steps.  A // or
+ * % of a computed operand near a step has no bound (inf).  The rest round:
+ * not exact (a % of an exact pair too: m + b may round). */
+static int binary_exact(const Value *v, Tensor *t, const Tensor *a, const Tensor *b,
+                        int64_t i) {
+  BinaryOp op = v->bop;
+  int both = get_x(a, i) && get_x(b, i);
+  if (is_comparison(op))
+    return both || !compare_near(get_f(a, i), get_slack(v, 0, a, i), get_f(b, i),
+                                 get_slack(v, 1, b, i));
+  if (!t->f || op == BIN_MAXIMUM || op == BIN_MINIMUM)
+    return both;
+  if (op == BIN_ADD || op == BIN_SUB || op == BIN_MUL || op == BIN_DIV)
+    return both && arith_exact(op, v->dtype, a->f[i], b->f[i], t->f[i]);
+  if (op != BIN_FLOORDIV && op != BIN_MOD)
+    return 0;
+  if (!both && divmod_step_near(a->f[i], get_slack(v, 0, a, i), b->f[i], get_slack(v, 1, b, i))) {
+    t->m[i] = INFINITY;
+    return 0;
+  }
+  return op == BIN_FLOORDIV;
 }
 
 static void eval_binary(const Value *v, Tensor *t, const Tensor *a,
@@ -703,7 +898,19 @@ static void eval_binary(const Value *v, Tensor *t, const Tensor *a,
       t->m[i] = range_finish(v->dtype, mag_finish(t->f[i], binary_mag(op, get_f(a, i), get_m(a, i),
                                                                        get_f(b, i), get_m(b, i),
                                                                        t->f[i])));
+    if (t->x)
+      t->x[i] = (unsigned char)binary_exact(v, t, a, b, i);
   }
+}
+
+/* Where the condition is uncertain, either branch may be taken: the
+ * result is the branches' common value (the larger bound, exact if both
+ * are), and where they differ it is uncertain, without a bound. */
+static void select_uncertain(Tensor *t, const Tensor *a, const Tensor *b, int64_t i) {
+  int same = t->f ? a->f[i] == b->f[i] : a->i[i] == b->i[i];
+  t->x[i] = (unsigned char)(same && get_x(a, i) && get_x(b, i));
+  if (t->m)
+    t->m[i] = !same ? INFINITY : a->m[i] > b->m[i] ? a->m[i] : b->m[i];
 }
 
 static void eval_select(Tensor *t, const Tensor *c, const Tensor *a,
@@ -716,6 +923,10 @@ static void eval_select(Tensor *t, const Tensor *c, const Tensor *a,
       t->i[i] = s->i[i];
     if (t->m)
       t->m[i] = get_m(s, i);
+    if (t->x)
+      t->x[i] = (unsigned char)get_x(s, i);
+    if (t->x && !get_x(c, i))
+      select_uncertain(t, a, b, i);
   }
 }
 
@@ -735,6 +946,8 @@ static void eval_broadcast(Tensor *t, const Tensor *x) {
       t->i[i] = x->i[w.off[0]];
     if (t->m)
       t->m[i] = get_m(x, w.off[0]);
+    if (t->x)
+      t->x[i] = (unsigned char)get_x(x, w.off[0]);
   }
 }
 
@@ -753,6 +966,9 @@ typedef struct Reduce {
                        (product, max) of the terms' bounds */
   double *mtop;     /* prod, with macc: the product of max(1, bound) of the
                        terms, a bound of every partial product */
+  unsigned char *xacc; /* when magnitudes are wanted, for integer reductions,
+                          max, min, argmax, argmin: the result is exact */
+  double *bslack;   /* argmax/argmin, with xacc: the best term's slack */
 } Reduce;
 
 static double float_identity(ReduceOp op) {
@@ -817,8 +1033,8 @@ static void acc_int(Reduce *r, int64_t o, int64_t x) {
 }
 
 /* argmax/argmin: the first best index; a NaN wins and the first NaN
- * stays. */
-static void acc_arg(Reduce *r, int64_t o, double x, int64_t pos) {
+ * stays.  Returns whether x is the new best. */
+static int acc_arg(Reduce *r, int64_t o, double x, int64_t pos) {
   long double *best = &r->acc[o];
   int first = r->arg[o] < 0;
   int better;
@@ -834,6 +1050,13 @@ static void acc_arg(Reduce *r, int64_t o, double x, int64_t pos) {
     *best = x;
     r->arg[o] = pos;
   }
+  return better;
+}
+
+/* acc_arg of term i of x, keeping the best's slack (arg_near_ties). */
+static void acc_arg_term(Reduce *r, int64_t o, const Tensor *x, int64_t i, int64_t pos) {
+  if (acc_arg(r, o, get_f(x, i), pos) && r->bslack)
+    r->bslack[o] = slack(r->in_type, get_f(x, i), get_m(x, i), get_x(x, i));
 }
 
 static void reduce_walk_init(Walk *w, const Tensor *x, uint32_t axes) {
@@ -860,13 +1083,31 @@ static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
   for (int64_t i = 0; i < x->n; i++, walk_step(&w)) {
     int64_t o = w.off[0];
     if (arg)
-      acc_arg(r, o, get_f(x, i), w.off[1]);
+      acc_arg_term(r, o, x, i, w.off[1]);
     else if (r->iacc)
       acc_int(r, o, x->i[i]);
     else
       acc_float(r, o, get_f(x, i), means ? means[o] : 0);
     if (r->macc)
       acc_mag(r, o, get_m(x, i), means_m ? means_m[o] : 0);
+    if (r->xacc && !arg)
+      r->xacc[o] &= (unsigned char)get_x(x, i);
+  }
+}
+
+/* argmax/argmin after reduce_pass: where another term lies within the
+ * slacks of the two of the best (either may be the larger in a correct
+ * evaluation), the index is uncertain.  An exact pair is a tie only when
+ * equal, and the first index wins it. */
+static void arg_near_ties(Reduce *r, const Tensor *x, uint32_t axes) {
+  Walk w;
+  reduce_walk_init(&w, x, axes);
+  for (int64_t i = 0; i < x->n; i++, walk_step(&w)) {
+    int64_t o = w.off[0];
+    if (w.off[1] != r->arg[o] &&
+        compare_near(get_f(x, i), slack(r->in_type, get_f(x, i), get_m(x, i), get_x(x, i)),
+                     (double)r->acc[o], r->bslack[o]))
+      r->xacc[o] = 0;
   }
 }
 
@@ -913,12 +1154,36 @@ static void reduce_finish(Reduce *r, Tensor *t) {
       t->f[o] = (double)r->acc[o];
     if (t->m && r->macc)
       t->m[o] = mag_finish(t->f[o], reduce_mag(r, o));
+    if (t->x)
+      t->x[o] = r->xacc ? r->xacc[o] : 0;
   }
+}
+
+/* The exactness accumulators (Reduce.xacc, bslack) when t tracks it:
+ * integer reductions, max and min are exact when every term is; argmax
+ * and argmin unless near a tie.  The rest round.  Returns 0 when out of
+ * memory. */
+static int reduce_alloc_exact(Reduce *r, const Tensor *t, size_t n) {
+  int arg = r->op == RED_ARGMAX || r->op == RED_ARGMIN;
+  if (!t->x || !(arg || r->iacc || r->op == RED_MAX || r->op == RED_MIN))
+    return 1;
+  r->xacc = malloc(n);
+  if (arg)
+    r->bslack = malloc(n * sizeof(double));
+  if (!r->xacc || (arg && !r->bslack))
+    return 0;
+  memset(r->xacc, 1, n);
+  return 1;
+}
+
+static void reduce_free(Reduce *r) {
+  free(r->acc), free(r->iacc), free(r->arg), free(r->macc), free(r->mtop);
+  free(r->xacc), free(r->bslack);
 }
 
 static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
   Reduce r = {v->rop, v->args[0]->dtype, v->dtype, reduced_count(x, v->axes),
-              NULL, NULL, NULL, NULL, NULL};
+              NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   int arg = r.op == RED_ARGMAX || r.op == RED_ARGMIN;
   if (arg && r.count == 0)
     return in->status = INTERP_EMPTY_REDUCTION, 0;
@@ -935,8 +1200,9 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
   int want_top = r.macc && r.op == RED_PROD;
   if (want_top)
     r.mtop = malloc(n * sizeof(double));
-  if ((!r.iacc && !r.acc) || (arg && !r.arg) || (t->m && !r.macc) || (want_top && !r.mtop)) {
-    free(r.acc), free(r.iacc), free(r.arg), free(r.macc), free(r.mtop);
+  if ((!r.iacc && !r.acc) || (arg && !r.arg) || (t->m && !r.macc) || (want_top && !r.mtop) ||
+      !reduce_alloc_exact(&r, t, n)) {
+    reduce_free(&r);
     return in->status = INTERP_OUT_OF_MEMORY, 0;
   }
   for (int64_t o = 0; o < t->n; o++) {
@@ -965,7 +1231,8 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
     r.acc = calloc(n, sizeof(long double));
     r.macc = means_m ? calloc(n, sizeof(double)) : NULL;
     if (!r.acc || (means_m && !r.macc)) {
-      free(means), free(means_m), free(r.acc), free(r.macc);
+      free(means), free(means_m);
+      reduce_free(&r);
       return in->status = INTERP_OUT_OF_MEMORY, 0;
     }
     r.op = RED_VAR;
@@ -974,8 +1241,10 @@ static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
   } else {
     reduce_pass(&r, x, v->axes, NULL, NULL);
   }
+  if (arg && r.xacc)
+    arg_near_ties(&r, x, v->axes);
   reduce_finish(&r, t);
-  free(r.acc), free(r.iacc), free(r.arg), free(r.macc), free(r.mtop);
+  reduce_free(&r);
   return 1;
 }
 
@@ -1051,7 +1320,7 @@ static void store_outputs(Interp *in, void *const *outputs,
       if (outputs_f64 && outputs_f64[j])
         outputs_f64[j][i] = get_f(t, i);
       if (outputs_mag && outputs_mag[j])
-        outputs_mag[j][i] = t->m ? t->m[i] : 0;
+        outputs_mag[j][i] = t->m ? t->m[i] : get_x(t, i) ? 0 : INFINITY;
       if (t->f)
         interp_store(dt, outputs[j], i, t->f[i]);
       else

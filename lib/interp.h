@@ -43,8 +43,9 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
  * (doc/abi.md §6, "Outputs that cancel"): the scale of the rounding
  * error a correct float evaluation may carry, so that
  *   |out - ref| <= atol + rtol * (|ref| + mag).
- * Integer and bool outputs get 0 (compared exactly).  Without outputs_mag
- * nothing extra is computed.
+ * Integer and bool outputs get 0 where the element is certain (compared
+ * exactly) and INFINITY where it is uncertain (Steps, below).  Without
+ * outputs_mag nothing extra is computed.
  *
  * mag is computed in float64 beside every float value, from its operands'
  * (an integer or bool operand, exact, counts with its own |value|).  It is
@@ -65,9 +66,9 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
  *   smooth unary f(a)        |f| + |f'(a)| * m(a) (exp, log, sqrt, rsqrt,
  *                            trig, hyperbolic, erf, sigmoid, gelu, silu,
  *                            softplus, ...; the derivative in closed form)
- *   floor, ceil, round,      m(a): exact between steps; no magnitude bounds
- *   trunc                    a step, so tests keep arguments off them
- *   sign                     |f|
+ *   floor, ceil, round,      m(a): exact between steps (inf near one:
+ *   trunc                    Steps, below)
+ *   sign                     |f| (inf near 0: Steps)
  *   sum of K terms           L(K) * sum of m(t), L(K) = log2(K) (the depth
  *                            of a pairwise tree), 1 when K <= 2
  *   mean                     L(K) * sum of m(t) / K
@@ -87,7 +88,33 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
  * 1e38) where the float64 reference does not, so the reference says
  * nothing about the result.
  * An RED_VAR (which lowering never emits) gets the bound of the two means
- * lowering spells it with. */
+ * lowering spells it with.
+ *
+ * Steps.  Every element is also exact or not: exact when a correct
+ * evaluation computes the very same value.  Exact are inputs, constants,
+ * sizes and positions; neg, abs, relu, maximum, minimum, selects,
+ * broadcasts and takes of exact values; casts of exact values that do not
+ * round (bf16, f16, f8 to f32, f32 to f64, small integers to floats); add,
+ * sub, mul, and division by a power of two of exact values whose true result
+ * the arithmetic's dtype holds as a normal number; certain integers and
+ * bools; and the step functions' results below, unless ambiguous.
+ * A step function of an argument a that is not exact, within
+ *   d = atol + rtol * (|a| + m(a))
+ * (abi.md §6's tolerance of a's arithmetic: f64's for f64, f32's for the
+ * rest) of a discontinuity is ambiguous: a correct evaluation may land on
+ * either side.  A float result then gets inf, an integer or bool one is
+ * uncertain.  The discontinuities: round at half-integers; floor, ceil at
+ * integers; trunc, and casts of floats to integers, at nonzero integers
+ * (in the dtype's range: saturation is continuous); casts to bool and sign
+ * at 0; a // b and a % b where a is k * b, within d(a) + |k| d(b); a
+ * comparison a op b where |a - b| <= d(a) + d(b) (d of an exact operand 0;
+ * an exact pair is never ambiguous); argmax, argmin where another term is
+ * within d of the best.  An a without a bound (inf) is always near.
+ * What follows from an uncertain value is uncertain too: an integer or bool
+ * operation, reduction or take with an uncertain operand or index is; a
+ * float computed from one (a cast, a take) gets inf, as does a select whose
+ * condition is uncertain and whose branches differ; isnan, isinf, isfinite
+ * of a computed value without a bound are uncertain. */
 int interp_kernel_mag(const Kernel *k, const int64_t *sizes,
                       const void *const *inputs, void *const *outputs,
                       double *const *outputs_f64, double *const *outputs_mag);
