@@ -657,6 +657,151 @@ static void test_mag_elementwise(void) {
   ok(st == 0 && y[0] == 0 && y[1] == 2, "no bound asked for: interp_kernel_mag is interp_kernel");
 }
 
+/* ---- steps (interp.h, "Steps") ---------------------------------------------- */
+
+static Value *cast(DType t, Value *x) { return node(IR_CAST, t, x->shape, x, NULL, NULL); }
+
+/* x / 3: a computed f64 value (a division that rounds in general), exact
+ * here for x = 7.5 (2.5, a tie of round) and x = 9 (3, a step of i32()). */
+static Value *third(Value *x) {
+  return binary(BIN_DIV, DT_F64, x, bcast(fconst(DT_F64, 3), x->shape));
+}
+
+/* A computed argument within its tolerance of a step: either side is a
+ * correct evaluation, so the result has no bound; off the steps it is
+ * exact and compared as before. */
+static void test_steps_computed(void) {
+  double y[3], m[3];
+  int32_t q[3];
+  begin(0);
+  Value *x = input(DT_F64, SHAPE(3));
+  output(unary(UN_ROUND, DT_F64, third(x)), DT_F64);
+  int st = run_mag(NULL, (double[]){7.5, 6.3, 7.5 + 3e-13}, NULL, y, m);
+  ok(st == 0 && y[0] == 2 && isinf(m[0]) && y[1] == 2 && isfinite(m[1]) && isinf(m[2]),
+     "round of a computed 2.5 (and of 2.5 + 1e-13, within f64's tolerance): no bound; 2.1 keeps its bound");
+  begin(0);
+  x = input(DT_F64, SHAPE(3));
+  output(cast(DT_I32, unary(UN_ROUND, DT_F64, third(x))), DT_I32);
+  st = run_mag(NULL, (double[]){7.5, 6.3, 8.4}, NULL, q, m);
+  ok(st == 0 && q[0] == 2 && isinf(m[0]) && q[1] == 2 && m[1] == 0 && q[2] == 3 && m[2] == 0,
+     "i32(round(x / 3)): uncertain (inf) at the tie, certain (0) off it, where round is exact");
+  begin(0);
+  x = input(DT_F64, SHAPE(3));
+  output(cast(DT_I32, third(x)), DT_I32);
+  st = run_mag(NULL, (double[]){9, 0.0000001, 10}, NULL, q, m);
+  ok(st == 0 && q[0] == 3 && isinf(m[0]) && q[1] == 0 && m[1] == 0 && q[2] == 3 && m[2] == 0,
+     "i32() of a computed 3 is uncertain; of one near 0 (no step) or at 3.33 certain");
+  begin(0);
+  Value *a = input(DT_F32, SHAPE(3));
+  Value *b = input(DT_F32, SHAPE(3));
+  Value *a3 = binary(BIN_DIV, DT_F32, a, bcast(fconst(DT_F32, 3), a->shape));
+  output(binary(BIN_LT, DT_BOOL, a3, b), DT_BOOL);
+  uint8_t lt[3];
+  st = run_mag(NULL, (float[]){3, 3, 3}, (float[]){1, 1.000001f, 2}, lt, m);
+  ok(st == 0 && lt[0] == 0 && isinf(m[0]) && lt[1] == 1 && isinf(m[1]) && lt[2] == 1 && m[2] == 0,
+     "f32 x / 3 < y: uncertain within the two slacks (1e-6 + 1e-5 * 2), certain beyond");
+  begin(0);
+  a = input(DT_F64, SHAPE(2));
+  output(binary(BIN_FLOORDIV, DT_F64, third(a), bcast(fconst(DT_F64, 0.5), a->shape)), DT_F64);
+  st = run_mag(NULL, (double[]){7.5, 7.2}, NULL, y, m);
+  ok(st == 0 && y[0] == 5 && isinf(m[0]) && y[1] == 4 && isfinite(m[1]),
+     "a computed 2.5 // 0.5 sits on a step: no bound; 2.4 // 0.5 keeps its bound");
+  begin(0);
+  x = input(DT_F64, SHAPE(2));
+  output(unary(UN_SIGN, DT_F64, binary(BIN_SUB, DT_F64, third(x), bcast(fconst(DT_F64, 1), x->shape))),
+         DT_F64);
+  st = run_mag(NULL, (double[]){3, 6}, NULL, y, m);
+  ok(st == 0 && y[0] == 0 && isinf(m[0]) && y[1] == 1 && m[1] == 1, "sign of a computed 0: no bound");
+}
+
+/* Exact arguments (inputs, and arithmetic that does not round) are what a
+ * GPU computes too: their steps are compared (round's ties to even). */
+static void test_steps_exact(void) {
+  double m[3];
+  int32_t q[3];
+  begin(0);
+  Value *x = input(DT_F32, SHAPE(3));
+  output(cast(DT_I32, unary(UN_ROUND, DT_F32, x)), DT_I32);
+  int st = run_mag(NULL, (float[]){2.5f, -0.5f, 3.5f}, NULL, q, m);
+  ok(st == 0 && q[0] == 2 && q[1] == 0 && q[2] == 4 && m[0] == 0 && m[1] == 0 && m[2] == 0,
+     "i32(round(x)) of inputs at ties: certain, ties to even");
+  begin(0);
+  x = input(DT_F32, SHAPE(2));
+  output(cast(DT_I32, x), DT_I32);
+  st = run_mag(NULL, (float[]){3.0f, -1.0f}, NULL, q, m);
+  ok(st == 0 && q[0] == 3 && q[1] == -1 && m[0] == 0 && m[1] == 0, "i32(x) of an input 3.0: certain");
+  begin(0);
+  Value *a = input(DT_F64, SHAPE(2));
+  Value *b = input(DT_F64, SHAPE(2));
+  output(binary(BIN_LT, DT_BOOL, a, b), DT_BOOL);
+  uint8_t lt[2];
+  st = run_mag(NULL, (double[]){1.5, 2}, (double[]){1.5, 2 + 1e-15}, lt, m);
+  ok(st == 0 && lt[0] == 0 && lt[1] == 1 && m[0] == 0 && m[1] == 0, "x < y of inputs, equal or 1e-15 apart: certain");
+  begin(0);
+  x = input(DT_F32, SHAPE(3));
+  Value *x8 = binary(BIN_MUL, DT_F32, x, bcast(fconst(DT_F32, 8), x->shape));
+  Value *h = binary(BIN_DIV, DT_F32, unary(UN_FLOOR, DT_F32, x8), bcast(fconst(DT_F32, 2), x->shape));
+  output(cast(DT_I32, unary(UN_ROUND, DT_F32, h)), DT_I32);
+  st = run_mag(NULL, (float[]){0.625f, 0.375f, 0.1f}, NULL, q, m);
+  ok(st == 0 && q[0] == 2 && q[1] == 2 && q[2] == 0 && m[0] == 0 && m[1] == 0 && m[2] == 0,
+     "round(floor(x * 8) / 2): products and halves that do not round stay exact, ties checked");
+  begin(0);
+  x = input(DT_BF16, SHAPE(2));
+  output(cast(DT_I32, unary(UN_ROUND, DT_F32, cast(DT_F32, x))), DT_I32);
+  uint16_t xb[2] = {interp_bf16_bits(2.5), interp_bf16_bits(-1.5)};
+  st = run_mag(NULL, xb, NULL, q, m);
+  ok(st == 0 && q[0] == 2 && q[1] == -2 && m[0] == 0 && m[1] == 0, "round(f32(x)) of bf16 inputs at ties: a widening cast stays exact");
+}
+
+/* Uncertainty propagates: integer ops, casts back to float, selects,
+ * reductions and argmax. */
+static void test_steps_propagate(void) {
+  double y[3], m[3];
+  int32_t q[3];
+  begin(0);
+  Value *x = input(DT_F64, SHAPE(3));
+  Value *r = cast(DT_I32, unary(UN_ROUND, DT_F64, third(x)));
+  output(binary(BIN_MUL, DT_I32, binary(BIN_ADD, DT_I32, r, r), r), DT_I32);
+  int st = run_mag(NULL, (double[]){7.5, 6.3, 4.5}, NULL, q, m);
+  ok(st == 0 && q[0] == 8 && isinf(m[0]) && q[1] == 8 && m[1] == 0 && isinf(m[2]),
+     "(r + r) * r of an uncertain r is uncertain");
+  begin(0);
+  x = input(DT_F64, SHAPE(3));
+  r = cast(DT_I32, unary(UN_ROUND, DT_F64, third(x)));
+  output(binary(BIN_MUL, DT_F64, cast(DT_F64, r), bcast(fconst(DT_F64, 0.5), x->shape)), DT_F64);
+  st = run_mag(NULL, (double[]){7.5, 6.3, 4.5}, NULL, y, m);
+  ok(st == 0 && y[0] == 1 && isinf(m[0]) && y[1] == 1 && m[1] == 1 && isinf(m[2]),
+     "f64(r) * 0.5 of an uncertain r has no bound; of a certain one, its own");
+  begin(0);
+  x = input(DT_F64, SHAPE(3));
+  r = cast(DT_I32, unary(UN_ROUND, DT_F64, third(x)));
+  output(reduce(RED_SUM, DT_I32, r, 1), DT_I32);
+  st = run_mag(NULL, (double[]){7.5, 6.3, 8.4}, NULL, q, m);
+  ok(st == 0 && q[0] == 7 && isinf(m[0]), "an integer sum with an uncertain term is uncertain");
+  st = run_mag(NULL, (double[]){7.2, 6.3, 8.4}, NULL, q, m);
+  ok(st == 0 && q[0] == 7 && m[0] == 0, "... and certain when every term is");
+  begin(0);
+  Value *a = input(DT_F64, SHAPE(3));
+  Value *b = input(DT_F64, SHAPE(3));
+  Value *c = binary(BIN_LT, DT_BOOL, third(a), b);
+  output(node(IR_SELECT, DT_F64, a->shape, c, a, b), DT_F64);
+  st = run_mag(NULL, (double[]){3, 0, 1}, (double[]){1, 0, 1}, y, m);
+  ok(st == 0 && y[0] == 1 && isinf(m[0]) && y[1] == 0 && m[1] == 0 && y[2] == 1 && m[2] == 1,
+     "where(a / 3 < b, a, b): no bound where the condition is uncertain and the branches differ");
+  begin(0);
+  x = input(DT_F64, SHAPE(2, 3));
+  output(reduce(RED_ARGMAX, DT_I64, third(x), 2), DT_I64);
+  int64_t arg[2];
+  st = run_mag(NULL, (double[]){3, 1, 3, 3, 1, 2}, NULL, arg, m);
+  ok(st == 0 && arg[0] == 0 && isinf(m[0]) && arg[1] == 0 && m[1] == 0,
+     "argmax of computed values: uncertain at a near-tie, certain when the best stands out");
+  begin(0);
+  x = input(DT_F64, SHAPE(1, 3));
+  output(reduce(RED_ARGMAX, DT_I64, x, 2), DT_I64);
+  st = run_mag(NULL, (double[]){1, 3, 3}, NULL, arg, m);
+  ok(st == 0 && arg[0] == 1 && m[0] == 0, "argmax of exact inputs at a tie: certain, the first index");
+}
+
 /* A take on two axes (ir.h, IR_TAKE): y[a, b] = x[i[a, b], j[a, b]],
  * in range only where both indices are; an affine axis beside a general
  * one (take(x[..., 1:], i, 0)).  Expectations as numpy computes them:
@@ -738,6 +883,9 @@ int main(void) {
   test_mag_range();
   test_mag_long_prod();
   test_take_two_axes();
+  test_steps_computed();
+  test_steps_exact();
+  test_steps_propagate();
   arena_free(arena);
   printf("1..%d\n", test_no);
   return failures != 0;
