@@ -545,8 +545,12 @@ static int within(double a, double step, double s) {
 }
 
 /* The steps of floor, ceil, round, trunc and sign: a correct evaluation of
- * an argument within s of one may land on either side. */
+ * an argument within s of one may land on either side.  An argument
+ * without a bound may be anything, on any side of any step (trunc of one
+ * that is 0 here too). */
 static int unary_step_near(UnaryOp op, double a, double s) {
+  if (isinf(s))
+    return 1;
   switch (op) {
   case UN_FLOOR: case UN_CEIL: return within(a, nearbyint(a), s);
   case UN_TRUNC: return nearbyint(a) != 0 && within(a, nearbyint(a), s);
@@ -563,7 +567,7 @@ static int is_step(UnaryOp op) {
 /* Float to dtype t (truncation toward zero): the steps are the nonzero
  * integers in t's range (saturation is continuous); to bool: 0. */
 static int cast_step_near(DType t, double a, double s) {
-  if (t == DT_BOOL)
+  if (isinf(s) || t == DT_BOOL)
     return within(a, 0, s);
   double k = nearbyint(a);
   double lo = t == DT_I8 ? -128 : t == DT_U8 ? 0 : t == DT_I32 ? INT32_MIN : -0x1p63;

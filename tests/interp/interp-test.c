@@ -685,6 +685,9 @@ static void test_steps_computed(void) {
   st = run_mag(NULL, (double[]){7.5, 6.3, 8.4}, NULL, q, m);
   ok(st == 0 && q[0] == 2 && isinf(m[0]) && q[1] == 2 && m[1] == 0 && q[2] == 3 && m[2] == 0,
      "i32(round(x / 3)): uncertain (inf) at the tie, certain (0) off it, where round is exact");
+  st = run_mag(NULL, (double[]){1.5, -1.5, 0.3}, NULL, q, m);
+  ok(st == 0 && q[0] == 0 && isinf(m[0]) && q[1] == 0 && isinf(m[1]) && q[2] == 0 && m[2] == 0,
+     "i32(round(x / 3)) at the ties +-0.5: round may give 0 or +-1, so the 0 is uncertain too");
   begin(0);
   x = input(DT_F64, SHAPE(3));
   output(cast(DT_I32, third(x)), DT_I32);
