@@ -764,13 +764,14 @@ static void eval_take(Interp *in, const Value *v, Tensor *t, const void *const *
   }
 }
 
-/* A cast of an exact value that does not round is exact (the widening
- * ones: bf16/f16/f8 to f32, f32 to f64, small integers to floats); one
- * that rounds is not.  Float to integer or bool is a step (cast_step_near)
- * unless the argument is exact. */
+/* A cast of an exact value is exact: a cast to a float rounds to nearest,
+ * ties to even (the 8-bit ones through f32, as the interpreter does: doc/
+ * language.md), one value for every correct evaluation, so i32(bf16(x) *
+ * 4) of an input x stays compared.  Float to integer or bool is a step
+ * (cast_step_near) unless the argument is exact. */
 static int cast_exact(const Value *v, const Tensor *t, const Tensor *x, int64_t i) {
   if (t->f)
-    return get_x(x, i) && (t->f[i] == get_f(x, i) || isnan(t->f[i]));
+    return get_x(x, i);
   if (!x->f || get_x(x, i))
     return get_x(x, i);
   return !cast_step_near(v->dtype, x->f[i], get_slack(v, 0, x, i));
@@ -907,17 +908,35 @@ static void eval_binary(const Value *v, Tensor *t, const Tensor *a,
   }
 }
 
-/* Where the condition is uncertain, either branch may be taken: the
- * result is the branches' common value (the larger bound, exact if both
- * are), and where they differ it is uncertain, without a bound. */
-static void select_uncertain(Tensor *t, const Tensor *a, const Tensor *b, int64_t i) {
+/* Where the condition is uncertain, either branch may be taken.  Equal
+ * branches give their common value (the larger bound, exact if both
+ * are).  Float branches within their slacks of each other (a select that
+ * is continuous where it switches, as pow's gradient's where(b == 0, 0,
+ * ...) at b near 0) give the reference's branch, with a bound that holds
+ * either: the difference is at most 2 atol + rtol (|a| + m(a) + |b| +
+ * m(b)), inside atol + rtol (|ref| + 2 (m(a) + m(b)) + |a| + |b| + atol /
+ * rtol).  Branches further apart: uncertain, without a bound.  A row
+ * summed over such a select would otherwise lose its bound for one
+ * switching element. */
+static void select_uncertain(const Value *v, Tensor *t, const Tensor *a, const Tensor *b, int64_t i) {
   int same = t->f ? a->f[i] == b->f[i] : a->i[i] == b->i[i];
   t->x[i] = (unsigned char)(same && get_x(a, i) && get_x(b, i));
-  if (t->m)
-    t->m[i] = !same ? INFINITY : a->m[i] > b->m[i] ? a->m[i] : b->m[i];
+  if (!t->m)
+    return;
+  double ma = get_m(a, i), mb = get_m(b, i);
+  if (same) {
+    t->m[i] = ma > mb ? ma : mb;
+    return;
+  }
+  double fa = get_f(a, i), fb = get_f(b, i);
+  double sa = slack(v->dtype, fa, ma, get_x(a, i)), sb = slack(v->dtype, fb, mb, get_x(b, i));
+  double floor_ratio = v->dtype == DT_F64 ? 1 : 0.1; /* atol / rtol (slack()) */
+  t->m[i] = isfinite(sa + sb) && fabs(fa - fb) <= sa + sb
+                ? 2 * (ma + mb) + fabs(fa) + fabs(fb) + floor_ratio
+                : INFINITY;
 }
 
-static void eval_select(Tensor *t, const Tensor *c, const Tensor *a,
+static void eval_select(const Value *v, Tensor *t, const Tensor *c, const Tensor *a,
                         const Tensor *b) {
   for (int64_t i = 0; i < t->n; i++) {
     const Tensor *s = c->i[i] ? a : b;
@@ -930,7 +949,7 @@ static void eval_select(Tensor *t, const Tensor *c, const Tensor *a,
     if (t->x)
       t->x[i] = (unsigned char)get_x(s, i);
     if (t->x && !get_x(c, i))
-      select_uncertain(t, a, b, i);
+      select_uncertain(v, t, a, b, i);
   }
 }
 
@@ -959,6 +978,16 @@ static void eval_broadcast(Tensor *t, const Tensor *x) {
 
 /* Per output element: the accumulator, and for arg-reductions the best
  * index; count is the number of reduced elements per output element. */
+/* What decides whether a float sum or product of exact terms is exact in
+ * every order a kernel may take (exact_terms_ok): for a sum, the sum of
+ * the terms' magnitudes and the least exponent of their lowest bits; for a
+ * product, the sums of log2|t| above and below 1 and the count of terms
+ * that are not powers of two. */
+typedef struct ExactTerms {
+  double above, below;
+  int64_t low_or_odd;
+} ExactTerms;
+
 typedef struct Reduce {
   ReduceOp op;
   DType in_type, out_type;
@@ -971,8 +1000,10 @@ typedef struct Reduce {
   double *mtop;     /* prod, with macc: the product of max(1, bound) of the
                        terms, a bound of every partial product */
   unsigned char *xacc; /* when magnitudes are wanted, for integer reductions,
-                          max, min, argmax, argmin: the result is exact */
+                          max, min, argmax, argmin, and float sums, means and
+                          products (with xf): the result is exact */
   double *bslack;   /* argmax/argmin, with xacc: the best term's slack */
+  ExactTerms *xf;   /* float sum, mean, prod, with xacc (exact_terms_ok) */
 } Reduce;
 
 static double float_identity(ReduceOp op) {
@@ -1079,6 +1110,63 @@ static void reduce_walk_init(Walk *w, const Tensor *x, uint32_t axes) {
 
 /* One pass over x; `means` (for RED_VAR) holds each output's mean and
  * `means_m` their bounds. */
+/* The exponent of x's lowest set bit (x a nonzero finite double: x is an
+ * odd multiple of 2^e). */
+static int lowest_bit(double x) {
+  int e;
+  double m = frexp(fabs(x), &e); /* 0.5 <= m < 1 */
+  uint64_t bits = (uint64_t)ldexp(m, 53);
+  int zeros = 0;
+  while (!(bits & 1)) {
+    bits >>= 1;
+    zeros++;
+  }
+  return e - 53 + zeros;
+}
+
+/* Term t of an exact float sum or product (Reduce.xf). */
+static void exact_term(const Reduce *r, int64_t o, double t) {
+  ExactTerms *x = &r->xf[o];
+  if (!isfinite(t)) {
+    r->xacc[o] = 0;
+    return;
+  }
+  if (t == 0)
+    return;
+  if (r->op == RED_PROD) {
+    double l = log2(fabs(t));
+    if (l > 0)
+      x->above += l;
+    else
+      x->below += l;
+    x->low_or_odd += fabs(frexp(t, &(int){0})) != 0.5;
+  } else {
+    x->above += fabs(t);
+    int e = lowest_bit(t);
+    if (x->low_or_odd > e)
+      x->low_or_odd = e;
+  }
+}
+
+/* A float sum (mean, product) of exact terms is exact, the same value in
+ * every order of evaluation, when no partial result rounds: a sum whose
+ * terms are multiples of 2^e with magnitudes summing below 2^(p + e) (p
+ * the significand's bits: 24 for the f32 arithmetic of f32, f16, bf16 and
+ * f8, 53 for f64), as where(c, 1.0, -1.0) summed; a mean of one whose
+ * count is a power of two (its reciprocal is exact); a product of powers
+ * of two and at most one other term whose partial products stay normal.
+ * prod(where(c, 1.0, -1.0)) is then exact, and i32() of 4 times it is
+ * compared, not waived as a step. */
+static int exact_terms_ok(const Reduce *r, int64_t o) {
+  const ExactTerms *x = &r->xf[o];
+  int f64 = r->in_type == DT_F64, p = f64 ? 53 : 24;
+  if (r->op == RED_PROD)
+    return x->low_or_odd <= 1 && x->above < (f64 ? 1023 : 127) && x->below > (f64 ? -1022 : -126);
+  if (r->op == RED_MEAN && (r->count & (r->count - 1)) != 0)
+    return 0;
+  return x->above == 0 || x->above < ldexp(1, p + (int)x->low_or_odd);
+}
+
 static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
                         const long double *means, const double *means_m) {
   Walk w;
@@ -1096,6 +1184,8 @@ static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
       acc_mag(r, o, get_m(x, i), means_m ? means_m[o] : 0);
     if (r->xacc && !arg)
       r->xacc[o] &= (unsigned char)get_x(x, i);
+    if (r->xf)
+      exact_term(r, o, get_f(x, i));
   }
 }
 
@@ -1159,35 +1249,41 @@ static void reduce_finish(Reduce *r, Tensor *t) {
     if (t->m && r->macc)
       t->m[o] = mag_finish(t->f[o], reduce_mag(r, o));
     if (t->x)
-      t->x[o] = r->xacc ? r->xacc[o] : 0;
+      t->x[o] = r->xacc ? r->xacc[o] && (!r->xf || exact_terms_ok(r, o)) : 0;
   }
 }
 
-/* The exactness accumulators (Reduce.xacc, bslack) when t tracks it:
+/* The exactness accumulators (Reduce.xacc, bslack, xf) when t tracks it:
  * integer reductions, max and min are exact when every term is; argmax
- * and argmin unless near a tie.  The rest round.  Returns 0 when out of
- * memory. */
+ * and argmin unless near a tie; float sums, means and products when every
+ * term is and no partial result rounds (exact_terms_ok).  The rest (var)
+ * round.  Returns 0 when out of memory. */
 static int reduce_alloc_exact(Reduce *r, const Tensor *t, size_t n) {
   int arg = r->op == RED_ARGMAX || r->op == RED_ARGMIN;
-  if (!t->x || !(arg || r->iacc || r->op == RED_MAX || r->op == RED_MIN))
+  int terms = !r->iacc && (r->op == RED_SUM || r->op == RED_MEAN || r->op == RED_PROD);
+  if (!t->x || !(arg || terms || r->iacc || r->op == RED_MAX || r->op == RED_MIN))
     return 1;
   r->xacc = malloc(n);
   if (arg)
     r->bslack = malloc(n * sizeof(double));
-  if (!r->xacc || (arg && !r->bslack))
+  if (terms)
+    r->xf = malloc(n * sizeof(ExactTerms));
+  if (!r->xacc || (arg && !r->bslack) || (terms && !r->xf))
     return 0;
   memset(r->xacc, 1, n);
+  for (size_t o = 0; terms && o < n; o++)
+    r->xf[o] = (ExactTerms){0, 0, r->op == RED_PROD ? 0 : INT64_MAX};
   return 1;
 }
 
 static void reduce_free(Reduce *r) {
   free(r->acc), free(r->iacc), free(r->arg), free(r->macc), free(r->mtop);
-  free(r->xacc), free(r->bslack);
+  free(r->xacc), free(r->bslack), free(r->xf);
 }
 
 static int eval_reduce(Interp *in, const Value *v, Tensor *t, const Tensor *x) {
   Reduce r = {v->rop, v->args[0]->dtype, v->dtype, reduced_count(x, v->axes),
-              NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+              NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   int arg = r.op == RED_ARGMAX || r.op == RED_ARGMIN;
   if (arg && r.count == 0)
     return in->status = INTERP_EMPTY_REDUCTION, 0;
@@ -1273,6 +1369,44 @@ static void mark_live(Interp *in) {
   }
 }
 
+/* The max or min that b is, or broadcasts, where it reduces a itself
+ * (a == max(a), as the gradient of max compares: grad_rules.c's
+ * d_extreme), else NULL. */
+static const Value *extreme_of(const Value *b, const Value *a) {
+  const Value *r = b->op == IR_BROADCAST ? b->args[0] : b; /* none where the shapes agree */
+  return r->op == IR_REDUCE && (r->rop == RED_MAX || r->rop == RED_MIN) && r->args[0] == a ? r : NULL;
+}
+
+/* t = a op m where m broadcasts a's own max (min) over r's axes.  m is one
+ * of a's values in every evaluation, so the comparisons follow from which
+ * term is the extreme: certain in a row where no other term lies within
+ * the slacks of the best (arg_near_ties's rule), and, in a row with such
+ * terms, for the terms off the best by more than the slacks.  The rule of
+ * any other pair (compare_near) would call every term at the max
+ * uncertain, and with it every gradient through a max.  Returns 0 when
+ * out of memory. */
+static int extreme_exactness(Interp *in, const Value *v, Tensor *t, const Tensor *a, const Tensor *m,
+                             const Value *r, int ai_arg) {
+  unsigned char *near = calloc(t->n ? (size_t)t->n : 1, 1); /* a row's terms near its extreme, to 2 */
+  if (!near)
+    return in->status = INTERP_OUT_OF_MEMORY, 0;
+  for (int pass = 0; pass < 2; pass++) {
+    Walk w;
+    reduce_walk_init(&w, a, r->axes);
+    for (int64_t i = 0; i < t->n; i++, walk_step(&w)) {
+      int64_t o = w.off[0];
+      double ai = get_f(a, i), mi = get_f(m, i);
+      int close = ai == mi || compare_near(ai, get_slack(v, ai_arg, a, i), mi, get_slack(v, !ai_arg, m, i));
+      if (pass == 0 && close && near[o] < 2)
+        near[o]++;
+      if (pass == 1 && !(get_x(a, i) && get_x(m, i)))
+        t->x[i] = (unsigned char)(near[o] == 1 || !close);
+    }
+  }
+  free(near);
+  return 1;
+}
+
 static int eval_value(Interp *in, const Value *v, const void *const *inputs) {
   Tensor *t = &in->vals[v->id];
   if (!tensor_alloc(in, t, v))
@@ -1285,8 +1419,18 @@ static int eval_value(Interp *in, const Value *v, const void *const *inputs) {
   case IR_CONST: eval_const(v, t); return 1;
   case IR_CAST: eval_cast(v, t, a0); return 1;
   case IR_UNARY: eval_unary(v, t, a0); return 1;
-  case IR_BINARY: eval_binary(v, t, a0, a1); return 1;
-  case IR_SELECT: eval_select(t, a0, a1, a2); return 1;
+  case IR_BINARY: {
+    eval_binary(v, t, a0, a1);
+    const Value *r = NULL;
+    if (!t->x || !is_comparison(v->bop) || !a0->f)
+      return 1;
+    if ((r = extreme_of(v->args[1], v->args[0])) != NULL)
+      return extreme_exactness(in, v, t, a0, a1, r, 0);
+    if ((r = extreme_of(v->args[0], v->args[1])) != NULL)
+      return extreme_exactness(in, v, t, a1, a0, r, 1);
+    return 1;
+  }
+  case IR_SELECT: eval_select(v, t, a0, a1, a2); return 1;
   case IR_BROADCAST: eval_broadcast(t, a0); return 1;
   case IR_REDUCE: return eval_reduce(in, v, t, a0);
   case IR_SIZE: eval_size(in, v, t); return 1;

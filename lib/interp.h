@@ -93,11 +93,15 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
  * Steps.  Every element is also exact or not: exact when a correct
  * evaluation computes the very same value.  Exact are inputs, constants,
  * sizes and positions; neg, abs, relu, maximum, minimum, selects,
- * broadcasts and takes of exact values; casts of exact values that do not
- * round (bf16, f16, f8 to f32, f32 to f64, small integers to floats); add,
+ * broadcasts and takes of exact values; casts of exact values (a cast
+ * rounds to nearest, ties to even: one value in every evaluation); add,
  * sub, mul, and division by a power of two of exact values whose true result
- * the arithmetic's dtype holds as a normal number; certain integers and
- * bools; and the step functions' results below, unless ambiguous.
+ * the arithmetic's dtype holds as a normal number; max and min, and sums,
+ * means of a power-of-two count and products of exact terms where no
+ * partial result rounds in any order (a sum of multiples of 2^e below
+ * 2^(24 + e) in f32; a product of powers of two and one other term);
+ * certain integers and bools; and the step functions' results below,
+ * unless ambiguous.
  * A step function of an argument a that is not exact, within
  *   d = atol + rtol * (|a| + m(a))
  * (abi.md §6's tolerance of a's arithmetic: f64's for f64, f32's for the
@@ -108,13 +112,17 @@ int interp_kernel(const Kernel *k, const int64_t *sizes,
  * (in the dtype's range: saturation is continuous); casts to bool and sign
  * at 0; a // b and a % b where a is k * b, within d(a) + |k| d(b); a
  * comparison a op b where |a - b| <= d(a) + d(b) (d of an exact operand 0;
- * an exact pair is never ambiguous); argmax, argmin where another term is
- * within d of the best.  An a without a bound (inf) is always near.
+ * an exact pair is never ambiguous), but a value compared with its own max
+ * or min (a == max(a), the gradient of max) only in a row where another
+ * term lies within the slacks of the extreme, and there only at the terms
+ * that do; argmax, argmin where another term is within d of the best.  An
+ * a without a bound (inf) is always near.
  * What follows from an uncertain value is uncertain too: an integer or bool
  * operation, reduction or take with an uncertain operand or index is; a
  * float computed from one (a cast, a take) gets inf, as does a select whose
- * condition is uncertain and whose branches differ; isnan, isinf, isfinite
- * of a computed value without a bound are uncertain. */
+ * condition is uncertain and whose branches differ by more than their
+ * slacks (closer, it keeps a bound that holds either branch); isnan,
+ * isinf, isfinite of a computed value without a bound are uncertain. */
 int interp_kernel_mag(const Kernel *k, const int64_t *sizes,
                       const void *const *inputs, void *const *outputs,
                       double *const *outputs_f64, double *const *outputs_mag);

@@ -805,6 +805,64 @@ static void test_steps_propagate(void) {
   ok(st == 0 && arg[0] == 1 && m[0] == 0, "argmax of exact inputs at a tie: certain, the first index");
 }
 
+/* What keeps steps compared where the rule of two computed operands would
+ * waive them: sums and products whose partial results cannot round, a
+ * value compared with its own max, selects that are continuous where they
+ * switch, casts of exact values. */
+static void test_steps_kept(void) {
+  double y[6], m[6];
+  int32_t q[6];
+  begin(0);
+  Value *a = input(DT_F64, SHAPE(2, 3));
+  Value *b = input(DT_F64, SHAPE(2, 3));
+  Value *sgn = node(IR_SELECT, DT_F32, a->shape, binary(BIN_LT, DT_BOOL, a, b),
+                    bcast(fconst(DT_F32, 1), a->shape), bcast(fconst(DT_F32, -1), a->shape));
+  Value *p4 = binary(BIN_MUL, DT_F32, reduce(RED_PROD, DT_F32, sgn, 2), bcast(fconst(DT_F32, 4), SHAPE(2, 1)));
+  output(cast(DT_I32, p4), DT_I32);
+  int st = run_mag(NULL, (double[]){1, 5, 1, 5, 5, 1}, (double[]){2, 2, 2, 2, 2, 2}, q, m);
+  ok(st == 0 && q[0] == -4 && q[1] == 4 && m[0] == 0 && m[1] == 0,
+     "i32(prod(where(a < b, 1, -1)) * 4): the product of exact +-1 is exact, its step compared");
+  begin(0);
+  a = input(DT_F64, SHAPE(2, 3));
+  b = input(DT_F64, SHAPE(2, 3));
+  sgn = node(IR_SELECT, DT_F32, a->shape, binary(BIN_LT, DT_BOOL, a, b), bcast(fconst(DT_F32, 1.5), a->shape),
+             bcast(fconst(DT_F32, 1), a->shape));
+  output(cast(DT_I32, reduce(RED_SUM, DT_F32, sgn, 2)), DT_I32);
+  st = run_mag(NULL, (double[]){1, 5, 1, 5, 5, 1}, (double[]){2, 2, 2, 2, 2, 2}, q, m);
+  ok(st == 0 && q[0] == 4 && q[1] == 3 && m[0] == 0 && m[1] == 0,
+     "i32(sum(where(a < b, 1.5, 1))) at 4 and 3.5: an exact sum of multiples of 2^-1, its step compared");
+  begin(0);
+  a = input(DT_F64, SHAPE(3));
+  output(cast(DT_I32, reduce(RED_SUM, DT_F64, third(a), 1)), DT_I32);
+  st = run_mag(NULL, (double[]){3, 3, 3}, NULL, q, m);
+  ok(st == 0 && q[0] == 3 && isinf(m[0]), "i32(sum(x / 3)) at 3: computed terms, a step: uncertain");
+  begin(0);
+  Value *x = input(DT_F64, SHAPE(2, 3));
+  Value *t = third(x);
+  output(binary(BIN_EQ, DT_BOOL, t, bcast(reduce(RED_MAX, DT_F64, t, 2), x->shape)), DT_BOOL);
+  uint8_t eq[6];
+  st = run_mag(NULL, (double[]){9, 3, 6, 9, 9 + 1e-12, 3}, NULL, eq, m);
+  ok(st == 0 && eq[0] == 1 && eq[1] == 0 && m[0] == 0 && m[1] == 0 && m[2] == 0 && isinf(m[3]) &&
+         isinf(m[4]) && eq[5] == 0 && m[5] == 0,
+     "x / 3 == max(x / 3): certain where the max stands out; at a near-tie the two near it are uncertain");
+  begin(0);
+  a = input(DT_F64, SHAPE(2));
+  b = input(DT_F64, SHAPE(2));
+  Value *c = binary(BIN_LT, DT_BOOL, third(a), b);
+  Value *d = binary(BIN_SUB, DT_F64, third(a), b);
+  output(node(IR_SELECT, DT_F64, a->shape, c, d, bcast(fconst(DT_F64, 0), a->shape)), DT_F64);
+  st = run_mag(NULL, (double[]){3 + 3e-14, 3}, (double[]){1, 2}, y, m);
+  ok(st == 0 && isfinite(m[0]) && y[1] == -1 && m[1] > 0 && isfinite(m[1]),
+     "where(a / 3 < b, a / 3 - b, 0) at the switch: the branches agree within their slacks, bounded");
+  begin(0);
+  x = input(DT_F32, SHAPE(2));
+  Value *x4 = binary(BIN_MUL, DT_F32, cast(DT_F32, cast(DT_BF16, x)), bcast(fconst(DT_F32, 4), x->shape));
+  output(cast(DT_I32, x4), DT_I32);
+  st = run_mag(NULL, (float[]){0.7501f, -1.2502f}, NULL, q, m);
+  ok(st == 0 && q[0] == 3 && q[1] == -5 && m[0] == 0 && m[1] == 0,
+     "i32(bf16(x) * 4) of inputs that round onto 0.75, -1.25: a cast of an exact value is exact, compared");
+}
+
 /* A take on two axes (ir.h, IR_TAKE): y[a, b] = x[i[a, b], j[a, b]],
  * in range only where both indices are; an affine axis beside a general
  * one (take(x[..., 1:], i, 0)).  Expectations as numpy computes them:
@@ -889,6 +947,7 @@ int main(void) {
   test_steps_computed();
   test_steps_exact();
   test_steps_propagate();
+  test_steps_kept();
   arena_free(arena);
   printf("1..%d\n", test_no);
   return failures != 0;
