@@ -10,7 +10,7 @@
 conform="$top_builddir/tests/conform/tecc-conform"
 ties="$top_srcdir/tests/programs/step_ties.te"
 quant="$top_srcdir/tests/programs/quant_ties.te"
-plan 4
+plan 6
 
 # "E elements evaluated (U without a bound)" of the summary: "E U"
 counts() {
@@ -29,6 +29,12 @@ if [ "${2:-0}" -gt 0 ] && [ "$2" -lt "$1" ]; then
 else
   fail "quant_ties.te: some but not all elements without a bound (got: ${1:-?} elements, ${2:-?} without)"
 fi
+# --unbounded names each output with elements without a bound
+named() { "$conform" --no-device --quick --unbounded "$1" | grep -c "^#   unbounded .*: output $2: [1-9][0-9]* of"; }
+n=$(named "$quant" q)
+if [ "$n" -gt 0 ]; then pass "--unbounded names quant_ties.te's q ($n bindings)"; else fail "--unbounded names quant_ties.te's q"; fi
+n=$(named "$quant" s)
+if [ "$n" -eq 0 ]; then pass "--unbounded names not its s, whose elements all have a bound"; else fail "--unbounded named s ($n)"; fi
 perturbed() { "$conform" --no-device --perturb --quick "$1" > /dev/null; }
 ok "step_ties.te --perturb: exactly the moved elements mismatch" perturbed "$ties"
 ok "quant_ties.te --perturb: exactly the moved elements mismatch" perturbed "$quant"

@@ -59,6 +59,7 @@ typedef struct Options {
   int keep;    /* keep the work directory */
   int no_device; /* interpreter only: no nvcc, no GPU (a CPU smoke test) */
   int perturb;   /* self-test: corrupt one reference element per output */
+  int unbounded; /* name each output with elements without a bound, and how many */
   int no_fork;   /* run the programs in this process (compute-sanitizer) */
   int build_only; /* stop after building (with --keep: for a --prebuilt run) */
   int prebuilt;  /* reuse --workdir's objects: no tecc, no nvcc (the sanitizer
@@ -105,8 +106,8 @@ typedef struct Tally {
                     integer and bool ones that are uncertain (interp.h) */
 } Tally;
 
-static Options opt = {{2}, 0, "nvcc", "native", NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12345,
-                      1 << 23, "-O2 -lineinfo", NULL};
+static Options opt = {.levels = {2}, .nvcc = "nvcc", .arch = "native", .seed = 12345,
+                      .max_elements = 1 << 23, .nvcc_flags = "-O2 -lineinfo"};
 
 /* ---- small utilities ------------------------------------------------------ */
 
@@ -805,11 +806,23 @@ static int element_unbounded(DType dt, const void *ref, const double *mag, int64
   return isinf(mag[i]) && (!dtype_is_float(dt) || isfinite(interp_load(dt, ref, i)));
 }
 
+/* --unbounded: output j's elements without a bound in this call, if any
+ * (a singularity, an overflow of the arithmetic's range, a step of a
+ * computed value near the step: interp.h), so that a program whose checks
+ * the reference waives can be found. */
+static void note_unbounded(Case *c, int j, const char *what, long before) {
+  long u = c->t->unbounded - before;
+  if (opt.unbounded && u > 0)
+    fprintf(c->log, "#   unbounded %s: %s: output %s: %ld of %lld elements\n", c->label, what,
+            c->k->outputs[j].name, u, (long long)c->out[j].n);
+}
+
 static void compare_output(Case *c, int j, const char *what) {
   const KernelOutput *o = &c->k->outputs[j];
   Arg *a = &c->out[j];
   c->t->perturbed += opt.perturb && a->n > 0;
   int64_t bad = 0;
+  long before = c->t->unbounded;
   DType tol = tolerance_dtype(c->k, o);
   for (int64_t i = 0; i < a->n; i++) {
     c->t->unbounded += element_unbounded(a->dt, a->ref, a->mag, i);
@@ -831,6 +844,7 @@ static void compare_output(Case *c, int j, const char *what) {
   }
   if (bad > MAX_SHOWN)
     fprintf(c->log, "#   ... %lld mismatches in %s\n", (long long)bad, o->name);
+  note_unbounded(c, j, what, before);
   c->t->elements += a->n;
 }
 
@@ -838,8 +852,10 @@ static void compare_output(Case *c, int j, const char *what) {
  * those without a bound are counted. */
 static void count_unbounded(Case *c, int j) {
   Arg *a = &c->out[j];
+  long before = c->t->unbounded;
   for (int64_t i = 0; c->ref_status == 0 && i < a->n; i++)
     c->t->unbounded += element_unbounded(a->dt, a->ref, a->mag, i);
+  note_unbounded(c, j, "reference", before);
   c->t->elements += a->n;
 }
 
@@ -1306,6 +1322,7 @@ static void usage(void) {
   fputs("usage: tecc-conform [-O0] [-O1] [-O2] [--nvcc=NVCC] [--arch=ARCH] [--jobs=N]\n"
         "                    [--workdir=DIR] [--keep] [--quick] [--tap] [--seed=N]\n"
         "                    [--max-elements=N] [--no-device] [--perturb] [--no-fork]\n"
+        "                    [--unbounded]\n"
         "                    [--build-only|--prebuilt] [--nvcc-flags=FLAGS] [--cache=DIR]\n"
         "                    PROGRAM.te...\n", stderr);
   exit(2);
@@ -1353,6 +1370,8 @@ static int parse_options(int argc, char **argv) {
       opt.no_device = 1;
     else if (!strcmp(a, "--perturb"))
       opt.perturb = 1;
+    else if (!strcmp(a, "--unbounded"))
+      opt.unbounded = 1;
     else if (!strcmp(a, "--no-fork"))
       opt.no_fork = 1;
     else if (!strcmp(a, "--build-only"))
