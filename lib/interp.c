@@ -526,17 +526,28 @@ static double sum_factor(int64_t count) { return count > 2 ? log2((double)count)
 
 /* ---- steps (interp.h) ---------------------------------------------------- */
 
+typedef struct Tolerance {
+  double atol, rtol;
+} Tolerance;
+
+/* abi.md §6's tolerance of the arithmetic that computes a value of dtype
+ * t: f64's for f64, f32's for the rest (16- and 8-bit floats compute in
+ * f32). */
+static Tolerance arith_tolerance(DType t) {
+  return t == DT_F64 ? (Tolerance){1e-12, 1e-12} : (Tolerance){1e-6, 1e-5};
+}
+
 /* How far a correct evaluation's value of a may lie from the reference's
- * a, its bound m: abi.md §6's tolerance of the arithmetic computing it (f64
- * for f64; f32 for f32 and the 8- and 16-bit floats, computed in f32,
- * language.md §8.4).  0 for an exact value, inf where there is no bound
- * (an uncertain integer's bound is inf: get_m). */
+ * a, its bound m: the tolerance of its arithmetic (arith_tolerance).  0
+ * for an exact value, inf where there is no bound (an uncertain integer's
+ * bound is inf: get_m). */
 static double slack(DType t, double a, double m, int exact) {
   if (exact)
     return 0;
   if (isnan(a) || isnan(m) || isinf(m))
     return INFINITY;
-  return t == DT_F64 ? 1e-12 + 1e-12 * (fabs(a) + m) : 1e-6 + 1e-5 * (fabs(a) + m);
+  Tolerance tol = arith_tolerance(t);
+  return tol.atol + tol.rtol * (fabs(a) + m);
 }
 
 /* a lies within s of the step at `step` (always, without a bound). */
@@ -770,9 +781,7 @@ static void eval_take(Interp *in, const Value *v, Tensor *t, const void *const *
  * 4) of an input x stays compared.  Float to integer or bool is a step
  * (cast_step_near) unless the argument is exact. */
 static int cast_exact(const Value *v, const Tensor *t, const Tensor *x, int64_t i) {
-  if (t->f)
-    return get_x(x, i);
-  if (!x->f || get_x(x, i))
+  if (t->f || !x->f || get_x(x, i))
     return get_x(x, i);
   return !cast_step_near(v->dtype, x->f[i], get_slack(v, 0, x, i));
 }
@@ -792,23 +801,32 @@ static void eval_cast(const Value *v, Tensor *t, const Tensor *x) {
   }
 }
 
-/* Element i of t = op(x) is exact: abs, neg, relu and the integer ops of
- * an exact x; a step of an exact x, or of one off its steps (a step of a
- * computed x near one has no bound: inf); a predicate of an exact x or of
- * one with a bound (then finite: only a value without one may be NaN or
- * inf on one side and not on the other). */
-static int unary_exact(const Value *v, Tensor *t, const Tensor *x, int64_t i) {
+/* What an element is (interp.h, "Steps"): exact; not (a float with its
+ * bound, an uncertain integer or bool); or a float step's result that may
+ * be either side, which has no bound. */
+typedef enum { INEXACT, EXACT, AMBIGUOUS } Exactness;
+
+/* Element i's flag, and no bound where it is AMBIGUOUS. */
+static void set_exactness(Tensor *t, int64_t i, Exactness e) {
+  t->x[i] = e == EXACT;
+  if (e == AMBIGUOUS && t->m)
+    t->m[i] = INFINITY;
+}
+
+/* Element i of t = op(x): exact for abs, neg, relu and the integer ops of
+ * an exact x; a step of an exact x, or of one off its steps (ambiguous
+ * near one); a predicate of an exact x or of one with a bound (then
+ * finite: only a value without one may be NaN or inf on one side and not
+ * on the other). */
+static Exactness unary_exactness(const Value *v, const Tensor *t, const Tensor *x, int64_t i) {
   UnaryOp op = v->uop;
   if (get_x(x, i))
-    return t->f ? op == UN_ABS || op == UN_NEG || op == UN_RELU || is_step(op) : 1;
-  if (!t->f)
-    return x->f && !isinf(get_m(x, i)); /* a predicate (integer ops: uncertain x) */
+    return !t->f || op == UN_ABS || op == UN_NEG || op == UN_RELU || is_step(op) ? EXACT : INEXACT;
+  if (!t->f) /* a predicate (integer ops: uncertain x) */
+    return x->f && !isinf(get_m(x, i)) ? EXACT : INEXACT;
   if (!is_step(op))
-    return 0;
-  if (!unary_step_near(op, x->f[i], get_slack(v, 0, x, i)))
-    return 1;
-  t->m[i] = INFINITY;
-  return 0;
+    return INEXACT;
+  return unary_step_near(op, x->f[i], get_slack(v, 0, x, i)) ? AMBIGUOUS : EXACT;
 }
 
 static void eval_unary(const Value *v, Tensor *t, const Tensor *x) {
@@ -825,7 +843,7 @@ static void eval_unary(const Value *v, Tensor *t, const Tensor *x) {
       t->m[i] = range_finish(v->dtype, mag_finish(t->f[i], unary_mag(op, get_f(x, i),
                                                                       get_m(x, i), t->f[i])));
     if (t->x)
-      t->x[i] = (unsigned char)unary_exact(v, t, x, i);
+      set_exactness(t, i, unary_exactness(v, t, x, i));
   }
 }
 
@@ -859,30 +877,29 @@ static int arith_exact(BinaryOp op, DType t, double a, double b, double f) {
   }
 }
 
-/* Element i of t = a op b is exact: an integer op or maximum/minimum of
+/* Element i of t = a op b: exact for an integer op or maximum/minimum of
  * exact operands; arithmetic of exact operands that does not round
  * (arith_exact); a comparison of an exact pair, or of a pair further apart
  * than their slacks; a float // of an exact pair or off its steps.  A // or
- * % of a computed operand near a step has no bound (inf).  The rest round:
- * not exact (a % of an exact pair too: m + b may round). */
-static int binary_exact(const Value *v, Tensor *t, const Tensor *a, const Tensor *b,
-                        int64_t i) {
+ * % of a computed operand near a step is ambiguous.  The rest round: not
+ * exact (a % of an exact pair too: m + b may round). */
+static Exactness binary_exactness(const Value *v, const Tensor *t, const Tensor *a, const Tensor *b,
+                                  int64_t i) {
   BinaryOp op = v->bop;
-  int both = get_x(a, i) && get_x(b, i);
+  int both = get_x(a, i) && get_x(b, i), exact;
   if (is_comparison(op))
-    return both || !compare_near(get_f(a, i), get_slack(v, 0, a, i), get_f(b, i),
-                                 get_slack(v, 1, b, i));
-  if (!t->f || op == BIN_MAXIMUM || op == BIN_MINIMUM)
-    return both;
-  if (op == BIN_ADD || op == BIN_SUB || op == BIN_MUL || op == BIN_DIV)
-    return both && arith_exact(op, v->dtype, a->f[i], b->f[i], t->f[i]);
-  if (op != BIN_FLOORDIV && op != BIN_MOD)
-    return 0;
-  if (!both && divmod_step_near(a->f[i], get_slack(v, 0, a, i), b->f[i], get_slack(v, 1, b, i))) {
-    t->m[i] = INFINITY;
-    return 0;
-  }
-  return op == BIN_FLOORDIV;
+    exact = both || !compare_near(get_f(a, i), get_slack(v, 0, a, i), get_f(b, i), get_slack(v, 1, b, i));
+  else if (!t->f || op == BIN_MAXIMUM || op == BIN_MINIMUM)
+    exact = both;
+  else if (op == BIN_ADD || op == BIN_SUB || op == BIN_MUL || op == BIN_DIV)
+    exact = both && arith_exact(op, v->dtype, a->f[i], b->f[i], t->f[i]);
+  else if (op != BIN_FLOORDIV && op != BIN_MOD)
+    exact = 0;
+  else if (!both && divmod_step_near(a->f[i], get_slack(v, 0, a, i), b->f[i], get_slack(v, 1, b, i)))
+    return AMBIGUOUS;
+  else
+    exact = op == BIN_FLOORDIV;
+  return exact ? EXACT : INEXACT;
 }
 
 static void eval_binary(const Value *v, Tensor *t, const Tensor *a,
@@ -904,7 +921,7 @@ static void eval_binary(const Value *v, Tensor *t, const Tensor *a,
                                                                        get_f(b, i), get_m(b, i),
                                                                        t->f[i])));
     if (t->x)
-      t->x[i] = (unsigned char)binary_exact(v, t, a, b, i);
+      set_exactness(t, i, binary_exactness(v, t, a, b, i));
   }
 }
 
@@ -930,9 +947,9 @@ static void select_uncertain(const Value *v, Tensor *t, const Tensor *a, const T
   }
   double fa = get_f(a, i), fb = get_f(b, i);
   double sa = slack(v->dtype, fa, ma, get_x(a, i)), sb = slack(v->dtype, fb, mb, get_x(b, i));
-  double floor_ratio = v->dtype == DT_F64 ? 1 : 0.1; /* atol / rtol (slack()) */
+  Tolerance tol = arith_tolerance(v->dtype);
   t->m[i] = isfinite(sa + sb) && fabs(fa - fb) <= sa + sb
-                ? 2 * (ma + mb) + fabs(fa) + fabs(fb) + floor_ratio
+                ? 2 * (ma + mb) + fabs(fa) + fabs(fb) + tol.atol / tol.rtol
                 : INFINITY;
 }
 
@@ -976,8 +993,6 @@ static void eval_broadcast(Tensor *t, const Tensor *x) {
 
 /* ---- reductions ----------------------------------------------------------- */
 
-/* Per output element: the accumulator, and for arg-reductions the best
- * index; count is the number of reduced elements per output element. */
 /* What decides whether a float sum or product of exact terms is exact in
  * every order a kernel may take (exact_terms_ok): for a sum, the sum of
  * the terms' magnitudes and the least exponent of their lowest bits; for a
@@ -988,6 +1003,8 @@ typedef struct ExactTerms {
   int64_t low_or_odd;
 } ExactTerms;
 
+/* Per output element: the accumulator, and for arg-reductions the best
+ * index; count is the number of reduced elements per output element. */
 typedef struct Reduce {
   ReduceOp op;
   DType in_type, out_type;
@@ -1108,8 +1125,6 @@ static void reduce_walk_init(Walk *w, const Tensor *x, uint32_t axes) {
   }
 }
 
-/* One pass over x; `means` (for RED_VAR) holds each output's mean and
- * `means_m` their bounds. */
 /* The exponent of x's lowest set bit (x a nonzero finite double: x is an
  * odd multiple of 2^e). */
 static int lowest_bit(double x) {
@@ -1167,6 +1182,8 @@ static int exact_terms_ok(const Reduce *r, int64_t o) {
   return x->above == 0 || x->above < ldexp(1, p + (int)x->low_or_odd);
 }
 
+/* One pass over x; `means` (for RED_VAR) holds each output's mean and
+ * `means_m` their bounds. */
 static void reduce_pass(Reduce *r, const Tensor *x, uint32_t axes,
                         const long double *means, const double *means_m) {
   Walk w;

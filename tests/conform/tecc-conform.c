@@ -806,15 +806,20 @@ static int element_unbounded(DType dt, const void *ref, const double *mag, int64
   return isinf(mag[i]) && (!dtype_is_float(dt) || isfinite(interp_load(dt, ref, i)));
 }
 
-/* --unbounded: output j's elements without a bound in this call, if any
- * (a singularity, an overflow of the arithmetic's range, a step of a
- * computed value near the step: interp.h), so that a program whose checks
- * the reference waives can be found. */
-static void note_unbounded(Case *c, int j, const char *what, long before) {
-  long u = c->t->unbounded - before;
+/* Output j's elements and those without a bound (a singularity, an
+ * overflow of the arithmetic's range, a step of a computed value near the
+ * step: interp.h), counted; --unbounded names the output where there are
+ * any, so that a program whose checks the reference waives can be found. */
+static void count_unbounded(Case *c, int j, const char *what) {
+  Arg *a = &c->out[j];
+  long u = 0;
+  for (int64_t i = 0; c->ref_status == 0 && i < a->n; i++)
+    u += element_unbounded(a->dt, a->ref, a->mag, i);
   if (opt.unbounded && u > 0)
     fprintf(c->log, "#   unbounded %s: %s: output %s: %ld of %lld elements\n", c->label, what,
-            c->k->outputs[j].name, u, (long long)c->out[j].n);
+            c->k->outputs[j].name, u, (long long)a->n);
+  c->t->unbounded += u;
+  c->t->elements += a->n;
 }
 
 static void compare_output(Case *c, int j, const char *what) {
@@ -822,10 +827,8 @@ static void compare_output(Case *c, int j, const char *what) {
   Arg *a = &c->out[j];
   c->t->perturbed += opt.perturb && a->n > 0;
   int64_t bad = 0;
-  long before = c->t->unbounded;
   DType tol = tolerance_dtype(c->k, o);
   for (int64_t i = 0; i < a->n; i++) {
-    c->t->unbounded += element_unbounded(a->dt, a->ref, a->mag, i);
     if (element_ok(a->dt, tol, a->host, a->ref, a->mag, i))
       continue;
     if (bad++ < MAX_SHOWN) {
@@ -844,19 +847,7 @@ static void compare_output(Case *c, int j, const char *what) {
   }
   if (bad > MAX_SHOWN)
     fprintf(c->log, "#   ... %lld mismatches in %s\n", (long long)bad, o->name);
-  note_unbounded(c, j, what, before);
-  c->t->elements += a->n;
-}
-
-/* --no-device without --perturb: nothing to compare; the elements and
- * those without a bound are counted. */
-static void count_unbounded(Case *c, int j) {
-  Arg *a = &c->out[j];
-  long before = c->t->unbounded;
-  for (int64_t i = 0; c->ref_status == 0 && i < a->n; i++)
-    c->t->unbounded += element_unbounded(a->dt, a->ref, a->mag, i);
-  note_unbounded(c, j, "reference", before);
-  c->t->elements += a->n;
+  count_unbounded(c, j, what);
 }
 
 /* --perturb: the middle element of each reference output moves far out of
@@ -1153,7 +1144,7 @@ static void run_binding(Case *c, Level *lv, int nlv) {
       if (opt.perturb && c->ref_status == 0)
         compare_output(c, j, "unperturbed reference");
       else
-        count_unbounded(c, j);
+        count_unbounded(c, j, "reference"); /* --no-device: nothing to compare */
     }
     free_args(c);
     return;
