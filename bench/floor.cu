@@ -12,11 +12,16 @@
  *              fixed cost every launch pays, so no kernel of those bytes
  *              reaches more (unless it moves them faster than the copy).
  *
- *   nvcc -O3 -arch=sm_90 -o floor bench/floor.cu && ./floor
+ *   nvcc -O3 -arch=sm_90 -o floor bench/floor.cu && ./floor [NAME:READ:WRITTEN ...]
+ *
+ * With arguments, the cases are those (bytes read and written, as a side
+ * bench counts them: `"quant block 8192x112x128:234881024:117702656"`);
+ * without, the suite's cases below.
  */
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #define CHECK(call)                                                               \
@@ -104,7 +109,25 @@ struct Case {
 static void (*const movers[])(const uint4 *, uint4 *, long long, long long, int) = {move<1>, move<2>,
                                                                                    move<4>, move<8>};
 
-int main() {
+/* NAME:READ:WRITTEN, the numbers in bytes; exits on anything else */
+static Case parse_case(char *arg) {
+  const char *whole = strdup(arg); /* for the message */
+  char *w = strrchr(arg, ':');
+  char *r = w ? (*w = 0, strrchr(arg, ':')) : nullptr;
+  char *end1 = nullptr, *end2 = nullptr;
+  Case c = {arg, r ? strtoll(r + 1, &end1, 10) : 0, w ? strtoll(w + 1, &end2, 10) : 0};
+  if (!r || r == arg || *end1 || *end2 || c.read <= 0 || c.written < 0) {
+    fprintf(stderr, "floor: a case is NAME:READ:WRITTEN (bytes), not '%s'\n", whole);
+    exit(2);
+  }
+  *r = 0;
+  return c;
+}
+
+int main(int argc, char **argv) {
+  std::vector<Case> given;
+  for (int i = 1; i < argc; i++)
+    given.push_back(parse_case(argv[i]));
   cudaDeviceProp p;
   CHECK(cudaGetDeviceProperties(&p, 0));
   int sms = p.multiProcessorCount;
@@ -126,7 +149,7 @@ int main() {
 
   const long long M = 32768, N = 256;
   /* the bytes bench.py counts (suite.py: the suite's layernorm writes y alone) */
-  const Case cases[] = {
+  const Case suite[] = {
       {"softmax f32 32768x256", 4 * M * N, 4 * M * N},
       {"softmax bf16 32768x256", 2 * M * N, 2 * M * N},
       {"card f32 32768x256", 4 * M * N, 4 * M},
@@ -139,6 +162,9 @@ int main() {
       {"add_rmsnorm bf16 32768x256", 4 * M * N + 2 * N, 4 * M * N},
       {"softmax bf16 32768x1024", 2 * M * 4 * N, 2 * M * 4 * N},
   };
+  std::vector<Case> cases(suite, suite + sizeof suite / sizeof suite[0]);
+  if (!given.empty())
+    cases = given;
   printf("%-28s %9s %9s %9s %9s %9s  %s\n", "case", "MB", "copy %", "mover %", "mover us", "ceiling %",
          "best shape");
   for (const Case &c : cases) {
