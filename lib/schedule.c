@@ -572,6 +572,19 @@ static int held_items(const GroupSchedule *s, int vec) {
   return vec == 1 ? at_most(items, ELEMENT_ITEMS) : items;
 }
 
+/* The warp variant's items: `items`, but 2 for 16-bit rows of one row a
+ * thread that write 8-bit values along them (a quantization's q), whose
+ * output pass converts and packs every element: twice the lanes a row,
+ * half the chain a thread.  On an H200 (bench/NOTES.md, issue 49) the
+ * per-block fp8 quantization x[8192, G, 128] took 87.1 -> 86.0 us at
+ * G = 112 and 28.3 -> 27.8 at G = 32 (CUDA events), where 8 lanes with
+ * 64-thread blocks lost 7% and 4 lanes in 64-thread blocks moved 0.5%.
+ * Rows above 512 then take the block variant at `items`, the same block
+ * of one warp a row that the warp variant gave them. */
+static int warp_items(const Footprint *f, int vec, int rows, int items) {
+  return rows == 1 && f->narrow_outputs && vec == PACK_BYTES / 2 ? at_most(items, 2) : items;
+}
+
 /* Rows in registers: several rows per warp (4 to 32 lanes a row) while a
  * warp holds them, then a block per row at about four packs per thread
  * (at most 128 threads when a thread may hold more), then (long rows) the
@@ -632,7 +645,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   int two_held = f->held_inputs >= 2 && (f->row_operands ? g->stitch->nlevels >= 2 : f->row_outputs > 0);
   int items = at_most(max_items, (footprint_light_items(f) || f->row_operand_axes) && !two_held ? 4 : 2);
   int rows = stitch_thread_rows(g) && f->row_operands && footprint_light_items(f) && items >= WARP_ROWS ? WARP_ROWS : 1;
-  Variant *v = row_variant(a, s, "warp", vec, items / rows, 0);
+  Variant *v = row_variant(a, s, "warp", vec, warp_items(f, vec, rows, items) / rows, 0);
   v->rows = rows;
   v->fit = FIT_SHORT_ROWS;
   /* a norm's one input: the next rows' loads overlap this row group's
@@ -656,7 +669,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
     v->sm_threads = MAX_THREADS;
     v->cover_bytes = dtype_size(((const Value *)g->plan->held.items[0])->dtype);
   }
-  v->limit = 32 * (int64_t)(items / rows) * vec;
+  v->limit = 32 * (int64_t)v->items * vec;
   v->whole = takes_whole(g, rows, vec);
   if (max_items > items && vec == PACK_BYTES / 2 && !f->row_operands)
     row_variant(a, s, "warp-long", vec, max_items, 0)->limit = 32 * (int64_t)max_items * vec;

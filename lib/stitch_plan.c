@@ -481,6 +481,7 @@ static void plan_bytes(const KernelPlan *kp, const Group *g, StitchPlan *sp) {
     if (stitch_is_column(g, r))
       continue;
     sp->row_outputs += along_row(g, r);
+    sp->narrow_outputs += along_row(g, r) && dtype_size(r->dtype) == 1;
     if (!staged_output(kp, g, r))
       continue;
     sp->own_bytes += dtype_size(r->dtype);

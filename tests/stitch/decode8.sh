@@ -35,7 +35,7 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/d.cu"; }
 arith() { kernel_text "$1" | grep -c "tecc::$2_to_f32_arith("; }
 signed() { kernel_text "$1" | grep -c "tecc::$2_to_f32("; }
 
-plan 19
+plan 22
 ok "dequantize + RMSNorm: every decode without the sign" test "$(arith tecc_dq_g0_reg f8e4m3)" -gt 0 -a "$(signed tecc_dq_g0_reg f8e4m3)" -eq 0
 ok "... in the stream kernel too" test "$(arith tecc_dq_g0_stream f8e4m3)" -gt 0 -a "$(signed tecc_dq_g0_stream f8e4m3)" -eq 0
 is "$(arith tecc_stored_g0_loop f8e4m3)" 0 "f32(q) stored: no decode without the sign"
@@ -62,4 +62,23 @@ ok "plan: the block variant's T is the row's whole warps" grep -q 'variant block
 is "$(grep -c 'where that is whole warps' "$work/d.plan")" "$(grep -c 'variant block ' "$work/d.plan")" "plan: every block variant so, no other"
 is "$(grep -c 'const int t_tx = tecc::row_threads(t_len, \(32\|64\), 1024);' "$work/d.cu")" 3 "launch: the block variants' threads from tecc::row_threads (dq, centred, e5)"
 ok "runtime: row_threads gives whole warps only where the row fills them" grep -q 'return len > 0 && len % (32 \* (int64_t)per) == 0 && lanes <= hi ? (int)lanes : pow2_at_least(lanes, 32, hi);' "$work/d.cu"
+
+# The warp variant of 16-bit rows that write 8-bit values along them holds
+# 2 packs a thread (schedule.c, warp_items): rows up to 512; others 4.
+cat > "$work/w.te" <<'TE'
+kernel qb(x: bf16[N, G, 128]) -> (q: f8e4m3[N, G, 128], s: f32[N, G, 1]) {
+    s = max(abs(f32(x)), -1) / 448
+    q = f8e4m3(f32(x) / s)
+}
+kernel qf(x: f32[N, D]) -> (q: i8[N, D], s: f32[N, 1]) {
+    s = max(abs(x), -1) / 127
+    q = i8(round(x / s))
+}
+kernel nb(x: bf16[N, D]) -> y: bf16[N, D] { y = bf16(f32(x) * rsqrt(mean(f32(x) * f32(x), -1) + 1e-6)) }
+TE
+"$TECC" -O2 --emit=plan "$work/w.te" -o "$work/w.plan" || { echo "Bail out! tecc --emit=plan failed"; exit 1; }
+warp_of() { sed -n "/^kernel $1:/,/^kernel /p" "$work/w.plan" | grep -o 'variant warp (when R <= [0-9]*[^:]*: registers, VEC [0-9]*, ITEMS [0-9]*'; }
+is "$(warp_of qb)" "variant warp (when R <= 512 and 32-bit indices do): registers, VEC 8, ITEMS 2" "plan: bf16 rows quantized to f8, the warp variant at 2 items"
+is "$(warp_of qf)" "variant warp (when R <= 512 and 32-bit indices do): registers, VEC 4, ITEMS 4" "plan: f32 rows quantized to i8 keep 4 (VEC 4)"
+is "$(warp_of nb)" "variant warp (when R <= 1024 and 32-bit indices do): registers, VEC 8, ITEMS 4" "plan: bf16 rows written as bf16 keep 4"
 done_testing
