@@ -438,9 +438,16 @@ static void insert_roomy(Arena *a, GroupSchedule *s, int i) {
  * the grid is a wave, each block looping over rows.  Rows of one level
  * that hold two values or fewer (rmsnorm's backward) take first the
  * items SOLO_AHEAD_REGISTERS hold with the values twice over, the next
- * row loaded while this one computes ("solo"), then, for longer rows, the
- * items SOLO_REGISTERS hold once ("solo-long"); the others take the
- * latter alone ("solo").  On an H200 (bench/NOTES.md, issue 46), backward
+ * row loaded while this one computes ("solo"), then the items
+ * SOLO_AHEAD_LONG_REGISTERS hold so ("solo-ahead"; not where the passes
+ * compute positions, whose index math took ramp's backward in
+ * tests/grad/programs/grad_positions.te to 72 bytes of spills), then, for
+ * longer rows, the items SOLO_REGISTERS hold once ("solo-long"); the
+ * others take the latter alone ("solo").  solo-ahead, against solo-long
+ * (H200, bench/prog_ab.py, backward kernel time, the same bits):
+ * rmsnorm bf16 136.3 -> 109.8 us at 4096 x 14336, 129.3 -> 101.4 at
+ * 4096 x 12296, 142.0 -> 133.7 at 4096 x 16384, 248.9 -> 235.7 at
+ * 8192 x 16384, 62.0 -> 57.3 at 1024 x 16384.  On an H200 (bench/NOTES.md, issue 46), backward
  * kernel time: rmsnorm bf16 152.6 -> 89.1 us at 4096 x 11008 (solo-long
  * alone, no loads ahead: 123.9), 173.1 -> 142.1 at 4096 x 16384;
  * add_rmsnorm bf16 283.0 -> 149.5 at 4096 x 11008; rmsnorm f32 246.7 ->
@@ -453,14 +460,14 @@ static void insert_roomy(Arena *a, GroupSchedule *s, int i) {
  * plan with its column sums apart took 118.7 us, solo 135.7; at 4096 x
  * 11008 169.2 and 162.4), nor rows of 8-byte values (f64 column sums:
  * tests/ir/grad-signature.te's instance spilled 16 bytes). */
-static int solo_items(const Footprint *f, int vec, int ahead) {
+static int solo_items(const Footprint *f, int vec, int ahead, int registers) {
   Footprint held = *f;
   if (ahead) { /* this row's values and the next row's */
     held.held_inputs *= 2;
     held.held_pairs *= 2;
     held.held_wide *= 2;
   }
-  return footprint_budget(&held, ahead ? SOLO_AHEAD_REGISTERS : SOLO_REGISTERS) / vec;
+  return footprint_budget(&held, registers) / vec;
 }
 
 /* Inserts at *at, after the variants of rows up to *most long, a solo
@@ -501,9 +508,12 @@ static void insert_solo(Arena *a, GroupSchedule *s, const Footprint *f, const Gr
   Variant base = s->variants[at - 1];
   int ahead = g->stitch->nlevels == 1 && f->held_inputs <= 2;
   int first = at;
-  if (ahead)
-    insert_solo_at(a, s, &at, &most, base, "solo", solo_items(f, base.vec, 1), 1);
-  insert_solo_at(a, s, &at, &most, base, at > first ? "solo-long" : "solo", solo_items(f, base.vec, 0), 0);
+  if (ahead) {
+    insert_solo_at(a, s, &at, &most, base, "solo", solo_items(f, base.vec, 1, SOLO_AHEAD_REGISTERS), 1);
+    if (!g->plan->positions)
+      insert_solo_at(a, s, &at, &most, base, "solo-ahead", solo_items(f, base.vec, 1, SOLO_AHEAD_LONG_REGISTERS), 1);
+  }
+  insert_solo_at(a, s, &at, &most, base, at > first ? "solo-long" : "solo", solo_items(f, base.vec, 0, SOLO_REGISTERS), 0);
 }
 
 /* The cluster variant of rows with column partials loads the next row

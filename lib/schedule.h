@@ -107,11 +107,12 @@ enum { ROOMY_BLOCK = 256 };
 /* A solo variant (Variant.solo): the most threads of its blocks, one an
  * SM, so that its SOLO instances are bound to 128 registers a thread, and
  * the registers its held values and partials take of them: with the next
- * row's values loaded ahead, SOLO_AHEAD_REGISTERS, else SOLO_REGISTERS
+ * row's values loaded ahead, SOLO_AHEAD_REGISTERS (SOLO_AHEAD_LONG_REGISTERS
+ * for the longer rows of solo-ahead), else SOLO_REGISTERS
  * (at 80, the instances of rows with positions, tests/grad/programs/
  * grad_positions.te, and f64 column sums, tests/ir/grad-signature.te,
  * spilled 16 to 80 bytes: ptxas -v, sm_90). */
-enum { SOLO_BLOCK = 512, SOLO_AHEAD_REGISTERS = 80, SOLO_REGISTERS = 72 };
+enum { SOLO_BLOCK = 512, SOLO_AHEAD_REGISTERS = 80, SOLO_AHEAD_LONG_REGISTERS = 96, SOLO_REGISTERS = 72 };
 
 typedef struct Variant {
   const char *name;    /* the kernel's suffix and the plan's name: "packed", "block", ... */

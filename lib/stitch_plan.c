@@ -56,8 +56,10 @@ static void note_kept(StitchPlan *sp, const Group *g, const Shape *s, const int 
 static void compute(Walk *w, const Value *v, const int *map, int row_level) {
   if (w->sp && (v->op == IR_TAKE || v->op == IR_SIZE))
     w->reached[v->id] = 1; /* a gathered input, a size: parameters too */
-  if (w->sp && v->op == IR_INDEX) /* a position along one kept axis of several */
+  if (w->sp && v->op == IR_INDEX) { /* a position along one kept axis of several */
     note_kept(w->sp, w->g, &v->shape, map);
+    w->sp->positions = 1;
+  }
   if (w->sp && v->op == IR_TAKE) /* a gathered address: one index a kept axis */
     w->sp->kept_partial = 1;
   int whole = !row_level && whole_domain(w, &v->shape, map);

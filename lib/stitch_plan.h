@@ -80,6 +80,7 @@ typedef struct StitchPlan {
   int nkept;
   int row_outputs;      /* roots written along the row (softmax's y, not rowstats' mean) */
   int narrow_outputs;   /* of those, 8-bit ones (a quantization's q) */
+  int positions;        /* the passes compute positions (`index`): index math an element */
   int stream_reads;     /* the stream kernel's reads of a row: its passes, the output pass only
                            where it writes along the row */
   int own_bytes;        /* bytes read and written per element: the held values, those along

@@ -50,7 +50,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 199
+plan 201
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -320,13 +320,17 @@ is "$(grep -c 'variant cluster .*, the next row loaded while this one computes' 
 # them take solo variants: a block of the warps the row needs, up to 512
 # threads, one an SM (128 registers), each block looping over rows; rows
 # of one level that hold two values or fewer first at the items 80
-# registers hold with the next row loaded ahead (solo), then at those
-# they hold without (solo-long) (schedule.c, insert_solo()); not the
-# roomy variant's rows (layernorm bf16's backward).
+# registers hold with the next row loaded ahead (solo), then at the
+# items 96 hold so (solo-ahead; not where the passes compute positions),
+# then at those 72 hold without (solo-long) (schedule.c, insert_solo());
+# not the roomy variant's rows (layernorm bf16's backward).
 is "$(plan_text rmsnorm_bf16_bwd "$work/rms.plan" | grep -c 'variant solo (when R <= 12288 and 32-bit indices do): registers, VEC 8, ITEMS 3, block T, T = 32\*ceil(R/768) (the warps the row needs), bound to one block of up to 512 threads an SM, grid <= SMs\*512/(block threads), .*, 128 registers a thread, each block looping over rows, the next row loaded while this one computes')" 1 "rmsnorm bf16 backward: a solo variant of 3 items, one block of up to 512 an SM, the next row ahead"
-is "$(plan_text rmsnorm_bf16_bwd "$work/rms.plan" | grep -c 'variant solo-long (when R <= 16384 and 32-bit indices do): registers, VEC 8, ITEMS 4, .*each block looping over rows, 32-bit indices')" 1 "rmsnorm bf16 backward: then a solo-long variant of 4 items, nothing ahead"
+is "$(plan_text rmsnorm_bf16_bwd "$work/rms.plan" | grep -c 'variant solo-ahead (when R <= 16384 and 32-bit indices do): registers, VEC 8, ITEMS 4, .*each block looping over rows, the next row loaded while this one computes, 32-bit indices')" 1 "rmsnorm bf16 backward: then a solo-ahead variant of 4 items, the next row ahead"
+is "$(plan_text rmsnorm_bf16_bwd "$work/rms.plan" | grep -c 'variant solo-long')" 0 "rmsnorm bf16 backward: no solo-long (it would hold no longer rows)"
+"$TECC" -O2 --emit=plan "$top_srcdir/tests/grad/programs/grad_positions.te" -o "$work/pos.plan" || echo "Bail out! tecc --emit=plan grad_positions.te failed"
+is "$(plan_text ramp_bwd "$work/pos.plan" | grep -c 'variant solo\(-ahead\)\? (.*the next row loaded')" 1 "a row computing positions (ramp's backward): solo ahead at 80 registers, no solo-ahead (at 96 it spilled 72 bytes)"
 is "$(plan_text rmsnorm_bf16_bwd "$work/rms.plan" | grep -A1 'variant block' | grep -c 'variant solo (')" 1 "rmsnorm bf16 backward: the solo variant after the block variant"
-is "$(plan_text rmsnorm_bf16_bwd "$work/rms.plan" | grep -A1 'variant solo-long' | grep -c 'variant cluster')" 1 "rmsnorm bf16 backward: ... and solo-long before the cluster"
+is "$(plan_text rmsnorm_bf16_bwd "$work/rms.plan" | grep -A1 'variant solo-ahead' | grep -c 'variant cluster')" 1 "rmsnorm bf16 backward: ... and solo-ahead before the cluster"
 is "$(plan_text rmsnorm_f32_bwd "$work/rms.plan" | grep -c 'variant solo\(-long\)\? (when R <= \(8192\|12288\) and 32-bit indices do): registers, VEC 4, ITEMS [46],')" 2 "rmsnorm f32 backward: solo of 4 items, solo-long of 6"
 is "$(plan_text layernorm_bf16_bwd "$work/ln.plan" | grep -c 'variant solo')" 0 "layernorm bf16 backward (the roomy variant's rows): no solo variant"
 is "$(plan_text layernorm_f32_bwd "$work/ln.plan" | grep -c 'variant solo (when R <= 8192 and .*each block looping over rows, 32-bit')" 1 "layernorm f32 backward (two levels): one solo variant, nothing ahead"
@@ -336,7 +340,7 @@ ok "rmsnorm bf16 backward: SOLO instances bound to one block of 512 an SM" grep 
 is "$(grep -c 'tecc_rmsnorm_bf16_bwd_g0_reg<int32_t, [34], 8, 1, [a-z]*, false, 0, true>' "$work/rms.cu")" 4 "rmsnorm bf16 backward: four SOLO instances, aligned and not"
 ok "rmsnorm bf16 backward: the solo launch takes the warps the row needs, a row a block" sh -c "grep -A3 '/\* solo: registers, VEC 8, ITEMS 3 \*/' '$work/rms.cu' | grep -q 'const int t_ty = 1; /\* a row a block \*/'"
 ok "rmsnorm bf16 backward: its partial rows counted by the same conditions" sh -c "grep -q '^  if (t_small && t_len <= 12288) {' '$work/rms.cu' && grep -q '^  if (t_small && t_len <= 16384) {' '$work/rms.cu'"
-is "$(kernel_text tecc_rmsnorm_bf16_bwd_g0_reg "$work/rms.cu" | grep -c 'if (SOLO && ITEMS == 3 && t_packs) {')" 2 "rmsnorm bf16 backward: SOLO loads the next row ahead (before the loop and in it), in the solo variant's instances of whole packs only"
+is "$(kernel_text tecc_rmsnorm_bf16_bwd_g0_reg "$work/rms.cu" | grep -c 'if (SOLO && ITEMS == 3 && t_packs || SOLO && ITEMS == 4 && t_packs) {')" 2 "rmsnorm bf16 backward: SOLO loads the next row ahead (before the loop and in it), in the solo and solo-ahead variants' instances of whole packs only"
 is "$("$TECC" -O2 --emit=json "$top_srcdir/bench/train/rmsnorm.te" | grep -o '"solo": true' | wc -l)" 4 "--emit=json: the solo variants say so"
 # The accumulators of a level that share a type and operation are
 # all-reduced across a cluster together, four floats a barrier
