@@ -1512,7 +1512,7 @@ static const char *block_text(Arena *a, const Variant *v) {
                         v->partials ? "" : ", or one warp where that keeps as many warps an SM (the device's "
                                            "occupancy, at launch)");
   case FIT_CLUSTER:
-    return arena_printf(a, "block %d, cluster C = pow2 >= R/%d blocks, a row per cluster", v->threads_x,
+    return arena_printf(a, "block %d, cluster C = ceil(R/%d) blocks, a row per cluster", v->threads_x,
                         v->threads_x * v->items * v->vec);
   case FIT_COLUMN_SPLIT:
     return arena_printf(a, "block TX x %d/TX, TX = pow2 in [8, 32] >= rows/%d, a block per group of TX*%d "

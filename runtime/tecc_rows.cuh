@@ -338,7 +338,7 @@ __device__ __forceinline__ void cluster_drain() {
 #endif
 }
 
-/* @piece clusters_ok cluster_blocks cluster_dims resident_clusters cluster_grid launch_cluster @needs built_for_sm90 current_device pow2_at_least ceil_div launch_with */
+/* @piece clusters_ok cluster_blocks cluster_dims resident_clusters cluster_grid launch_cluster @needs built_for_sm90 current_device ceil_div launch_with */
 /* The device launches clusters and `kernel` was compiled for sm_90 or
  * newer (its cluster code is there). */
 inline bool clusters_ok(const void *kernel) {
@@ -353,9 +353,17 @@ inline bool clusters_ok(const void *kernel) {
 }
 
 /* The blocks of a row's cluster: `per_block` elements each, at most 8
- * (the portable cluster size). */
+ * (the portable cluster size); as many as the row fills, not the power
+ * of two above them (a cluster all-reduce folds its blocks in rank order,
+ * any number of them).  The power of two left blocks idle and fewer
+ * clusters resident: on an H200 (bench/NOTES.md, issue 46), backward
+ * kernel time, add_rmsnorm f32 4096 x 11008 581.8 -> 416.4 us (8 blocks
+ * a cluster -> 6), 4096 x 10000 587.1 -> 333.8 (8 -> 5), add_rmsnorm
+ * bf16 1024 x 24000 169.9 -> 127.7, rmsnorm bf16 1024 x 40000 188.7 ->
+ * 125.6; rows of a power of two unchanged. */
 inline unsigned cluster_blocks(int64_t len, int per_block) {
-  return (unsigned)pow2_at_least(ceil_div(len, per_block), 1, 8);
+  const int64_t blocks = ceil_div(len, per_block);
+  return (unsigned)(blocks < 1 ? 1 : blocks > 8 ? 8 : blocks);
 }
 
 /* The launch attribute of clusters of `cluster` blocks along x. */
