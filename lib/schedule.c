@@ -447,9 +447,11 @@ static void insert_roomy(Arena *a, GroupSchedule *s, int i) {
  * (H200, bench/prog_ab.py, backward kernel time, the same bits):
  * rmsnorm bf16 136.3 -> 109.8 us at 4096 x 14336, 129.3 -> 101.4 at
  * 4096 x 12296, 142.0 -> 133.7 at 4096 x 16384, 248.9 -> 235.7 at
- * 8192 x 16384, 62.0 -> 57.3 at 1024 x 16384.  On an H200 (bench/NOTES.md, issue 46), backward
- * kernel time: rmsnorm bf16 152.6 -> 89.1 us at 4096 x 11008 (solo-long
- * alone, no loads ahead: 123.9), 173.1 -> 142.1 at 4096 x 16384;
+ * 8192 x 16384, 62.0 -> 57.3 at 1024 x 16384.  The solo variants
+ * against the cluster before them (H200, bench/NOTES.md, issue 46),
+ * backward kernel time: rmsnorm bf16 152.6 -> 89.1 us at 4096 x 11008
+ * (solo-long alone, no loads ahead: 123.9), 173.1 -> 142.1 at 4096 x
+ * 16384;
  * add_rmsnorm bf16 283.0 -> 149.5 at 4096 x 11008; rmsnorm f32 246.7 ->
  * 136.7 there; add_rmsnorm f32 259.1 -> 203.5 at 8192 x 4096; layernorm
  * f32 (its column sums apart before) 167.3 -> 127.2 at 4096 x 8192.
