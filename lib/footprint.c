@@ -194,7 +194,6 @@ static void stitch_footprint(const Group *g, const StitchPlan *sp, Footprint *f)
   f->item_packs = g->sched == SCHED_ROW && sp->pack_bytes ? sp->along.len + sp->row_outputs : 0;
   f->row_operand_axes = sp->along_axes;
   f->row_outputs = sp->row_outputs;
-  f->narrow_outputs = sp->narrow_outputs;
   f->own_bytes = sp->own_bytes;
   f->pack_bytes = sp->pack_bytes;
   f->columns = sp->columns;

@@ -42,7 +42,6 @@ typedef struct Footprint {
                        under [B, S, S]: the S of the rows) */
   int row_outputs;  /* stitch: roots written along the row (a softmax's y; rowstats' m and v,
                        one value a row, are not) */
-  int narrow_outputs; /* stitch: of those, 8-bit ones (a quantization's q) */
   int item_packs;   /* stitch rows: the packs the last pass moves an item besides the row's,
                        row_operands + row_outputs (0 for columns and rows not in packs) */
   int columns;      /* stitch rows: sums over the rows kept as column partials, an accumulator

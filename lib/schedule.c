@@ -593,8 +593,8 @@ static int held_items(const GroupSchedule *s, int vec) {
  * 64-thread blocks lost 7% and 4 lanes in 64-thread blocks moved 0.5%.
  * Rows above 512 then take the block variant at `items`, the same block
  * of one warp a row that the warp variant gave them. */
-static int warp_items(const Footprint *f, int vec, int rows, int items) {
-  return rows == 1 && f->narrow_outputs && vec == PACK_BYTES / 2 ? at_most(items, 2) : items;
+static int warp_items(const StitchPlan *sp, int vec, int rows, int items) {
+  return rows == 1 && sp->narrow_outputs && vec == PACK_BYTES / 2 ? at_most(items, 2) : items;
 }
 
 /* Rows in registers: several rows per warp (4 to 32 lanes a row) while a
@@ -657,7 +657,7 @@ static void stitch_row(Arena *a, GroupSchedule *s, const Footprint *f, const Tar
   int two_held = f->held_inputs >= 2 && (f->row_operands ? g->stitch->nlevels >= 2 : f->row_outputs > 0);
   int items = at_most(max_items, (footprint_light_items(f) || f->row_operand_axes) && !two_held ? 4 : 2);
   int rows = stitch_thread_rows(g) && f->row_operands && footprint_light_items(f) && items >= WARP_ROWS ? WARP_ROWS : 1;
-  Variant *v = row_variant(a, s, "warp", vec, warp_items(f, vec, rows, items) / rows, 0);
+  Variant *v = row_variant(a, s, "warp", vec, warp_items(g->plan, vec, rows, items) / rows, 0);
   v->rows = rows;
   v->fit = FIT_SHORT_ROWS;
   /* a norm's one input: the next rows' loads overlap this row group's
