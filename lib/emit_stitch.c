@@ -58,9 +58,26 @@ typedef struct Cached {
   int skip;          /* not loaded by the loads being written (kept_loads()) */
 } Cached;
 
+/* A pass of the stream kernel in pieces (place_pass()): row scope before
+ * its chunk loop, one chunk of it, row scope after; or `whole`, a pass
+ * that loads ahead, in one piece. */
+typedef struct PassParts {
+  Out *before;       /* row scope: the pass's row values, its accumulators */
+  Out *loads;        /* a chunk: its register arrays and loads */
+  Out *keeps;        /* ... the items it keeps in shared memory */
+  Out *chunk;        /* ... its element loops */
+  Out *after;        /* row scope: the all-reduces, the row scalars */
+  Out *whole;
+  const char *guard; /* the condition the chunks run under */
+  int forward;       /* the chunk loop's direction (chunk_step()) */
+  int row_values;    /* `before` computes values of the row (loads of t_o) */
+  int pass, item_guards; /* the emitter's state for the pass's loads (write_pipe()) */
+} PassParts;
+
 typedef struct SEmit {
   StitchKernel sk;    /* the kernel's shape (stitch_kernel.h) */
   int into_next;      /* the loads being written fill t_n<id>, not t_c<id> */
+  int loads_last;     /* ... marked to stay in L2 (tecc::load_last: the pipe's next row) */
   int in_fold;        /* the element loops being written take a fold group's items (two_loop_pass()) */
   Out *prologue;      /* prefetch: before the row loop */
   int pass;           /* the pass being written (stream: which loads) */
@@ -103,6 +120,13 @@ typedef struct SEmit {
    * values are named anew in each pass (its own C++ scope) */
   PtrVec kernel_names;   /* const char*: re-taken at each pass */
   int names_mark;        /* the entry names */
+  /* the pipe (row_body()): the passes in pieces, and the first pass's
+   * accumulators set back to their identities for the next row */
+  PassParts *parts;      /* NULL: each pass written in place */
+  int nparts;
+  Out *resets;
+  const Out *reset_head; /* the first pass's head, whose mutable row values `resets` sets back */
+  int head_consts;       /* ... const row values declared there (the pipe takes none) */
 } SEmit;
 
 /* ---- names and parameters ------------------------------------------------ */
@@ -238,6 +262,12 @@ static void row_stmt(SEmit *e, Out *o, const char *stmt, int reads_o) {
 static void row_decl(SEmit *e, Out *o, const char *type, const char *name, const char *init, int mut,
                      const char *note, int reads_o) {
   const char *comment = note ? arena_printf(e->sk.a, " /* %s */", note) : "";
+  if (e->reset_head && o == e->reset_head) {
+    if (mut)
+      row_stmt(e, e->resets, arena_printf(e->sk.a, "%s = %s;", row_ref(e, name), init), reads_o);
+    else
+      e->head_consts++;
+  }
   if (!thread_index(e)) {
     emit(o, "%s%s %s = %s;%s", mut ? "" : "const ", type, name, init, comment);
     return;
@@ -882,9 +912,9 @@ static void chunk_step(SEmit *e, Out *o) {
        e->sk.cvec ? "ITEMS" : "(VEC * ITEMS)");
 }
 
-static void open_chunk_loop(SEmit *e, Out *o) {
+static void open_chunk_loop_dir(SEmit *e, Out *o, int forward) {
   const char *hi = row_end(e);
-  if (e->pass % 2)
+  if (forward)
     open_block(o, "for (IndexT t_base = %s; t_base < %s; t_base += t_step)", stitch_split_kernel(&e->sk) ? "t_lo" : "0", hi);
   else if (stitch_split_kernel(&e->sk))
     open_block(o, "for (IndexT t_base = t_lo + (%s - t_lo - 1) / t_step * t_step; t_base >= t_lo && t_base < %s; "
@@ -894,9 +924,8 @@ static void open_chunk_loop(SEmit *e, Out *o) {
                hi);
 }
 
-static void open_chunks(SEmit *e, Out *o) {
-  chunk_step(e, o);
-  open_chunk_loop(e, o);
+static void open_chunk_loop(SEmit *e, Out *o) {
+  open_chunk_loop_dir(e, o, e->pass % 2);
 }
 
 /* Element `at` of c's register array: c's element when `in`, else 0. */
@@ -1087,28 +1116,80 @@ static void start_pass(SEmit *e) {
 }
 
 static void load_cached(SEmit *e, Out *o, int pass);
+static void load_chunk(SEmit *e, PassParts *p);
 static void feed_partials(SEmit *e, Out *o);
+
+/* A chunk of the pass p: its loads, the items it keeps, its elements. */
+static void emit_chunk(Out *o, const PassParts *p) {
+  emit_fragment(o, p->loads);
+  emit_fragment(o, p->keeps);
+  emit_fragment(o, p->chunk);
+}
+
+/* Writes a pass of the stream kernel from its pieces: before, the chunk
+ * loop under its guard, after. */
+static void write_pass(SEmit *e, Out *o, const PassParts *p) {
+  if (p->whole) {
+    emit_fragment(o, p->whole);
+    return;
+  }
+  emit_fragment(o, p->before);
+  open_block(o, "%s", p->guard);
+  chunk_step(e, o);
+  open_chunk_loop_dir(e, o, p->forward);
+  emit_chunk(o, p);
+  close_block(o, "");
+  close_block(o, "");
+  emit_fragment(o, p->after);
+}
+
+/* The stream kernel's pass in pieces: written in place, or kept for the
+ * pipe (row_body()). */
+static void place_pass(SEmit *e, Out *o, PassParts p) {
+  if (e->parts)
+    e->parts[e->nparts++] = p;
+  else
+    write_pass(e, o, &p);
+}
+
+/* The pieces of a stream pass around its chunk, `before` holding the
+ * pass's row-scope values and `head`. */
+static PassParts pass_parts(SEmit *e, const Out *head) {
+  Arena *a = e->sk.a;
+  PassParts p = {new_out(a), new_out(a), new_out(a), new_out(a), new_out(a), NULL, live_guard(e), e->pass % 2,
+                 e->pre->b->len > 0, e->pass, e->item_guards};
+  emit_fragment(p.before, e->pre);
+  if (head)
+    emit_fragment(p.before, head);
+  return p;
+}
 
 /* Writes the pass: its row-scope values, `head`, the element loop (in
  * t_live rows; stream kernel: in chunks), then `tail` (either may be NULL). */
 static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
+  if (!e->sk.reg) {
+    PassParts p = pass_parts(e, head);
+    load_chunk(e, &p);
+    open_elements(e, p.chunk);
+    emit_decompose(e, p.chunk, "t_r", e->sk.st->axes, e->used_red);
+    emit_fragment(p.chunk, e->body);
+    close_elements(e, p.chunk);
+    if (stitch_split_kernel(&e->sk) && e->pass == 1)
+      feed_partials(e, p.after);
+    if (tail)
+      emit_fragment(p.after, tail);
+    place_pass(e, o, p);
+    return;
+  }
   emit_fragment(o, e->pre);
   if (head)
     emit_fragment(o, head);
   open_block(o, "%s", live_guard(e));
-  if (!e->sk.reg) {
-    open_chunks(e, o);
-    load_cached(e, o, e->pass);
-  }
   open_elements(e, o);
   emit_decompose(e, o, "t_r", e->sk.st->axes, e->used_red);
   emit_fragment(o, e->body);
   close_elements(e, o);
-  if (!e->sk.reg)
-    close_block(o, "");
   close_block(o, "");
-  if (stitch_split_kernel(&e->sk) && e->pass == 1)
-    feed_partials(e, o);
   if (tail)
     emit_fragment(o, tail);
 }
@@ -1570,12 +1651,19 @@ static void shifted_scalars(SEmit *e, int level, Out *tail) {
 static void early_outputs(SEmit *e);
 static void row_output(SEmit *e, Value *v, const int *map, int part);
 
+/* The pipe's first pass declares its accumulators in `head`: `resets`
+ * sets them back for the next row (row_decl()). */
+static void first_pass_head(SEmit *e, const Out *head) {
+  e->reset_head = e->parts && e->nparts == 0 ? head : NULL;
+}
+
 static void reduction_pass(SEmit *e, Out *o, const PlanPass *p) {
   int map[TECC_MAX_RANK], level = p->level;
   identity_map(map, e->sk.g->domain.rank);
   start_pass(e);
   e->item_guards = level == 1 && e->sk.first_guards;
   Out *head = new_out(e->sk.a), *tail = new_out(e->sk.a);
+  first_pass_head(e, head);
   if (p->kind == PASS_SHIFTED)
     emit(head, "/* levels %d-%d: level %d's centred sums about the row's first element */", level, level + 1,
          level + 1);
@@ -1680,40 +1768,48 @@ static int folds_in_groups(const SEmit *e) {
 
 /* A pass of two levels, chunk by chunk: `first`, loop 1 over the chunk's
  * elements (`one`), `mid`, loop 2 (`two`), then `last` (may be NULL);
- * `ahead`: with the next chunk's loads in flight (open_chunks_ahead()). */
+ * `tail` after the pass; `ahead`: with the next chunk's loads in flight
+ * (open_chunks_ahead(): the pass in one piece). */
 static void two_loop_pass(SEmit *e, Out *o, Out *head, Out *first, Out *one, int one_elem, Out *mid, Out *two,
-                          Out *last, int ahead) {
-  emit_fragment(o, e->pre);
-  emit_fragment(o, head);
-  open_block(o, "%s", live_guard(e));
+                          Out *last, const Out *tail, int ahead) {
+  PassParts p = pass_parts(e, head);
+  Out *c = p.chunk;
   if (ahead) {
-    open_chunks_ahead(e, o);
+    p.whole = new_out(e->sk.a);
+    emit_fragment(p.whole, p.before);
+    open_block(p.whole, "%s", p.guard);
+    open_chunks_ahead(e, p.whole);
+    c = p.whole;
   } else {
-    open_chunks(e, o);
-    load_cached(e, o, e->pass);
+    load_chunk(e, &p);
   }
   e->in_fold = folds_in_groups(e);
   if (e->in_fold) {
-    emit(o, "#pragma unroll");
-    open_block(o, "for (int t_f = 0; t_f < ITEMS; t_f += FOLD)");
+    emit(c, "#pragma unroll");
+    open_block(c, "for (int t_f = 0; t_f < ITEMS; t_f += FOLD)");
   }
-  emit_fragment(o, first);
+  emit_fragment(c, first);
   int two_elem = e->used_elem; /* each loop names t_e only where its own elements read a held value */
   e->used_elem = one_elem;
-  chunk_loop(e, o, one);
-  emit_fragment(o, mid);
+  chunk_loop(e, c, one);
+  emit_fragment(c, mid);
   e->ipre = e->ipost = NULL; /* loop 1's */
   e->used_elem = two_elem;
-  chunk_loop(e, o, two);
+  chunk_loop(e, c, two);
   if (last)
-    emit_fragment(o, last);
+    emit_fragment(c, last);
   if (e->in_fold)
-    close_block(o, "");
+    close_block(c, "");
   e->in_fold = 0;
-  close_block(o, "");
-  close_block(o, "");
   if (stitch_split_kernel(&e->sk) && e->pass == 1)
-    feed_partials(e, o);
+    feed_partials(e, p.after);
+  emit_fragment(p.after, tail);
+  if (ahead) {
+    close_block(c, "");
+    close_block(c, "");
+    emit_fragment(c, p.after);
+  }
+  place_pass(e, o, p);
 }
 
 /* The moment of `seconds` whose chunk sums are what r sums (r a mean or
@@ -1786,8 +1882,7 @@ static void moment_pass(SEmit *e, Out *o, int level) {
     emit(mo.two, "const %s t_dv%d = tecc::sub(%s, t_cm%d);", t, r->id, elem, r->id);
     emit(mo.two, "t_cq%d = tecc::fma(t_dv%d, t_dv%d, t_cq%d);", r->id, r->id, r->id, r->id);
   }
-  two_loop_pass(e, o, mo.head, mo.decl, one, one_elem, mo.mid, mo.two, mo.merge, moments_ahead(e, &centred));
-  emit_fragment(o, mo.tail);
+  two_loop_pass(e, o, mo.head, mo.decl, one, one_elem, mo.mid, mo.two, mo.merge, mo.tail, moments_ahead(e, &centred));
 }
 
 /* ---- online max-and-sum (stream kernel) ----------------------------------- */
@@ -1878,6 +1973,7 @@ static void online_pass(SEmit *e, Out *o, int level) {
   for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
     *outs[i] = new_out(e->sk.a);
   Out *level_tail = new_out(e->sk.a);
+  first_pass_head(e, oo.head);
   emit(oo.head, "/* levels %d and %d in one read: level %d's sums of exp, rescaled as the max grows */", level,
        level + 1, level + 1);
   for (int i = 0; i < e->sk.st->reduces.len; i++) {
@@ -1905,10 +2001,9 @@ static void online_pass(SEmit *e, Out *o, int level) {
     Value *r = sums.items[i];
     online_sum_tail(e, r, stitch_online_max(e->sk.g, r, level + 1), oo.tail, after);
   }
-  two_loop_pass(e, o, oo.head, oo.save, one, one_elem, oo.rescale, oo.two, NULL, 0);
-  emit_fragment(o, oo.tail);
-  emit_fragment(o, level_tail);
-  emit_fragment(o, after);
+  emit_fragment(oo.tail, level_tail);
+  emit_fragment(oo.tail, after);
+  two_loop_pass(e, o, oo.head, oo.save, one, one_elem, oo.rescale, oo.two, NULL, oo.tail, 0);
 }
 
 /* ---- outputs ---------------------------------------------------------------- */
@@ -2270,6 +2365,12 @@ static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned)
                         words_suffix(c->v->dtype), c->ptr, pack_offset(e));
   const char *at = arena_printf(e->sk.a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", ct, c->ptr,
                                 pack_offset(e));
+  /* the pipe's next row, re-read from L2: every item, those kept in
+   * shared memory too (marking only the others, a select an item, took
+   * cross-entropy's backward at 4096 x 128256 from 0.868x to 0.923x of the
+   * passes one after the other; H200, bench/NOTES.md, issue 47) */
+  if (e->loads_last)
+    return arena_printf(e->sk.a, "tecc::load_last(%s)", at);
   return arena_printf(e->sk.a, load_past_l2(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at);
 }
 
@@ -2464,13 +2565,22 @@ static void kept_loads(SEmit *e, Out *o, int pass, int later) {
   else_block(o);
 }
 
-/* The loads of `pass` into the arrays declare_cached() declared. */
-static void load_declared(SEmit *e, Out *o, int pass) {
+/* The row's item at the chunk's start, t_g0 (the kept items'). */
+static void first_item(Out *o) {
+  emit(o, "const IndexT t_g0 = t_base / t_step * ITEMS; /* the row's item at the chunk's start */");
+}
+
+/* The loads of `pass` into the arrays declare_cached() declared; the
+ * items it keeps in shared memory after them, in `keeps` (their t_g0 in
+ * `g0` before the loads, or NULL: the caller declares it). */
+static void load_declared_keeping(SEmit *e, Out *o, int pass, Out *keeps, Out *g0) {
   int back = count_kept(e, pass, 1), keep = count_kept(e, pass, 0);
   if (e->sk.rows)
     open_thread_rows(e, o, 0);
-  if (back || keep)
-    emit(o, "const IndexT t_g0 = t_base / t_step * ITEMS; /* the row's item at the chunk's start */");
+  if (back)
+    first_item(o);
+  else if (keep && g0)
+    first_item(g0);
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
@@ -2483,19 +2593,29 @@ static void load_declared(SEmit *e, Out *o, int pass) {
     close_block(o, "");
   close_block(o, "");
   if (keep) { /* after every load of the chunk is under way: a store of an item waits for its load */
-    emit(o, "#pragma unroll");
-    open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
-    emit(o, "const IndexT t_g = t_g0 + t_k;");
-    kept_loads(e, o, pass, 0);
-    close_block(o, "");
+    emit(keeps, "#pragma unroll");
+    open_block(keeps, "for (int t_k = 0; t_k < ITEMS; t_k++)");
+    emit(keeps, "const IndexT t_g = t_g0 + t_k;");
+    kept_loads(e, keeps, pass, 0);
+    close_block(keeps, "");
   }
   if (e->sk.rows)
     close_thread_rows(o, 0);
 }
 
+static void load_declared(SEmit *e, Out *o, int pass) {
+  load_declared_keeping(e, o, pass, o, o);
+}
+
 static void load_cached(SEmit *e, Out *o, int pass) {
   if (declare_cached(e, o, pass))
     load_declared(e, o, pass);
+}
+
+/* A stream pass's chunk: its loads, and the items it keeps apart. */
+static void load_chunk(SEmit *e, PassParts *p) {
+  if (declare_cached(e, p->loads, e->pass))
+    load_declared_keeping(e, p->loads, e->pass, p->keeps, p->loads);
 }
 
 /* ---- the emitter ------------------------------------------------------------- */
@@ -2761,11 +2881,176 @@ static int reads_in_output_pass(const PlanKernel *pk) {
   return pk->passes[pk->npasses - 1].writes.len > 0;
 }
 
+/* ---- the pipe (stream kernel) ------------------------------------------------
+ *
+ * A stream kernel of two passes, a reduction pass and an output pass that
+ * reads the row again, where its blocks take several rows (a grid of a
+ * wave looping over them), walks row r's output pass and row r + 1's
+ * first pass in one chunk loop: each chunk's loads of the next row (from
+ * HBM, marked to stay in L2: tecc::load_last) go first, in flight while
+ * this row's chunk is read again (from shared memory and L2) and
+ * written, where the passes one after the other left each row's
+ * all-reduces and the ends of its chunk loops with nothing in flight.
+ * Kernel time against the passes one after the other (bf16, H200,
+ * bench/NOTES.md, issue 47): cross-entropy's backward 0.82x to 0.88x at
+ * 4096 x 80000 to 131072, softmax 0.85x to 0.96x, log_softmax 0.85x at
+ * 80000, 0.98x to 1.04x at 120000 to 131072 (already near the copy
+ * there: the pipe's L2 misses cost more than it hides).  The block's
+ * first row's first pass runs alone before the row loop, and a row with
+ * no next row walks its output pass alone, backward as before (its
+ * chunks still in L2 first: rows of 1 MiB, bench/NOTES.md).  The first
+ * pass walks forward in all three, so its folds, and the row's bits,
+ * are the same as without the pipe. */
+
+/* Are the values a row's passes read (over the row, and along it) one
+ * held value of 16 bits or fewer, and at most one beside it, and its
+ * outputs along the row not 8-bit?  Two chunks of more in flight at 64
+ * registers (the stream kernel's bound, 1024 threads) spilled: f32
+ * softmax 40 bytes, rmsnorm f32 96, layernorm f32 (its moments) 72, the
+ * bf16 backward of log_softmax (y and dy) 104 and of cross-entropy with
+ * a one-hot target 64, a row's fp8 quantization (its packs converted
+ * four at a time) 24 to 56 (ptxas -v, sm_90). */
+static int pipe_values(const StitchPlan *plan) {
+  if (plan->held.len != 1 || plan->along.len > 1 || plan->narrow_outputs)
+    return 0;
+  const PtrVec *lists[] = {&plan->held, &plan->along};
+  for (int l = 0; l < 2; l++)
+    for (int i = 0; i < lists[l]->len; i++)
+      if (dtype_size(((const Value *)lists[l]->items[i])->dtype) > 2)
+        return 0;
+  return 1;
+}
+
+/* Can the kernel pipe (its shape; pipe_parts() checks the passes)?  Its
+ * first pass the online sums or a level (moments, whose registers are
+ * more: layernorm bf16's instance for rows that are not whole packs
+ * spilled 16 bytes). */
+static int pipe_shape(const SEmit *e, const PlanKernel *pk) {
+  if (e->sk.reg || e->sk.cvec || e->sk.rows || e->sk.cluster || !e->sk.row || stitch_split_kernel(&e->sk) ||
+      e->sk.sched->batch || e->sk.st->columns.len || e->sk.early.len || pk->npasses != 2 || !pipe_values(e->sk.g->plan))
+    return 0;
+  const PlanPass *first = &pk->passes[0];
+  return (first->kind == PASS_LEVEL || first->kind == PASS_ONLINE) && first->writes.len == 0 &&
+         reads_in_output_pass(pk);
+}
+
+/* Do the passes written pipe: both in pieces, the first one's row scope
+ * only accumulators (the next row's, reset), no kept axis's index? */
+static int pipe_parts(const SEmit *e) {
+  const PassParts *a = &e->parts[0], *b = &e->parts[1];
+  return e->nparts == 2 && !a->whole && !b->whole && !a->row_values && !e->head_consts &&
+         !memchr(e->used_kept, 1, sizeof e->used_kept);
+}
+
+/* The rows the pipe takes: a row of the held value of at most
+ * PIPE_ROW_BYTES.  Past that the output pass's chunks, re-read a row's
+ * traffic after the first pass read them (the next row's reads, this
+ * row's writes), had left L2, where alone it walks back from the chunks
+ * read last: cross-entropy's backward (bf16, kernel time, H200, without
+ * tecc::load_last) at 4096 x 128256 0.91x, 4096 x 151936 1.06x, 2048 x
+ * 256000 1.09x (bench/NOTES.md, issue 47). */
+enum { PIPE_ROW_BYTES = 256 * 1024 };
+
+/* The next row's first pass in a chunk of the pipe: `loads` (its loads,
+ * at the chunk's start, into t_n<id>), `rest` (t_c<id> from them, the
+ * items it keeps, its element loops); both in scopes where t_o is the
+ * next row (t_live, this row's, holds there: a next row is inside). */
+static void next_row_scope(Out *o) {
+  open_scope(o);
+  emit(o, "const IndexT t_o = t_on; /* the next row's first pass */");
+}
+
+static void pipe_next_loads(SEmit *e, Out *o, const PassParts *a) {
+  const int pass = e->pass, guards = e->item_guards;
+  e->pass = a->pass;
+  e->item_guards = a->item_guards;
+  e->into_next = 1;
+  declare_cached(e, o, a->pass);
+  next_row_scope(o);
+  emit(o, "const IndexT t_nb = t_base;");
+  e->loads_last = 1;
+  load_declared_keeping(e, o, a->pass, new_out(e->sk.a), NULL); /* its items kept after B's chunk (pipe_next_rest()) */
+  e->loads_last = 0;
+  close_block(o, "");
+  e->into_next = 0;
+  e->pass = pass;
+  e->item_guards = guards;
+}
+
+static void pipe_next_rest(SEmit *e, Out *o, const PassParts *a) {
+  next_row_scope(o);
+  declare_cached(e, o, a->pass);
+  take_next(e, o, a->pass);
+  if (a->keeps->b->len)
+    first_item(o);
+  emit_fragment(o, a->keeps);
+  emit_fragment(o, a->chunk);
+  close_block(o, "");
+}
+
+/* The pipe: the block's first row's first pass (e->prologue, before the
+ * row loop), then in the row loop: the first pass's all-reduces, and the
+ * output pass's chunks each beside the next row's, whose loads go first
+ * (in flight while the output pass's chunk re-reads and writes) and
+ * whose items kept in shared memory go after the output pass took this
+ * row's back. */
+static void write_pipe(SEmit *e, Out *o, const PassParts *a, const PassParts *b) {
+  Out *pro = e->prologue = new_out(e->sk.a);
+  emit(pro, "/* the pipe: a row's output pass walks its chunks beside the next row's first pass */");
+  emit_fragment(pro, a->before);
+  open_scope(pro);
+  emit(pro, "const IndexT t_o = (IndexT)blockIdx.x * blockDim.y + threadIdx.y; /* the thread's first row */");
+  emit(pro, "const bool t_live = t_o < t_outer;");
+  open_block(pro, "%s", a->guard);
+  chunk_step(e, pro);
+  open_chunk_loop_dir(e, pro, 1);
+  emit_chunk(pro, a);
+  close_block(pro, "");
+  close_block(pro, "");
+  close_block(pro, "");
+  emit_fragment(o, a->after);
+  emit_fragment(o, b->before);
+  emit(o, "/* the first pass's accumulators, for the next row */");
+  emit_fragment(o, e->resets);
+  emit(o, "const IndexT t_on = t_o + (IndexT)gridDim.x * blockDim.y; /* the thread's next row */");
+  open_block(o, "%s", b->guard);
+  chunk_step(e, o);
+  const int bytes = dtype_size(((const Value *)e->sk.g->plan->held.items[0])->dtype);
+  /* rows of whole packs: the instances for the others, loading through
+   * aligned words, spilled 24 to 28 bytes with a kept item (ptxas -v) */
+  open_block(o, "if (%st_on < t_outer && t_red <= %d) /* rows of at most %d KiB */",
+             stitch_takes_packs(&e->sk) ? "t_packs && " : "", PIPE_ROW_BYTES / bytes, PIPE_ROW_BYTES / 1024);
+  open_chunk_loop_dir(e, o, 1);
+  pipe_next_loads(e, o, a);
+  open_scope(o);
+  emit_chunk(o, b);
+  close_block(o, "");
+  pipe_next_rest(e, o, a);
+  close_block(o, "");
+  else_block(o);
+  open_chunk_loop_dir(e, o, b->forward);
+  emit_chunk(o, b);
+  close_block(o, "");
+  open_block(o, "if (t_on < t_outer) /* the next row's first pass alone */");
+  open_chunk_loop_dir(e, o, 1);
+  next_row_scope(o);
+  emit_chunk(o, a);
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
 /* The row loop's body: passes, outputs. */
 static void row_body(SEmit *e, Out *o) {
   Out *passes = new_out(e->sk.a);
   const PlanKernel *pk = plan_kernel(e);
   e->last_pass = e->pass + pk->npasses - 1 + reads_in_output_pass(pk); /* the last that reads the row */
+  if (pipe_shape(e, pk)) {
+    e->parts = ARENA_ARRAY(e->sk.a, PassParts, pk->npasses);
+    e->resets = new_out(e->sk.a);
+  }
   for (int i = 0; i < pk->npasses; i++) {
     const PlanPass *p = &pk->passes[i];
     if (p->kind == PASS_MOMENTS)
@@ -2781,6 +3066,14 @@ static void row_body(SEmit *e, Out *o) {
     open_block(passes, "if (PHASE != 1)");
   }
   output_pass(e, passes, &pk->passes[pk->npasses - 1]);
+  e->reset_head = NULL;
+  if (e->parts && pipe_parts(e)) {
+    write_pipe(e, passes, &e->parts[0], &e->parts[1]);
+  } else if (e->parts) {
+    for (int i = 0; i < e->nparts; i++)
+      write_pass(e, passes, &e->parts[i]);
+  }
+  e->parts = NULL;
   row_outputs(e, passes);
   if (stitch_split_kernel(&e->sk))
     close_block(passes, "");

@@ -1572,6 +1572,44 @@ template <typename T, int N> __device__ __forceinline__ void store_stream(Pack<T
   __stcs(reinterpret_cast<Word *>(p), w);
 }
 
+/* @piece load_last @needs Pack */
+/* A pack of 16, 8 or 4 bytes read now and again later in the call, from
+ * L2: ld.global with an L2::evict_last policy, so that the reads between
+ * (other rows, this one's writes) do not push it out first.  The stream
+ * kernel's pipe reads the next row's chunks so while the output pass of
+ * this row re-reads its own (kernel time against the passes one after
+ * the other, bf16, H200): cross-entropy's backward at 4096 x 128256
+ * 0.893x -> 0.868x, softmax's 0.942x -> 0.912x, log_softmax's at 4096 x
+ * 120000 1.015x -> 0.982x (bench/NOTES.md, issue 47).  Before sm_80, a
+ * plain load; packs of 16, 8 or 4 bytes. */
+__device__ __forceinline__ uint64_t evict_last_policy() {
+  uint64_t policy;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+__device__ __forceinline__ void load_last_word(uint4 &w, const void *p) {
+  asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w) : "l"(p), "l"(evict_last_policy()));
+}
+__device__ __forceinline__ void load_last_word(uint2 &w, const void *p) {
+  asm volatile("ld.global.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(w.x), "=r"(w.y)
+               : "l"(p), "l"(evict_last_policy()));
+}
+__device__ __forceinline__ void load_last_word(unsigned int &w, const void *p) {
+  asm volatile("ld.global.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(w) : "l"(p), "l"(evict_last_policy()));
+}
+template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_last(const Pack<T, N> *p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  typename StreamWord<sizeof(Pack<T, N>)>::type w;
+  load_last_word(w, p);
+  Pack<T, N> r;
+  memcpy(&r, &w, sizeof r);
+  return r;
+#else
+  return *p;
+#endif
+}
+
 /* @piece DeviceCache current_device device_attribute sm_count grid_size */
 /* ---- host helpers ----------------------------------------------------------- */
 

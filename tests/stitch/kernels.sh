@@ -50,7 +50,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 201
+plan 217
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -84,7 +84,7 @@ is "$(row_loads tecc_layernorm_f32_g0_stream)" 2 "layernorm f32 stream: two read
 # that keeps and takes back.)
 is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 'tecc::keep_put<VEC>(t_kept + (t_g \* t_kw + VEC \* 0 / 16) \* t_kth + t_kid, t_kth, t_c0 + t_k \* VEC);')" 1 "layernorm f32 stream: x kept by its first pass"
 is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 'tecc::keep_get<VEC>(t_kept + (t_g \* t_kw + VEC \* 0 / 16) \* t_kth + t_kid, t_kth, t_c0 + t_k \* VEC);')" 1 "layernorm f32 stream: taken back by its second"
-is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -B3 'const IndexT t_g = t_g0 + t_k;$' | grep -c '^ *}$')" 1 "layernorm f32 stream: kept in a loop after the chunk's loads"
+ok "layernorm f32 stream: kept in a loop after the chunk's loads" test "$(kernel_text tecc_layernorm_f32_g0_stream | grep -n 'const IndexT t_g = t_g0 + t_k;$' | head -1 | cut -d: -f1)" -gt "$(line_of tecc_layernorm_f32_g0_stream 'const tecc::Pack<float, VEC> t_p0 = ')"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'keep')" 0 "rowstats f32 stream (one read): no keep"
 is "$(kernel_text tecc_addrms_bf16_g0_stream | grep -c 'tecc::keep_put<VEC / 2>(')" 2 "add_rmsnorm bf16 stream: x and r kept, two to a word"
 ok "add_rmsnorm bf16 stream: an item of both, 2 bytes an element each" sh -c "grep -q 'constexpr int t_kw = VEC \* 4 / 16; /\* their 16-byte words an item \*/' '$work/s.cu'"
@@ -151,6 +151,28 @@ is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::load_stream(\|tecc::s
 is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_p0 = \*reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "softmax f32 stream: the first read plain (kept in L2 for the second)"
 is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_p0 = tecc::load_stream(reinterpret_cast<const tecc::Pack<float, VEC> \*>(x + ')" 1 "softmax f32 stream: the last read streamed past L2"
 is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 'tecc::store_stream(reinterpret_cast<tecc::Pack<float, VEC> \*>(y + t_o \* t_red + t_r0), t_s_y);')" 1 "softmax f32 stream: y stored past L2"
+# The pipe (emit_stitch.c): a stream kernel of a reduction pass and an
+# output pass, reading one 16-bit value over the row, walks a row's
+# output pass beside the next row's first pass; the block's first row's
+# first pass before the row loop, the accumulators set back after the
+# row's all-reduces, a row without a next one walking its output pass
+# alone, backward.  Kernels of wider values or more of them do not.
+ok "softmax bf16 stream: the pipe's first row's first pass before the row loop" test "$(line_of tecc_softmax_bf16_g0_stream 'the pipe: a row')" -lt "$(line_of tecc_softmax_bf16_g0_stream 'for (IndexT t_ob = ')"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'const IndexT t_on = t_o + (IndexT)gridDim.x \* blockDim.y; /\* the thread.s next row \*/')" 1 "softmax bf16 stream: the thread's next row"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -A1 'if (t_packs && t_on < t_outer && t_red <= 131072) /\* rows of at most 256 KiB \*/ {' | grep -c 'for (IndexT t_base = 0; t_base < t_red; t_base += t_step) {')" 1 "softmax bf16 stream: with a next row of whole packs and at most 256 KiB, both passes walk forward"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -A1 '} else {' | grep -c 'for (IndexT t_base = (t_red - 1) / t_step \* t_step; t_base >= 0')" 1 "softmax bf16 stream: without one, the output pass alone, backward"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'const IndexT t_o = t_on; /\* the next row.s first pass \*/')" 3 "softmax bf16 stream: the next row's first pass in its own scopes (its loads, the rest, and alone)"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 't_p0 = tecc::load_last(reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(x + t_o \* t_red + t_r0));')" 1 "softmax bf16 stream: the next row's packs marked to stay in L2"
+ok "softmax bf16 stream: the next row's loads before this row's chunk" test "$(line_of tecc_softmax_bf16_g0_stream 'tecc::load_last(')" -lt "$(line_of tecc_softmax_bf16_g0_stream 'tecc::keep_get<')"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'if (t_on < t_outer) /\* the next row.s first pass alone \*/ {')" 1 "softmax bf16 stream: without the pipe, the next row's first pass alone"
+ok "softmax bf16 stream: the max set back after the row's all-reduce" test "$(kernel_text tecc_softmax_bf16_g0_stream | grep -n '^ *t_acc[0-9]* = (-(float)tecc::inf_f64());' | cut -d: -f1)" -gt "$(line_of tecc_softmax_bf16_g0_stream 'tecc::row_allreduce(t_os')"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c '^ *t_pk[0-9]* = 0xff80ff80u;')" 1 "softmax bf16 stream: its pair max set back too"
+is "$(kernel_text tecc_rmsw_bf16_g0_stream | grep -c 'const IndexT t_on = ')" 1 "rmsnorm bf16 stream (x, and w along the row): the pipe"
+is "$(kernel_text tecc_softmax_f32_g0_stream | grep -c 't_on')" 0 "softmax f32 stream (32-bit values): no pipe"
+is "$(kernel_text tecc_addrms_bf16_g0_stream | grep -c 't_on')" 0 "add_rmsnorm bf16 stream (x and r over the row): no pipe"
+is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 't_on')" 0 "layernorm f32 stream (moments): no pipe"
+is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 't_on')" 0 "masked bf16 stream (the mask's row from the kept axes' indices): no pipe"
+is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_on')" 0 "rowstats f32 stream (one read): no pipe"
 # The reads of the stream kernels, their online sums, and the loads of
 # row operands and of column packs (the packs' VEC is schedule.sh's).
 is "$(row_loads tecc_softmax_f32_g0_stream)" 2 "softmax f32 stream: two reads (the max and the sum of exp, then y)"
@@ -209,9 +231,9 @@ ok "masked bf16 (a mask at its own row offset): a PACKS instance too" grep -q '_
 # stores of aligned words, each lane its own pack (no ballot, no shuffle).
 is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c '} else if (VEC > 1 && (t_whole || t_o < t_outer) && (t_whole || t_r0 < t_red)) {')" 1 "softmax bf16 registers: rows that are not whole packs take the unaligned loads"
 is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(x, t_o \* t_red + t_r0, t_red - t_r0, t_outer \* t_red);')" 1 "softmax bf16 registers: a pack at any 2-byte boundary, inside the tensor"
-is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::load_unaligned<VEC>(x, ')" 2 "softmax bf16 stream: both reads"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::load_unaligned<VEC>(x, ')" 5 "softmax bf16 stream: both reads (the first pass written three times, the output pass twice: the pipe)"
 is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'else if (t_r0 < t_red) tecc::store_unaligned(y + t_o \* t_red + t_r0, t_s_y, t_red - t_r0);')" 1 "softmax bf16 registers: y stored in aligned words, each lane its pack"
-is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::store_unaligned(y + .*, t_s_y, t_red - t_r0);')" 1 "softmax bf16 stream: y the same"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 'tecc::store_unaligned(y + .*, t_s_y, t_red - t_r0);')" 2 "softmax bf16 stream: y the same (each pass written twice: the pipe)"
 is "$(grep -c '__ballot_sync\|\bt_lm\b\|\bt_sm\b' "$work/s.cu")" 0 "no ballot of the lanes that store (the stores need no shuffle)"
 is "$(grep -c '__activemask' "$work/s.cu")" 0 "no mask of whichever lanes happen to run together"
 is "$(kernel_text tecc_card_bf16_g0_reg | grep -c '} else if (VEC > 1 && ITEMS > 4 && ')" 1 "card bf16 (only reduces one value): unaligned loads only in the instances of ITEMS 8"
@@ -256,7 +278,7 @@ ok "split: the entry sizes the partials by the launch's own chunk count" grep -q
 # 16-bit max and min a pair at a time (emit_stitch.c, paired_minmax()):
 # the stream kernel folds the pairs after each chunk's max loop, before
 # the rescale; the register kernel only in its ITEMS 8 instances.
-is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 't_pk2 = tecc::minmax_pairs<true, true>(t_pk2, t_c0\[t_k \* (VEC / 2) + t_w\]);')" 1 "softmax bf16 stream: the max folds a chunk's words a pair at a time"
+is "$(kernel_text tecc_softmax_bf16_g0_stream | grep -c 't_pk2 = tecc::minmax_pairs<true, true>(t_pk2, t_c0\[t_k \* (VEC / 2) + t_w\]);')" 3 "softmax bf16 stream: the max folds a chunk's words a pair at a time (the first pass written three times: the pipe)"
 ok "softmax bf16 stream: the pairs fold into the max before the rescale" test "$(line_of tecc_softmax_bf16_g0_stream 'bf16_pair(&t_pk2, 1)')" -lt "$(line_of tecc_softmax_bf16_g0_stream 'const float t_sh')"
 is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'if (t_packs && tecc::pairs_minmax(VEC) && ITEMS >= 8)')" 2 "softmax bf16 registers: pairs (an item's words, then the max) in the ITEMS 8 instances only"
 is "$(kernel_text tecc_rowmin_f16_g0_stream | grep -c 'tecc::minmax_pairs<false, false>(')" 1 "min of f16: f16 pairs"
