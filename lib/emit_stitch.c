@@ -2902,6 +2902,17 @@ static int reads_in_output_pass(const PlanKernel *pk) {
  * pass walks forward in all three, so its folds, and the row's bits,
  * are the same as without the pipe. */
 
+/* Does the group reduce or write f64 values? */
+static int computes_f64(const Group *g) {
+  for (int i = 0; i < g->roots.len; i++)
+    if (((const Value *)g->roots.items[i])->dtype == DT_F64)
+      return 1;
+  for (int i = 0; i < g->stitch->reduces.len; i++)
+    if (((const Value *)g->stitch->reduces.items[i])->dtype == DT_F64)
+      return 1;
+  return 0;
+}
+
 /* Are the values a row's passes read (over the row, and along it) one
  * held value of 16 bits or fewer, and at most one beside it, and its
  * outputs along the row not 8-bit?  Two chunks of more in flight at 64
@@ -2909,9 +2920,11 @@ static int reads_in_output_pass(const PlanKernel *pk) {
  * softmax 40 bytes, rmsnorm f32 96, layernorm f32 (its moments) 72, the
  * bf16 backward of log_softmax (y and dy) 104 and of cross-entropy with
  * a one-hot target 64, a row's fp8 quantization (its packs converted
- * four at a time) 24 to 56 (ptxas -v, sm_90). */
-static int pipe_values(const StitchPlan *plan) {
-  if (plan->held.len != 1 || plan->along.len > 1 || plan->narrow_outputs)
+ * four at a time) 24 to 56, and so did f64 arithmetic (softmax of u8 rows
+ * in f64, 12 to 28; ptxas -v, sm_90). */
+static int pipe_values(const Group *g) {
+  const StitchPlan *plan = g->plan;
+  if (plan->held.len != 1 || plan->along.len > 1 || plan->narrow_outputs || computes_f64(g))
     return 0;
   const PtrVec *lists[] = {&plan->held, &plan->along};
   for (int l = 0; l < 2; l++)
@@ -2927,7 +2940,7 @@ static int pipe_values(const StitchPlan *plan) {
  * spilled 16 bytes). */
 static int pipe_shape(const SEmit *e, const PlanKernel *pk) {
   if (e->sk.reg || e->sk.cvec || e->sk.rows || e->sk.cluster || !e->sk.row || stitch_split_kernel(&e->sk) ||
-      e->sk.sched->batch || e->sk.st->columns.len || e->sk.early.len || pk->npasses != 2 || !pipe_values(e->sk.g->plan))
+      e->sk.sched->batch || e->sk.st->columns.len || e->sk.early.len || pk->npasses != 2 || !pipe_values(e->sk.g))
     return 0;
   const PlanPass *first = &pk->passes[0];
   return (first->kind == PASS_LEVEL || first->kind == PASS_ONLINE) && first->writes.len == 0 &&

@@ -1581,7 +1581,7 @@ template <typename T, int N> __device__ __forceinline__ void store_stream(Pack<T
  * the other, bf16, H200): cross-entropy's backward at 4096 x 128256
  * 0.893x -> 0.868x, softmax's 0.942x -> 0.912x, log_softmax's at 4096 x
  * 120000 1.015x -> 0.982x (bench/NOTES.md, issue 47).  Before sm_80, a
- * plain load; packs of 16, 8 or 4 bytes. */
+ * plain load; so are packs of 2 bytes or 1. */
 __device__ __forceinline__ uint64_t evict_last_policy() {
   uint64_t policy;
   asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
@@ -1598,6 +1598,9 @@ __device__ __forceinline__ void load_last_word(uint2 &w, const void *p) {
 __device__ __forceinline__ void load_last_word(unsigned int &w, const void *p) {
   asm volatile("ld.global.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(w) : "l"(p), "l"(evict_last_policy()));
 }
+/* packs of 2 bytes or 1 (8-bit values at VEC 2 beside f64 ones): plain loads */
+__device__ __forceinline__ void load_last_word(unsigned short &w, const void *p) { w = *(const unsigned short *)p; }
+__device__ __forceinline__ void load_last_word(unsigned char &w, const void *p) { w = *(const unsigned char *)p; }
 template <typename T, int N> __device__ __forceinline__ Pack<T, N> load_last(const Pack<T, N> *p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   typename StreamWord<sizeof(Pack<T, N>)>::type w;

@@ -50,7 +50,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 217
+plan 218
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -173,6 +173,9 @@ is "$(kernel_text tecc_addrms_bf16_g0_stream | grep -c 't_on')" 0 "add_rmsnorm b
 is "$(kernel_text tecc_layernorm_f32_g0_stream | grep -c 't_on')" 0 "layernorm f32 stream (moments): no pipe"
 is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 't_on')" 0 "masked bf16 stream (the mask's row from the kept axes' indices): no pipe"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_on')" 0 "rowstats f32 stream (one read): no pipe"
+printf 'kernel bytes_softmax(x: u8[M, N]) -> (y: f64[M, N]) {\n    y = softmax(f64(x), -1)\n}\n' > "$work/f64.te"
+"$TECC" -O2 "$work/f64.te" -o "$work/f64.cu"
+is "$(kernel_text tecc_bytes_softmax_g0_stream "$work/f64.cu" | grep -c 't_on')" 0 "softmax of u8 rows in f64 (one 8-bit value held, f64 arithmetic): no pipe"
 # The reads of the stream kernels, their online sums, and the loads of
 # row operands and of column packs (the packs' VEC is schedule.sh's).
 is "$(row_loads tecc_softmax_f32_g0_stream)" 2 "softmax f32 stream: two reads (the max and the sum of exp, then y)"
