@@ -347,7 +347,8 @@ static const char *count_expr(SEmit *e, uint32_t mask) {
 
 /* The inner run's elements (the row's first element is at t_o times it). */
 static const char *run_length(SEmit *e) {
-  return count_expr(e, stitch_inner_run(e->sk.g));
+  const char *n = count_expr(e, stitch_inner_run(e->sk.g));
+  return strchr(n, ' ') ? arena_printf(e->sk.a, "(%s)", n) : n; /* a run of several axes: r / (S * M) */
 }
 
 /* r + q * ((t_outer - 1) * RUN) + t_o * RUN, q = r / RUN: one division,
