@@ -2893,7 +2893,7 @@ static int reads_in_output_pass(const PlanKernel *pk) {
  * written, where the passes one after the other left each row's
  * all-reduces and the ends of its chunk loops with nothing in flight.
  * Kernel time against the passes one after the other (bf16, H200,
- * bench/NOTES.md, issue 47): cross-entropy's backward 0.82x to 0.88x at
+ * bench/NOTES.md, issue 47): cross-entropy's backward 0.82x to 0.92x at
  * 4096 x 80000 to 131072, softmax 0.85x to 0.96x, log_softmax 0.85x at
  * 80000, 0.98x to 1.04x at 120000 to 131072 (already near the copy
  * there: the pipe's L2 misses cost more than it hides).  The block's
