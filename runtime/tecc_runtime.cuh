@@ -1323,7 +1323,9 @@ template <typename T, int N> struct Gathered<T, N, true> {
       w.v[2 * k + 1] = (uint32_t)(b.u >> 32);
     } else {
       const int sh = 8 * (k * sizeof(T) % 4);
-      const uint32_t m = (uint32_t)((((uint64_t)1 << (8 * sizeof(T))) - 1) << sh);
+      /* T's bytes set, shifted no further than a word's width (an 8-byte T,
+       * which takes the branch above, made 1 << 64 here: a warning) */
+      const uint32_t m = (0xffffffffu >> (32 - 8 * (sizeof(T) < 4 ? sizeof(T) : 4))) << sh;
       w.v[k * sizeof(T) / 4] = (w.v[k * sizeof(T) / 4] & ~m) | (((uint32_t)b.u << sh) & m);
     }
   }
