@@ -127,6 +127,8 @@ static const char *div_expr(GEmit *e, const char *x, Dim d) {
     e->fastdiv[d.var] = 1;
     return arena_printf(e->a, "t_fd_%s.div(%s)", e->names->sizes[d.var], x);
   }
+  if (d.size == 0) /* an axis of literal size 0 (a slice x[..., 1:1]): the loop never runs, and x / 0 is a warning */
+    return "(IndexT)0";
   return arena_printf(e->a, "%s / %s", x, dim_expr(e, d));
 }
 
