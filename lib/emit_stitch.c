@@ -69,9 +69,8 @@ typedef struct PassParts {
   Out *after;        /* row scope: the all-reduces, the row scalars */
   Out *whole;
   const char *guard; /* the condition the chunks run under */
-  int forward;       /* the chunk loop's direction (chunk_step()) */
   int row_values;    /* `before` computes values of the row (loads of t_o) */
-  int pass, item_guards; /* the emitter's state for the pass's loads (write_pipe()) */
+  int pass, item_guards; /* the emitter's state for the pass (its chunk loop's direction, its loads in write_pipe()) */
 } PassParts;
 
 typedef struct SEmit {
@@ -1118,6 +1117,7 @@ static void start_pass(SEmit *e) {
 
 static void load_cached(SEmit *e, Out *o, int pass);
 static void load_chunk(SEmit *e, PassParts *p);
+static void chunk_loop(SEmit *e, Out *o, Out *body);
 static void feed_partials(SEmit *e, Out *o);
 
 /* A chunk of the pass p: its loads, the items it keeps, its elements. */
@@ -1137,7 +1137,7 @@ static void write_pass(SEmit *e, Out *o, const PassParts *p) {
   emit_fragment(o, p->before);
   open_block(o, "%s", p->guard);
   chunk_step(e, o);
-  open_chunk_loop_dir(e, o, p->forward);
+  open_chunk_loop_dir(e, o, p->pass % 2);
   emit_chunk(o, p);
   close_block(o, "");
   close_block(o, "");
@@ -1157,8 +1157,8 @@ static void place_pass(SEmit *e, Out *o, PassParts p) {
  * pass's row-scope values and `head`. */
 static PassParts pass_parts(SEmit *e, const Out *head) {
   Arena *a = e->sk.a;
-  PassParts p = {new_out(a), new_out(a), new_out(a), new_out(a), new_out(a), NULL, live_guard(e), e->pass % 2,
-                 e->pre->b->len > 0, e->pass, e->item_guards};
+  PassParts p = {new_out(a), new_out(a), new_out(a), new_out(a), new_out(a), NULL, live_guard(e), e->pre->b->len > 0,
+                 e->pass, e->item_guards};
   emit_fragment(p.before, e->pre);
   if (head)
     emit_fragment(p.before, head);
@@ -1171,10 +1171,7 @@ static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
   if (!e->sk.reg) {
     PassParts p = pass_parts(e, head);
     load_chunk(e, &p);
-    open_elements(e, p.chunk);
-    emit_decompose(e, p.chunk, "t_r", e->sk.st->axes, e->used_red);
-    emit_fragment(p.chunk, e->body);
-    close_elements(e, p.chunk);
+    chunk_loop(e, p.chunk, e->body);
     if (stitch_split_kernel(&e->sk) && e->pass == 1)
       feed_partials(e, p.after);
     if (tail)
@@ -1186,10 +1183,7 @@ static void end_pass(SEmit *e, Out *o, const Out *head, const Out *tail) {
   if (head)
     emit_fragment(o, head);
   open_block(o, "%s", live_guard(e));
-  open_elements(e, o);
-  emit_decompose(e, o, "t_r", e->sk.st->axes, e->used_red);
-  emit_fragment(o, e->body);
-  close_elements(e, o);
+  chunk_loop(e, o, e->body);
   close_block(o, "");
   if (tail)
     emit_fragment(o, tail);
@@ -2572,16 +2566,14 @@ static void first_item(Out *o) {
 }
 
 /* The loads of `pass` into the arrays declare_cached() declared; the
- * items it keeps in shared memory after them, in `keeps` (their t_g0 in
- * `g0` before the loads, or NULL: the caller declares it). */
-static void load_declared_keeping(SEmit *e, Out *o, int pass, Out *keeps, Out *g0) {
-  int back = count_kept(e, pass, 1), keep = count_kept(e, pass, 0);
+ * items it keeps in shared memory after them, in `keeps` (NULL: not
+ * here, the caller writes them, t_g0 with them: pipe_next_rest()). */
+static void load_declared_keeping(SEmit *e, Out *o, int pass, Out *keeps) {
+  int back = count_kept(e, pass, 1), keep = keeps ? count_kept(e, pass, 0) : 0;
   if (e->sk.rows)
     open_thread_rows(e, o, 0);
-  if (back)
+  if (back || keep)
     first_item(o);
-  else if (keep && g0)
-    first_item(g0);
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
   emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
@@ -2605,7 +2597,7 @@ static void load_declared_keeping(SEmit *e, Out *o, int pass, Out *keeps, Out *g
 }
 
 static void load_declared(SEmit *e, Out *o, int pass) {
-  load_declared_keeping(e, o, pass, o, o);
+  load_declared_keeping(e, o, pass, o);
 }
 
 static void load_cached(SEmit *e, Out *o, int pass) {
@@ -2616,7 +2608,7 @@ static void load_cached(SEmit *e, Out *o, int pass) {
 /* A stream pass's chunk: its loads, and the items it keeps apart. */
 static void load_chunk(SEmit *e, PassParts *p) {
   if (declare_cached(e, p->loads, e->pass))
-    load_declared_keeping(e, p->loads, e->pass, p->keeps, p->loads);
+    load_declared_keeping(e, p->loads, e->pass, p->keeps);
 }
 
 /* ---- the emitter ------------------------------------------------------------- */
@@ -2983,7 +2975,7 @@ static void pipe_next_loads(SEmit *e, Out *o, const PassParts *a) {
   next_row_scope(o);
   emit(o, "const IndexT t_nb = t_base;");
   e->loads_last = 1;
-  load_declared_keeping(e, o, a->pass, new_out(e->sk.a), NULL); /* its items kept after B's chunk (pipe_next_rest()) */
+  load_declared_keeping(e, o, a->pass, NULL); /* its items kept after B's chunk (pipe_next_rest()) */
   e->loads_last = 0;
   close_block(o, "");
   e->into_next = 0;
@@ -3042,7 +3034,7 @@ static void write_pipe(SEmit *e, Out *o, const PassParts *a, const PassParts *b)
   pipe_next_rest(e, o, a);
   close_block(o, "");
   else_block(o);
-  open_chunk_loop_dir(e, o, b->forward);
+  open_chunk_loop_dir(e, o, b->pass % 2);
   emit_chunk(o, b);
   close_block(o, "");
   open_block(o, "if (t_on < t_outer) /* the next row's first pass alone */");
