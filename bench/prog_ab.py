@@ -7,7 +7,9 @@ inputs.
     DIR/base/P.cu, DIR/new/P.cu (with their .h): `tecc P.te -o DIR/V/P.cu`
     python3 bench/prog_ab.py DIR CASE...      (on the GPU, from the top)
     CASE: prog:kernel:M=70001,N=4096   (kernel `-`: the program's kernel
-          of its own name, a file of top-level statements)
+          of its own name, a file of top-level statements; an entry
+          INPUT=LO..HI draws that integer input from [LO, HI), as an
+          embedding's ids: prog:embedding:V=128256,D=4096,N=8192,ids=0..128256)
 
 Every directory of DIR is a variant (each with every program's .cu);
 `base` is the reference, and the others are timed beside it in name
@@ -49,13 +51,18 @@ def build_libs(root, progs, variants):
             for v in variants}
 
 
-def inputs(sig, sizes):
-    """Random tensors for sig's inputs, its dimensions named in `sizes`."""
+def inputs(sig, sizes, ranges):
+    """Random tensors for sig's inputs, its dimensions named in `sizes`,
+    the integer inputs named in `ranges` drawn from their [lo, hi)."""
     g = torch.Generator(device="cuda").manual_seed(1)
     out = []
     for p in sig.inputs:
         shape = [sizes[d] if isinstance(d, str) else d for d in p.shape]
-        if p.dtype in DT:
+        if p.name in ranges:
+            lo, hi = ranges[p.name]
+            t = torch.randint(lo, hi, shape, generator=g, device="cuda", dtype=torch.int64)
+            out.append(t.to(getattr(torch, {"i32": "int32", "i64": "int64"}[p.dtype])))
+        elif p.dtype in DT:
             out.append(torch.randn(shape, generator=g, device="cuda", dtype=torch.float32).to(DT[p.dtype]))
         elif p.dtype == "bool":
             out.append(torch.rand(shape, generator=g, device="cuda") > 0.5)
@@ -102,10 +109,12 @@ def main(root, cases):
                                   " ".join("%9s %6s %8s" % (v[:9], "ratio", "maxdiff") for v in others)))
     for c in cases:
         p, k, sz = c.split(":")
-        sizes = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in sz.split(",")}
+        entries = dict(kv.split("=") for kv in sz.split(","))
+        sizes = {n: int(v) for n, v in entries.items() if ".." not in v}
+        ranges = {n: tuple(int(x) for x in v.split("..")) for n, v in entries.items() if ".." in v}
         k = p if k == "-" else k
         kb = libs["base"][p].kernels[k]
-        args = inputs(kb.sig, sizes)
+        args = inputs(kb.sig, sizes, ranges)
         given = {s: sizes[s] for s in kb.sig.sizes if s in sizes}
 
         def outputs(kern):
