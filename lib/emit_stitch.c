@@ -91,6 +91,8 @@ typedef struct SEmit {
   PtrVec memo;        /* Memo*: element scope, one pass */
   PtrVec rowmemo;     /* Memo*: row scope */
   PtrVec narrowed;    /* const char*, in pairs: a row value and its IndexT (position_compare()) */
+  const char *pack_test; /* this pass: may the thread's pack hold a position it compares for equality?
+                            (position_compare(); NULL: it compares none) */
   PtrVec cached;      /* Cached* */
   /* Fragments of the pass being written (emit.h: emit_fragment()): */
   Out *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
@@ -711,12 +713,34 @@ static const char *take_expr(SEmit *e, Value *v, const int *map) {
   return cu_gather(e->sk.a, in->dtype, inside, arena_printf(e->sk.a, "%s[%s]", p, at));
 }
 
+/* May the positions along the row (rows of one axis in packs: t_r0 +
+ * t_j) equal `value` (a row value) for some element of the pack?  Where
+ * they may not, an == among them is false and a != true for the whole
+ * pack: the element loop runs in two instances (tecc::by_pack, the flag
+ * t_may), and the one for the packs that cannot (all but one a row)
+ * drops the compare and the select it feeds, two instructions an element
+ * of cross-entropy's backward (`index(l, -1) == t`).  That took its
+ * kernel time at 16384 x 32000 bf16 from 573 to 553 us on an H200
+ * (bench/NOTES.md). */
+static int pack_tests_position(SEmit *e, Value *v, const char *value) {
+  if ((v->bop != BIN_EQ && v->bop != BIN_NE) || !e->sk.vec || e->sk.cvec || row_runs(e) ||
+      __builtin_popcount(e->sk.st->axes) != 1)
+    return 0;
+  const char *test = arena_printf(e->sk.a, "tecc::pack_holds<VEC>(%s, t_r0)", value);
+  if (!e->pack_test)
+    e->pack_test = test;
+  else if (!strstr(e->pack_test, test))
+    e->pack_test = arena_printf(e->sk.a, "%s || %s", e->pack_test, test);
+  return 1;
+}
+
 /* A comparison of a position along the row with an i64 value of row
  * scope (cross-entropy's backward: `index(l, -1) == t`), in IndexT: the
  * value narrowed once a row (tecc::narrow_position, clamped so that every
  * comparison with a position comes out the same), then one 32-bit compare
  * an element where the 64-bit one took three (a sign extension and two
- * compares).  NULL where v is not one. */
+ * compares), and where the pack cannot hold the value, none
+ * (pack_tests_position()).  NULL where v is not one. */
 static const char *position_compare(SEmit *e, Value *v, const int *map) {
   if (v->op != IR_BINARY || v->bop < BIN_EQ || v->bop > BIN_GE || v->args[0]->dtype != DT_I64)
     return NULL;
@@ -743,7 +767,10 @@ static const char *position_compare(SEmit *e, Value *v, const int *map) {
     const char *args[2];
     args[side] = arena_printf(e->sk.a, "(IndexT)(%s)", offset_expr(e, &pos->shape, pmap));
     args[1 - side] = narrow;
-    return cu_op_expr(e->sk.a, v, args);
+    const char *compare = cu_op_expr(e->sk.a, v, args);
+    if (pack_tests_position(e, v, narrow))
+      return arena_printf(e->sk.a, v->bop == BIN_EQ ? "(t_may && %s)" : "(!t_may || %s)", compare);
+    return compare;
   }
   return NULL;
 }
@@ -1071,6 +1098,8 @@ static void open_elements(SEmit *e, Out *o) {
   }
   if (e->ipre)
     emit_fragment(o, e->ipre);
+  if (e->pack_test) /* t_may: the pack may hold a position the elements compare (pack_tests_position()) */
+    open_block(o, "tecc::by_pack(%s, [&](auto t_may)", e->pack_test);
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
   if (e->used_elem)
@@ -1089,6 +1118,8 @@ static void close_elements(SEmit *e, Out *o) {
   if (e->sk.cvec)
     close_block(o, "");
   close_block(o, "");
+  if (e->pack_test)
+    close_block(o, ");");
   if (e->ipost)
     emit_fragment(o, e->ipost);
   if (e->sk.rows) {
@@ -1113,6 +1144,7 @@ static void start_pass(SEmit *e) {
   e->ipost = new_out(e->sk.a);
   memset(e->used_red, 0, sizeof e->used_red);
   e->used_elem = e->used_r = e->past_end_ok = e->item_guards = 0;
+  e->pack_test = NULL;
 }
 
 static void load_cached(SEmit *e, Out *o, int pass);

@@ -88,6 +88,29 @@ template <typename I> __device__ __forceinline__ I batch_fastest(I v, I rows, I 
   return in / t * q + first + in % t;
 }
 
+/* @piece pack_holds by_pack */
+/* May the pack of VEC positions from `first` hold position `at`? */
+template <int VEC, typename I> __device__ __forceinline__ bool pack_holds(I at, I first) {
+  if (sizeof(I) == 8) /* in unsigned arithmetic: wraps where at < first */
+    return (uint64_t)at - (uint64_t)first < (uint64_t)VEC;
+  return (uint32_t)at - (uint32_t)first < (uint32_t)VEC;
+}
+/* A bool the compiler knows: body's instance for Known<false> drops what
+ * `t_may && ...` guards. */
+template <bool B> struct Known {
+  __device__ constexpr operator bool() const { return B; }
+};
+/* Runs body(Known<true>()) where `may` holds, else body(Known<false>()):
+ * an element loop in two instances, the second without the comparisons
+ * of positions that no element of the pack can satisfy (lib/emit_stitch.c,
+ * pack_tests_position()). */
+template <typename F> __device__ __forceinline__ void by_pack(bool may, F body) {
+  if (may)
+    body(Known<true>());
+  else
+    body(Known<false>());
+}
+
 /* @piece narrow_position */
 /* A value of row scope that a position along a row is compared with (a
  * label: `index(x, -1) == t`), in the kernel's index type: clamped to

@@ -2,8 +2,9 @@
 # gpu.sh — stitch kernels on the GPU (TAP): tests/stitch/rows.te,
 # axes.te, regress.te, moments.te, cluster_rows.te, odd_rows.te,
 # batch_rows.te, kept_rows.te, narrow_rows.te, slices2.te (gathers
-# along two axes of one value) and pipe.te (blocks of several long rows,
-# the stream kernel's pipe) through the conformance
+# along two axes of one value), pipe.te (blocks of several long rows,
+# the stream kernel's pipe) and labels.te (positions compared with a
+# label, a pack at a time) through the conformance
 # runner at -O1 and -O2, against the reference interpreter.  Their
 # `# conform: sizes` bindings pick every variant (warp, block, narrow and
 # long register kernels with and without 16-byte packs, clusters,
@@ -22,7 +23,7 @@ fi
 conform="$top_builddir/tests/conform/tecc-conform"
 n=0 failed=0
 for o in -O1 -O2; do
-  for prog in rows axes regress moments cluster_rows odd_rows batch_rows kept_rows narrow_rows slices2 pipe; do
+  for prog in rows axes regress moments cluster_rows odd_rows batch_rows kept_rows narrow_rows slices2 pipe labels; do
     n=$((n + 1))
     log=$("$conform" $o --nvcc="$NVCC" --arch="${CONFORM_ARCH:-native}" ${CONFORM_FLAGS} \
       "$top_srcdir/tests/stitch/$prog.te" 2>&1)

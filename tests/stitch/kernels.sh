@@ -50,7 +50,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 218
+plan 223
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -176,6 +176,19 @@ is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_on')" 0 "rowstats f32
 printf 'kernel bytes_softmax(x: u8[M, N]) -> (y: f64[M, N]) {\n    y = softmax(f64(x), -1)\n}\n' > "$work/f64.te"
 "$TECC" -O2 "$work/f64.te" -o "$work/f64.cu"
 is "$(kernel_text tecc_bytes_softmax_g0_stream "$work/f64.cu" | grep -c 't_on')" 0 "softmax of u8 rows in f64 (one 8-bit value held, f64 arithmetic): no pipe"
+# A position compared with a label (emit_stitch.c, pack_tests_position()):
+# rows of one axis in packs run the element loop that compares in two
+# instances (tecc::by_pack), its == guarded by t_may and its != by
+# !t_may; the passes that compare nothing and rows of two axes do not.
+"$TECC" -O2 "$top_srcdir/tests/stitch/labels.te" -o "$work/lab.cu" || echo "Bail out! tecc labels.te failed"
+by_pack='tecc::by_pack(tecc::pack_holds<VEC>(u_t_val_at'
+is "$(kernel_text tecc_label_rows_bf16_g0_stream "$work/lab.cu" | grep -c "$by_pack, t_r0), \[&\](auto t_may) {")" 2 "labels bf16 stream: both output passes (the pipe's and alone) in two instances"
+is "$(kernel_text tecc_label_rows_bf16_g0_reg "$work/lab.cu" | grep -c "$by_pack\[t_i\], t_r0), \[&\](auto t_may) {")" 1 "labels bf16 registers: the output pass in two instances, the max and sum passes not"
+is "$(kernel_text tecc_label_rows_g0_reg "$work/lab.cu" | grep -c '(t_may && (IndexT)(t_d1) == u_t_val_at\[t_i\])')" 1 "labels f32 registers: == guarded by t_may"
+is "$(kernel_text tecc_label_rows_g0_reg "$work/lab.cu" | grep -c '(!t_may || (IndexT)(t_d1) != u_t_val_at\[t_i\])')" 1 "labels f32 registers: != by !t_may, in the same instances"
+printf 'kernel planes(x: f32[B, S, M], t: i64[B, 1, 1]) -> (y: f32[B, S, M]) {\n    y = x - mean(x, 1, 2) + where(index(x, 2) == t, 1.0, 0.0)\n}\n' > "$work/planes.te"
+"$TECC" -O2 "$work/planes.te" -o "$work/planes.cu"
+ok "labels along a row of two axes: compared every element, no t_may" sh -c "grep -q '(IndexT)(t_d2) == u_t_val_at' '$work/planes.cu' && ! grep -q 't_may' '$work/planes.cu'"
 # The reads of the stream kernels, their online sums, and the loads of
 # row operands and of column packs (the packs' VEC is schedule.sh's).
 is "$(row_loads tecc_softmax_f32_g0_stream)" 2 "softmax f32 stream: two reads (the max and the sum of exp, then y)"
