@@ -91,8 +91,8 @@ typedef struct SEmit {
   PtrVec memo;        /* Memo*: element scope, one pass */
   PtrVec rowmemo;     /* Memo*: row scope */
   PtrVec narrowed;    /* const char*, in pairs: a row value and its IndexT (position_compare()) */
-  const char *pack_test; /* this pass: may the thread's pack hold a position it compares for equality?
-                            (position_compare(); NULL: it compares none) */
+  PtrVec pack_values; /* const char*, this pass: the row values its elements compare their positions
+                         with for equality (pack_tests_position(); tecc::by_pack) */
   PtrVec cached;      /* Cached* */
   /* Fragments of the pass being written (emit.h: emit_fragment()): */
   Out *vdecl, *vafter; /* vec: staging arrays of a pass, their pack stores */
@@ -720,18 +720,27 @@ static const char *take_expr(SEmit *e, Value *v, const int *map) {
  * t_may), and the one for the packs that cannot (all but one a row)
  * drops the compare and the select it feeds, two instructions an element
  * of cross-entropy's backward (`index(l, -1) == t`).  That took its
- * kernel time at 16384 x 32000 bf16 from 573 to 553 us on an H200
- * (bench/NOTES.md). */
+ * kernel time at 16384 x 32000 bf16 from 582 to 571 us on an H200, the
+ * same bits (bench/NOTES.md, issue 47).  Records the value for the
+ * pass's test (pack_test()); 0 where the compare stays one an element. */
 static int pack_tests_position(SEmit *e, Value *v, const char *value) {
   if ((v->bop != BIN_EQ && v->bop != BIN_NE) || !e->sk.vec || e->sk.cvec || row_runs(e) ||
       __builtin_popcount(e->sk.st->axes) != 1)
     return 0;
-  const char *test = arena_printf(e->sk.a, "tecc::pack_holds<VEC>(%s, t_r0)", value);
-  if (!e->pack_test)
-    e->pack_test = test;
-  else if (!strstr(e->pack_test, test))
-    e->pack_test = arena_printf(e->sk.a, "%s || %s", e->pack_test, test);
+  for (int i = 0; i < e->pack_values.len; i++)
+    if (strcmp(e->pack_values.items[i], value) == 0)
+      return 1;
+  vec_push(e->sk.a, &e->pack_values, (void *)value);
   return 1;
+}
+
+/* by_pack's test: may the pack hold any of the pass's compared values? */
+static const char *pack_test(SEmit *e) {
+  Buf b;
+  buf_init(&b, e->sk.a);
+  for (int i = 0; i < e->pack_values.len; i++)
+    buf_printf(&b, "%stecc::pack_holds<VEC>(%s, t_r0)", i ? " || " : "", (const char *)e->pack_values.items[i]);
+  return buf_cstr(&b);
 }
 
 /* A comparison of a position along the row with an i64 value of row
@@ -1098,8 +1107,8 @@ static void open_elements(SEmit *e, Out *o) {
   }
   if (e->ipre)
     emit_fragment(o, e->ipre);
-  if (e->pack_test) /* t_may: the pack may hold a position the elements compare (pack_tests_position()) */
-    open_block(o, "tecc::by_pack(%s, [&](auto t_may)", e->pack_test);
+  if (e->pack_values.len) /* t_may: the pack may hold a position the elements compare (pack_tests_position()) */
+    open_block(o, "tecc::by_pack(%s, [&](auto t_may)", pack_test(e));
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_j = 0; t_j < VEC; t_j++)");
   if (e->used_elem)
@@ -1118,7 +1127,7 @@ static void close_elements(SEmit *e, Out *o) {
   if (e->sk.cvec)
     close_block(o, "");
   close_block(o, "");
-  if (e->pack_test)
+  if (e->pack_values.len)
     close_block(o, ");");
   if (e->ipost)
     emit_fragment(o, e->ipost);
@@ -1144,7 +1153,7 @@ static void start_pass(SEmit *e) {
   e->ipost = new_out(e->sk.a);
   memset(e->used_red, 0, sizeof e->used_red);
   e->used_elem = e->used_r = e->past_end_ok = e->item_guards = 0;
-  e->pack_test = NULL;
+  e->pack_values.len = 0;
 }
 
 static void load_cached(SEmit *e, Out *o, int pass);
