@@ -902,6 +902,19 @@ static void emit_reuse_loop(GEmit *e, Out *o, const Out *decomp, const Out *pre,
   close_block(o, "");
 }
 
+/* Frees the names a body took since `mark` for the next body of the
+ * kernel (the scalar tail names its temporaries as the packed body did),
+ * keeping those of the parameters it added: they stay the kernel's, and
+ * a second value of the same name (a stored read of another `v3`) would
+ * have been given one of them again, a parameter declared twice, which
+ * nvcc refuses (a random program, seed 7700103: a full reduction whose
+ * epilogue reads a value its steps read under another node). */
+static void reuse_body_names(GEmit *e, int mark) {
+  nameset_truncate(&e->taken, mark);
+  for (int i = 0; i < e->params.len; i++)
+    nameset_add(&e->taken, ((const KParam *)e->params.items[i])->name);
+}
+
 /* Packed loop: VEC elements per thread and iteration through 16-byte
  * packs (when the host found every packed pointer aligned; else VEC is
  * 1), then a scalar loop over the tail. */
@@ -912,7 +925,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   Out *vbody = loop_body(e, 1);
   Out *pre = e->pre;
   int vbody_lin = e->lin_used;
-  nameset_truncate(&e->taken, ntaken); /* the scalar body reuses the names */
+  reuse_body_names(e, ntaken); /* the scalar body reuses the names */
   Out *sbody = loop_body(e, 0);
   Out *decomp = loop_decompose(e, "t_i", 0);
   if (reuse) /* the reuse loop splits every axis: rows must be whole packs (emit_loop_launch) */
@@ -1300,7 +1313,7 @@ static void emit_full_kernel(GEmit *e, Out *o) {
   int ntaken = nameset_mark(&e->taken);
   Out *vbody = step_body(e, &ri, 1, "t_acc[t_k]");
   int vbody_r = e->lin_used || e->arg_index_used;
-  nameset_truncate(&e->taken, ntaken); /* the tail reuses the names */
+  reuse_body_names(e, ntaken); /* the tail reuses the names */
   Out *sbody = step_body(e, &ri, 0, "t_acc[0]");
   e->epilogue = epilogue_body(e);
   check_pack_width(e, v);
