@@ -465,6 +465,7 @@ static int pos_leaf(void);
 static int pos_float(Val *out);
 static int pos_int(Val *out);
 static int pos_bool(Val *out);
+static Shape reduce_shape(Shape s, unsigned reduced);
 
 static Val float_leaf(void) {
   Val p;
@@ -756,7 +757,10 @@ static int pos_float(Val *out) {
 }
 
 /* A mask from positions: causal (index(X, a) > index(X, b)), periodic
- * (index % k == j), or a position against a size (index(X, a) < D // 2). */
+ * (index % k == j), a position against a size (index(X, a) < D // 2), or
+ * against X's argmax or argmin along the axis, mostly == or != (a one-hot
+ * of a value of the row, as cross-entropy's label: the stitch kernels
+ * test it once a pack, tecc::by_pack). */
 static int pos_bool(Val *out) {
   static const char *const cmp[] = {"==", "!=", "<", "<=", ">", ">="};
   int i = pick_ranked();
@@ -766,7 +770,7 @@ static int pos_bool(Val *out) {
   const char *op = cmp[rnd(6)];
   int a = pick_axis(x->sh);
   Val ix = index_of(x, a);
-  switch (rnd(3)) {
+  switch (rnd(4)) {
   case 0:
     if (x->sh.rank >= 2) {
       int b;
@@ -791,6 +795,15 @@ static int pos_bool(Val *out) {
     *out = mk(fmt("(%s %s %s)", ix.text, op, rhs), T_BOOL, ix.sh, 0, 1, 1);
     return 1;
   }
+  case 2:
+    if (((x->sh.full >> a) & 1) && x->exact && !x->weak && !no_reduce && x->dt != T_BOOL) {
+      Val am = mk(fmt("%s(%s, %d)", chance(50) ? "argmax" : "argmin", x->text, -(a + 1)), T_I64,
+                  reduce_shape(x->sh, 1u << a), 0, axis_size_bound(a) - 1, 1);
+      const char *eq = chance(70) ? (chance(70) ? "==" : "!=") : op;
+      *out = mk(fmt("(%s %s %s)", ix.text, eq, am.text), T_BOOL, bcast(ix.sh, am.sh), 0, 1, 1);
+      return 1;
+    }
+    break;
   default:
     break;
   }
