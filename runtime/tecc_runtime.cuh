@@ -774,6 +774,34 @@ template <typename T> __device__ __forceinline__ T silu(T x) {
 template <typename T> __device__ __forceinline__ T gelu(T x) {
   return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
 }
+/* gelu in f32 through erfc, which needs no branch and no cancellation:
+ * with t = |x| / sqrt(2), 1 + erf(x / sqrt(2)) is erfc(t) for x < 0 and
+ * 2 - erfc(t) otherwise, so gelu(x) = x (1 - h) or x h, h = erfc(t) / 2.
+ * erfc(t) = tau e^(P(tau) - t^2) with tau = 1 / (1 + 0.3 t), P a degree-7
+ * polynomial fitted to log(erfc(t) / tau) + t^2 over t in [0, 5.6]
+ * (relative error 1.4e-7); Q below is (P - ln 2) log2 e, so that one ex2
+ * gives h.  CUDA's erff runs two polynomials and an exp in every warp whose
+ * x fall on both sides of its branch; this is one rcp, one ex2 and 12 FMAs,
+ * and gelu of a bf16 row was bound by the issue rate (bench/NOTES.md,
+ * issue 48).  Every float against float64 (tests/runtime/activations.sh):
+ * within a 25th of abi.md's f32 tolerance, and in relative terms far
+ * closer than 1 + erff below -3, where that sum cancels. */
+__device__ __forceinline__ float gelu(float x) {
+  const float t = ::fabsf(x) * 0.70710678118654752440f;
+  float tau, h;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(tau) : "f"(::fmaf(t, 0.3f, 1.0f)));
+  float q = 0.7594989538f;
+  q = ::fmaf(q, tau, -3.1328520775f);
+  q = ::fmaf(q, tau, 4.7101550102f);
+  q = ::fmaf(q, tau, -3.5936391354f);
+  q = ::fmaf(q, tau, 2.1622292995f);
+  q = ::fmaf(q, tau, 0.1386964321f);
+  q = ::fmaf(q, tau, 1.5240288973f);
+  q = ::fmaf(q, tau, -3.5681171417f);
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(h) : "f"(::fmaf(t * -1.4426950408889634f, t, q)));
+  h *= tau;
+  return x * (x > 0.0f ? 1.0f - h : h);
+}
 template <typename T> __device__ __forceinline__ T gelu_tanh(T x) {
   const T k = T(0.79788456080286535588); /* sqrt(2/pi) */
   return T(0.5) * x * (T(1) + tanh(k * (x + T(0.044715) * x * x * x)));

@@ -2,7 +2,7 @@
 # own with nvcc (host.sh and trig.sh on the host; runtime.sh and f8.sh on
 # a GPU): skips the test file without nvcc (and, after need_gpu, without
 # a GPU), makes $dir, a work directory removed on exit, and gives
-# `run_cu NAME [NVCC FLAGS]`, which builds tests/runtime/NAME.cu and runs
+# native_arch (below) and `run_cu NAME [NVCC FLAGS]`, which builds tests/runtime/NAME.cu and runs
 # it (its TAP), or says in TAP that it does not compile.
 : "${top_srcdir:=.}"
 if [ -z "$NVCC" ]; then
@@ -17,6 +17,15 @@ need_gpu() {
 }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/tecc-rt.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
+# native_arch: prints -arch=native where this nvcc takes it (a probe, so
+# that an error in the test itself is not retried for the default
+# architecture), else nothing
+native_arch() {
+  printf '__global__ void k(void) {}\n' > "$dir/probe.cu"
+  if "$NVCC" -arch=native -c -o "$dir/probe.o" "$dir/probe.cu" > /dev/null 2>&1; then
+    echo -arch=native
+  fi
+}
 run_cu() {
   name=$1
   shift

@@ -6,11 +6,4 @@
 # nvcc or without a GPU.
 . "${top_srcdir:-.}/tests/runtime/cu_test.sh"
 need_gpu
-# -arch=native where this nvcc takes it (a probe, so that an error in the
-# test itself is not retried for the default architecture)
-arch=
-printf '__global__ void k(void) {}\n' > "$dir/probe.cu"
-if "$NVCC" -arch=native -c -o "$dir/probe.o" "$dir/probe.cu" > /dev/null 2>&1; then
-  arch=-arch=native
-fi
-run_cu f8_test $arch
+run_cu f8_test $(native_arch)
