@@ -768,6 +768,17 @@ __device__ __forceinline__ double copysign(double a, double b) { return ::copysi
 template <typename T> __device__ __forceinline__ T sigmoid(T x) {
   return T(1) / (T(1) + exp(-x));
 }
+/* In f32 the reciprocal by the SFU (rcp.approx, within 1 ulp) where the
+ * division rounds correctly through a Newton step and a check for its slow
+ * path: 1 + e^-x is at least 1 (or inf: 0, or NaN). */
+__device__ __forceinline__ float rcp_approx(float d) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+  return r;
+}
+__device__ __forceinline__ float sigmoid(float x) {
+  return rcp_approx(1.0f + exp(-x));
+}
 template <typename T> __device__ __forceinline__ T silu(T x) {
   return x * sigmoid(x);
 }
@@ -781,15 +792,14 @@ template <typename T> __device__ __forceinline__ T gelu(T x) {
  * polynomial fitted to log(erfc(t) / tau) + t^2 over t in [0, 5.6]
  * (relative error 1.4e-7); Q below is (P - ln 2) log2 e, so that one ex2
  * gives h.  CUDA's erff runs two polynomials and an exp in every warp whose
- * x fall on both sides of its branch; this is one rcp, one ex2 and 12 FMAs,
+ * x fall on both sides of its branch; this is one rcp, one ex2 and 11 FMAs,
  * and gelu of a bf16 row was bound by the issue rate (bench/NOTES.md,
  * issue 48).  Every float against float64 (tests/runtime/activations.sh):
  * within a 25th of abi.md's f32 tolerance, and in relative terms far
  * closer than 1 + erff below -3, where that sum cancels. */
 __device__ __forceinline__ float gelu(float x) {
-  const float t = ::fabsf(x) * 0.70710678118654752440f;
   float tau, h;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(tau) : "f"(::fmaf(t, 0.3f, 1.0f)));
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(tau) : "f"(::fmaf(::fabsf(x), 0.21213203436f, 1.0f))); /* 0.3 t */
   float q = 0.7594989538f;
   q = ::fmaf(q, tau, -3.1328520775f);
   q = ::fmaf(q, tau, 4.7101550102f);
@@ -798,13 +808,23 @@ __device__ __forceinline__ float gelu(float x) {
   q = ::fmaf(q, tau, 0.1386964321f);
   q = ::fmaf(q, tau, 1.5240288973f);
   q = ::fmaf(q, tau, -3.5681171417f);
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(h) : "f"(::fmaf(t * -1.4426950408889634f, t, q)));
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(h) : "f"(::fmaf(x * -0.72134752044f, x, q))); /* q - t^2 log2 e */
   h *= tau;
   return x * (x > 0.0f ? 1.0f - h : h);
 }
 template <typename T> __device__ __forceinline__ T gelu_tanh(T x) {
   const T k = T(0.79788456080286535588); /* sqrt(2/pi) */
   return T(0.5) * x * (T(1) + tanh(k * (x + T(0.044715) * x * x * x)));
+}
+/* In f32 as x sigmoid(2y), y = k (x + 0.044715 x^3): 1 + tanh(y) is
+ * 2 / (1 + e^-2y), so gelu_tanh(x) = x / (1 + 2^(x (c1 + c2 x^2))), four
+ * FMAs, an ex2 and an rcp where tanhf branches on |y| and 1 + tanh(y)
+ * cancels for y < -3.  tests/runtime/activations.sh: every float. */
+__device__ __forceinline__ float gelu_tanh(float x) {
+  /* c1 = -2 k log2 e, c2 = 0.044715 c1 */
+  float e;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(x * ::fmaf(x * x, -0.10294324f, -2.3022082f)));
+  return x * rcp_approx(1.0f + e);
 }
 /* log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|). */
 template <typename T> __device__ __forceinline__ T softplus(T x) {

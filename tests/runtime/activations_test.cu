@@ -1,5 +1,5 @@
 // activations_test.cu — GPU tests of the runtime's f32 activations (TAP):
-// every float through tecc::gelu (and the others below) against the same
+// every float through tecc::gelu, sigmoid, silu and gelu_tanh against the same
 // function in float64, by abi.md section 6's f32 tolerance, |out - ref| <=
 // 1e-6 + 1e-5 |ref|.  The test asks for a quarter of that bound, so that a
 // worse approximation fails here before a program's check could notice;
@@ -21,6 +21,26 @@ struct Gelu {
   static const char *name() { return "gelu"; }
   __device__ static float f32(float x) { return tecc::gelu(x); }
   __device__ static double f64(double x) { return 0.5 * x * erfc(-x * 0.70710678118654752440); }
+};
+
+struct Sigmoid {
+  static const char *name() { return "sigmoid"; }
+  __device__ static float f32(float x) { return tecc::sigmoid(x); }
+  __device__ static double f64(double x) { return 1.0 / (1.0 + exp(-x)); }
+};
+
+struct Silu {
+  static const char *name() { return "silu"; }
+  __device__ static float f32(float x) { return tecc::silu(x); }
+  __device__ static double f64(double x) { return x / (1.0 + exp(-x)); }
+};
+
+struct GeluTanh {
+  static const char *name() { return "gelu_tanh"; }
+  __device__ static float f32(float x) { return tecc::gelu_tanh(x); }
+  __device__ static double f64(double x) {
+    return 0.5 * x * (1.0 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+  }
 };
 
 // What one pass over the floats found: the worst ratio of error to the
@@ -116,7 +136,10 @@ int main(void) {
     printf("1..0 # SKIP no CUDA device\n");
     return 0;
   }
-  printf("1..4\n");
+  printf("1..16\n");
   every_float<Gelu>();
+  every_float<Sigmoid>();
+  every_float<Silu>();
+  every_float<GeluTanh>();
   return g_failed ? 1 : 0;
 }
