@@ -1021,6 +1021,24 @@ static int loads_early(const SEmit *e, const Cached *c) {
   return e->sk.reg && stitch_any_variant(e->sk.sched, offsetof(Variant, early)) && stitch_takes_packs(&e->sk) && c->row && strcmp(c->row, "0") == 0;
 }
 
+static const PlanKernel *plan_kernel(const SEmit *e);
+
+/* An operand of a row of its own for each row (a mask [S, S] under
+ * [B, S, S]) that two passes of the register kernel or more read along
+ * the row: its packs held with the row (t_h<i>, load_along()) where the
+ * thread's held elements leave room (t_hold_along), not loaded again from
+ * cache by each pass.  Masked softmax reads its mask in three passes: the
+ * mask held took it from 169.4 to 148.8 us in bf16 at 32 x 2048 x 2048
+ * and 306.0 to 279.5 in f32 (H200, bench/NOTES.md, issue 48).  Operands
+ * of one row for all (a norm's w) stay in L1: loads_early(). */
+static int holds_along(const SEmit *e, const Cached *c) {
+  if (!e->sk.reg || !e->sk.vec || e->sk.cvec || e->sk.rows || !c->row || strcmp(c->row, "0") == 0 ||
+      !stitch_takes_packs(&e->sk))
+    return 0;
+  uint32_t m = plan_kernel(e)->along_in[c->v->id];
+  return (m & (m - 1)) != 0;
+}
+
 /* The aligned pack of broadcast operand c at the thread's item t_r0. */
 static const char *operand_pack(SEmit *e, const Cached *c) {
   const char *st = cu_storage_ctype(c->v->dtype);
@@ -1053,8 +1071,10 @@ static void load_item_packs(SEmit *e, Out *o) {
     else
       emit(o, "%s %s[VEC];", cu_compute_ctype(c->v->dtype), c->name);
     open_block(o, "if (t_packs)");
-    emit(o, "const tecc::Pack<%s, VEC> t_q%d = %s%s;", st, i,
-         loads_early(e, c) ? arena_printf(e->sk.a, "EARLY ? t_e%d[t_k] : ", i) : "", operand_pack(e, c));
+    const char *held = loads_early(e, c)    ? arena_printf(e->sk.a, "EARLY ? t_e%d[t_k] : ", i)
+                       : holds_along(e, c) ? arena_printf(e->sk.a, "t_hold_along ? t_h%d[t_k] : ", i)
+                                           : "";
+    emit(o, "const tecc::Pack<%s, VEC> t_q%d = %s%s;", st, i, held, operand_pack(e, c));
     item_pack_words(e, o, c, i);
     /* 16-bit values (a norm's w or b, a mask; 8-bit ones at VEC 16) in
      * a row that is not whole packs: aligned words and a shift
@@ -2902,6 +2922,45 @@ static void load_early(SEmit *e, Out *o) {
   close_block(o, "");
 }
 
+/* The packs of the operands holds_along() takes, with the row, where
+ * every held element of the thread fits in 128 bytes: 32 registers (a
+ * row's ITEMS 4 instances; those of ITEMS 8 spilled 152-192 bytes so). */
+static void load_along(SEmit *e, Out *o) {
+  int bytes = 0, any = 0;
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (holds_along(e, c)) {
+      bytes += dtype_size(c->v->dtype);
+      any = 1;
+    } else if (loaded_in(c, 0)) {
+      bytes += element_bytes(c);
+    }
+  }
+  if (!any)
+    return;
+  emit(o, "constexpr bool t_hold_along = t_packs && ITEMS * VEC * %d <= 128; /* the along operands' packs held too */",
+       bytes);
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (holds_along(e, c))
+      emit(o, "tecc::Pack<%s, VEC> t_h%d[t_hold_along ? ITEMS : 1]; /* %s's packs, read by several passes */",
+           cu_storage_ctype(c->v->dtype), i, c->ptr);
+  }
+  open_block(o, "if (t_hold_along)");
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
+  emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
+  open_block(o, "if (%s && %s)", row_live_operand(e), item_in(e));
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (holds_along(e, c))
+      emit(o, "t_h%d[t_k] = %s;", i, operand_pack(e, c));
+  }
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
 /* ---- the kernel: its passes, signature and row loop ------------------------- */
 
 /* The passes of the kernel being written (its plan's). */
@@ -3130,6 +3189,7 @@ static void row_body(SEmit *e, Out *o) {
   if (e->sk.reg)
     load_thread_rows(e, o);
   load_early(e, o);
+  load_along(e, o);
   emit_fragment(o, e->keep_decls);
   emit_fragment(o, passes);
 }

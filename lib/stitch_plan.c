@@ -109,6 +109,7 @@ int stitch_row_contiguous(const Group *g, const Shape *s, const int *map) {
  * kept axes it is indexed by.  One row of it for every row of the domain
  * (a mask [S, S] under [B, S, S]) moves its bytes again, from cache. */
 static void read_along_row(Walk *w, const Value *v, const int *map) {
+  w->kernel->along_in[v->id] |= 1u << (w->ipass & 31);
   if (!w->sp)
     return;
   uint32_t kept = 0;
@@ -232,6 +233,7 @@ static Walk new_walk(Arena *a, const KernelPlan *kp, const Group *g, PlanKernel 
   w.kept = ARENA_ARRAY(a, char, n);
   w.kept_read = ARENA_ARRAY(a, char, n);
   k->read_in = ARENA_ARRAY(a, uint32_t, n);
+  k->along_in = ARENA_ARRAY(a, uint32_t, n);
   for (int i = 0; i < k->npasses; i++) {
     k->passes[i].reads.len = 0;
     k->passes[i].computed.len = 0;

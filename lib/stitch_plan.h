@@ -55,6 +55,7 @@ typedef struct PlanKernel {
   PlanPass *passes;
   int npasses;
   uint32_t *read_in; /* by value id: the passes (bit i: passes[i]) that read it over the whole domain */
+  uint32_t *along_in; /* by value id: the passes that read it along the row, not over the whole domain */
 } PlanKernel;
 
 typedef struct StitchPlan {

@@ -21,7 +21,8 @@
 # one that writes along the row does not, and a stream kernel streams its
 # last read of a row and its outputs; softmax's sum of exp shares its
 # max's pass (online, rescaled as the max grows); a norm's w and an
-# attention mask are loaded a pack per item; the warp variant's
+# attention mask are loaded a pack per item (the mask's held with the row
+# in the register kernel); the warp variant's
 # instances take the lanes of a row as a template parameter (LANES); the
 # WHOLE instances drop the row and item guards; 16-bit rows that are not
 # whole packs move through the aligned chunks they span; an output along
@@ -50,7 +51,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 223
+plan 228
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -200,6 +201,14 @@ is "$(kernel_text tecc_softmax_col_f32_g0_stream | grep -c 't_c0\[t_k \* VEC + t
 ok "rmsnorm bf16: w loaded a pack per item" sh -c "grep -q 't_q[0-9]* = \*reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(w + t_r0);' '$work/s.cu'"
 ok "masked softmax bf16: the mask's row at its row offset" sh -c "grep -q 'reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(m + (t_d1) \* t_red + t_r0);' '$work/s.cu'"
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'm\[(t_d1) \* N + t_d2\]')" 0 "masked softmax bf16: no element-by-element mask loads"
+# A mask of a row of its own for each row, read by three passes of the
+# register kernel, held with the row where a thread's elements take 128
+# bytes or fewer (emit_stitch.c, holds_along()); a norm's w is not.
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 't_h1\[t_k\] = \*reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(m + (t_d1) \* t_red + t_r0);')" 1 "masked softmax bf16 registers: the mask's packs loaded once, with the row"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 't_hold_along ? t_h1\[t_k\] : \*reinterpret_cast')" 3 "masked softmax bf16 registers: each of the three passes reads the held packs"
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'constexpr bool t_hold_along = t_packs && ITEMS \* VEC \* 4 <= 128;')" 1 "masked softmax bf16 registers: held where s and m take 128 bytes a thread"
+is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 't_hold')" 0 "masked softmax bf16 stream: nothing held"
+is "$(kernel_text tecc_rmsnorm_bf16_g0_reg | grep -c 't_hold')" 0 "rmsnorm bf16 registers: w (one row for all rows) not held"
 is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'reinterpret_cast<const tecc::Pack<uint16_t, VEC> \*>(x + t_r0 \* t_outer + t_o0)')" 1 "softmax bf16 columns: a pack of a row's VEC columns per item"
 is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'tecc::column_allreduce_vec(t_acc[0-9]*, ')" 2 "softmax bf16 columns: each level all-reduces VEC columns at once"
 is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'reinterpret_cast<tecc::Pack<uint16_t, VEC> \*>(y + t_r0 \* t_outer + t_o0) = t_s_y')" 1 "softmax bf16 columns: y stored a pack per item"
