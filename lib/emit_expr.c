@@ -262,6 +262,8 @@ static const char *unary_kind(UnaryOp op) {
     return "N";
   if (op == UN_NOT)
     return "!";
+  if (op == UN_NORMCDF)
+    return "F";
   return kinds[op];
 }
 

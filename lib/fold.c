@@ -145,6 +145,7 @@ static double float_unary(UnaryOp op, double x) {
   case UN_COSH: return cosh(x);
   case UN_TANH: return tanh(x);
   case UN_ERF: return erf(x);
+  case UN_NORMCDF: return 0.5 * erfc(-x / sqrt(2.0));
   case UN_SIGMOID: return sigmoid(x);
   case UN_RELU: return frelu(x);
   case UN_GELU: return 0.5 * x * (1.0 + erf(x * 0.7071067811865476));

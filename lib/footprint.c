@@ -61,7 +61,7 @@ int footprint_slow_math(const Value *v) {
     return 0;
   switch (v->uop) {
   case UN_SIN: case UN_COS: case UN_TAN: case UN_ASIN: case UN_ACOS: case UN_ATAN:
-  case UN_SINH: case UN_COSH: case UN_TANH: case UN_ERF: case UN_GELU: case UN_GELU_TANH:
+  case UN_SINH: case UN_COSH: case UN_TANH: case UN_ERF: case UN_GELU: case UN_GELU_TANH: case UN_NORMCDF:
   case UN_EXPM1: case UN_LOG1P: case UN_SOFTPLUS:
     return 1;
   default:

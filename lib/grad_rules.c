@@ -200,17 +200,28 @@ static void d_relu(Grad *g, const Value *v, Value *dv) {
   grad_push(g, v, 0, except(g, cmp(g, BIN_LE, y, k(g, y, 0)), dv));
 }
 
-/* 0.5 * (1 + erf(a / sqrt(2))): gelu(a) = a * cdf(a) */
+/* 0.5 * (1 + erf(a / sqrt(2))): gelu(a) = a * cdf(a).  An operation of
+ * its own (UN_NORMCDF), which the runtime computes in f32 as it does gelu,
+ * through erfc without a branch (runtime/tecc_runtime.cuh): as 1 + erf,
+ * CUDA's erff took bias_gelu bf16's backward past the copy's rate. */
 static Value *gelu_cdf(Grad *g, Value *a) {
-  return mulk(g, addk(g, fn(g, UN_ERF, mulk(g, a, M_SQRT1_2)), 1), 0.5);
+  return fn(g, UN_NORMCDF, a);
+}
+
+/* exp(-a^2 / 2) / sqrt(2 pi) */
+static Value *normal_pdf(Grad *g, Value *a) {
+  return mulk(g, fn(g, UN_EXP, mulk(g, square(g, a), -0.5)), M_2_SQRTPI * M_SQRT1_2 * 0.5);
 }
 
 /* cdf(a) + a * pdf(a) */
 static void d_gelu(Grad *g, const Value *v, Value *dv) {
   Value *a = arg(g, v, 0);
-  Value *pdf = mulk(g, fn(g, UN_EXP, mulk(g, square(g, a), -0.5)),
-                    M_2_SQRTPI * M_SQRT1_2 * 0.5);
-  chain(g, v, dv, add(g, gelu_cdf(g, a), mul(g, a, pdf)));
+  chain(g, v, dv, add(g, gelu_cdf(g, a), mul(g, a, normal_pdf(g, a))));
+}
+
+/* a gradient's gradient (grad of a gradient kernel): pdf(a) */
+static void d_normcdf(Grad *g, const Value *v, Value *dv) {
+  chain(g, v, dv, normal_pdf(g, arg(g, v, 0)));
 }
 
 static const double gelu_tanh_kappa = 0.044715, gelu_tanh_beta = M_SQRT2 * M_2_SQRTPI * 0.5; /* sqrt(2 / pi) */
@@ -568,6 +579,7 @@ static Rule *const unary_rules[UN_COUNT] = {
     [UN_NEG] = d_neg,
     [UN_NOT] = d_none,
     [UN_DETACH] = d_none,
+    [UN_NORMCDF] = d_normcdf,
 };
 
 static Rule *const binary_rules[BIN_COUNT] = {

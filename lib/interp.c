@@ -258,6 +258,7 @@ static double unary_float(UnaryOp op, double x) {
   case UN_SIGMOID: return sigmoid(x);
   case UN_RELU: return isnan(x) ? x : x > 0 ? x : 0.0;
   case UN_GELU: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+  case UN_NORMCDF: return 0.5 * erfc(-x / sqrt(2.0));
   case UN_GELU_TANH:
     return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
   case UN_SILU: return x * sigmoid(x);
@@ -469,6 +470,7 @@ static double unary_slope(UnaryOp op, double x, double f) {
   case UN_TANH: return 1 - f * f;
   case UN_ERF: return two_over_sqrt_pi * exp(-x * x);
   case UN_SIGMOID: return f * (1 - f);
+  case UN_NORMCDF: return inv_sqrt_2pi * exp(-0.5 * x * x);
   case UN_GELU:
     return fabs(0.5 * (1 + erf(x / sqrt(2.0))) + x * inv_sqrt_2pi * exp(-0.5 * x * x));
   case UN_GELU_TANH: {

@@ -22,6 +22,7 @@ static const char *const unary_names[UN_COUNT] = {
     [UN_NEG] = "-",
     [UN_NOT] = "not",
     [UN_DETACH] = "detach",
+    [UN_NORMCDF] = "normcdf",
 };
 
 static const char *const binary_names[BIN_COUNT] = {

@@ -117,6 +117,8 @@ typedef enum UnaryOp {
   UN_NOT,    /* not */
   UN_DETACH, /* detach(x): x, through which no gradient flows; only in the
                 IR between lowering and the grad pass, which removes it */
+  UN_NORMCDF, /* (1 + erf(x / sqrt(2))) / 2: gelu's cdf, which only the grad
+                 pass writes (gelu's gradient and a recomputed gelu) */
   UN_COUNT
 } UnaryOp;
 

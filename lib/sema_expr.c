@@ -460,6 +460,7 @@ static UnaryKind unary_kind(UnaryOp op) {
       [UN_NEG] = UK_K,
       [UN_NOT] = UK_K,
       [UN_DETACH] = UK_K,
+      [UN_NORMCDF] = UK_F,
   };
   return kinds[op];
 }

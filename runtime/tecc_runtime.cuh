@@ -764,7 +764,7 @@ __device__ __forceinline__ double fmod(double a, double b) { return ::fmod(a, b)
 __device__ __forceinline__ float copysign(float a, float b) { return ::copysignf(a, b); }
 __device__ __forceinline__ double copysign(double a, double b) { return ::copysign(a, b); }
 
-/* @piece sigmoid silu gelu gelu_tanh softplus @needs exp erf tanh log1p fabs */
+/* @piece sigmoid silu normcdf gelu gelu_tanh softplus @needs exp erf tanh log1p fabs */
 template <typename T> __device__ __forceinline__ T sigmoid(T x) {
   return T(1) / (T(1) + exp(-x));
 }
@@ -785,9 +785,15 @@ template <typename T> __device__ __forceinline__ T silu(T x) {
 template <typename T> __device__ __forceinline__ T gelu(T x) {
   return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
 }
-/* gelu in f32 through erfc, which needs no branch and no cancellation:
- * with t = |x| / sqrt(2), 1 + erf(x / sqrt(2)) is erfc(t) for x < 0 and
- * 2 - erfc(t) otherwise, so gelu(x) = x (1 - h) or x h, h = erfc(t) / 2.
+/* normcdf(x) = (1 + erf(x / sqrt(2))) / 2, the normal distribution's cdf:
+ * gelu(x) = x normcdf(x), and gelu's gradient is normcdf(x) + x pdf(x)
+ * (lib/grad_rules.c; normcdf is an operation only the grad pass writes). */
+template <typename T> __device__ __forceinline__ T normcdf(T x) {
+  return T(0.5) * ::erfc(x * T(-0.70710678118654752440));
+}
+/* In f32 through erfc, which needs no branch and no cancellation: with
+ * t = |x| / sqrt(2), 1 + erf(x / sqrt(2)) is erfc(t) for x < 0 and
+ * 2 - erfc(t) otherwise, so normcdf(x) = 1 - h or h, h = erfc(t) / 2.
  * erfc(t) = tau e^(P(tau) - t^2) with tau = 1 / (1 + 0.3 t), P a degree-7
  * polynomial fitted to log(erfc(t) / tau) + t^2 over t in [0, 5.6]
  * (relative error 1.4e-7); Q below is (P - ln 2) log2 e, so that one ex2
@@ -795,9 +801,9 @@ template <typename T> __device__ __forceinline__ T gelu(T x) {
  * x fall on both sides of its branch; this is one rcp, one ex2 and 11 FMAs,
  * and gelu of a bf16 row was bound by the issue rate (bench/NOTES.md,
  * issue 48).  Every float against float64 (tests/runtime/activations.sh):
- * within a 25th of abi.md's f32 tolerance, and in relative terms far
+ * gelu within a 20th of abi.md's f32 tolerance, and in relative terms far
  * closer than 1 + erff below -3, where that sum cancels. */
-__device__ __forceinline__ float gelu(float x) {
+__device__ __forceinline__ float normcdf(float x) {
   float tau, h;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(tau) : "f"(::fmaf(::fabsf(x), 0.21213203436f, 1.0f))); /* 0.3 t */
   float q = 0.7594989538f;
@@ -810,7 +816,10 @@ __device__ __forceinline__ float gelu(float x) {
   q = ::fmaf(q, tau, -3.5681171417f);
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(h) : "f"(::fmaf(x * -0.72134752044f, x, q))); /* q - t^2 log2 e */
   h *= tau;
-  return x * (x > 0.0f ? 1.0f - h : h);
+  return x > 0.0f ? 1.0f - h : h;
+}
+__device__ __forceinline__ float gelu(float x) {
+  return x * normcdf(x);
 }
 template <typename T> __device__ __forceinline__ T gelu_tanh(T x) {
   const T k = T(0.79788456080286535588); /* sqrt(2/pi) */

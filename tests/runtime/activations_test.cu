@@ -1,5 +1,6 @@
 // activations_test.cu — GPU tests of the runtime's f32 activations (TAP):
-// every float through tecc::gelu, sigmoid, silu and gelu_tanh against the same
+// every float through tecc::gelu, normcdf (gelu's gradient), sigmoid, silu and
+// gelu_tanh against the same
 // function in float64, by abi.md section 6's f32 tolerance, |out - ref| <=
 // 1e-6 + 1e-5 |ref|.  The test asks for a quarter of that bound, so that a
 // worse approximation fails here before a program's check could notice;
@@ -21,6 +22,12 @@ struct Gelu {
   static const char *name() { return "gelu"; }
   __device__ static float f32(float x) { return tecc::gelu(x); }
   __device__ static double f64(double x) { return 0.5 * x * erfc(-x * 0.70710678118654752440); }
+};
+
+struct NormCdf {
+  static const char *name() { return "normcdf"; }
+  __device__ static float f32(float x) { return tecc::normcdf(x); }
+  __device__ static double f64(double x) { return 0.5 * erfc(-x * 0.70710678118654752440); }
 };
 
 struct Sigmoid {
@@ -136,8 +143,9 @@ int main(void) {
     printf("1..0 # SKIP no CUDA device\n");
     return 0;
   }
-  printf("1..16\n");
+  printf("1..20\n");
   every_float<Gelu>();
+  every_float<NormCdf>();
   every_float<Sigmoid>();
   every_float<Silu>();
   every_float<GeluTanh>();
