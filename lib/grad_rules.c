@@ -202,8 +202,9 @@ static void d_relu(Grad *g, const Value *v, Value *dv) {
 
 /* 0.5 * (1 + erf(a / sqrt(2))): gelu(a) = a * cdf(a).  An operation of
  * its own (UN_NORMCDF), which the runtime computes in f32 as it does gelu,
- * through erfc without a branch (runtime/tecc_runtime.cuh): as 1 + erf,
- * CUDA's erff took bias_gelu bf16's backward past the copy's rate. */
+ * through erfc without a branch (runtime/tecc_runtime.cuh): written as
+ * 1 + erf, CUDA's erff (two branches) held bias_gelu bf16's backward to
+ * 1.59x the time of its bytes (bench/NOTES.md, issue 48). */
 static Value *gelu_cdf(Grad *g, Value *a) {
   return fn(g, UN_NORMCDF, a);
 }
