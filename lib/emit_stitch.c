@@ -2897,6 +2897,26 @@ static void load_thread_rows(SEmit *e, Out *o) {
   close_block(o, "");
 }
 
+/* Where `when` holds, the thread's packs of the operands `takes` picks
+ * into their arrays `array`<i>[t_k], the items inside the row (and where
+ * `item_in` also holds). */
+static void load_operand_packs(SEmit *e, Out *o, int (*takes)(const SEmit *, const Cached *), const char *array,
+                               const char *when, const char *item_in) {
+  open_block(o, "if (%s)", when);
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
+  emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
+  open_block(o, "if (%s)", item_in);
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (takes(e, c))
+      emit(o, "%s%d[t_k] = %s;", array, i, operand_pack(e, c));
+  }
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
 /* EARLY: the packs of the row operands (loads_early()) with the row. */
 static void load_early(SEmit *e, Out *o) {
   if (!stitch_early_kernel(&e->sk))
@@ -2907,19 +2927,7 @@ static void load_early(SEmit *e, Out *o) {
       emit(o, "tecc::Pack<%s, VEC> t_e%d[ITEMS]; /* EARLY: %s's packs, before the row's reductions */",
            cu_storage_ctype(c->v->dtype), i, c->ptr);
   }
-  open_block(o, "if (EARLY && t_packs)");
-  emit(o, "#pragma unroll");
-  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
-  emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
-  open_block(o, "if (%s)", item_in(e));
-  for (int i = 0; i < e->cached.len; i++) {
-    const Cached *c = e->cached.items[i];
-    if (loads_early(e, c))
-      emit(o, "t_e%d[t_k] = %s;", i, operand_pack(e, c));
-  }
-  close_block(o, "");
-  close_block(o, "");
-  close_block(o, "");
+  load_operand_packs(e, o, loads_early, "t_e", "EARLY && t_packs", item_in(e));
 }
 
 /* The packs of the operands holds_along() takes, with the row, where
@@ -2946,19 +2954,8 @@ static void load_along(SEmit *e, Out *o) {
       emit(o, "tecc::Pack<%s, VEC> t_h%d[t_hold_along ? ITEMS : 1]; /* %s's packs, read by several passes */",
            cu_storage_ctype(c->v->dtype), i, c->ptr);
   }
-  open_block(o, "if (t_hold_along)");
-  emit(o, "#pragma unroll");
-  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
-  emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
-  open_block(o, "if (%s && %s)", row_live_operand(e), item_in(e));
-  for (int i = 0; i < e->cached.len; i++) {
-    const Cached *c = e->cached.items[i];
-    if (holds_along(e, c))
-      emit(o, "t_h%d[t_k] = %s;", i, operand_pack(e, c));
-  }
-  close_block(o, "");
-  close_block(o, "");
-  close_block(o, "");
+  load_operand_packs(e, o, holds_along, "t_h", "t_hold_along",
+                     arena_printf(e->sk.a, "%s && %s", row_live_operand(e), item_in(e)));
 }
 
 /* ---- the kernel: its passes, signature and row loop ------------------------- */
