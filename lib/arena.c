@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 typedef struct Chunk {
   struct Chunk *next;
@@ -14,25 +17,53 @@ typedef struct Chunk {
 
 struct Arena {
   Chunk *head;
+  size_t total; /* the bytes of its chunks */
 };
 
-enum { CHUNK_MIN = 64 * 1024 };
+enum { CHUNK_MIN = 64 * 1024, HUGE_PAGE = 2 * 1024 * 1024, CHUNK_MAX = 16 * 1024 * 1024 };
 
-static Chunk *chunk_new(size_t size) {
-  Chunk *c = malloc(sizeof(Chunk) + size);
-  if (!c)
+/* A chunk of at least `size` bytes of data.  From 2 MiB on, whole 2 MiB
+ * pages, aligned, which Linux may back with huge pages (madvise): the
+ * front end of a program of 10,000 statements (tests/perf_frontend.sh)
+ * took 78 MB in 19,000 faults of 4 KiB pages, half its CPU time in the
+ * kernel. */
+static Chunk *chunk_new(Arena *a, size_t size) {
+  size_t bytes = sizeof(Chunk) + size;
+  void *p = NULL;
+  if (bytes >= HUGE_PAGE) {
+    bytes = (bytes + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+      p = NULL;
+#ifdef MADV_HUGEPAGE
+    if (p)
+      madvise(p, bytes, MADV_HUGEPAGE); /* advice: nothing to do where it is refused */
+#endif
+  } else {
+    p = malloc(bytes);
+  }
+  if (!p)
     internal_error("out of memory (%zu bytes)", size);
+  Chunk *c = p;
   c->next = NULL;
   c->used = 0;
-  c->size = size;
+  c->size = bytes - sizeof(Chunk);
+  a->total += bytes;
   return c;
+}
+
+/* The data bytes of the arena's next chunk: as many as it holds already
+ * (so a large compilation takes few chunks), from CHUNK_MIN to CHUNK_MAX. */
+static size_t next_chunk_size(const Arena *a) {
+  size_t grow = a->total < CHUNK_MIN ? CHUNK_MIN : a->total > CHUNK_MAX ? CHUNK_MAX : a->total;
+  return grow - sizeof(Chunk);
 }
 
 Arena *arena_new(void) {
   Arena *a = malloc(sizeof *a);
   if (!a)
     internal_error("out of memory");
-  a->head = chunk_new(CHUNK_MIN);
+  a->total = 0;
+  a->head = chunk_new(a, CHUNK_MIN - sizeof(Chunk));
   return a;
 }
 
@@ -55,8 +86,9 @@ void *arena_alloc(Arena *a, size_t size) {
   if (c->size - c->used < size) {
     /* A big request gets a chunk of its own behind the current one, so
      * the space left in the current chunk is not wasted. */
-    Chunk *fresh = chunk_new(size > CHUNK_MIN ? size : CHUNK_MIN);
-    if (size > CHUNK_MIN) {
+    const size_t grow = next_chunk_size(a);
+    Chunk *fresh = chunk_new(a, size > grow ? size : grow);
+    if (size > grow) {
       fresh->next = c->next;
       c->next = fresh;
       c = fresh;
