@@ -285,11 +285,12 @@ __device__ __forceinline__ uint8_t f64_to_f8e5m2(double d) { return f32_to_f8e5m
  * to 0 (an absolute error below 1.2e-38).  Softmax, logsumexp and card
  * rows in bf16 gained 1 to 7 points of copy bandwidth on an H100
  * (bench/NOTES.md, issue 12). */
-__device__ __forceinline__ float exp(float x) {
+__device__ __forceinline__ float ex2_approx(float x) {
   float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
+__device__ __forceinline__ float exp(float x) { return ex2_approx(x * 1.4426950408889634f); }
 __device__ __forceinline__ double exp(double x) { return ::exp(x); }
 TECC_MATH1(exp2, ::exp2f, ::exp2)
 TECC_MATH1(expm1, ::expm1f, ::expm1)
@@ -804,8 +805,7 @@ template <typename T> __device__ __forceinline__ T normcdf(T x) {
  * gelu within a 20th of abi.md's f32 tolerance, and in relative terms far
  * closer than 1 + erff below -3, where that sum cancels. */
 __device__ __forceinline__ float normcdf(float x) {
-  float tau, h;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(tau) : "f"(::fmaf(::fabsf(x), 0.21213203436f, 1.0f))); /* 0.3 t */
+  const float tau = rcp_approx(::fmaf(::fabsf(x), 0.21213203436f, 1.0f)); /* 0.3 t */
   float q = 0.7594989538f;
   q = ::fmaf(q, tau, -3.1328520775f);
   q = ::fmaf(q, tau, 4.7101550102f);
@@ -814,8 +814,7 @@ __device__ __forceinline__ float normcdf(float x) {
   q = ::fmaf(q, tau, 0.1386964321f);
   q = ::fmaf(q, tau, 1.5240288973f);
   q = ::fmaf(q, tau, -3.5681171417f);
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(h) : "f"(::fmaf(x * -0.72134752044f, x, q))); /* q - t^2 log2 e */
-  h *= tau;
+  const float h = tau * ex2_approx(::fmaf(x * -0.72134752044f, x, q)); /* q - t^2 log2 e */
   return x > 0.0f ? 1.0f - h : h;
 }
 __device__ __forceinline__ float gelu(float x) {
@@ -831,9 +830,7 @@ template <typename T> __device__ __forceinline__ T gelu_tanh(T x) {
  * cancels for y < -3.  tests/runtime/activations.sh: every float. */
 __device__ __forceinline__ float gelu_tanh(float x) {
   /* c1 = -2 k log2 e, c2 = 0.044715 c1 */
-  float e;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(x * ::fmaf(x * x, -0.10294324f, -2.3022082f)));
-  return x * rcp_approx(1.0f + e);
+  return x * rcp_approx(1.0f + ex2_approx(x * ::fmaf(x * x, -0.10294324f, -2.3022082f)));
 }
 /* log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|). */
 template <typename T> __device__ __forceinline__ T softplus(T x) {

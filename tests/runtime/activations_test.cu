@@ -1,7 +1,7 @@
 // activations_test.cu — GPU tests of the runtime's f32 activations (TAP):
-// every float through tecc::gelu, normcdf (gelu's gradient), sigmoid, silu and
-// gelu_tanh against the same
-// function in float64, by abi.md section 6's f32 tolerance, |out - ref| <=
+// every float through tecc::gelu, normcdf (gelu's gradient), sigmoid,
+// silu and gelu_tanh against the same function in float64, by abi.md
+// section 6's f32 tolerance, |out - ref| <=
 // 1e-6 + 1e-5 |ref|.  The test asks for a quarter of that bound, so that a
 // worse approximation fails here before a program's check could notice;
 // NaN where the reference is NaN, and the sign of a zero kept.  Built by

@@ -2,8 +2,9 @@
 # own with nvcc (host.sh and trig.sh on the host; runtime.sh and f8.sh on
 # a GPU): skips the test file without nvcc (and, after need_gpu, without
 # a GPU), makes $dir, a work directory removed on exit, and gives
-# native_arch (below) and `run_cu NAME [NVCC FLAGS]`, which builds tests/runtime/NAME.cu and runs
-# it (its TAP), or says in TAP that it does not compile.
+# native_arch (below) and `run_cu NAME [NVCC FLAGS]`, which builds
+# tests/runtime/NAME.cu and runs it (its TAP), or says in TAP that it
+# does not compile.
 : "${top_srcdir:=.}"
 if [ -z "$NVCC" ]; then
   echo "1..0 # SKIP nvcc not found by configure"
