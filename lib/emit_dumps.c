@@ -220,9 +220,8 @@ static void json_variant(Buf *b, Arena *a, const Variant *v, int first) {
     buf_printf(b, ", \"split_sm_blocks\": %d, \"split_rows\": %d, \"split_bound\": %d", v->split_sm_blocks,
                v->split_rows, v->split_bound);
   buf_printf(b, ", \"keeps\": %s, \"loops\": %s, \"pair_loops\": %s, \"early\": %s, \"partials\": %s, \"shared_bytes\": %d, "
-                "\"whole\": %s}", json_bool(v->keeps), json_bool(v->loops), json_bool(v->pair_loops), json_bool(v->early),
-             json_bool(v->partials),
-             v->shared_bytes, json_bool(v->whole));
+                "\"ahead\": %d, \"whole\": %s}", json_bool(v->keeps), json_bool(v->loops), json_bool(v->pair_loops),
+             json_bool(v->early), json_bool(v->partials), v->shared_bytes, v->ahead, json_bool(v->whole));
 }
 
 /* The ids of the values a stitch group keeps across passes (GroupSchedule.keep). */

@@ -2863,21 +2863,127 @@ static const char *ahead_instances(const SEmit *e) {
   return buf_cstr(&b);
 }
 
+/* AHEAD (Variant.ahead): the loop's current row (group of columns), its
+ * step, and the block's first. */
+static const char *ahead_row(const SEmit *e) {
+  return e->sk.cvec || e->sk.rows ? "t_o0" : "t_o";
+}
+
+static const char *ahead_block_rows(const SEmit *e) {
+  return e->sk.rows ? "(blockDim.y * ROWS)" : "blockDim.y";
+}
+
+static const char *ahead_step(const SEmit *e) {
+  return e->sk.cvec ? "(IndexT)gridDim.x * (blockDim.x * VEC)" : row_group_step(e, ahead_block_rows(e));
+}
+
+static const char *ahead_first(const SEmit *e) {
+  return e->sk.cvec ? "(IndexT)blockIdx.x * (blockDim.x * VEC) + (IndexT)threadIdx.x * VEC"
+                    : arena_printf(e->sk.a, "%s + threadIdx.y", first_row_group(e, ahead_block_rows(e)));
+}
+
+/* AHEAD: the slot of value n's item t_k. */
+static const char *ahead_slot(SEmit *e, int n) {
+  return n ? arena_printf(e->sk.a, "(%d * ITEMS + t_k) * t_ath + t_aid", n) : "t_k * t_ath + t_aid";
+}
+
+/* AHEAD: the held values' packs of row `row` copied into the thread's
+ * slots of t_ahead (tecc::ahead_copy), value n's item t_k at slot
+ * (n * ITEMS + t_k) * t_ath + t_aid, every value one aligned pack an item
+ * (ahead_bytes(), schedule.c); the block's first in the prologue, the
+ * next one in the loop, under `open`. */
+static void ahead_copies(SEmit *e, Out *o, const char *open, const char *row) {
+  if (*open)
+    open_block(o, "%s", open);
+  else
+    open_scope(o);
+  emit(o, "const IndexT %s = %s;", e->sk.cvec ? "t_o0" : "t_o", row);
+  open_block(o, e->sk.cvec ? "if (t_o0 < t_outer) /* AHEAD: columns of the tensor */"
+                           : "if (t_o < t_outer) /* AHEAD: a row of the tensor */");
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)");
+  emit(o, "const IndexT t_r0 = %s;", first_of_item(e));
+  int n = 0;
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (loaded_in(c, 0))
+      emit(o, "if (t_r0 < t_red) tecc::ahead_copy(t_ahead, %s, %s + %s);", ahead_slot(e, n++), c->ptr, pack_offset(e));
+  }
+  close_block(o, "");
+  close_block(o, "");
+  emit(o, "tecc::ahead_commit();");
+  close_block(o, "");
+}
+
+/* AHEAD: this row's packs from the slots the loop's last round (or the
+ * prologue, for the block's first row) filled, then the next row's copies,
+ * under way while this one computes (issued before the output pass
+ * instead, they were 4-16% slower than none for rows: bench/NOTES.md). */
+static void load_ahead(SEmit *e, Out *o) {
+  int n = 0;
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (!loaded_in(c, 0))
+      continue;
+    if (!(c->pairs || (c->v->dtype == DT_F32 && !c->quads)) || c->kept)
+      internal_error("stitch: %s group %d loads %%%d ahead, not a value held as loaded", e->sk.k->name, e->sk.g->id,
+                     c->v->id);
+    n++;
+  }
+  const Variant *v = NULL;
+  for (int i = 0; i < e->sk.sched->nvariants; i++)
+    if (e->sk.sched->variants[i].ahead)
+      v = &e->sk.sched->variants[i];
+  if (!v || v->ahead != 16 * n)
+    internal_error("stitch: %s group %d loads %d values ahead, its schedule %d bytes an item", e->sk.k->name,
+                   e->sk.g->id, n, v ? v->ahead : 0);
+  if (!e->prologue)
+    e->prologue = new_out(e->sk.a);
+  ahead_copies(e, e->prologue, "if (AHEAD) /* the block's first row, into shared memory */", ahead_first(e));
+  emit(o, "tecc::ahead_wait(); /* this row's copies */");
+  emit(o, "#pragma unroll"); /* every item: those past the row (never copied) no pass reads; */
+  open_block(o, "for (int t_k = 0; t_k < ITEMS; t_k++)"); /* a test an item spilled 8 bytes (softmax bf16 over columns) */
+  n = 0;
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (loaded_in(c, 0))
+      emit(o, "tecc::ahead_take(t_ahead, %s, %s, t_k * 4);", ahead_slot(e, n++), c->name);
+  }
+  close_block(o, "");
+  emit(o, "const IndexT t_an = %s + %s; /* the next row, its packs under way while this one computes */", ahead_row(e),
+       ahead_step(e));
+  ahead_copies(e, o, "", "t_an");
+}
+
 /* The reg kernel's loads of the thread's rows.  With prefetch, an instance
  * of ROWS > 1 (the warp variant, launched a wave of blocks that loop over
  * the row groups), or with partials a ROOMY one (the roomy variant, its
  * grid a wave too) or a CLUSTER one (each cluster looping over rows), has
  * the next row group's loads in flight while it
  * computes this one: t_n<id> is loaded ahead (before the loop, then at the
- * top of each iteration for the next), and t_c<id> takes it over. */
+ * top of each iteration for the next), and t_c<id> takes it over.  The
+ * AHEAD instance takes its row from shared memory (load_ahead()). */
 static void load_thread_rows(SEmit *e, Out *o) {
-  if (!e->sk.prefetch) {
+  if (!e->sk.prefetch && !e->sk.ahead) {
     load_cached(e, o, 0);
+    return;
+  }
+  if (!declare_cached(e, o, 0))
+    return;
+  if (e->sk.ahead) {
+    open_block(o, "if (AHEAD)");
+    load_ahead(e, o);
+    else_block(o);
+  }
+  if (!e->sk.prefetch) {
+    load_declared(e, o, 0);
+    close_block(o, "");
     return;
   }
   const char *rows = "(blockDim.y * ROWS)";
   const char *ahead = arena_printf(e->sk.a, "if (%s)", ahead_instances(e));
-  e->prologue = new_out(e->sk.a);
+  if (!e->prologue)
+    e->prologue = new_out(e->sk.a);
   e->into_next = 1;
   declare_cached(e, e->prologue, 0);
   open_block(e->prologue, "%s", ahead);
@@ -2885,7 +2991,6 @@ static void load_thread_rows(SEmit *e, Out *o) {
   load_declared(e, e->prologue, 0);
   close_block(e->prologue, "");
   e->into_next = 0;
-  declare_cached(e, o, 0);
   open_block(o, "%s", ahead);
   take_next(e, o, 0);
   e->into_next = 1;
@@ -2895,6 +3000,8 @@ static void load_thread_rows(SEmit *e, Out *o) {
   else_block(o);
   load_declared(e, o, 0);
   close_block(o, "");
+  if (e->sk.ahead)
+    close_block(o, "");
 }
 
 /* Where `when` holds, the thread's packs of the operands `takes` picks
@@ -3273,6 +3380,7 @@ static int template_list(const SEmit *e, TParam *t) {
   TP(e->sk.roomy, "bool", "ROOMY");
   TP(e->sk.solo, "bool", "SOLO");
   TP(e->sk.sched->batch, "bool", "BATCH");
+  TP(e->sk.ahead, "bool", "AHEAD");
 #undef TP
   return n;
 }
@@ -3388,9 +3496,9 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   emit(o, "template <typename IndexT, %s>", template_params(e, 0));
   /* the parameters past the plan's: declared, and named for a call (whole_apart()) */
   const char *extra = "", *extra_names = "";
-  if ((e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk)) {
-    extra = ", bool t_packs";
-    extra_names = ", t_packs";
+  if ((e->sk.vec || e->sk.cvec) && !stitch_takes_packs(&e->sk)) { /* AHEAD: packs (t_packs below) */
+    extra = e->sk.ahead ? ", bool t_packed" : ", bool t_packs";
+    extra_names = e->sk.ahead ? ", t_packed" : ", t_packs";
   }
   if (stitch_split_kernel(&e->sk)) {
     extra = arena_printf(e->sk.a, "%s, %s *__restrict__ t_part, IndexT t_chunk", extra, stitch_split_acc_type(&e->sk));
@@ -3453,6 +3561,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     open_block(o, "__global__ void %s %s(%s)", bound, stitch_kernel_name(&e->sk, e->sk.reg), decls);
   if (stitch_takes_packs(&e->sk))
     emit(o, "constexpr bool t_packs = PACKS; /* whole packs, aligned: no row-end checks per element */");
+  else if ((e->sk.vec || e->sk.cvec) && e->sk.ahead)
+    emit(o, "const bool t_packs = AHEAD || t_packed; /* whole packs, aligned (AHEAD: always) */");
   if (stitch_whole_instance(&e->sk))
     emit(o, e->sk.reg ? "constexpr bool t_whole = WHOLE; /* whole row groups of whole rows: no row or item guards */"
                    : "constexpr bool t_whole = WHOLE; /* rows of whole chunks: no item guards */");
@@ -3472,6 +3582,13 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     emit(o, "const unsigned t_hth = blockDim.x * blockDim.y, t_hid = threadIdx.y * blockDim.x + threadIdx.x;");
     emit(o, "constexpr int t_hu = SHARED ? (ITEMS >= %d ? %d : %d) : ITEMS; /* the items an element loop unrolls at "
             "a time (schedule.h, SHARED_UNROLL) */", 2 * SHARED_UNROLL, SHARED_UNROLL, SHARED_UNROLL / 2);
+  }
+  if (e->sk.ahead) {
+    emit(o, "extern __shared__ __align__(16) unsigned char t_ahead[]; /* AHEAD: the next row's packs (tecc::ahead_copy) */");
+    emit(o, "constexpr unsigned t_ath = 1024; /* AHEAD: a block's threads (emit_ahead_launch()) */");
+    emit(o, "const unsigned t_aid = threadIdx.y * blockDim.x + threadIdx.x;");
+    if (e->sk.rows)
+      emit(o, "static_assert(!AHEAD || ROWS == 1, \"AHEAD: a row a thread\");");
   }
   if (e->keep_bytes) {
     emit(o, "extern __shared__ uint4 t_kept[]; /* the row's first t_keep items of the values read again (tecc::keep_items) */");

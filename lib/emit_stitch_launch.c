@@ -20,6 +20,7 @@ typedef struct SLaunch {
   int batch_now;    /* the BATCH instance (rows batch-fastest); the cluster condition asks the
                        occupancy of the other, as it is written first */
   int row_sites;    /* the warp variant's launches written so far: each its t_wb[] cache */
+  int ahead_now;    /* the launch being written: the AHEAD instance (Variant.ahead) */
 } SLaunch;
 
 static SLaunch *new_launch(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg) {
@@ -191,12 +192,13 @@ static const char *variant_condition(SLaunch *e, const Variant *v, const char *k
 }
 
 /* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, ROWS][,
- * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, NARROW][, ROOMY][, SOLO][, BATCH]> or,
+ * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, NARROW][, ROOMY][, SOLO][, BATCH][, AHEAD]> or,
  * streamed, <IndexT, VEC[, PACKS][, PHASE][, BATCH]>, with `packs`
  * (PACKS_NONE, PACKS_ALIGNED or PACKS_WHOLE) where it takes PACKS and
  * `phase` where PHASE; EARLY only in the WHOLE instance of a variant that
  * loads early, NARROW in the instances of a narrow variant, ROOMY in
- * those of a roomy one, SOLO in those of a solo one. */
+ * those of a roomy one, SOLO in those of a solo one, AHEAD in the one
+ * that loads its rows ahead (emit_ahead_launch()). */
 static const char *instance(SLaunch *e, const Variant *v, int packs, int phase) {
   const char *index = v->index_bits == 64 ? "int64_t" : v->index_bits == 32 ? "int32_t" : "IndexT";
   const char *pk = stitch_takes_packs(&e->sk) ? (packs != PACKS_NONE ? ", true" : ", false") : "";
@@ -218,11 +220,12 @@ static const char *instance(SLaunch *e, const Variant *v, int packs, int phase) 
   const char *narrow = !stitch_narrow_kernel(&e->sk) ? "" : variant_narrow(v) ? ", true" : ", false";
   const char *roomy = !e->sk.roomy ? "" : v->roomy ? ", true" : ", false";
   const char *solo = !e->sk.solo ? "" : v->solo ? ", true" : ", false";
+  const char *ahead = !e->sk.ahead ? "" : e->ahead_now ? ", true" : ", false";
   const char *name = stitch_kernel_name(&e->sk, 1);
   if (e->sk.quads && packs == PACKS_WHOLE && stitch_whole_instance(&e->sk)) /* emit_stitch.c, whole_apart() */
     name = arena_printf(e->sk.a, "%s_whole", name);
-  return arena_printf(e->sk.a, "%s<%s, %d, %d%s%s%s%s%s%s%s%s%s>", name, index, v->items, v->vec, rows, pk, cluster,
-                      lanes, early, narrow, roomy, solo, batch);
+  return arena_printf(e->sk.a, "%s<%s, %d, %d%s%s%s%s%s%s%s%s%s%s>", name, index, v->items, v->vec, rows, pk, cluster,
+                      lanes, early, narrow, roomy, solo, batch, ahead);
 }
 
 /* The threads across the columns of a split block: a warp spans 32 packs
@@ -368,12 +371,47 @@ static void emit_instance_launch(SLaunch *e, Out *o, const Variant *v, const cha
     emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), %s, stream>>>(%s);", instance(e, v, packs, phase), smem, args);
 }
 
+/* A variant that loads its rows ahead (Variant.ahead): its AHEAD instance
+ * where the rows (or columns) move in aligned packs (`cond` for those
+ * whose kernel takes no PACKS), the block has 1024 threads and the device
+ * the shared memory, a block an SM looping over the rows; else the
+ * instance of `packs`. */
+static void emit_ahead_launch(SLaunch *e, Out *o, const Variant *v, const char *args, int packs, const char *cond) {
+  e->ahead_now = 1;
+  const char *kernel = instance(e, v, packs, 0);
+  e->ahead_now = 0;
+  const int bytes = v->ahead * v->items; /* a thread's */
+  const char *rows = e->sk.cvec ? arena_printf(e->sk.a, "t_tx * %d", v->vec) : "t_ty";
+  emit(o, "static tecc::DeviceCache t_ah; /* the room in shared memory of its AHEAD instance, per device */");
+  open_block(o, "if (%st_tx * t_ty == 1024 && (int64_t)%d * 1024 <= tecc::shared_room(t_ah, (const void *)%s))", cond,
+             bytes, kernel);
+  emit(o, "%s<<<tecc::grid_size(t_rows, %s, 1), dim3(t_tx, t_ty), (size_t)%d * 1024, stream>>>(%s);", kernel, rows, bytes,
+       args);
+  else_block(o);
+  emit_instance_launch(e, o, v, args, packs, 0);
+  close_block(o, "");
+}
+
 /* Rows moved in packs take the PACKS instance, with no per-element
  * row-end checks, whole row groups of whole rows the WHOLE one, with no
  * guards at all; others the one that loads element by element. */
 static void emit_packs_launch(SLaunch *e, Out *o, const Variant *v, const char *args) {
+  if (!stitch_takes_packs(&e->sk) && v->ahead && e->sk.ahead) {
+    emit_ahead_launch(e, o, v, args, PACKS_NONE, "t_packs && ");
+    return;
+  }
   if (!stitch_takes_packs(&e->sk)) {
     emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
+    return;
+  }
+  if (v->ahead && e->sk.ahead) {
+    if (stitch_launches_whole(&e->sk, v))
+      internal_error("stitch: variant %s loads its rows ahead and has a WHOLE instance", v->name);
+    open_block(o, "if (t_packs)");
+    emit_ahead_launch(e, o, v, args, PACKS_ALIGNED, "");
+    else_block(o);
+    emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
+    close_block(o, "");
     return;
   }
   if (v->storage == STORE_STREAM && e->stream_keep) { /* launches of several lines */

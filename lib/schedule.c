@@ -597,6 +597,54 @@ static int warp_items(const StitchPlan *sp, int vec, int rows, int items) {
   return rows == 1 && sp->narrow_outputs && vec == PACK_BYTES / 2 ? at_most(items, 2) : items;
 }
 
+/* The bytes an item that variant v's AHEAD instance loads ahead: 16 a
+ * held value, where each value's item is one aligned pack the thread
+ * keeps in its registers as loaded (16-bit values in pairs at VEC 8, f32
+ * at VEC 4), the items of the 1024 threads fit AHEAD_MOST_BYTES, and the
+ * rows are visited in order (no BATCH instance) without column partials;
+ * else 0.  A block of 1024 threads is the SM's one: with nothing else to
+ * overlap, it loaded its next row only after writing this one.  With the
+ * next row's packs copied into shared memory by cp.async while this row
+ * computes (a block an SM, looping over the rows), softmax bf16 at 1024 x
+ * 65536 took 8.5% less time, at 1024 x 40000 13% (H200, bench/NOTES.md,
+ * issue 48); at 512 threads, two blocks an SM, the loop alone cost 8-16%
+ * and the copies won nothing back, so only blocks of 1024 take it. */
+static uint32_t batch_axes(const Group *g, const Footprint *f);
+static int64_t reduced_length(const Group *g);
+
+static int ahead_bytes(const Group *g, const Footprint *f, const Variant *v) {
+  const PtrVec *held = &g->plan->held;
+  if (!held->len || g->stitch->columns.len || v->partials || batch_axes(g, f) || v->vec < 2 ||
+      (v->fit == FIT_ROW ? !g->plan->row_packs : !stitch_column_packs(g)))
+    return 0;
+  for (int i = 0; i < held->len; i++) {
+    DType t = ((const Value *)held->items[i])->dtype;
+    if (!(dtype_is_16bit(t) && v->vec == PACK_BYTES / 2) && !(t == DT_F32 && v->vec == PACK_BYTES / 4))
+      return 0;
+  }
+  int bytes = PACK_BYTES * held->len;
+  return (int64_t)bytes * v->items * MAX_THREADS <= AHEAD_MOST_BYTES ? bytes : 0;
+}
+
+/* The register variant of the longest rows (`long`; the columns' `reg`)
+ * loads ahead where it can take blocks of 1024 threads (rows read once
+ * hold at most 512: one_read_stream()) and ahead_bytes() says so. */
+static void ahead_variants(GroupSchedule *s, const Group *g, const Footprint *f) {
+  Variant *last = NULL;
+  for (int i = 0; i < s->nvariants; i++) {
+    Variant *v = &s->variants[i];
+    if (v->storage == STORE_REGISTERS && (v->fit == FIT_ROW || v->fit == FIT_COLUMNS))
+      last = v;
+  }
+  if (!last || last->rows != 1 || last->solo || last->roomy)
+    return;
+  const int64_t half = (int64_t)(MAX_THREADS / 2) * last->items * last->vec, len = reduced_length(g);
+  if (last->fit == FIT_ROW && (last->exact_rows || last->when == WHEN_ROW_NARROWER || last->limit <= half ||
+                               (len >= 0 && len <= half))) /* a literal row that 512 threads hold */
+    return;
+  last->ahead = ahead_bytes(g, f, last);
+}
+
 /* Rows in registers: several rows per warp (4 to 32 lanes a row) while a
  * warp holds them, then a block per row at about four packs per thread
  * (at most 128 threads when a thread may hold more), then (long rows) the
@@ -1269,6 +1317,8 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
     s->batch_bytes = f.own_bytes;
     s->batch_limit = t->l2_bytes / 2;
   }
+  if (s->cls == CLASS_STITCH_ROW || s->cls == CLASS_STITCH_COLUMN)
+    ahead_variants(s, g, &f);
   if (g->kind == GROUP_STITCH) {
     int64_t len = reduced_length(g);
     s->decided = len >= 0;
@@ -1367,6 +1417,7 @@ static void half_runs(Arena *a, Group *g) {
   half.vec /= 2;
   half.limit /= 2; /* its threads, half the elements a pack */
   half.whole = 0;
+  half.ahead = 0; /* its packs of 8 bytes: no AHEAD instance (ahead_bytes()) */
   *insert_variant(a, s, 0) = half;
 }
 
@@ -1386,7 +1437,8 @@ static int runs_variants(Arena *a, Group *g) {
     const Variant *v = &s->variants[i];
     if (v->storage == STORE_REGISTERS && when_uses_limit(v->when) && v->items <= RUNS_MAX_ITEMS) {
       s->variants[n] = *v;
-      s->variants[n++].shared_bytes = 0;
+      s->variants[n].shared_bytes = 0;
+      s->variants[n++].ahead = 0;
     }
   }
   if (!n) /* literal rows longer than the registers hold */
@@ -1599,6 +1651,12 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
     buf_printf(b, ", rows that are not whole aligned packs held in shared memory (%d bytes a thread, the element "
                   "loops %d items at a time; the stream where the device has not that much a block)",
                v->shared_bytes, v->items >= 2 * SHARED_UNROLL ? SHARED_UNROLL : SHARED_UNROLL / 2);
+  if (v->ahead)
+    buf_printf(b, ", in blocks of 1024 threads, where the %s move in aligned packs and the device has the room, a "
+                  "block an SM looping over them, the next %s loaded ahead into shared memory while %s "
+                  "(%d bytes a thread)", v->fit == FIT_COLUMNS ? "columns" : "rows",
+               v->fit == FIT_COLUMNS ? "columns' packs" : "row's packs",
+               v->fit == FIT_COLUMNS ? "these compute" : "this one computes", v->ahead * v->items);
   if (v->whole && v->storage == STORE_STREAM)
     buf_printf(b, ", rows of whole chunks without item guards when R %% (T*%d) == 0 and the rows move in aligned packs",
                stream_chunk(v));

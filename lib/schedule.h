@@ -96,6 +96,11 @@ enum { NARROW_THREADS = 384, NARROW_BLOCKS = 3 };
  * that many or more (else half as many: ITEMS 3 unrolled whole spilled). */
 enum { SHARED_UNROLL = 4 };
 
+/* Variant.ahead: the most dynamic shared memory its AHEAD instance may
+ * ask of a block of 1024 threads (the SM's 228 KB less the kernels' own
+ * and some L1). */
+enum { AHEAD_MOST_BYTES = 160 * 1024 };
+
 /* Rows with column partials (Variant.partials): the most threads of a
  * block, and its fitted size. */
 enum { COLUMN_PART_BLOCK = 512, COLUMN_PART_SM = 1024 };
@@ -182,6 +187,11 @@ typedef struct Variant {
                           of its instance for rows that are not whole packs (PACKS false) holds in
                           dynamic shared memory, not registers (its element loops unrolled by
                           SHARED_UNROLL); 0: registers, as the aligned instances */
+  int ahead;           /* registers, one row (or group of columns) a thread: the bytes an item of
+                          its held values (16 a value) that the AHEAD instance, for rows in aligned
+                          packs in blocks of 1024 threads (one an SM), loads ahead into dynamic
+                          shared memory, the next row's while this one computes (ahead_bytes();
+                          0: none) */
   int exact_rows;      /* registers, a block per row (the block variant): T is the warps a row
                           fills exactly where it is whole warps of ITEMS * VEC elements
                           (variant_exact_rows()) */

@@ -124,6 +124,7 @@ StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
   sk.whole = sk.vec && whole_variant(s, reg);
   sk.split = sk.cvec && stitch_has_fit(s, FIT_COLUMN_SPLIT);
   sk.shared = reg && sk.vec && stitch_any_variant(s, offsetof(Variant, shared_bytes));
+  sk.ahead = reg && (sk.vec || sk.cvec) && stitch_any_variant(s, offsetof(Variant, ahead));
   early_outputs(&sk);
   sk.last_guards = last_guards(&sk);
   sk.quads = stitch_quads(&sk);

@@ -41,6 +41,8 @@ typedef struct StitchKernel {
   int cluster;  /* reg kernel: a row may span a thread-block cluster (CLUSTER) */
   int shared;   /* reg kernel: the instance of a variant for rows that are not whole packs may
                    hold its values in dynamic shared memory (SHARED; Variant.shared_bytes) */
+  int ahead;    /* reg kernel in packs: a variant's AHEAD instance loads the next row's (columns')
+                   packs into dynamic shared memory while it computes this one (Variant.ahead) */
   int quads;    /* reg kernel of rows in packs: holds its 8-bit rows four to a word (stitch_quads(),
                    emit_stitch.c), its WHOLE instance a kernel of its own (_whole), bound to
                    40 registers */

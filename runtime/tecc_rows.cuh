@@ -523,6 +523,50 @@ template <int N, typename T> __device__ __forceinline__ void keep_get(const uint
   }
 }
 
+/* @piece ahead_copy ahead_commit ahead_wait ahead_take */
+/* A register kernel's next row (or group of columns) loaded ahead (its
+ * AHEAD instance; lib/emit_stitch.c, load_ahead()): each thread copies
+ * its own packs of the next row into dynamic shared memory with cp.async
+ * (16 bytes, through L2 only) while it computes this row, pack `slot` at
+ * base + 16 * slot (slot (value * ITEMS + item) * threads + thread: a
+ * warp's packs side by side), and takes them into its registers once
+ * this row is done, after waiting for its copies.  A thread reads only
+ * the slots it wrote, so no barrier: its reads of a slot are issued
+ * before the copy that refills it, the order of a thread-scope pipeline
+ * (cuda::pipeline<thread_scope_thread>).  Before sm_80, a plain load and
+ * store (the launch gives such devices no AHEAD instance: too little
+ * shared memory). */
+__device__ __forceinline__ void ahead_copy(unsigned char *base, unsigned slot, const void *src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = (unsigned)__cvta_generic_to_shared(base + (size_t)slot * 16);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+#else
+  *reinterpret_cast<uint4 *>(base + (size_t)slot * 16) = *reinterpret_cast<const uint4 *>(src);
+#endif
+}
+__device__ __forceinline__ void ahead_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ahead_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ahead_word(uint32_t &r, uint32_t w) { r = w; }
+__device__ __forceinline__ void ahead_word(float &r, uint32_t w) { r = __uint_as_float(w); }
+/* The slot's four words into r[at] to r[at + 3] (a register array, or
+ * the accessor of an instance that holds its row in shared memory, in
+ * whose text the call is never taken). */
+template <typename A> __device__ __forceinline__ void ahead_take(const unsigned char *base, unsigned slot, A &r, int at) {
+  const uint4 w = *reinterpret_cast<const uint4 *>(base + (size_t)slot * 16);
+  ahead_word(r[at], w.x);
+  ahead_word(r[at + 1], w.y);
+  ahead_word(r[at + 2], w.z);
+  ahead_word(r[at + 3], w.w);
+}
+
 /* @piece HeldRow bind_held Strided @needs pair_word */
 /* The held values of a register kernel's instance for rows that are not
  * whole packs, where its variant says so (Variant.shared_bytes,

@@ -51,7 +51,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 that has $2.
 line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 228
+plan 238
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -115,15 +115,15 @@ is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, [a-z]*, false, false, 
 ok "rowstats f32: the NARROW instance bound to 3 blocks of 384 an SM, the others to no minimum" grep -q '__global__ void __launch_bounds__(NARROW ? 384 : 1024, NARROW ? 3 : 0) tecc_rowstats_f32_g0_reg(' "$work/s.cu"
 ok "the cluster rank and size only in the CLUSTER instance" grep -q 'const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;' "$work/s.cu"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -A4 'if (CLUSTER) {' | grep -c 'tecc::cluster_allreduce_n(t_cl, tecc::Sum(), t_slot, t_par);')" 1 "rowstats f32: the cluster all-reduce of its level under CLUSTER"
-ok "softmax f32: the cluster condition asks the device how many clusters it holds" grep -q '&& t_rows <= tecc::resident_clusters(tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0>, tecc::cluster_blocks(t_len, 32768), 1024)) {' "$work/s.cu"
-ok "rmsw bf16: a grid of the clusters the device holds at once" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, false, true, 0, false>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, false, true, 0, false>, t_cluster, 1024)), dim3(1024), t_cluster, 0, stream' "$work/s.cu"
+ok "softmax f32: the cluster condition asks the device how many clusters it holds" grep -q '&& t_rows <= tecc::resident_clusters(tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0, false>, tecc::cluster_blocks(t_len, 32768), 1024)) {' "$work/s.cu"
+ok "rmsw bf16: a grid of the clusters the device holds at once" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, false, true, 0, false, false>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, true, false, false, true, 0, false, false>, t_cluster, 1024)), dim3(1024), t_cluster, 0, stream' "$work/s.cu"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'tecc::cluster_allreduce(t_acc[0-9]*\[t_i\], tecc::[A-Za-z]*(), t_slot, t_par);')" 2 "softmax f32: each cluster all-reduce (max, then sum) takes the next of the two slots"
 # Rows that are not whole packs held in shared memory (template parameter
 # SHARED; which variants, Variant.shared_bytes, is schedule.sh's): the
 # held arrays through tecc::HeldRow, the element loops a few items at a
 # time, the bound, the launch's dynamic shared memory and the condition
 # that asks the device for it.
-ok "rmsw bf16: the register kernel takes SHARED after PACKS and WHOLE" grep -q 'template <typename IndexT, int ITEMS, int VEC, int ROWS, bool PACKS, bool WHOLE, bool SHARED, bool CLUSTER, int LANES, bool EARLY>' "$work/s.cu"
+ok "rmsw bf16: the register kernel takes SHARED after PACKS and WHOLE" grep -q 'template <typename IndexT, int ITEMS, int VEC, int ROWS, bool PACKS, bool WHOLE, bool SHARED, bool CLUSTER, int LANES, bool EARLY, bool AHEAD>' "$work/s.cu"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'typename tecc::HeldRow<uint32_t, ROWS \* ITEMS \* VEC / 2, SHARED>::type t_c0; /\* two 16-bit elements a word \*/')" 1 "rmsw bf16: the held row declared through tecc::HeldRow"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'tecc::bind_held(t_c0, t_held, t_hid, t_hth);')" 1 "rmsw bf16: ... bound to the first region of t_held"
 is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 'tecc::bind_held(t_c[0-9]*, t_held + 2 \* ROWS \* ITEMS \* VEC \* t_hth, t_hid, t_hth);')" 1 "add_rmsnorm bf16: its second held value after the first's 2 bytes an element"
@@ -131,9 +131,9 @@ ok "rmsw bf16: 4 items at a time in the SHARED instance of ITEMS 8 and more, 2 u
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'for (int t_g = 0; t_g < ITEMS; t_g += t_hu)')" "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'for (int t_k = t_g; t_k < (t_g + t_hu < ITEMS ? t_g + t_hu : ITEMS); t_k++) {')" "rmsw bf16: each element loop in groups of t_hu items"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'for (int t_g = 0; t_g < ITEMS; t_g += t_hu)')" 2 "rmsw bf16: ... both of them (the sum of squares, y)"
 ok "rmsw bf16: its SHARED instances bound to a block an SM at least" grep -q '__launch_bounds__(EARLY ? 128 : 1024, SHARED ? 1 : 0) tecc_rmsw_bf16_g0_reg(' "$work/s.cu"
-ok "rmsw bf16: the long variant's SHARED instance launched with 128 bytes a thread of shared memory" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, false, 0, false><<<t_grid, dim3(t_tx, t_ty), (size_t)128 \* tecc::held_threads(tecc::pow2_at_least(tecc::ceil_div(t_len, 64), 32, 1024), 128), stream>>>' "$work/s.cu"
-ok "rmsw bf16: ... where the device has them (else the next variant)" grep -q '&& t_len <= 65536 && (t_packs || (int64_t)128 \* tecc::held_threads(tecc::pow2_at_least(tecc::ceil_div(t_len, 64), 32, 1024), 128) <= tecc::shared_room(t_hr\[0\], (const void \*)tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, false, 0, false>))) {' "$work/s.cu"
-ok "rmsw bf16: the cluster's SHARED instance: its shared memory in the occupancy asked and the launch" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, true, 0, false>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, true, 0, false>, t_cluster, 1024, (size_t)128 \* 1024)), dim3(1024), t_cluster, (size_t)128 \* 1024, stream' "$work/s.cu"
+ok "rmsw bf16: the long variant's SHARED instance launched with 128 bytes a thread of shared memory" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, false, 0, false, false><<<t_grid, dim3(t_tx, t_ty), (size_t)128 \* tecc::held_threads(tecc::pow2_at_least(tecc::ceil_div(t_len, 64), 32, 1024), 128), stream>>>' "$work/s.cu"
+ok "rmsw bf16: ... where the device has them (else the next variant)" grep -q '&& t_len <= 65536 && (t_packs || (int64_t)128 \* tecc::held_threads(tecc::pow2_at_least(tecc::ceil_div(t_len, 64), 32, 1024), 128) <= tecc::shared_room(t_hr\[0\], (const void \*)tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, false, 0, false, false>))) {' "$work/s.cu"
+ok "rmsw bf16: the cluster's SHARED instance: its shared memory in the occupancy asked and the launch" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, true, 0, false, false>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, true, 0, false, false>, t_cluster, 1024, (size_t)128 \* 1024)), dim3(1024), t_cluster, (size_t)128 \* 1024, stream' "$work/s.cu"
 is "$(grep -c 'tecc_rmsw_bf16_g0_reg<int32_t, [0-9]*, 8, [12], [a-z]*, [a-z]*, true,' "$work/s.cu")" 4 "rmsw bf16: SHARED only in the long and cluster variants' instances for rows that are not whole packs (condition and launch each)"
 is "$(grep -c 'bool PACKS.*bool SHARED' "$work/s.cu")" "$(grep -c '__launch_bounds__(.*SHARED ? 1 : 0)' "$work/s.cu")" "every kernel that takes SHARED is bound by it"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c SHARED)" 0 "softmax f32 (one f32 value a row): no SHARED"
@@ -225,8 +225,8 @@ is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 't_n[0-9]')" 0 "addrms bf16:
 # Packs as a template parameter: rows that are whole packs, aligned, run
 # the PACKS instance (no per-element row-end checks), others the instance
 # that loads element by element.
-is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A5 'static tecc::DeviceCache t_wb\[8\];' | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc::launch_rows(t_wb\[0\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, false, 4, false>, ' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
-is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A30 'static tecc::DeviceCache t_wb\[8\];' | grep -o -E '^ *tecc::launch_rows\(t_wb\[[0-7]\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, false, false, (4|8|16|32), false>, ' | sort -u | wc -l)" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
+is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A5 'static tecc::DeviceCache t_wb\[8\];' | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc::launch_rows(t_wb\[0\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, false, 4, false, false>, ' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
+is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A30 'static tecc::DeviceCache t_wb\[8\];' | grep -o -E '^ *tecc::launch_rows\(t_wb\[[0-7]\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, false, false, (4|8|16|32), false, false>, ' | sort -u | wc -l)" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
 # EARLY (schedule.c, early_operands()): the block variant's WHOLE instance
 # of a norm loads w's packs with the row, before the reductions (which
 # variant, and its bound, are schedule.sh's): where the loads are; then
@@ -243,9 +243,9 @@ is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'constexpr bool t_packs = PACK
 is "$(sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' "$work/s.cu" | sed -n '/\/\* warp: /,/\/\* block: /p' | grep -c -e 't_grid' -e '<<<')" 0 "softmax f32 warp: no grid or launch of its own, launch_rows picks them"
 ok "softmax f32 warp: a cache for each of its 12 launches (4 LANES, WHOLE, PACKS, neither)" sh -c "sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' '$work/s.cu' | grep -q 'static tecc::DeviceCache t_wb\[12\]; /\* each launch.s block: one warp or t_ty rows (tecc::launch_rows) \*/' && sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' '$work/s.cu' | grep -o 'tecc::launch_rows(t_wb\[[0-9]*\]' | sort -u | wc -l | grep -qx 12"
 ok "softmax f32: whole when R fills the lanes' packs and the rows fill the blocks" grep -q 'const bool t_whole = t_packs && t_len == (int64_t)t_tx \* 16 && t_rows % t_ty == 0; /\* whole row groups of whole rows \*/' "$work/s.cu"
-is "$(grep -A1 '^ *if (t_whole)$' "$work/s.cu" | grep -c -E '^ *(tecc::launch_rows\(t_wb\[[0-9]+\], )?tecc_softmax_f32_g0_reg<int32_t, 4, 4, 1, true, true, false, (0|4|8|16|32)>(<<<|, t_rows, t_tx)')" 5 "softmax f32: the WHOLE instance for the warp variant's four LANES and the block variant"
+is "$(grep -A1 '^ *if (t_whole)$' "$work/s.cu" | grep -c -E '^ *(tecc::launch_rows\(t_wb\[[0-9]+\], )?tecc_softmax_f32_g0_reg<int32_t, 4, 4, 1, true, true, false, (0|4|8|16|32), false>(<<<|, t_rows, t_tx)')" 5 "softmax f32: the WHOLE instance for the warp variant's four LANES and the block variant"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'constexpr bool t_whole = WHOLE;')" 1 "softmax f32: its guards compile-time under WHOLE"
-is "$(kernel_text tecc_softmax_f32_g0_reg | grep -v 'else if (t_r0 < t_red) tecc::store_head(' | grep -c -e 't_r0 < t_red' -e 't_o < t_outer')" "$(kernel_text tecc_softmax_f32_g0_reg | grep -c -e 't_whole || t_r0 < t_red' -e 't_whole || t_o < t_outer')" "softmax f32: every row and item guard folds under WHOLE (but the partial pack's, which packs never take)"
+is "$(kernel_text tecc_softmax_f32_g0_reg | grep -v -e 'else if (t_r0 < t_red) tecc::store_head(' -e 'AHEAD' -e 'tecc::ahead_copy(' | grep -c -e 't_r0 < t_red' -e 't_o < t_outer')" "$(kernel_text tecc_softmax_f32_g0_reg | grep -c -e 't_whole || t_r0 < t_red' -e 't_whole || t_o < t_outer')" "softmax f32: every row and item guard folds under WHOLE (but the partial pack's, which packs never take)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'if (VEC > 1 && t_packs && t_o < t_outer && (t_whole || t_r0 < t_red)) {')" 2 "rmsw bf16: the next rows' loads keep their row guard (the last group's next is past the end)"
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 't_whole')" 0 "masked bf16: no WHOLE guards"
 ok "masked bf16 (a mask at its own row offset): a PACKS instance too" grep -q '__global__ void __launch_bounds__([^)]*) tecc_masked_bf16_g0_reg(.*, IndexT D) {' "$work/s.cu"
@@ -428,4 +428,20 @@ is "$(grep -c 'column_chunks(t_rows, t_len, 4, tecc::pow2_at_least(tecc::ceil_di
 is "$(kernel_text tecc_geglu_bwd_g0_loop "$work/a.cu" | grep -c 'tecc::tanh(\|tecc::gelu_tanh(')" 2 "geglu backward: one tanh an element, no gelu_tanh (the packed loop and the tail)"
 is "$(kernel_text tecc_swiglu_bwd_g0_loop "$work/a.cu" | grep -c 'tecc::silu(')" 0 "swiglu backward: silu(a) as a * sigmoid(a), the rule's sigmoid"
 ok "f64 mean: by the double reciprocal" sh -c "sed -n '/__global__ .* tecc_center_f64_g0_stream(/,/^}/p' '$work/s.cu' | grep -q 'tecc::mul(t_acc[0-9]*, t_rcount64)'"
+# Blocks of 1024 threads, their SM's only one, load the next row ahead
+# into shared memory in their AHEAD instance (schedule.c, ahead_bytes();
+# emit_stitch.c, load_ahead()): a 16-bit or f32 row held one pack an item
+# (the long variant of rows, the reg variant of columns), launched a
+# block an SM where the packs are aligned and the device has the room;
+# not two values held (add_rmsnorm: 256 KB a block).
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'if (t_r0 < t_red) tecc::ahead_copy(t_ahead, t_k \* t_ath + t_aid, x + t_o \* t_red + t_r0);')" 2 "softmax bf16 registers: AHEAD copies the block's first row and each next one"
+is "$(kernel_text tecc_softmax_bf16_g0_reg | grep -c 'tecc::ahead_take(t_ahead, t_k \* t_ath + t_aid, t_c0, t_k \* 4);')" 1 "softmax bf16 registers: ... and takes each row from shared memory"
+ok "softmax bf16 registers: a row's packs taken before the next row's copies" test "$(line_of tecc_softmax_bf16_g0_reg 'tecc::ahead_take(')" -lt "$(line_of tecc_softmax_bf16_g0_reg 'const IndexT t_an = ')"
+ok "softmax bf16 registers: the copies ahead before the row's first pass" test "$(line_of tecc_softmax_bf16_g0_reg 'const IndexT t_an = ')" -lt "$(line_of tecc_softmax_bf16_g0_reg '/\* level 1 \*/')"
+is "$(grep -c 'if (t_tx \* t_ty == 1024 && (int64_t)128 \* 1024 <= tecc::shared_room(t_ah, (const void \*)tecc_softmax_bf16_g0_reg<int32_t, 8, 8, 1, true, false, false, false, 0, true>))' "$work/s.cu")" 1 "softmax bf16 launch: AHEAD where a block has 1024 threads and the room"
+is "$(grep -c 'tecc_softmax_bf16_g0_reg<int32_t, 8, 8, 1, true, false, false, false, 0, true><<<tecc::grid_size(t_rows, t_ty, 1), dim3(t_tx, t_ty), (size_t)128 \* 1024, stream>>>' "$work/s.cu")" 1 "softmax bf16 launch: AHEAD a block an SM, 128 KB of shared memory"
+is "$(grep -c 'tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, false, false, 0, true><<<tecc::grid_size(t_rows, t_ty, 1), dim3(t_tx, t_ty), (size_t)128 \* 1024' "$work/s.cu")" 1 "softmax f32 launch: AHEAD too (VEC 4, 8 items)"
+is "$(grep -c 'if (t_packs && t_tx \* t_ty == 1024 && (int64_t)128 \* 1024 <= tecc::shared_room(t_ah, (const void \*)tecc_softmax_col_bf16_g0_reg<int32_t, 8, 8, true>))' "$work/s.cu")" 1 "softmax over columns bf16 launch: AHEAD where the columns are packs"
+is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'const bool t_packs = AHEAD || t_packed;')" 1 "softmax over columns bf16: packs in the AHEAD instance, no column tests"
+is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 'ahead')" 0 "add_rmsnorm bf16 registers (two values held): no AHEAD instance"
 done_testing
