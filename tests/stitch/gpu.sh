@@ -3,8 +3,9 @@
 # axes.te, regress.te, moments.te, cluster_rows.te, odd_rows.te,
 # batch_rows.te, kept_rows.te, narrow_rows.te, slices2.te (gathers
 # along two axes of one value), pipe.te (blocks of several long rows,
-# the stream kernel's pipe) and labels.te (positions compared with a
-# label, a pack at a time) through the conformance
+# the stream kernel's pipe), labels.te (positions compared with a
+# label, a pack at a time) and ahead_rows.te (the next row loaded ahead
+# into shared memory) through the conformance
 # runner at -O1 and -O2, against the reference interpreter.  Their
 # `# conform: sizes` bindings pick every variant (warp, block, narrow and
 # long register kernels with and without 16-byte packs, clusters,
@@ -23,7 +24,7 @@ fi
 conform="$top_builddir/tests/conform/tecc-conform"
 n=0 failed=0
 for o in -O1 -O2; do
-  for prog in rows axes regress moments cluster_rows odd_rows batch_rows kept_rows narrow_rows slices2 pipe labels; do
+  for prog in rows axes regress moments cluster_rows odd_rows batch_rows kept_rows narrow_rows slices2 pipe labels ahead_rows; do
     n=$((n + 1))
     log=$("$conform" $o --nvcc="$NVCC" --arch="${CONFORM_ARCH:-native}" ${CONFORM_FLAGS} \
       "$top_srcdir/tests/stitch/$prog.te" 2>&1)
