@@ -2968,8 +2968,7 @@ static void load_thread_rows(SEmit *e, Out *o) {
     load_cached(e, o, 0);
     return;
   }
-  if (!declare_cached(e, o, 0))
-    return;
+  declare_cached(e, o, 0);
   if (e->sk.ahead) {
     open_block(o, "if (AHEAD)");
     load_ahead(e, o);

@@ -597,6 +597,9 @@ static int warp_items(const StitchPlan *sp, int vec, int rows, int items) {
   return rows == 1 && sp->narrow_outputs && vec == PACK_BYTES / 2 ? at_most(items, 2) : items;
 }
 
+static uint32_t batch_axes(const Group *g, const Footprint *f);
+static int64_t reduced_length(const Group *g);
+
 /* The bytes an item that variant v's AHEAD instance loads ahead: 16 a
  * held value, where each value's item is one aligned pack the thread
  * keeps in its registers as loaded (16-bit values in pairs at VEC 8, f32
@@ -609,9 +612,6 @@ static int warp_items(const StitchPlan *sp, int vec, int rows, int items) {
  * 65536 took 8.5% less time, at 1024 x 40000 13% (H200, bench/NOTES.md,
  * issue 48); at 512 threads, two blocks an SM, the loop alone cost 8-16%
  * and the copies won nothing back, so only blocks of 1024 take it. */
-static uint32_t batch_axes(const Group *g, const Footprint *f);
-static int64_t reduced_length(const Group *g);
-
 static int ahead_bytes(const Group *g, const Footprint *f, const Variant *v) {
   const PtrVec *held = &g->plan->held;
   if (!held->len || g->stitch->columns.len || v->partials || batch_axes(g, f) || v->vec < 2 ||
