@@ -9,7 +9,11 @@
 # bound of 300 ms is some 4x that, so that a busy CI machine passes, yet a
 # lookup that grows with the program fails: one linear search of the names
 # assigned before, at each assignment, took it to 330-350 ms.  Drifts of
-# 10 or 20% pass; the printed number shows them.
+# 10 or 20% pass; the printed number shows them.  Each is the fastest of
+# three runs: in .ci/run, beside the suite's nvcc builds, one run of
+# --emit=ir took 400 ms of CPU where it takes 60-140 (2026-12-01; its
+# arena asks for huge pages, and under memory pressure a fault may
+# compact memory first), while a compiler whose cost grew fails all three.
 : "${TECC:?TECC must name the tecc binary}"
 ast_bound=${PERF_AST_MS:-500}
 ir_bound=${PERF_IR_MS:-300}
@@ -58,15 +62,19 @@ for emit in ast ir; do
   n=$((n + 1))
   bound=$ast_bound
   [ $emit = ir ] && bound=$ir_bound
-  start=$(now_ms)
-  times >"$tmp/times"
-  cpu_start=$(child_cpu_ms)
-  "$TECC" --emit=$emit -o "$tmp/out" "$tmp/big.te" 2>"$tmp/err"
-  status=$?
-  times >"$tmp/times"
-  cpu=$(($(child_cpu_ms) - cpu_start))
-  ms=$(($(now_ms) - start))
-  what="--emit=$emit of 10,000 statements: $cpu ms CPU, $ms ms wall (bound $bound ms CPU)"
+  cpu= ms= all= status=0
+  for run in 1 2 3; do # the fastest of three: another process's burst (a
+    start=$(now_ms)    # compaction for huge pages, nvcc's cicc) fell on one
+    times >"$tmp/times"
+    cpu_start=$(child_cpu_ms)
+    "$TECC" --emit=$emit -o "$tmp/out" "$tmp/big.te" 2>"$tmp/err" || status=$?
+    times >"$tmp/times"
+    c=$(($(child_cpu_ms) - cpu_start))
+    w=$(($(now_ms) - start))
+    all="$all${all:+, }$c"
+    if [ -z "$cpu" ] || [ "$c" -lt "$cpu" ]; then cpu=$c ms=$w; fi
+  done
+  what="--emit=$emit of 10,000 statements: $cpu ms CPU, $ms ms wall, the fastest of three (CPU $all; bound $bound ms CPU)"
   if [ $status = 0 ] && [ "$cpu" -le "$bound" ]; then
     echo "ok $n - $what"
   else
