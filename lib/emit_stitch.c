@@ -2777,6 +2777,15 @@ static const char *row_group_step(const SEmit *e, const char *rows) {
   return arena_printf(e->sk.a, e->sk.cluster ? "(IndexT)(gridDim.x / t_blocks) * %s" : "(IndexT)gridDim.x * %s", rows);
 }
 
+/* The rows of a block's row group: blockDim.y rows, each thread ROWS of them. */
+static const char *block_rows(const SEmit *e) {
+  return e->sk.rows ? "(blockDim.y * ROWS)" : "blockDim.y";
+}
+
+/* Columns in packs (cvec): the block's first group of columns, and the step to its next. */
+static const char COLUMN_GROUP_FIRST[] = "(IndexT)blockIdx.x * (blockDim.x * VEC)";
+static const char COLUMN_GROUP_STEP[] = "(IndexT)gridDim.x * (blockDim.x * VEC)";
+
 /* t_c<id> takes over what the loads ahead put in t_n<id>. */
 static void take_next(SEmit *e, Out *o, int pass) {
   for (int i = 0; i < e->cached.len; i++) {
@@ -2869,17 +2878,13 @@ static const char *ahead_row(const SEmit *e) {
   return e->sk.cvec || e->sk.rows ? "t_o0" : "t_o";
 }
 
-static const char *ahead_block_rows(const SEmit *e) {
-  return e->sk.rows ? "(blockDim.y * ROWS)" : "blockDim.y";
-}
-
 static const char *ahead_step(const SEmit *e) {
-  return e->sk.cvec ? "(IndexT)gridDim.x * (blockDim.x * VEC)" : row_group_step(e, ahead_block_rows(e));
+  return e->sk.cvec ? COLUMN_GROUP_STEP : row_group_step(e, block_rows(e));
 }
 
 static const char *ahead_first(const SEmit *e) {
-  return e->sk.cvec ? "(IndexT)blockIdx.x * (blockDim.x * VEC) + (IndexT)threadIdx.x * VEC"
-                    : arena_printf(e->sk.a, "%s + threadIdx.y", first_row_group(e, ahead_block_rows(e)));
+  return e->sk.cvec ? arena_printf(e->sk.a, "%s + (IndexT)threadIdx.x * VEC", COLUMN_GROUP_FIRST)
+                    : arena_printf(e->sk.a, "%s + threadIdx.y", first_row_group(e, block_rows(e)));
 }
 
 /* AHEAD: the slot of value n's item t_k. */
@@ -2979,7 +2984,7 @@ static void load_thread_rows(SEmit *e, Out *o) {
     close_block(o, "");
     return;
   }
-  const char *rows = "(blockDim.y * ROWS)";
+  const char *rows = block_rows(e); /* prefetch: a rows kernel */
   const char *ahead = arena_printf(e->sk.a, "if (%s)", ahead_instances(e));
   if (!e->prologue)
     e->prologue = new_out(e->sk.a);
@@ -3584,7 +3589,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   }
   if (e->sk.ahead) {
     emit(o, "extern __shared__ __align__(16) unsigned char t_ahead[]; /* AHEAD: the next row's packs (tecc::ahead_copy) */");
-    emit(o, "constexpr unsigned t_ath = 1024; /* AHEAD: a block's threads (emit_ahead_launch()) */");
+    emit(o, "constexpr unsigned t_ath = %d; /* AHEAD: a block's threads (emit_ahead_launch()) */", AHEAD_THREADS);
     emit(o, "const unsigned t_aid = threadIdx.y * blockDim.x + threadIdx.x;");
     if (e->sk.rows)
       emit(o, "static_assert(!AHEAD || ROWS == 1, \"AHEAD: a row a thread\");");
@@ -3606,18 +3611,16 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     emit(o, "const IndexT t_hi = PHASE && t_red - t_lo > t_chunk ? t_lo + t_chunk : t_red;");
   }
   const char *item = e->sk.row ? "y" : "x";
-  const char *block_rows = e->sk.rows ? "(blockDim.y * ROWS)" : "blockDim.y";
   if (e->sk.cluster)
     declare_cluster_lanes(e, o);
   if (e->prologue)
     emit_fragment(o, e->prologue);
   declare_columns(e, o);
   if (e->sk.cluster || e->sk.rows) {
-    open_block(o, "for (IndexT t_ob = %s; t_ob < t_outer; t_ob += %s)", first_row_group(e, block_rows),
-               row_group_step(e, block_rows));
+    open_block(o, "for (IndexT t_ob = %s; t_ob < t_outer; t_ob += %s)", first_row_group(e, block_rows(e)),
+               row_group_step(e, block_rows(e)));
   } else if (e->sk.cvec) {
-    open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * (blockDim.x * VEC); t_ob < t_outer; "
-                  "t_ob += (IndexT)gridDim.x * (blockDim.x * VEC))");
+    open_block(o, "for (IndexT t_ob = %s; t_ob < t_outer; t_ob += %s)", COLUMN_GROUP_FIRST, COLUMN_GROUP_STEP);
   } else {
     open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.%s; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.%s)", item, item);
   }

@@ -383,10 +383,10 @@ static void emit_ahead_launch(SLaunch *e, Out *o, const Variant *v, const char *
   const int bytes = v->ahead * v->items; /* a thread's */
   const char *rows = e->sk.cvec ? arena_printf(e->sk.a, "t_tx * %d", v->vec) : "t_ty";
   emit(o, "static tecc::DeviceCache t_ah; /* the room in shared memory of its AHEAD instance, per device */");
-  open_block(o, "if (%st_tx * t_ty == 1024 && (int64_t)%d * 1024 <= tecc::shared_room(t_ah, (const void *)%s))", cond,
-             bytes, kernel);
-  emit(o, "%s<<<tecc::grid_size(t_rows, %s, 1), dim3(t_tx, t_ty), (size_t)%d * 1024, stream>>>(%s);", kernel, rows, bytes,
-       args);
+  open_block(o, "if (%st_tx * t_ty == %d && (int64_t)%d * %d <= tecc::shared_room(t_ah, (const void *)%s))", cond,
+             AHEAD_THREADS, bytes, AHEAD_THREADS, kernel);
+  emit(o, "%s<<<tecc::grid_size(t_rows, %s, 1), dim3(t_tx, t_ty), (size_t)%d * %d, stream>>>(%s);", kernel, rows, bytes,
+       AHEAD_THREADS, args);
   else_block(o);
   emit_instance_launch(e, o, v, args, packs, 0);
   close_block(o, "");

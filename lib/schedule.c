@@ -623,7 +623,7 @@ static int ahead_bytes(const Group *g, const Footprint *f, const Variant *v) {
       return 0;
   }
   int bytes = PACK_BYTES * held->len;
-  return (int64_t)bytes * v->items * MAX_THREADS <= AHEAD_MOST_BYTES ? bytes : 0;
+  return (int64_t)bytes * v->items * AHEAD_THREADS <= AHEAD_MOST_BYTES ? bytes : 0;
 }
 
 /* The register variant of the longest rows (`long`; the columns' `reg`)
@@ -638,7 +638,7 @@ static void ahead_variants(GroupSchedule *s, const Group *g, const Footprint *f)
   }
   if (!last || last->rows != 1 || last->solo || last->roomy)
     return;
-  const int64_t half = (int64_t)(MAX_THREADS / 2) * last->items * last->vec, len = reduced_length(g);
+  const int64_t half = (int64_t)(AHEAD_THREADS / 2) * last->items * last->vec, len = reduced_length(g);
   if (last->fit == FIT_ROW && (last->exact_rows || last->when == WHEN_ROW_NARROWER || last->limit <= half ||
                                (len >= 0 && len <= half))) /* a literal row that 512 threads hold */
     return;

@@ -96,10 +96,10 @@ enum { NARROW_THREADS = 384, NARROW_BLOCKS = 3 };
  * that many or more (else half as many: ITEMS 3 unrolled whole spilled). */
 enum { SHARED_UNROLL = 4 };
 
-/* Variant.ahead: the most dynamic shared memory its AHEAD instance may
- * ask of a block of 1024 threads (the SM's 228 KB less the kernels' own
- * and some L1). */
-enum { AHEAD_MOST_BYTES = 160 * 1024 };
+/* Variant.ahead: the threads of its AHEAD instance's block (the SM's
+ * one), and the most dynamic shared memory it may ask of it (the SM's
+ * 228 KB less the kernels' own and some L1). */
+enum { AHEAD_THREADS = 1024, AHEAD_MOST_BYTES = 160 * 1024 };
 
 /* Rows with column partials (Variant.partials): the most threads of a
  * block, and its fitted size. */
