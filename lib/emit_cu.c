@@ -37,6 +37,9 @@ typedef struct GEmit {
   NameSet taken;       /* identifiers in use in the kernel */
   PtrVec memo;         /* Memo* */
   char used_axis[TECC_MAX_RANK];
+  char load_axis[TECC_MAX_RANK]; /* loop kernels: of those, the axes the packs' loads index (their
+                                    offsets at the pack's start), and the axes the body does */
+  char body_axis[TECC_MAX_RANK];
   char *fastdiv;       /* by size variable */
   const char *lin;     /* the domain's linear index, or NULL */
   int vec;             /* loop kernels: writing the packed body */
@@ -189,6 +192,13 @@ static int map_is_identity(GEmit *e, const Shape *s, const int *map) {
 /* The index along domain axis `ax`.  The packed loop kernel splits
  * t_p * VEC once per pack (rows are whole packs): along the innermost
  * axis, element t_k of the pack is t_dI + t_k. */
+/* Axis `ax` is split from the linear index: for a pack's load where the
+ * offset is at the pack's start, else for the body. */
+static void use_axis(GEmit *e, int ax) {
+  e->used_axis[ax] = 1;
+  (e->at_pack_start ? e->load_axis : e->body_axis)[ax] = 1;
+}
+
 static const char *axis_index(GEmit *e, int ax) {
   if (e->vec && e->lin && ax == e->inner_axis && !e->at_pack_start)
     return arena_printf(e->a, "(t_d%d + t_k)", ax);
@@ -202,7 +212,7 @@ static const char *offset_expr(GEmit *e, const Shape *s, const int *map) {
   for (int j = 0; j < s->rank; j++) {
     if (dim_is_one(s, j) || map[j] < 0)
       continue;
-    e->used_axis[map[j]] = 1;
+    use_axis(e, map[j]);
     const char *idx = axis_index(e, map[j]);
     off = off ? arena_printf(e->a, "(%s) * %s + %s", off, dim_expr(e, s->d[j]), idx) : idx;
   }
@@ -228,7 +238,7 @@ static const char *gathered_offset(GEmit *e, const KernelInput *in, int rank, co
     if (!c && (dim_is_one(&in->shape, j) || map[j + off] < 0))
       continue;
     if (!c) {
-      e->used_axis[map[j + off]] = 1;
+      use_axis(e, map[j + off]);
       c = axis_index(e, map[j + off]);
     }
     at = at ? arena_printf(e->a, "(%s) * %s + %s", at, dim_expr(e, in->shape.d[j]), c) : c;
@@ -327,8 +337,8 @@ static const char *take_pack(GEmit *e, Value *v, const int *map) {
       return NULL;
     e->at_pack_start = 1;
     const char *pos = axis_index(e, map[axis]);
+    use_axis(e, map[axis]);
     e->at_pack_start = 0;
-    e->used_axis[map[axis]] = 1;
     if (s->op == IR_CONST && (s->ival >= INT64_C(1) << 30 || s->ival <= -(INT64_C(1) << 30)))
       return NULL; /* t_g in IndexT: a position and a start of at most 2^30 */
     g = arena_printf(e->a, "%s + %s", pos, s->op == IR_SIZE ? e->names->sizes[s->index] : cu_const_literal(e->a, s));
@@ -483,9 +493,13 @@ static const char *row_pack_elem(GEmit *e, const char *param, const Value *v, co
 }
 
 static const char *memory_elem(GEmit *e, const char *param, const Value *v, const int *map) {
+  char body[TECC_MAX_RANK];
+  memcpy(body, e->body_axis, sizeof body);
   const char *off = offset_expr(e, &v->shape, map);
-  if (is_row_operand(e, v, map, off))
+  if (is_row_operand(e, v, map, off)) {
+    memcpy(e->body_axis, body, sizeof body); /* read as a pack: its axes are the load's */
     return row_pack_elem(e, param, v, map);
+  }
   return tensor_elem(e, param, v, off);
 }
 
@@ -730,6 +744,21 @@ static Out *loop_decompose(GEmit *e, const char *idx, int flags) {
   return d;
 }
 
+/* The pack's index t_i0 split into the axes in `used` alone (nothing
+ * where there are none). */
+static Out *axes_decompose(GEmit *e, const char *used, int flags) {
+  char all[TECC_MAX_RANK];
+  memcpy(all, e->used_axis, sizeof all);
+  memcpy(e->used_axis, used, sizeof all);
+  Out *d = new_out(e->a);
+  if (memchr(used, 1, sizeof all)) {
+    emit(d, "const IndexT t_i0 = t_p * VEC;");
+    emit_decompose(e, d, "t_i0", ~0u, flags);
+  }
+  memcpy(e->used_axis, all, sizeof all);
+  return d;
+}
+
 static int loop_vec(const GEmit *e) {
   return e->packs.len ? 16 / e->pack_bytes : 1;
 }
@@ -742,37 +771,51 @@ static void check_pack_width(const GEmit *e, const Variant *v) {
                    e->g->id, v->vec, 16 / e->pack_bytes);
 }
 
-/* One pack's step of the packed loop, at pack t_p: its packs loaded, the
- * body for each of its VEC elements, its packs stored. */
-static void emit_pack_step(GEmit *e, Out *o, const Out *body, int body_lin) {
-  for (int i = 0; i < e->packs.len; i++) {
-    PackRef *r = e->packs.items[i];
-    if (r->store) {
-      emit(o, "tecc::Pack<%s, VEC> t_pk_%s;", r->ctype, r->param);
-      if (cu_converts_packs(r->value->dtype))
-        emit(o, "float t_f_%s[VEC];", r->param);
-    } else if (r->at) { /* a gathered pack (take_pack) */
-      const char *pk = arena_printf(e->a, "t_pk_%s_%d", r->param, i);
-      const char *type = arena_printf(e->a, "tecc::Gathered<%s, VEC>", r->ctype);
-      emit(o, "const %s t_g%d = %s;", r->itype, i, r->index);
-      emit(o, "%s %s;", type, pk);
-      emit(o, "if (%s)", r->whole);
-      emit(o, "  %s = reinterpret_cast<const %s *>(%s)[(%s) / VEC];", pk, type, r->param, r->at);
-      emit(o, "else if (%s)", r->outside);
-      emit(o, "  %s = %s::fill(%s);", pk, type, r->none);
-      open_block(o, "else");
-      emit(o, "%s = %s::fill(%s);", pk, type, r->none);
-      emit(o, "#pragma unroll");
-      emit(o, "for (int t_j = 0; t_j < VEC; t_j++) if (%s) %s.set(t_j, %s[%s + t_j]);", r->inside, pk, r->param,
-           r->at);
-      close_block(o, "");
-    } else if (r->index)
-      emit(o, "const tecc::Pack<%s, VEC> t_pk_%s_%d = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[%s];",
-           r->ctype, r->param, i, r->ctype, r->param, r->index);
-    else
-      emit(o, "const tecc::Pack<%s, VEC> t_pk_%s = reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s)[t_p];",
-           r->ctype, r->param, r->ctype, r->param);
+/* The name and type of pack i of the packed loop, r, that it loads. */
+static const char *loaded_pack(GEmit *e, const PackRef *r, int i) {
+  return r->at || r->index ? arena_printf(e->a, "t_pk_%s_%d", r->param, i) : arena_printf(e->a, "t_pk_%s", r->param);
+}
+
+static const char *loaded_type(GEmit *e, const PackRef *r) {
+  return arena_printf(e->a, r->at ? "tecc::Gathered<%s, VEC>" : "tecc::Pack<%s, VEC>", r->ctype);
+}
+
+/* Loads pack i, r, at pack t_p into `dst`: a constant of that name
+ * (`declare`), else an element of the steps' array (emit_packed_steps). */
+static void emit_pack_load(GEmit *e, Out *o, const PackRef *r, int i, const char *dst, int declare) {
+  const char *type = loaded_type(e, r);
+  if (r->at) { /* a gathered pack (take_pack) */
+    emit(o, "const %s t_g%d = %s;", r->itype, i, r->index);
+    if (declare)
+      emit(o, "%s %s;", type, dst);
+    emit(o, "if (%s)", r->whole);
+    emit(o, "  %s = reinterpret_cast<const %s *>(%s)[(%s) / VEC];", dst, type, r->param, r->at);
+    emit(o, "else if (%s)", r->outside);
+    emit(o, "  %s = %s::fill(%s);", dst, type, r->none);
+    open_block(o, "else");
+    emit(o, "%s = %s::fill(%s);", dst, type, r->none);
+    emit(o, "#pragma unroll");
+    emit(o, "for (int t_j = 0; t_j < VEC; t_j++) if (%s) %s.set(t_j, %s[%s + t_j]);", r->inside, dst, r->param, r->at);
+    close_block(o, "");
+    return;
   }
+  const char *src = arena_printf(e->a, "reinterpret_cast<const %s *>(%s)[%s]", type, r->param, r->index ? r->index : "t_p");
+  if (declare)
+    emit(o, "const %s %s = %s;", type, dst, src);
+  else
+    emit(o, "%s = %s;", dst, src);
+}
+
+/* An output's pack, filled element by element by the body. */
+static void declare_store_pack(GEmit *e, Out *o, const PackRef *r) {
+  emit(o, "tecc::Pack<%s, VEC> t_pk_%s;", r->ctype, r->param);
+  if (cu_converts_packs(r->value->dtype))
+    emit(o, "float t_f_%s[VEC];", r->param);
+}
+
+/* The body for each of the pack's VEC elements, then its outputs' packs
+ * stored at t_p. */
+static void emit_pack_body(GEmit *e, Out *o, const Out *body, int body_lin) {
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
   if (body_lin)
@@ -790,6 +833,19 @@ static void emit_pack_step(GEmit *e, Out *o, const Out *body, int body_lin) {
   }
 }
 
+/* One pack's step of the packed loop, at pack t_p: its packs loaded, the
+ * body for each of its VEC elements, its packs stored. */
+static void emit_pack_step(GEmit *e, Out *o, const Out *body, int body_lin) {
+  for (int i = 0; i < e->packs.len; i++) {
+    PackRef *r = e->packs.items[i];
+    if (r->store)
+      declare_store_pack(e, o, r);
+    else
+      emit_pack_load(e, o, r, i, loaded_pack(e, r, i), 1);
+  }
+  emit_pack_body(e, o, body, body_lin);
+}
+
 /* A loop's block, counted from the domain's end where an earlier group
  * read its input (GroupSchedule.reread). */
 static const char *loop_block(const GEmit *e) {
@@ -805,6 +861,44 @@ static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *bod
     emit(o, "const IndexT t_i0 = t_p * VEC;");
   emit_fragment(o, decomp);
   emit_pack_step(e, o, body, body_lin);
+  close_block(o, "");
+}
+
+static void open_steps(Out *o, const char *count, const char *step, const char *cond);
+
+/* The packed loop in GroupSchedule.steps steps (a gathered load waits on
+ * its index's load): the packs of every step loaded into arrays, then
+ * each step's body and stores, reading its packs under their one-step
+ * names.  Each pass splits the index into the axes it reads itself
+ * (decomp[0] the loads', decomp[1] the body's: GEmit.load_axis,
+ * body_axis), so that neither declares a position it does not read. */
+static void emit_packed_steps(GEmit *e, Out *o, const Out *const decomp[2], const Out *body, int body_lin) {
+  const int n = e->g->schedule->steps;
+  const char *count = arena_printf(e->a, "%d", n), *step = "const IndexT t_p = t_p0 + (IndexT)t_u * t_stride;";
+  open_block(o, "for (IndexT t_p0 = %s * blockDim.x + threadIdx.x; t_p0 < t_npack; t_p0 += %d * t_stride)",
+             loop_block(e), n);
+  for (int i = 0; i < e->packs.len; i++) {
+    const PackRef *r = e->packs.items[i];
+    if (!r->store)
+      emit(o, "%s t_st%d[%d]; /* step t_u's %s */", loaded_type(e, r), i, n, loaded_pack(e, r, i));
+  }
+  for (int pass = 0; pass < 2; pass++) { /* the loads, then the bodies */
+    open_steps(o, count, step, "t_p < t_npack");
+    emit_fragment(o, decomp[pass]);
+    for (int i = 0; i < e->packs.len; i++) {
+      PackRef *r = e->packs.items[i];
+      if (pass == 0 && !r->store)
+        emit_pack_load(e, o, r, i, arena_printf(e->a, "t_st%d[t_u]", i), 0);
+      else if (pass == 1 && r->store)
+        declare_store_pack(e, o, r);
+      else if (pass == 1)
+        emit(o, "const %s &%s = t_st%d[t_u];", loaded_type(e, r), loaded_pack(e, r, i), i);
+    }
+    if (pass == 1)
+      emit_pack_body(e, o, body, body_lin);
+    close_block(o, "");
+    close_block(o, "");
+  }
   close_block(o, "");
 }
 
@@ -925,6 +1019,9 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   Out *vbody = loop_body(e, 1);
   Out *pre = e->pre;
   int vbody_lin = e->lin_used;
+  char load_axis[TECC_MAX_RANK], body_axis[TECC_MAX_RANK]; /* the packed body's (emit_packed_steps) */
+  memcpy(load_axis, e->load_axis, sizeof load_axis);
+  memcpy(body_axis, e->body_axis, sizeof body_axis);
   reuse_body_names(e, ntaken); /* the scalar body reuses the names */
   Out *sbody = loop_body(e, 0);
   Out *decomp = loop_decompose(e, "t_i", 0);
@@ -932,6 +1029,8 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
     for (int i = 0; i < e->g->domain.rank; i++)
       e->used_axis[i] |= !dim_is_one(&e->g->domain, i);
   Out *pdecomp = loop_decompose(e, "t_i0", reuse ? SPLIT_CHUNKS : e->row_quotient ? SPLIT_ROW : 0);
+  const Out *step_decomp[2] = {axes_decompose(e, load_axis, e->row_quotient ? SPLIT_ROW : 0),
+                               axes_decompose(e, body_axis, 0)};
   add_size_params(e);
   order_params(e);
   e->body = NULL;
@@ -941,6 +1040,8 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   emit(o, "const IndexT t_npack = t_n / VEC;");
   if (reuse)
     emit_reuse_loop(e, o, pdecomp, pre, vbody, vbody_lin);
+  else if (e->g->schedule->steps > 1)
+    emit_packed_steps(e, o, step_decomp, vbody, vbody_lin);
   else
     emit_packed_loop(e, o, pdecomp, vbody, vbody_lin);
   open_block(o, "for (IndexT t_i = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_i < t_n; t_i += t_stride)");
@@ -1229,9 +1330,9 @@ static Out *step_body(GEmit *e, const RedInfo *ri, int vec, const char *acc) {
 /* Loads step t_u's packs, pack `index` of each packed tensor, where
  * `cond` holds; `whole` (a kernel constant) says all are aligned, else
  * they are read element by element into the same places (the same sums). */
-static void open_steps(Out *o, const char *step, const char *cond) {
+static void open_steps(Out *o, const char *count, const char *step, const char *cond) {
   emit(o, "#pragma unroll");
-  open_block(o, "for (int t_u = 0; t_u < ITEMS; t_u++)");
+  open_block(o, "for (int t_u = 0; t_u < %s; t_u++)", count);
   emit(o, "%s", step);
   open_block(o, "if (%s)", cond);
 }
@@ -1239,7 +1340,7 @@ static void open_steps(Out *o, const char *step, const char *cond) {
 /* The adds after the loads: pack element t_k of each step t_u, where
  * `cond` holds; closed by close_step_elements. */
 static void open_step_elements(Out *o, const char *step, const char *cond) {
-  open_steps(o, step, cond);
+  open_steps(o, "ITEMS", step, cond);
   emit(o, "#pragma unroll");
   open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
 }
@@ -1264,7 +1365,7 @@ static const char *step_pack_load(GEmit *e, const PackRef *r, const char *index)
 static void emit_step_loads(GEmit *e, Out *o, const char *step, const char *cond, const char *index, const char *whole) {
   if (!e->packs.len) /* nothing moves in packs (a middle axis is read element by element) */
     return;
-  open_steps(o, step, cond);
+  open_steps(o, "ITEMS", step, cond);
   for (int i = 0; i < e->packs.len; i++) {
     const PackRef *r = e->packs.items[i];
     if (!whole) {
@@ -1623,11 +1724,18 @@ static const char *group_args(KEmit *ke, GEmit *ge) {
 }
 
 /* One elementwise variant: a pack of VEC elements per thread, enough
- * blocks to cover them all (schedule.c: no grid-stride steps). */
+ * blocks to cover them all (schedule.c: no grid-stride steps); a loop in
+ * steps (emit_packed_steps) takes them where its packs fill more than a
+ * wave (tecc::steps_grid). */
 static void emit_loop_variant(KEmit *ke, Out *o, GEmit *ge, const Variant *v) {
+  const GroupSchedule *s = ge->g->schedule;
+  if (s->steps > 1) {
+    emit(o, "%s<IndexT, %d><<<tecc::steps_grid(t_n, %d * %d, %d, %d), %d, 0, stream>>>(%s);", ge->kname, v->vec,
+         v->threads_x, v->vec, v->threads_x, s->steps, v->threads_x, group_args(ke, ge));
+    return;
+  }
   const char *per_block = v->items > 1 ? arena_printf(ke->a, "%d * %d * %d", v->threads_x, v->vec, v->items)
                                        : arena_printf(ke->a, "%d * %d", v->threads_x, v->vec);
-  const GroupSchedule *s = ge->g->schedule;
   const char *work = "t_n";
   if (s->reuse_axis >= 0) { /* the positions along it in chunks (emit_reuse_loop) */
     const char *size = host_dim(ke->a, ke->names, ge->g->domain.d[s->reuse_axis]);

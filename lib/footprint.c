@@ -17,6 +17,7 @@ typedef struct Walk {
   int slow_math;         /* software math functions per element */
   uint32_t slow_axes;    /* the domain axes they vary along */
   int split_index;       /* loop: footprint.h */
+  int gathers;           /* loop: footprint.h */
   uint32_t *axes_memo;   /* position_axes() */
 } Walk;
 
@@ -122,6 +123,14 @@ static int loop_reads_memory(const Walk *w, const Value *v) {
   return v->op == IR_INPUT || (w->kp->stored[v->id] && w->kp->group_of[v->id] != w->g->id);
 }
 
+/* Does one of take v's indices read memory (ids[n], not a position)? */
+static int index_reads_memory(Walk *w, const Value *v) {
+  for (int j = 0; j < ir_take_naxes(v); j++)
+    if (position_axes(w->kp, w->g, ir_take_index(v, j), w->axes_memo) & AXES_MEMORY)
+      return 1;
+  return 0;
+}
+
 static void loop_visit(Walk *w, const Value *v, const int *map) {
   if (v->op == IR_CONST)
     return;
@@ -145,6 +154,8 @@ static void loop_visit(Walk *w, const Value *v, const int *map) {
   }
   if (v->op == IR_INDEX || v->op == IR_TAKE)
     w->split_index = 1;
+  if (v->op == IR_TAKE && index_reads_memory(w, v))
+    w->gathers++;
   if (footprint_slow_math(v)) {
     w->slow_math++;
     w->slow_axes |= domain_axes_of(position_axes(w->kp, w->g, v, w->axes_memo), v, map);
@@ -235,6 +246,7 @@ Footprint group_footprint(Arena *a, const KernelPlan *kp, const Group *g) {
     f.slow_math = w.slow_math;
     f.slow_axes = w.slow_axes;
     f.split_index = w.split_index;
+    f.gathers = w.gathers;
   }
   if (f.pack_bytes > 16)
     internal_error("an element of %d bytes does not fit a 16-byte pack", f.pack_bytes);

@@ -33,6 +33,8 @@ typedef struct Footprint {
   int split_index;    /* loop: an element's index splits into its axes (an operand read by some
                          of them, a position, a gathered load): a pack must not straddle the
                          inner axis, whose size must then be a multiple of it */
+  int gathers;      /* loop: gathered loads whose index reads memory (an embedding's row at
+                       ids[n]): loads that wait on a load */
   int kept;         /* stitch: math results kept per element for later passes */
   int kept_wide;    /* stitch: of those, 8-byte ones (four registers' budget each) */
   const char *keep; /* stitch: by value id, 1 for the values kept (or NULL) */

@@ -17,6 +17,7 @@
 enum {
   ELEMENTWISE_THREADS = 256, /* seed 004: a block of 256, a pack per thread */
   SLOW_MATH_BYTES = 4,       /* elementwise: a software math function per this many bytes or fewer: 2 packs a thread */
+  GATHER_STEPS = 2,          /* elementwise: packs a thread loads first where a gathered load waits on its index's */
   REUSE = 16,                /* elementwise: positions a thread takes along an axis its software math
                                 does not vary along (reuse_axis()) */
   SM_THREADS = 2048,         /* resident threads per SM (sm_70 .. sm_90) */
@@ -190,14 +191,27 @@ static void elementwise(Arena *a, GroupSchedule *s, const Footprint *f, const Gr
    * the loops that reuse math along an axis (a rotary embedding's from
    * positions: its VEC 4 instance spilled 4 bytes). */
   int half = vec >= 4 && f->split_index && s->reuse_axis < 0;
+  /* A gathered load waits on the load of its index (an embedding's row at
+   * ids[n]): a pack a thread has two loads in flight one after the other.
+   * A thread loads GATHER_STEPS packs, each index and then each row,
+   * before it computes and stores any.  On an H200, the embedding of
+   * 8192 and 32768 rows of a 128256 x 4096 bf16 table went from 88.3 and
+   * 90.1% of the ceiling to 91.9 and 96.0 (four steps: the same; bench/NOTES.md,
+   * issue 47). */
+  s->steps = f->gathers && s->reuse_axis < 0 ? GATHER_STEPS : 1;
   for (int w = vec; w > 1 && w >= (half ? vec / 2 : vec); w /= 2) {
     Variant *v = add(a, s, w == vec ? "packed" : "half", WHEN_ALIGNED, STORE_NONE);
     v->vec = w;
     v->threads_x = ELEMENTWISE_THREADS;
-    if (slow && s->reuse_axis < 0)
+    if (s->steps > 1)
+      v->items = s->steps;
+    else if (slow && s->reuse_axis < 0)
       v->items = 2;
   }
-  add(a, s, "scalar", WHEN_ALWAYS, STORE_NONE)->threads_x = ELEMENTWISE_THREADS;
+  Variant *scalar = add(a, s, "scalar", WHEN_ALWAYS, STORE_NONE);
+  scalar->threads_x = ELEMENTWISE_THREADS;
+  if (s->steps > 1) /* the same kernel at VEC 1: its steps of one element */
+    scalar->items = s->steps;
 }
 
 /* A full reduction (seed 000): 4 blocks of 256 threads per SM, each
@@ -1295,6 +1309,7 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   Footprint f = group_footprint(a, kp, g);
   s->reuse_axis = -1;
   s->reuse = 1;
+  s->steps = 1;
   s->cls = class_of(g);
   s->held = footprint_held(&f);
   s->budget = footprint_budget(&f, HELD_REGISTERS);
@@ -1763,6 +1778,9 @@ static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
                   "vary along it) computed once for them (the grids below count %s as ceil(%s/%d))\n", s->reuse,
                dims_text(a, k, &g->domain, 1u << s->reuse_axis), dims_text(a, k, &g->domain, 1u << s->reuse_axis),
                dims_text(a, k, &g->domain, 1u << s->reuse_axis), s->reuse);
+  if (s->steps > 1)
+    buf_printf(b, "    steps: a thread loads %d packs, each gathered one after its index, before it computes any, "
+                  "where a pack a thread would fill more than a wave (tecc::steps_grid)\n", s->steps);
   if (s->reread)
     buf_printf(b, "    order: blocks from the domain's end (an earlier group read %s in full: what it read last "
                   "is still in L2)\n", value_text(a, k, s->reread));

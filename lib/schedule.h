@@ -223,6 +223,9 @@ typedef struct GroupSchedule {
                          axis and computes the software math that does not vary along it
                          once for them (reuse_axis()); -1: a position each */
   int reuse;
+  int steps;          /* loop: the packs a thread loads before it computes any, a step each
+                         (emit_cu.c, emit_packed_steps()), where a gathered load's address waits
+                         on a load of its index: the aligned variants' items; 1: a pack at a time */
   const Value *reread; /* loop: an input of the whole domain an earlier group of the call read in
                          full (a norm's statistics' x): the blocks walk the domain from its end,
                          so that the first ones find what that group read last still in L2

@@ -63,7 +63,7 @@ variants() { group "$1" '[.variants[].name] | join(" ")'; }
 # The elements a chunk of a stream variant takes (schedule.c, stream_chunk()).
 chunk='(([.items, .wide_items] | max) * .vec)'
 
-plan 112
+plan 115
 ok "--emit=json is one JSON document, every kernel in it" \
   "$JQ" -e --argjson n "$(grep -c '^kernel ' "$te")" '.kernels | length == $n' "$work/s.json"
 # The condition's words are the plan's (schedule.c, variant_condition_text()).
@@ -95,6 +95,10 @@ is "$(group rope_heads_first_f32 '[.reuse_axis, .reuse]')" '[1,16]' \
 is "$(group sin_of_x_bf16 '[.reuse_axis, .reuse, .variants[0].items]')" '[-1,1,2]' \
   "sin of a value read from memory: no reuse, 2 packs a thread"
 is "$(group gelu_bf16 '.reuse_axis')" -1 "gelu(x + b): no reuse"
+is "$(group lookup_bf16 '[.steps, [.variants[] | .items]]')" '[2,[2,2,2]]' \
+  "an embedding's row waits on the load of its id: a thread loads 2 packs before it computes (every variant)"
+is "$(group half_bf16 '[.steps, .variants[0].items]')" '[1,1]' "a slice's offset is a position: a pack at a time"
+is "$(grep -c 'steps: a thread loads 2 packs' "$work/s.plan")" 1 "--emit=plan says so, once (the lookup)"
 is "$(group fullsum_bf16 '{class, final_threads, split: .variants[0].split}')" \
   '{"class":"full","final_threads":512,"split":-1}' "full reduction: a partial per block, combined by a block of 512"
 
