@@ -312,7 +312,9 @@ def kernel_times(torch, impls, iters, flush):
     """{impl: [(fwd ns, bwd ns, kernels)] per step}: every impl's steps in one
     torch.profiler session.  A spin kernel (torch.cuda._sleep) marks each
     region: the impl's restore and an L2 flush, its forward, a flush, its
-    backward; the kernels between two marks are that region's."""
+    backward; the kernels between two marks are that region's.  The
+    restore also returns L2's persisting lines to normal, which a flush
+    does not evict (bench.clear_persisting_l2)."""
     from torch.profiler import ProfilerActivity, profile
     if not impls:
         return {}
@@ -326,7 +328,8 @@ def kernel_times(torch, impls, iters, flush):
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for name, (pre, fwd, bwd) in impls.items():
             for _ in range(iters):
-                region(None, lambda: (pre and pre(), flush.zero_()))
+                # a flush leaves L2's persisting lines (bench.clear_persisting_l2)
+                region(None, lambda: (pre and pre(), bench.clear_persisting_l2(), flush.zero_()))
                 st = region((name, 0), fwd)
                 region(None, flush.zero_)
                 region((name, 1), lambda: bwd(st))
