@@ -189,9 +189,6 @@ static int map_is_identity(GEmit *e, const Shape *s, const int *map) {
   return covered == domain_axes;
 }
 
-/* The index along domain axis `ax`.  The packed loop kernel splits
- * t_p * VEC once per pack (rows are whole packs): along the innermost
- * axis, element t_k of the pack is t_dI + t_k. */
 /* Axis `ax` is split from the linear index: for a pack's load where the
  * offset is at the pack's start, else for the body. */
 static void use_axis(GEmit *e, int ax) {
@@ -199,6 +196,9 @@ static void use_axis(GEmit *e, int ax) {
   (e->at_pack_start ? e->load_axis : e->body_axis)[ax] = 1;
 }
 
+/* The index along domain axis `ax`.  The packed loop kernel splits
+ * t_p * VEC once per pack (rows are whole packs): along the innermost
+ * axis, element t_k of the pack is t_dI + t_k. */
 static const char *axis_index(GEmit *e, int ax) {
   if (e->vec && e->lin && ax == e->inner_axis && !e->at_pack_start)
     return arena_printf(e->a, "(t_d%d + t_k)", ax);
@@ -771,7 +771,7 @@ static void check_pack_width(const GEmit *e, const Variant *v) {
                    e->g->id, v->vec, 16 / e->pack_bytes);
 }
 
-/* The name and type of pack i of the packed loop, r, that it loads. */
+/* The name of pack i of the packed loop, r, that it loads, and its type. */
 static const char *loaded_pack(GEmit *e, const PackRef *r, int i) {
   return r->at || r->index ? arena_printf(e->a, "t_pk_%s_%d", r->param, i) : arena_printf(e->a, "t_pk_%s", r->param);
 }
