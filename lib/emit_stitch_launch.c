@@ -155,37 +155,46 @@ static const char *shared_condition(SLaunch *e, const Variant *v, const char *co
   return cond ? arena_printf(e->sk.a, "%s && %s", cond, fits) : fits;
 }
 
+/* `rest`, after `small` where the condition has one. */
+static const char *with_small(SLaunch *e, const char *small, const char *rest) {
+  return small ? arena_printf(e->sk.a, "%s && %s", small, rest) : rest;
+}
+
 /* The run-time condition of variant `v` (NULL: none); `small`: 32-bit
- * indices do. */
+ * indices do (NULL where the group's own count says so at compile time,
+ * GroupSchedule.small: its 32-bit instances then run even where another
+ * group's sizes make the kernel's IndexT 64-bit; tests/gen/gen --seed
+ * 7700166's k12 launched nothing there). */
 static const char *variant_condition(SLaunch *e, const Variant *v, const char *kernel, const char *small) {
+  Arena *a = e->sk.a;
   switch (v->when) {
   case WHEN_ALWAYS: return NULL;
-  case WHEN_ROW_AT_MOST: return arena_printf(e->sk.a, "%s && t_len <= %lld", small, (long long)v->limit);
+  case WHEN_ROW_AT_MOST: return with_small(e, small, arena_printf(a, "t_len <= %lld", (long long)v->limit));
   case WHEN_ROW_PACKS:
-    return arena_printf(e->sk.a, "%s && t_len <= %lld && t_len %% %d == 0", small, (long long)v->limit, v->vec);
+    return with_small(e, small, arena_printf(a, "t_len <= %lld && t_len %% %d == 0", (long long)v->limit, v->vec));
   case WHEN_ROW_NARROWER:
-    return arena_printf(e->sk.a, "%s && t_len <= %lld && tecc::ceil_div(t_len, %d) * 32 < "
-                              "tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024)",
-                        small, (long long)v->limit, 32 * v->items * v->vec, v->items * v->vec);
+    return with_small(e, small, arena_printf(a, "t_len <= %lld && tecc::ceil_div(t_len, %d) * 32 < "
+                                                "tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, 1024)",
+                                             (long long)v->limit, 32 * v->items * v->vec, v->items * v->vec));
   case WHEN_ROW_FITS:
-    return arena_printf(e->sk.a, "%s && t_len <= (int64_t)(1024 / tecc::column_width(t_rows, t_len, %d, %d)) * %d", small,
-                        v->vec, v->items, v->items);
-  case WHEN_COLUMN_GROUPS: return arena_printf(e->sk.a, "tecc::column_groups_fill(t_rows, %d)", v->vec);
+    return with_small(e, small, arena_printf(a, "t_len <= (int64_t)(1024 / tecc::column_width(t_rows, t_len, %d, %d)) * %d",
+                                             v->vec, v->items, v->items));
+  case WHEN_COLUMN_GROUPS: return arena_printf(a, "tecc::column_groups_fill(t_rows, %d)", v->vec);
   case WHEN_COLUMN_SPLIT: return "t_chunks > 1";
   case WHEN_CLUSTERS: {
-    const char *cond = arena_printf(e->sk.a, "%s && t_len <= %lld && tecc::clusters_ok((const void *)%s)", small,
-                                    (long long)v->limit, kernel);
+    const char *cond = with_small(e, small, arena_printf(a, "t_len <= %lld && tecc::clusters_ok((const void *)%s)",
+                                                         (long long)v->limit, kernel));
     if (v->loops)
       return cond;
-    const char *all = arena_printf(e->sk.a, "t_rows <= tecc::resident_clusters(%s, tecc::cluster_blocks(t_len, %d), %d)",
+    const char *all = arena_printf(a, "t_rows <= tecc::resident_clusters(%s, tecc::cluster_blocks(t_len, %d), %d)",
                                    kernel, v->threads_x * v->items * v->vec, v->threads_x);
     if (v->pair_loops) /* cluster_pair_loops() */
-      return arena_printf(e->sk.a, "%s && (t_len <= %lld || %s)", cond, 2LL * v->threads_x * v->items * v->vec, all);
-    return arena_printf(e->sk.a, "%s && %s", cond, all);
+      return arena_printf(a, "%s && (t_len <= %lld || %s)", cond, 2LL * v->threads_x * v->items * v->vec, all);
+    return arena_printf(a, "%s && %s", cond, all);
   }
   case WHEN_RUNS_HALF:
-    return arena_printf(e->sk.a, "%s && t_len <= %lld && %s %% %d != 0", small, (long long)v->limit,
-                        host_count(e, stitch_inner_run(e->sk.g)), 2 * v->vec);
+    return with_small(e, small, arena_printf(a, "t_len <= %lld && %s %% %d != 0", (long long)v->limit,
+                                             host_count(e, stitch_inner_run(e->sk.g)), 2 * v->vec));
   case WHEN_ALIGNED: case WHEN_LEN_AT_MOST: break;
   }
   internal_error("stitch: variant %s has no condition a stitch group can test", v->name);
@@ -535,7 +544,7 @@ static void emit_variants(SLaunch *e, Out *o, const char *args) {
   for (int i = 0; i < s->nvariants; i++) {
     const Variant *v = &s->variants[i];
     const char *cond = shared_condition(e, v, variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0),
-                                                                "sizeof(IndexT) == 4"));
+                                                                s->small ? NULL : "sizeof(IndexT) == 4"));
     if (i == 0 && cond)
       open_block(o, "if (%s)", cond);
     else if (i == 0)
@@ -620,9 +629,12 @@ void emit_stitch_parts(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, co
   SLaunch *e = new_launch(a, k, kp, g, names, 1);
   emit(o, "/* %s, group %d: the blocks its launch takes, each a row of column partials */", k->name, g->id);
   open_block(o, "inline int64_t %s(int64_t t_rows, int64_t t_len, bool t_small)", parts_function(e));
+  const char *cond = NULL;
+  if (e->sk.sched->small)
+    emit(o, "(void)t_small; /* the group's count is literal and 32-bit indices take it */");
   for (int i = 0; i < e->sk.sched->nvariants; i++) {
     const Variant *v = &e->sk.sched->variants[i];
-    const char *cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), "t_small");
+    cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), e->sk.sched->small ? NULL : "t_small");
     if (cond)
       open_block(o, "if (%s)", cond);
     else
@@ -631,6 +643,8 @@ void emit_stitch_parts(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, co
     emit(o, "return t_parts;");
     close_block(o, "");
   }
+  if (cond) /* decided: the variants kept hold for the group's literal length (schedule.c, decide()) */
+    emit(o, "return 0; /* no variant takes these sizes: the launch takes no blocks */");
   close_block(o, "");
 }
 

@@ -1337,7 +1337,8 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   if (g->kind == GROUP_STITCH) {
     int64_t len = reduced_length(g);
     s->decided = len >= 0;
-    decide(s, len, small_domain(g));
+    s->small = small_domain(g);
+    decide(s, len, s->small);
   }
   s->max_threads = max_threads(s);
   s->early_threads = early_threads(s);

@@ -217,6 +217,9 @@ typedef struct GroupSchedule {
   int64_t batch_bytes; /* ... when Q*R*batch_bytes, what moves between two batches' reads of
                          one row of the broadcast operand in domain order, exceeds batch_limit */
   int64_t batch_limit; /* half the target's L2 */
+  int small;          /* stitch: the group's element count is literal and under 2^30, so its 32-bit
+                         instances fit whatever index width the kernel's other sizes ask (and
+                         decide() drops the fallback for 64-bit ones) */
   int decided;        /* stitch: the row length is literal (or bound by -D), so the conditions on it
                          were decided here: only the variants that can run remain (decide()) */
   int reuse_axis;     /* loop: a thread takes `reuse` consecutive positions along this domain
