@@ -255,6 +255,8 @@ void emit_stitch_chunks(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
   emit(o, "/* %s, group %d: the chunks of rows its column split takes, 1 when an earlier variant runs */",
        e->sk.k->name, e->sk.g->id);
   open_block(o, "inline int %s(int64_t t_rows, int64_t t_len, bool t_small)", chunks_function(e));
+  if (e->sk.sched->small) /* as the launch's conditions (emit_variants()) */
+    emit(o, "(void)t_small; /* the group's count is literal and 32-bit indices take it */");
   for (int i = 0; i < e->sk.sched->nvariants; i++) {
     const Variant *v = &e->sk.sched->variants[i];
     if (v->fit == FIT_COLUMN_SPLIT) {
@@ -265,7 +267,7 @@ void emit_stitch_chunks(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
         emit(o, "return tecc::column_chunks(t_rows, t_len, %d, %s);", v->vec, split_width(e, v->vec));
       break;
     }
-    emit(o, "if (%s) return 1;", variant_condition(e, v, NULL, "t_small"));
+    emit(o, "if (%s) return 1;", variant_condition(e, v, NULL, e->sk.sched->small ? NULL : "t_small"));
   }
   close_block(o, "");
 }
