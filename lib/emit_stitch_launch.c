@@ -155,16 +155,23 @@ static const char *shared_condition(SLaunch *e, const Variant *v, const char *co
   return cond ? arena_printf(e->sk.a, "%s && %s", cond, fits) : fits;
 }
 
-/* `rest`, after `small` where the condition has one. */
+/* `rest`, after `small` where the group's count does not settle it at
+ * compile time (GroupSchedule.small: its 32-bit instances then run even
+ * where another group's sizes make the kernel's IndexT 64-bit; tests/gen/gen
+ * --seed 7700166's k12 launched nothing there). */
 static const char *with_small(SLaunch *e, const char *small, const char *rest) {
-  return small ? arena_printf(e->sk.a, "%s && %s", small, rest) : rest;
+  return e->sk.sched->small ? rest : arena_printf(e->sk.a, "%s && %s", small, rest);
 }
 
-/* The run-time condition of variant `v` (NULL: none); `small`: 32-bit
- * indices do (NULL where the group's own count says so at compile time,
- * GroupSchedule.small: its 32-bit instances then run even where another
- * group's sizes make the kernel's IndexT 64-bit; tests/gen/gen --seed
- * 7700166's k12 launched nothing there). */
+/* The host functions that mirror the launch's conditions take them with
+ * `t_small`, which a group whose count settles it leaves unread. */
+static void emit_small_unread(SLaunch *e, Out *o) {
+  if (e->sk.sched->small)
+    emit(o, "(void)t_small; /* the group's count is literal and 32-bit indices take it */");
+}
+
+/* The run-time condition of variant `v` (NULL: none); `small`: that
+ * 32-bit indices do (with_small()). */
 static const char *variant_condition(SLaunch *e, const Variant *v, const char *kernel, const char *small) {
   Arena *a = e->sk.a;
   switch (v->when) {
@@ -255,8 +262,7 @@ void emit_stitch_chunks(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
   emit(o, "/* %s, group %d: the chunks of rows its column split takes, 1 when an earlier variant runs */",
        e->sk.k->name, e->sk.g->id);
   open_block(o, "inline int %s(int64_t t_rows, int64_t t_len, bool t_small)", chunks_function(e));
-  if (e->sk.sched->small) /* as the launch's conditions (emit_variants()) */
-    emit(o, "(void)t_small; /* the group's count is literal and 32-bit indices take it */");
+  emit_small_unread(e, o);
   for (int i = 0; i < e->sk.sched->nvariants; i++) {
     const Variant *v = &e->sk.sched->variants[i];
     if (v->fit == FIT_COLUMN_SPLIT) {
@@ -267,7 +273,7 @@ void emit_stitch_chunks(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
         emit(o, "return tecc::column_chunks(t_rows, t_len, %d, %s);", v->vec, split_width(e, v->vec));
       break;
     }
-    emit(o, "if (%s) return 1;", variant_condition(e, v, NULL, e->sk.sched->small ? NULL : "t_small"));
+    emit(o, "if (%s) return 1;", variant_condition(e, v, NULL, "t_small"));
   }
   close_block(o, "");
 }
@@ -546,7 +552,7 @@ static void emit_variants(SLaunch *e, Out *o, const char *args) {
   for (int i = 0; i < s->nvariants; i++) {
     const Variant *v = &s->variants[i];
     const char *cond = shared_condition(e, v, variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0),
-                                                                s->small ? NULL : "sizeof(IndexT) == 4"));
+                                                                "sizeof(IndexT) == 4"));
     if (i == 0 && cond)
       open_block(o, "if (%s)", cond);
     else if (i == 0)
@@ -632,11 +638,10 @@ void emit_stitch_parts(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, co
   emit(o, "/* %s, group %d: the blocks its launch takes, each a row of column partials */", k->name, g->id);
   open_block(o, "inline int64_t %s(int64_t t_rows, int64_t t_len, bool t_small)", parts_function(e));
   const char *cond = NULL;
-  if (e->sk.sched->small)
-    emit(o, "(void)t_small; /* the group's count is literal and 32-bit indices take it */");
+  emit_small_unread(e, o);
   for (int i = 0; i < e->sk.sched->nvariants; i++) {
     const Variant *v = &e->sk.sched->variants[i];
-    cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), e->sk.sched->small ? NULL : "t_small");
+    cond = variant_condition(e, v, instance(e, v, PACKS_ALIGNED, 0), "t_small");
     if (cond)
       open_block(o, "if (%s)", cond);
     else
