@@ -100,6 +100,10 @@ typedef struct SEmit {
                           elements (each row's; the pass's first element loop only) */
   Out *pre;            /* row scope, before the pass */
   Out *body;           /* element scope */
+  Out *row_loads;      /* row scope, at the row's top: the loads of row values that a pass after
+                          the first reads (row_value_at()); NULL where they stay in `pre` */
+  PtrVec row_loaded;   /* const char*: the names (rowmemo's) of the row values declared there */
+  int first_pass;      /* the row's first pass (e->pass) */
   const char *lin;    /* linear domain index of an element, or NULL */
   char used_kept[TECC_MAX_RANK];
   char used_red[TECC_MAX_RANK];  /* this pass */
@@ -832,6 +836,40 @@ static int is_kept(const SEmit *e, const Value *v) {
   return e->reuse && e->reuse[v->id];
 }
 
+/* Was the row value of v at `given` declared at the row's top (a
+ * constant needs no declaration)? */
+static int row_loaded(SEmit *e, Value *v, const int *given) {
+  int map[TECC_MAX_RANK];
+  v = through_broadcasts(v, given, map);
+  if (v->op == IR_CONST)
+    return 1;
+  Memo *m = memo_find(&e->rowmemo, v, map);
+  return m && vec_contains(&e->row_loaded, m->name);
+}
+
+/* Where row value v (a load from memory where `mem`) is declared: at the
+ * row's top (e->row_loads) where a pass after the first reads it and it
+ * is a load, or a gathered load whose indices are declared there, so that
+ * it is in flight while the passes before compute and all-reduce (the
+ * block waits at their barriers; a load after them waited out its latency
+ * alone): cross-entropy's backward with labels, whose output pass reads
+ * the row's dloss and label, took 11% less time at 16384 x 32000 bf16,
+ * 8-12% at 20000 to 32768 and 4096 x 4096, 1% at 128256 (H200,
+ * bench/NOTES.md 2026-12-01, fourth session).  Else the pass's own row
+ * scope. */
+static Out *row_value_at(SEmit *e, Value *v, const int *map, int mem) {
+  if (!e->row_loads || v->shape.rank == 0 || e->pass <= e->first_pass)
+    return e->pre;
+  if (mem)
+    return e->row_loads;
+  if (v->op != IR_TAKE)
+    return e->pre;
+  for (int j = 0; j < ir_take_naxes(v); j++)
+    if (!row_loaded(e, ir_take_index(v, j), map))
+      return e->pre;
+  return e->row_loads;
+}
+
 /* A value (not a constant, broadcast or the group's reduction) as one
  * named temporary per map: per row or per element. */
 static const char *named_value(SEmit *e, Value *v, const int *map) {
@@ -851,8 +889,13 @@ static const char *named_value(SEmit *e, Value *v, const int *map) {
   const char *want = base_name(e, v);
   const char *fresh = row_level ? kernel_name_for(e, want) : fresh_name(e->sk.a, &e->taken, want);
   const char *name = memo_add(e->sk.a, memo, v, map, row_level ? row_ref(e, fresh) : fresh)->name;
-  if (row_level)
-    row_decl(e, e->pre, cu_compute_ctype(v->dtype), fresh, expr, 0, NULL, (mem && v->shape.rank > 0) || v->op == IR_INDEX || v->op == IR_TAKE);
+  if (row_level) {
+    Out *at = row_value_at(e, v, map, mem);
+    if (at == e->row_loads)
+      vec_push(e->sk.a, &e->row_loaded, (void *)name);
+    row_decl(e, at, cu_compute_ctype(v->dtype), fresh, expr, 0, NULL,
+             (mem && v->shape.rank > 0) || v->op == IR_INDEX || v->op == IR_TAKE);
+  }
   else
     emit(e->body, "const %s %s = %s;", cu_compute_ctype(v->dtype), name, expr);
   if (whole && is_kept(e, v)) {
@@ -3261,6 +3304,9 @@ static void row_body(SEmit *e, Out *o) {
   Out *passes = new_out(e->sk.a);
   const PlanKernel *pk = plan_kernel(e);
   e->last_pass = e->pass + pk->npasses - 1 + reads_in_output_pass(pk); /* the last that reads the row */
+  e->first_pass = e->pass + 1;
+  e->row_loads = stitch_split_kernel(&e->sk) ? NULL : new_out(e->sk.a);
+  e->row_loaded.len = 0;
   if (pipe_shape(e, pk)) {
     e->parts = ARENA_ARRAY(e->sk.a, PassParts, pk->npasses);
     e->resets = new_out(e->sk.a);
@@ -3294,6 +3340,9 @@ static void row_body(SEmit *e, Out *o) {
   if (e->sk.rows && memchr(e->used_kept, 1, sizeof e->used_kept))
     internal_error("stitch: a rows kernel indexes its one kept axis by more than t_o");
   emit_decompose(e, o, "t_o", ~e->sk.st->axes, e->used_kept);
+  if (e->row_loads)
+    emit_fragment(o, e->row_loads);
+  e->row_loads = NULL;
   if (e->sk.reg)
     load_thread_rows(e, o);
   load_early(e, o);

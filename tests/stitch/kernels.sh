@@ -48,10 +48,10 @@ kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "${2:-$work/s.cu}"; }
 plan_text() { sed -n "/^kernel $1:/,/^kernel /p" "$2"; }
 # The row loads (16-byte packs) of kernel $1.
 row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = '; }
-# The first line of kernel $1 that has $2.
-line_of() { kernel_text "$1" | grep -n -- "$2" | head -1 | cut -d: -f1; }
+# The first line of kernel $1 (in file $3, else s.cu) that has $2.
+line_of() { kernel_text "$1" "$3" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 238
+plan 240
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -187,6 +187,11 @@ is "$(kernel_text tecc_label_rows_bf16_g0_stream "$work/lab.cu" | grep -c "$by_p
 is "$(kernel_text tecc_label_rows_bf16_g0_reg "$work/lab.cu" | grep -c "$by_pack\[t_i\], t_r0), \[&\](auto t_may) {")" 1 "labels bf16 registers: the output pass in two instances, the max and sum passes not"
 is "$(kernel_text tecc_label_rows_g0_reg "$work/lab.cu" | grep -c '(t_may && (IndexT)(t_d1) == u_t_val_at\[t_i\])')" 1 "labels f32 registers: == guarded by t_may"
 is "$(kernel_text tecc_label_rows_g0_reg "$work/lab.cu" | grep -c '(!t_may || (IndexT)(t_d1) != u_t_val_at\[t_i\])')" 1 "labels f32 registers: != by !t_may, in the same instances"
+# A row value loaded from memory that a pass after the first reads (the
+# label, which only the output pass compares) is loaded at the row's top,
+# before the passes' all-reduces (emit_stitch.c, row_value_at()).
+ok "labels bf16 registers: the label loaded before the max's all-reduce" test "$(line_of tecc_label_rows_bf16_g0_reg 'u_t_val\[t_i\] = ' "$work/lab.cu")" -lt "$(line_of tecc_label_rows_bf16_g0_reg 'lanes_allreduce<LANES>(t_acc' "$work/lab.cu")"
+ok "labels bf16 stream: the label loaded before the row's first all-reduce" test "$(line_of tecc_label_rows_bf16_g0_stream 'u_t_val = t_live ? t\[t_o\]' "$work/lab.cu")" -lt "$(line_of tecc_label_rows_bf16_g0_stream 'row_allreduce(' "$work/lab.cu")"
 printf 'kernel planes(x: f32[B, S, M], t: i64[B, 1, 1]) -> (y: f32[B, S, M]) {\n    y = x - mean(x, 1, 2) + where(index(x, 2) == t, 1.0, 0.0)\n}\n' > "$work/planes.te"
 "$TECC" -O2 "$work/planes.te" -o "$work/planes.cu"
 ok "labels along a row of two axes: compared every element, no t_may" sh -c "grep -q '(IndexT)(t_d2) == u_t_val_at' '$work/planes.cu' && ! grep -q 't_may' '$work/planes.cu'"
