@@ -51,7 +51,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 (in file $3, else s.cu) that has $2.
 line_of() { kernel_text "$1" "$3" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 240
+plan 241
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -189,9 +189,13 @@ is "$(kernel_text tecc_label_rows_g0_reg "$work/lab.cu" | grep -c '(t_may && (In
 is "$(kernel_text tecc_label_rows_g0_reg "$work/lab.cu" | grep -c '(!t_may || (IndexT)(t_d1) != u_t_val_at\[t_i\])')" 1 "labels f32 registers: != by !t_may, in the same instances"
 # A row value loaded from memory that a pass after the first reads (the
 # label, which only the output pass compares) is loaded at the row's top,
-# before the passes' all-reduces (emit_stitch.c, row_value_at()).
+# before the passes' all-reduces, in the register kernel; the stream
+# kernel, and the row's outputs of one value a row, load it where they
+# read it (emit_stitch.c, row_value_at()).
 ok "labels bf16 registers: the label loaded before the max's all-reduce" test "$(line_of tecc_label_rows_bf16_g0_reg 'u_t_val\[t_i\] = ' "$work/lab.cu")" -lt "$(line_of tecc_label_rows_bf16_g0_reg 'lanes_allreduce<LANES>(t_acc' "$work/lab.cu")"
-ok "labels bf16 stream: the label loaded before the row's first all-reduce" test "$(line_of tecc_label_rows_bf16_g0_stream 'u_t_val = t_live ? t\[t_o\]' "$work/lab.cu")" -lt "$(line_of tecc_label_rows_bf16_g0_stream 'row_allreduce(' "$work/lab.cu")"
+ok "labels bf16 stream: the label loaded after the row's first all-reduce" test "$(line_of tecc_label_rows_bf16_g0_stream 'u_t_val = t_live ? t\[t_o\]' "$work/lab.cu")" -gt "$(line_of tecc_label_rows_bf16_g0_stream 'row_allreduce(' "$work/lab.cu")"
+"$TECC" -O2 "$top_srcdir/tests/stitch/gather.te" -o "$work/gather.cu" || echo "Bail out! tecc gather.te failed"
+ok "cross-entropy f32 registers: the label of the row's outputs loaded after the all-reduces" test "$(line_of tecc_ce_f32_g0_reg 'u_t_val\[t_i\] = ' "$work/gather.cu")" -gt "$(line_of tecc_ce_f32_g0_reg 'lanes_allreduce_n<LANES>(t_all' "$work/gather.cu")"
 printf 'kernel planes(x: f32[B, S, M], t: i64[B, 1, 1]) -> (y: f32[B, S, M]) {\n    y = x - mean(x, 1, 2) + where(index(x, 2) == t, 1.0, 0.0)\n}\n' > "$work/planes.te"
 "$TECC" -O2 "$work/planes.te" -o "$work/planes.cu"
 ok "labels along a row of two axes: compared every element, no t_may" sh -c "grep -q '(IndexT)(t_d2) == u_t_val_at' '$work/planes.cu' && ! grep -q 't_may' '$work/planes.cu'"
