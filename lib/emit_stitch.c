@@ -856,9 +856,8 @@ static int row_loaded(SEmit *e, Value *v, const int *given) {
  * the row's dloss and label, took 11% less time at 16384 x 32000 bf16,
  * 8-12% at 20000 to 32768 and 4096 x 4096 (H200, bench/NOTES.md
  * 2026-12-01, fourth session).  Only in the register kernel, whose later
- * passes read no memory of their own to hide it behind (row_body()), and
- * not for the row's outputs (row_outputs()).  Else the pass's own row
- * scope. */
+ * passes read no memory of their own to hide it behind, and not for the
+ * row's outputs (both row_body()).  Else the pass's own row scope. */
 static Out *row_value_at(SEmit *e, Value *v, const int *map, int mem) {
   if (!e->row_loads || v->shape.rank == 0 || e->pass <= e->first_pass)
     return e->pre;
@@ -2274,16 +2273,10 @@ static void output_pass(SEmit *e, Out *o, const PlanPass *p) {
     emit_fragment(o, e->pre);
 }
 
-/* The row's outputs of one value a row, after its last pass.  Their row
- * values stay here, not at the row's top (row_value_at()): the forward of
- * cross-entropy with labels, whose label and l[t] only they read, took
- * 0.8-2% longer with them there (H200, bench/NOTES.md 2026-12-01), and its
- * f32 instance of 4 items spilled 8 bytes (ptxas -v, sm_90). */
+/* The row's outputs of one value a row, after its last pass. */
 static void row_outputs(SEmit *e, Out *o) {
   int map[TECC_MAX_RANK];
   identity_map(map, e->sk.g->domain.rank);
-  Out *top = e->row_loads;
-  e->row_loads = NULL;
   e->pre = new_out(e->sk.a);
   Out *stores = new_out(e->sk.a);
   for (int i = 0; i < e->sk.g->roots.len; i++) {
@@ -2292,7 +2285,6 @@ static void row_outputs(SEmit *e, Out *o) {
       continue;
     emit_stores(e, stores, v, sval(e, v, map), offset_expr(e, &v->shape, map));
   }
-  e->row_loads = top;
   emit_fragment(o, e->pre);
   if (!stores->b->len)
     return;
@@ -3315,11 +3307,12 @@ static void row_body(SEmit *e, Out *o) {
   const PlanKernel *pk = plan_kernel(e);
   e->last_pass = e->pass + pk->npasses - 1 + reads_in_output_pass(pk); /* the last that reads the row */
   e->first_pass = e->pass + 1;
-  /* The stream kernel's later passes load their chunks beside the row
-   * values, and its 64 registers had no room to hold them from the top
-   * (an RMSNorm's row scale spilled 8 bytes, ptxas -v sm_90); it gained
-   * 1% at 4096 x 128256 (row_value_at()). */
-  e->row_loads = stitch_split_kernel(&e->sk) || !e->sk.reg ? NULL : new_out(e->sk.a);
+  /* Only the register kernel loads row values at the row's top: the
+   * stream kernel's later passes load their chunks beside them, and its
+   * 64 registers had no room to hold them from the top (an RMSNorm's row
+   * scale spilled 8 bytes, ptxas -v sm_90); it gained 1% at 4096 x 128256
+   * (row_value_at()). */
+  e->row_loads = e->sk.reg ? new_out(e->sk.a) : NULL;
   e->row_loaded.len = 0;
   if (pipe_shape(e, pk)) {
     e->parts = ARENA_ARRAY(e->sk.a, PassParts, pk->npasses);
@@ -3348,15 +3341,21 @@ static void row_body(SEmit *e, Out *o) {
       write_pass(e, passes, &e->parts[i]);
   }
   e->parts = NULL;
+  /* The row's outputs read their row values where they are, not from the
+   * top: the forward of cross-entropy with labels, whose label and l[t]
+   * only they read, took 0.8-2% longer with them there (H200,
+   * bench/NOTES.md 2026-12-01), and its f32 instance of 4 items spilled 8
+   * bytes (ptxas -v, sm_90). */
+  Out *top = e->row_loads;
+  e->row_loads = NULL;
   row_outputs(e, passes);
   if (stitch_split_kernel(&e->sk))
     close_block(passes, "");
   if (e->sk.rows && memchr(e->used_kept, 1, sizeof e->used_kept))
     internal_error("stitch: a rows kernel indexes its one kept axis by more than t_o");
   emit_decompose(e, o, "t_o", ~e->sk.st->axes, e->used_kept);
-  if (e->row_loads)
-    emit_fragment(o, e->row_loads);
-  e->row_loads = NULL;
+  if (top)
+    emit_fragment(o, top);
   if (e->sk.reg)
     load_thread_rows(e, o);
   load_early(e, o);
