@@ -672,6 +672,32 @@ static const char *roots_str(GEmit *e) {
   return buf_cstr(&b);
 }
 
+/* Is group i of the plan launched as a programmatic dependent of the
+ * launch before it (tecc::launch_next)?  Loop groups after a call's first
+ * group are: the GPU starts them while the kernel before them ends, and
+ * they wait at their top (wait_for_prior_grid) for its end, which waits
+ * for the one before it, so the call's order holds.  It spares the gap
+ * between two launches: the per-tensor quantization's cast, after its
+ * absolute maximum, took 0.5-0.8 us less (bench/NOTES.md, issue 49).  The
+ * call's first launch is an ordinary one: it follows the caller's work. */
+static int launched_chained(const KernelPlan *kp, int i) {
+  return i > 0 && i < kp->groups.len && ((const Group *)kp->groups.items[i])->kind == GROUP_LOOP;
+}
+
+/* The top of a kernel of group e->g that lets the next group, launched
+ * chained, begin launching, and that (`waits`) waits for the launch before
+ * it when it was itself launched chained. */
+static void emit_chain_top(const GEmit *e, Out *o, int waits) {
+  if (launched_chained(e->kp, e->g->id + 1))
+    emit(o, "tecc::let_next_launch(); /* group %d, launched next, waits for this grid's end */", e->g->id + 1);
+  if (waits && launched_chained(e->kp, e->g->id))
+    emit(o, "tecc::wait_for_prior_grid(); /* launched early: what the kernel before wrote is visible after this */");
+}
+
+static void emit_wait_for_first_stage(Out *o) {
+  emit(o, "tecc::wait_for_prior_grid(); /* the first stage's partials are all written */");
+}
+
 /* The kernel's comment, template line and signature; opens its body.
  * Its instances of 64-bit indices are bound to at least one block an SM:
  * with the bound's threads alone ptxas gave them 32 to 40 registers, for
@@ -1035,6 +1061,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   order_params(e);
   e->body = NULL;
   open_kernel(e, o, "typename IndexT, int VEC", e->g->schedule->max_threads, "");
+  emit_chain_top(e, o, 1);
   emit(o, "const IndexT t_n = %s;", numel_expr(e, &e->g->domain, ~0u, "(IndexT)"));
   emit(o, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
   emit(o, "const IndexT t_npack = t_n / VEC;");
@@ -1168,10 +1195,6 @@ static void emit_let_final_launch(Out *o) {
   emit(o, "tecc::let_next_launch(); /* the second stage waits for this grid's end */");
 }
 
-static void emit_wait_for_first_stage(Out *o) {
-  emit(o, "tecc::wait_for_prior_grid(); /* the first stage's partials are all written */");
-}
-
 /* A parameter the second stage of a split or full reduction takes: what
  * it writes, the sizes, and what an epilogue reads. */
 static int final_param(const GEmit *e, const KParam *p) {
@@ -1201,6 +1224,7 @@ static void emit_split_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
   }
   buf_puts(&h, ")");
   open_block(o, "%s", buf_cstr(&h));
+  emit_chain_top(e, o, 0);
   emit_wait_for_first_stage(o);
   emit(o, "const IndexT t_outer = %s;", numel_expr(e, &g->domain, ~r->axes, "(IndexT)"));
   emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, r->axes, "(IndexT)"));
@@ -1472,6 +1496,7 @@ static void emit_full_final(GEmit *e, Out *o) {
   }
   buf_puts(&h, ")");
   open_block(o, "%s", buf_cstr(&h));
+  emit_chain_top(e, o, 0);
   emit_wait_for_first_stage(o);
   emit(o, "__shared__ %s t_smem[32];", ri.acc_type);
   if (g->reduce->rop == RED_MEAN)
@@ -1723,6 +1748,16 @@ static const char *group_args(KEmit *ke, GEmit *ge) {
   return launch_args(ke->a, ke->kp, ke->names, &ge->params);
 }
 
+/* The launch of a loop kernel's instance of VEC v->vec on `grid`, chained
+ * to the launch before it where launched_chained() says. */
+static void emit_loop_kernel_launch(KEmit *ke, Out *o, GEmit *ge, const Variant *v, const char *grid) {
+  if (launched_chained(ke->kp, ge->g->id))
+    emit(o, "tecc::launch_next(%s<IndexT, %d>, dim3(%s), dim3(%d), stream, %s);", ge->kname, v->vec, grid, v->threads_x,
+         group_args(ke, ge));
+  else
+    emit(o, "%s<IndexT, %d><<<%s, %d, 0, stream>>>(%s);", ge->kname, v->vec, grid, v->threads_x, group_args(ke, ge));
+}
+
 /* One elementwise variant: a pack of VEC elements per thread, enough
  * blocks to cover them all (schedule.c: no grid-stride steps); a loop in
  * steps (emit_packed_steps) takes them where its packs fill more than a
@@ -1730,8 +1765,9 @@ static const char *group_args(KEmit *ke, GEmit *ge) {
 static void emit_loop_variant(KEmit *ke, Out *o, GEmit *ge, const Variant *v) {
   const GroupSchedule *s = ge->g->schedule;
   if (s->steps > 1) {
-    emit(o, "%s<IndexT, %d><<<tecc::steps_grid(t_n, %d * %d, %d, %d), %d, 0, stream>>>(%s);", ge->kname, v->vec,
-         v->threads_x, v->vec, v->threads_x, s->steps, v->threads_x, group_args(ke, ge));
+    emit_loop_kernel_launch(ke, o, ge, v,
+                            arena_printf(ke->a, "tecc::steps_grid(t_n, %d * %d, %d, %d)", v->threads_x, v->vec,
+                                         v->threads_x, s->steps));
     return;
   }
   const char *per_block = v->items > 1 ? arena_printf(ke->a, "%d * %d * %d", v->threads_x, v->vec, v->items)
@@ -1741,8 +1777,7 @@ static void emit_loop_variant(KEmit *ke, Out *o, GEmit *ge, const Variant *v) {
     const char *size = host_dim(ke->a, ke->names, ge->g->domain.d[s->reuse_axis]);
     work = arena_printf(ke->a, "t_n / %s * ((%s + %d) / %d)", size, size, s->reuse - 1, s->reuse);
   }
-  emit(o, "%s<IndexT, %d><<<tecc::cover_grid(%s, %s), %d, 0, stream>>>(%s);", ge->kname, v->vec, work, per_block,
-       v->threads_x, group_args(ke, ge));
+  emit_loop_kernel_launch(ke, o, ge, v, arena_printf(ke->a, "tecc::cover_grid(%s, %s)", work, per_block));
 }
 
 /* The packed variant when every packed pointer is aligned, else the

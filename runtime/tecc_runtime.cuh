@@ -1798,12 +1798,13 @@ inline void launch_with(const cudaLaunchAttribute &attr, void (*kernel)(Params..
 }
 
 /* @piece launch_next wait_for_prior_grid let_next_launch @needs built_for_sm90 launch_with */
-/* The second stage of a split reduction, launched as a programmatic
- * dependent of the first (sm_90): the GPU starts launching it while the
- * first stage's blocks finish, and it waits in wait_for_prior_grid until
- * they have all finished and their partials are visible.  It spares the
- * gap between the two kernels: on an H100 fullsum bf16 went from 51.6 to
- * 50.4 us, colsum from 57.0 to 56.1 (bench/NOTES.md, issue 11).  Before
+/* The second stage of a split reduction, and a loop group after a call's
+ * first group, launched as a programmatic dependent of the kernel before
+ * it (sm_90): the GPU starts launching it while that kernel's blocks
+ * finish, and it waits in wait_for_prior_grid until they have all
+ * finished and what they wrote is visible.  It spares the gap between the
+ * two kernels: on an H100 fullsum bf16 went from 51.6 to 50.4 us, colsum
+ * from 57.0 to 56.1 (bench/NOTES.md, issue 11).  Before
  * sm_90, or for code compiled for an older architecture (where the wait
  * is not there), it is an ordinary launch. */
 __device__ __forceinline__ void wait_for_prior_grid() {

@@ -51,7 +51,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 (in file $3, else s.cu) that has $2.
 line_of() { kernel_text "$1" "$3" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 241
+plan 246
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -60,6 +60,17 @@ ok "full reduction: the second stage is a dependent launch" grep -q 'tecc::launc
 ok "column reduction: the second stage is a dependent launch" grep -q 'tecc::launch_next(tecc_colsum_bf16_g0_column_final<IndexT>' "$work/s.cu"
 n_wait=$(awk '/__global__/ { apart = /_apart_/ } /tecc::wait_for_prior_grid\(\); \/\*/ && !apart' "$work/s.cu" | wc -l)
 is "$n_wait" 4 "each second stage waits for its first (fullsum, 3 colsums; the plans apart aside)"
+# A loop group after a call's first group is launched chained to the
+# launch before it (emit_cu.c, launched_chained()): tecc::launch_next, a
+# wait at its top, and the kernel before it (here the absolute maximum's
+# second stage) lets it launch; a call's first group is an ordinary launch.
+printf 'kernel qt(x: bf16[N, D]) -> (q: f8e4m3[N, D], s: f32) {\n    s = max(abs(f32(x))) / 448\n    q = f8e4m3(f32(x) / s)\n}\nkernel twice(x: f32[N]) -> (y: f32[N]) {\n    y = x * 2\n}\n' > "$work/chain.te"
+"$TECC" -O2 "$work/chain.te" -o "$work/chain.cu" || echo "Bail out! tecc failed on chain.te"
+is "$(grep -c 'tecc::launch_next(tecc_qt_g1_loop<IndexT, [0-9]*>' "$work/chain.cu")" 3 "per-tensor cast: each instance launched chained"
+ok "per-tensor cast: waits at its top" sh -c "sed -n '/__global__ .* tecc_qt_g1_loop(/,/^}/p' '$work/chain.cu' | sed -n 2p | grep -q 'tecc::wait_for_prior_grid();'"
+ok "the maximum's second stage lets the cast launch" sh -c "sed -n '/__global__ .* tecc_qt_g0_full_final(/,/^}/p' '$work/chain.cu' | grep -q 'tecc::let_next_launch(); /\* group 1'"
+is "$(grep -c 'tecc_twice_g0_loop<IndexT, [0-9]*><<<' "$work/chain.cu")" 2 "a call's first loop: an ordinary launch"
+is "$(sed -n '/__global__ .* tecc_twice_g0_loop(/,/^}/p' "$work/chain.cu" | grep -c 'griddepcontrol\|wait_for_prior_grid\|let_next_launch')" 0 "a call's only loop: neither waits nor lets"
 # A stream kernel's passes (emit_stitch.c): its chunk loops and loads, and
 # which it loads ahead, are its text; whether it reads a row once
 # (one_read) is schedule.sh's.
