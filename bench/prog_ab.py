@@ -5,7 +5,7 @@ outputs against base's (largest difference relative to the largest
 inputs.
 
     DIR/base/P.cu, DIR/new/P.cu (with their .h): `tecc P.te -o DIR/V/P.cu`
-    python3 bench/prog_ab.py DIR CASE...      (on the GPU, from the top)
+    python3 bench/prog_ab.py [--events] DIR CASE...   (on the GPU, from the top)
     CASE: prog:kernel:M=70001,N=4096   (kernel `-`: the program's kernel
           of its own name, a file of top-level statements; an entry
           INPUT=LO..HI draws that integer input from [LO, HI), as an
@@ -14,6 +14,13 @@ inputs.
 Every directory of DIR is a variant (each with every program's .cu);
 `base` is the reference, and the others are timed beside it in name
 order, one column each.
+
+--events times each call in CUDA events instead (bench.Timer, the
+suite's measure: the gaps between a call's launches count), three rounds
+of base then the others, the median of each.  Kernel time leaves those
+gaps out, and where a launch is chained to the one before it (its blocks
+wait at its top) the union of the spans covers its wait; so a change to
+how the launches follow each other is measured with --events.
 """
 import sys, os, subprocess, concurrent.futures as cf
 sys.path.insert(0, "python")
@@ -105,7 +112,15 @@ def max_diff(ob, on):
     return diff
 
 
-def main(root, cases):
+def etime(fn, rounds=3):
+    """(median of `rounds` event timings of one call, in us; 0 kernels,
+    no names): bench.Timer, as the suite times a call."""
+    timer = bench.Timer(torch, 200)
+    ts = sorted(timer(lambda i: fn(), 1) for _ in range(rounds))
+    return ts[len(ts) // 2], 0, []
+
+
+def main(root, cases, measure=ktime):
     variants = variants_of(root)
     libs = build_libs(root, sorted(set(c.split(":")[0] for c in cases)), variants)
     others = variants[1:]
@@ -125,14 +140,17 @@ def main(root, cases):
             o = kern(*args, **given)
             return o if isinstance(o, tuple) else (o,)
         ob = outputs(kb)
-        tb = ktime(lambda: kb(*args))[0]
+        tb = measure(lambda: kb(*args))[0]
         cols = []
         for v in others:
             kn = libs[v][p].kernels[k]
-            tn = ktime(lambda: kn(*args))[0]
+            tn = measure(lambda: kn(*args))[0]
             cols.append("%9.1f %6.3f %8.2e" % (tn, tn / tb, max_diff(ob, outputs(kn))))
         print("%-40s %-22s %9.1f %s" % (p + ":" + k, sz, tb, " ".join(cols)), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    if sys.argv[1:2] == ["--events"]:
+        main(sys.argv[2], sys.argv[3:], etime)
+    else:
+        main(sys.argv[1], sys.argv[2:])

@@ -19,7 +19,7 @@
 #               GPU_ALL_SANITIZE random programs (100) at -O2, small bindings
 #   tree        tecc-conform on every program in the tree (examples,
 #               tests/programs, tests/stitch, tests/regress, tests/grad/programs) at -O2, -O1
-#               and -O0, nvcc at full optimization
+#               and -O0, nvcc at full optimization (GPU_ALL_TREE_FLAGS)
 #   hardening   tests/hardening/hardening.sh (status codes, nothing written
 #               on error, threads x streams, graph capture = direct call
 #               bitwise, repeated runs bitwise)
@@ -42,7 +42,11 @@
 # GPU_ALL_SEED (1), GPU_ALL_JOBS (the CPU count), GPU_ALL_ARCH (native),
 # GPU_ALL_RANDOM_FLAGS, GPU_ALL_PARTS (all of them: a subset, by name),
 # GPU_ALL_TREE (the tree part's programs, globs relative to the tarball's
-# top; default all of them), GPU_ALL_SANITIZE_TE (programs of the tree,
+# top; default all of them), GPU_ALL_TREE_FLAGS (its nvcc flags, "-O2
+# -lineinfo"; the whole tree takes more than ten minutes on an H200's
+# 16 cores, and with the random part's "-O0 -Xcicc -O0 -Xptxas -O0"
+# examples, tests/programs and tests/regress took 7.5: bench/NOTES.md),
+# GPU_ALL_SANITIZE_TE (programs of the tree,
 # globs, for the sanitizer instead of random ones) and
 # GPU_ALL_SANITIZE_ELEMENTS (its largest binding, 20000),
 # GPU_ALL_WORK (a directory to work and keep the logs in; default a new
@@ -94,6 +98,7 @@ conform=$src/tests/conform/tecc-conform
 gen=$src/tests/gen/gen
 export TECC="$src/src/tecc" NVCC="$nvcc" top_srcdir="$src" top_builddir="$src"
 export CONFORM_ARCH="$arch"
+tree_flags=${GPU_ALL_TREE_FLAGS:--O2 -lineinfo}
 tree_programs=${GPU_ALL_TREE:-"examples/*.te tests/programs/*.te tests/stitch/*.te tests/regress/*.te tests/grad/programs/*.te"}
 
 # Each part writes $work/NAME.out: "pass fail seconds summary...".
@@ -195,7 +200,7 @@ part_sanitize() {
 part_tree() {
   t0=$(date +%s)
   # shellcheck disable=SC2086
-  conform tree 0 --nvcc-flags="-O2 -lineinfo -DTECC_INDEX64=0" $tree_programs
+  conform tree 0 --nvcc-flags="$tree_flags -DTECC_INDEX64=0" $tree_programs
   # shellcheck disable=SC2046
   result tree $(conform_counts tree) "$t0" "$(summaries "$work/tree.log")"
 }
