@@ -684,14 +684,22 @@ static int launched_chained(const KernelPlan *kp, int i) {
   return i > 0 && i < kp->groups.len && ((const Group *)kp->groups.items[i])->kind == GROUP_LOOP;
 }
 
-/* The top of a kernel of group e->g that lets the next group, launched
- * chained, begin launching, and that (`waits`) waits for the launch before
- * it when it was itself launched chained. */
-static void emit_chain_top(const GEmit *e, Out *o, int waits) {
+/* The top of the last kernel of group e->g: it lets the next group, where
+ * that is launched chained, begin launching, and waits for the launch
+ * before it where it was itself launched chained (a reduction's second
+ * stage, never chained this way, waits for its first:
+ * emit_wait_for_first_stage()). */
+static void emit_chain_top(const GEmit *e, Out *o) {
   if (launched_chained(e->kp, e->g->id + 1))
     emit(o, "tecc::let_next_launch(); /* group %d, launched next, waits for this grid's end */", e->g->id + 1);
-  if (waits && launched_chained(e->kp, e->g->id))
+  if (launched_chained(e->kp, e->g->id))
     emit(o, "tecc::wait_for_prior_grid(); /* launched early: what the kernel before wrote is visible after this */");
+}
+
+/* A first stage lets its second (launched by tecc::launch_next) be
+ * launched at once; the second waits for the first's end. */
+static void emit_let_final_launch(Out *o) {
+  emit(o, "tecc::let_next_launch(); /* the second stage waits for this grid's end */");
 }
 
 static void emit_wait_for_first_stage(Out *o) {
@@ -1061,7 +1069,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   order_params(e);
   e->body = NULL;
   open_kernel(e, o, "typename IndexT, int VEC", e->g->schedule->max_threads, "");
-  emit_chain_top(e, o, 1);
+  emit_chain_top(e, o);
   emit(o, "const IndexT t_n = %s;", numel_expr(e, &e->g->domain, ~0u, "(IndexT)"));
   emit(o, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
   emit(o, "const IndexT t_npack = t_n / VEC;");
@@ -1189,12 +1197,6 @@ static Out *epilogue_body(GEmit *e) {
   return body;
 }
 
-/* A first stage lets its second (launched by tecc::launch_next) be
- * launched at once; the second waits for the first's end. */
-static void emit_let_final_launch(Out *o) {
-  emit(o, "tecc::let_next_launch(); /* the second stage waits for this grid's end */");
-}
-
 /* A parameter the second stage of a split or full reduction takes: what
  * it writes, the sizes, and what an epilogue reads. */
 static int final_param(const GEmit *e, const KParam *p) {
@@ -1224,7 +1226,7 @@ static void emit_split_final(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
   }
   buf_puts(&h, ")");
   open_block(o, "%s", buf_cstr(&h));
-  emit_chain_top(e, o, 0);
+  emit_chain_top(e, o);
   emit_wait_for_first_stage(o);
   emit(o, "const IndexT t_outer = %s;", numel_expr(e, &g->domain, ~r->axes, "(IndexT)"));
   emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, r->axes, "(IndexT)"));
@@ -1496,7 +1498,7 @@ static void emit_full_final(GEmit *e, Out *o) {
   }
   buf_puts(&h, ")");
   open_block(o, "%s", buf_cstr(&h));
-  emit_chain_top(e, o, 0);
+  emit_chain_top(e, o);
   emit_wait_for_first_stage(o);
   emit(o, "__shared__ %s t_smem[32];", ri.acc_type);
   if (g->reduce->rop == RED_MEAN)
