@@ -522,6 +522,21 @@ static void d_general(Grad *g, const Value *v, TakeBack *b, const Shape *full, i
   b->ok = and_fit(g, b->ok, at, full);
 }
 
+/* A take with more than one index along its axis: its gradient is a
+ * scatter-add.  Sema refuses such takes in the kernels it checks
+ * (differentiable_gathers() in lib/sema.c); the one left is a gradient's
+ * own gather of a slice's or concat's cotangent (d_affine), met when a
+ * gradient kernel is differentiated again. */
+static void scattering_take(Grad *g) {
+  if (!g->f->grad_of)
+    internal_error("grad: a take of %s with more than one index reached the grad pass", g->f->name);
+  if (!g->failed)
+    diag_error(g->diags, g->loc, "cannot differentiate '%s', the gradient of '%s', again: it gathers a "
+               "slice's or concat's cotangent at several positions, and the gradient of that gather is a "
+               "scatter-add, which is not supported", g->f->name, g->f->grad_of);
+  g->failed = 1;
+}
+
 /* take along its axes (language.md §9.7, §9.8): dx is dy back at the
  * positions each element read, 0 elsewhere, summed over the axes x is
  * broadcast along: the affine axes' maps inverted one after another
@@ -538,8 +553,10 @@ static void d_take(Grad *g, const Value *v, Value *dv) {
   const int off = full.rank - x->shape.rank;
   for (int j = 0; j < n; j++) {
     const int axis = ir_take_axis(v, j) + shift;
-    if (!ir_take_step(v, j) && (full.d[axis].var >= 0 || full.d[axis].size != 1))
-      internal_error("grad: a take of %s with more than one index reached the grad pass", g->f->name);
+    if (!ir_take_step(v, j) && (full.d[axis].var >= 0 || full.d[axis].size != 1)) {
+      scattering_take(g);
+      return;
+    }
     full.d[axis] = x->shape.d[axis - off];
     if (!ir_take_step(v, j))
       b.index[j] = grad_re(g, ir_take_index(v, j));
