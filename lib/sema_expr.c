@@ -100,7 +100,8 @@ const char *type_str(Sema *s, DType t, const Shape *sh) {
 
 const char *tval_type_str(Sema *s, const TVal *t) {
   switch (t->kind) {
-  case TV_WEAK_INT: return "an integer literal";
+  case TV_WEAK_INT:
+    return t->rt ? "a size (an integer known at run time)" : t->literal ? "an integer literal" : "an integer constant";
   case TV_WEAK_FLOAT: return "a float literal";
   case TV_AXES: return "a list of axes";
   default: return type_str(s, t->dtype, &t->node->shape);

@@ -151,15 +151,16 @@ int sema_output_dim(Sema *s, const AstDim *d, Dim *out) {
 
 /* ---- slices --------------------------------------------------------------- */
 
-/* A bound, clamped to [0, S]: a negative literal counts from the end. */
+/* A bound, clamped to [0, S]: a negative literal (TVal.literal: maybe
+ * negated, or a fn's parameter bound to one) counts from the end. */
 static const SizeExpr *slice_bound(Sema *s, const TVal *t, const SizeExpr *S, const SizeExpr *dflt) {
   Arena *a = s->a;
   if (!t)
     return dflt;
   const SizeExpr *v = sema_tval_size(s, t);
   if (!v && t->kind == TV_WEAK_INT && t->rt) {
-    sema_error(s, t->loc, "a slice bound is a size expression, and this one is not: it divides by a size, or "
-               "its constants leave the 64-bit integers");
+    sema_error(s, t->loc, "a slice bound is a size expression, and this one is not: size expressions take + - * "
+               "and // by a positive literal, and their constants stay within the 64-bit integers");
     return NULL;
   }
   if (!v) {
@@ -167,10 +168,17 @@ static const SizeExpr *slice_bound(Sema *s, const TVal *t, const SizeExpr *S, co
                tval_type_str(s, t));
     return NULL;
   }
-  if (!t->rt && t->k.i < 0)
+  if (!t->rt && t->literal && t->k.i < 0) /* not a constant expression: x[1-3:] clamps, as N-3 would */
     v = se_add(a, S, v);
   return se_max(a, se_const(a, 0), se_min(a, v, S));
 }
+
+/* The largest step.  A slice's length is (hi - lo + step - 1) // step,
+ * in the stub's 64-bit integers too (the size expressions fold
+ * (hi - lo - 1) // step + 1 into that form), so a step near 2^63 would
+ * overflow it on any axis of 2 or more; at 2^32 only an axis of more
+ * than 2^63 - 2^32 elements would, which no tensor in memory has. */
+#define SLICE_STEP_MAX ((int64_t)1 << 32)
 
 static int slice_step(Sema *s, const TVal *t, int64_t *step) {
   *step = 1;
@@ -183,6 +191,10 @@ static int slice_step(Sema *s, const TVal *t, int64_t *step) {
   }
   if (t->k.i <= 0) {
     sema_error(s, t->loc, t->k.i ? "negative slice steps are not supported" : "slice step cannot be zero");
+    return 0;
+  }
+  if (t->k.i > SLICE_STEP_MAX) {
+    sema_error(s, t->loc, "a slice step is at most 2^32 (4294967296), got %lld", (long long)t->k.i);
     return 0;
   }
   *step = t->k.i;
@@ -283,10 +295,16 @@ TVal *sema_slice(Sema *s, const Expr *e, TVal *x, TVal **parts) {
 
 /* ---- concat ----------------------------------------------------------------- */
 
-/* The axis: a last argument that is an integer literal, else 0. */
+/* The axis: a last argument that is an integer literal, else 0; a last
+ * argument of a number that is not one is a wrong axis. */
 static int concat_parts(Sema *s, const Expr *call, TVal **args, int nargs, int *ax) {
   int n = nargs;
-  if (n > 1 && args[n - 1]->kind == TV_WEAK_INT && args[n - 1]->literal)
+  const TVal *last = args[n - 1];
+  if (n > 1 && (last->kind == TV_WEAK_INT || last->kind == TV_WEAK_FLOAT) && !last->literal) {
+    sema_error(s, last->loc, "axis of 'concat' must be an integer literal, got %s", tval_type_str(s, last));
+    return 0;
+  }
+  if (n > 1 && last->kind == TV_WEAK_INT)
     n--;
   for (int i = 0; i < n; i++)
     if (args[i]->kind != TV_TENSOR || args[i]->node->shape.rank == 0) {
