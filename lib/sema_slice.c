@@ -168,7 +168,7 @@ static const SizeExpr *slice_bound(Sema *s, const TVal *t, const SizeExpr *S, co
                tval_type_str(s, t));
     return NULL;
   }
-  if (!t->rt && t->literal && t->k.i < 0) /* not a constant expression: x[1-3:] clamps, as N-3 would */
+  if (!t->rt && t->literal && t->k.i < 0) /* a literal: x[1-3:] clamps, as x[N-3:] would */
     v = se_add(a, S, v);
   return se_max(a, se_const(a, 0), se_min(a, v, S));
 }
@@ -299,13 +299,13 @@ TVal *sema_slice(Sema *s, const Expr *e, TVal *x, TVal **parts) {
  * argument of a number that is not one is a wrong axis. */
 static int concat_parts(Sema *s, const Expr *call, TVal **args, int nargs, int *ax) {
   int n = nargs;
-  const TVal *last = args[n - 1];
-  if (n > 1 && (last->kind == TV_WEAK_INT || last->kind == TV_WEAK_FLOAT) && !last->literal) {
-    sema_error(s, last->loc, "axis of 'concat' must be an integer literal, got %s", tval_type_str(s, last));
-    return 0;
+  if (n > 1 && (args[n - 1]->kind == TV_WEAK_INT || args[n - 1]->kind == TV_WEAK_FLOAT)) {
+    const TVal *axis = args[--n];
+    if (!axis->literal) {
+      sema_error(s, axis->loc, "axis of 'concat' must be an integer literal, got %s", tval_type_str(s, axis));
+      return 0;
+    }
   }
-  if (n > 1 && last->kind == TV_WEAK_INT)
-    n--;
   for (int i = 0; i < n; i++)
     if (args[i]->kind != TV_TENSOR || args[i]->node->shape.rank == 0) {
       sema_error(s, args[i]->loc, "'concat' joins tensors of rank 1 or more, got %s",
