@@ -228,12 +228,15 @@ static const SizeExpr *swap_term(Arena *a, const SizeExpr *x, int i, const SizeE
 }
 
 /* Term i replaced by a bound that keeps x >= 0 sufficient: d*q lies in
- * (a - d, a], min and max are one of their operands. */
+ * (a - d, a], min and max are one of their operands.  For a quotient, x
+ * is an integer, so d*x + d - 1 >= 0 is enough (d*x is a multiple of d
+ * above -d): what proves (D + 1) // 2 >= min(D, (D + 1) // 2), which
+ * d*x >= 0 alone does not. */
 static int prove_by_bound(Arena *a, const SizeExpr *x, int i, int depth) {
   const SizeAtom *t = x->t[i].atom;
   int64_t k = x->t[i].coef;
   if (t->kind == SA_DIV) {
-    const SizeExpr *scaled = se_scale(a, x, t->d);
+    const SizeExpr *scaled = se_add(a, se_scale(a, x, t->d), se_const(a, t->d - 1));
     const SizeExpr *bound = k < 0 ? t->a : se_sub(a, t->a, se_const(a, t->d - 1));
     return prove(a, swap_term(a, scaled, i, bound, k), depth);
   }

@@ -71,6 +71,12 @@ static void prover(void) {
   const SizeExpr *tail = se_sub(a, D, se_max(a, k(0), se_sub(a, D, k(3)))), *three = se_min(a, k(3), D);
   proves(se_sub(a, tail, three), 1, "D - max(0, D - 3) - min(3, D)");
   proves(se_sub(a, three, tail), 1, "min(3, D) - (D - max(0, D - 3))");
+  /* x[:, ::2] and x[:, :(D + 1) // 2] have the same length: the quotient's
+   * bound needs the integrality of x (d*x + d - 1 >= 0) */
+  const SizeExpr *up = se_floordiv(a, se_add(a, D, k(1)), 2), *cut = se_min(a, D, up);
+  proves(se_sub(a, up, cut), 1, "(D + 1) // 2 - min(D, (D + 1) // 2)");
+  proves(se_sub(a, cut, up), 1, "min(D, (D + 1) // 2) - (D + 1) // 2");
+  proves(se_sub(a, se_floordiv(a, D, 3), se_floordiv(a, se_add(a, D, k(1)), 3)), 0, "D // 3 - (D + 1) // 3");
 }
 
 static void evaluation(void) {
