@@ -5,7 +5,8 @@ outputs against base's (largest difference relative to the largest
 inputs.
 
     DIR/base/P.cu, DIR/new/P.cu (with their .h): `tecc P.te -o DIR/V/P.cu`
-    python3 bench/prog_ab.py [--events] DIR CASE...   (on the GPU, from the top)
+    python3 bench/prog_ab.py [--events] [--sets N] [--kernels] DIR CASE...
+                                           (on the GPU, from the top)
     CASE: prog:kernel:M=70001,N=4096   (kernel `-`: the program's kernel
           of its own name, a file of top-level statements; an entry
           INPUT=LO..HI draws that integer input from [LO, HI), as an
@@ -14,6 +15,12 @@ inputs.
 Every directory of DIR is a variant (each with every program's .cu);
 `base` is the reference, and the others are timed beside it in name
 order, one column each.
+
+--sets N times each variant over N sets of inputs in turn (seeds 1..N;
+default 1): with one set, a call's first reads can hit the lines the call
+before left in L2 (doc/performance.md: buffers rotated between runs).
+--kernels prints, under each case, every kernel's mean span a call and
+the mean time from a call's first start to its last end.
 
 --events times each call in CUDA events instead (bench.Timer, the
 suite's measure: the gaps between a call's launches count), three rounds
@@ -58,10 +65,10 @@ def build_libs(root, progs, variants):
             for v in variants}
 
 
-def inputs(sig, sizes, ranges):
+def inputs(sig, sizes, ranges, seed=1):
     """Random tensors for sig's inputs, its dimensions named in `sizes`,
     the integer inputs named in `ranges` drawn from their [lo, hi)."""
-    g = torch.Generator(device="cuda").manual_seed(1)
+    g = torch.Generator(device="cuda").manual_seed(seed)
     out = []
     for p in sig.inputs:
         shape = [sizes[d] if isinstance(d, str) else d for d in p.shape]
@@ -98,6 +105,40 @@ def ktime(fn, reps=30):
     return bench.busy_us(spans) / reps, len(evs) // reps, names
 
 
+def kernel_table(fn, reps=30):
+    """Lines of each kernel's mean span a call (in launch order) and the
+    mean span of a whole call, in us (torch.profiler)."""
+    evs = sorted((e for e in bench.device_events(torch, fn, reps)
+                  if "memcpy" not in e.name.lower() and "memset" not in e.name.lower()),
+                 key=lambda e: e.time_range.start)
+    per = len(evs) // reps
+    if per == 0:
+        return []
+    lines, order = [], []
+    spans = {}
+    for i, e in enumerate(evs[:per * reps]):
+        name = e.name.split("<")[0][-40:]
+        if i < per:
+            order.append(name)
+        spans.setdefault(i % per, []).append(e.time_range.end - e.time_range.start)
+    for k, name in enumerate(order):
+        lines.append("    %-44s %8.1f" % (name, sum(spans[k]) / reps))
+    calls = [evs[c * per:(c + 1) * per] for c in range(reps)]
+    whole = sum(max(e.time_range.end for e in c) - c[0].time_range.start for c in calls) / reps
+    lines.append("    %-44s %8.1f" % ("(a call, first start to last end)", whole))
+    return lines
+
+
+def rotated(kern, sets):
+    """A call of kern on the next of `sets` each time."""
+    turn = [0]
+
+    def call():
+        kern(*sets[turn[0]])
+        turn[0] = (turn[0] + 1) % len(sets)
+    return call
+
+
 def max_diff(ob, on):
     """Largest |new - base| over the largest |base| (integers, bools: 0 or inf)."""
     diff = 0.0
@@ -120,7 +161,7 @@ def etime(fn, rounds=3):
     return ts[len(ts) // 2], 0, []
 
 
-def main(root, cases, measure=ktime):
+def main(root, cases, measure=ktime, nsets=1, per_kernel=False):
     variants = variants_of(root)
     libs = build_libs(root, sorted(set(c.split(":")[0] for c in cases)), variants)
     others = variants[1:]
@@ -133,24 +174,36 @@ def main(root, cases, measure=ktime):
         ranges = {n: tuple(int(x) for x in v.split("..")) for n, v in entries.items() if ".." in v}
         k = p if k == "-" else k
         kb = libs["base"][p].kernels[k]
-        args = inputs(kb.sig, sizes, ranges)
+        sets = [inputs(kb.sig, sizes, ranges, seed) for seed in range(1, nsets + 1)]
+        args = sets[0]
         given = {s: sizes[s] for s in kb.sig.sizes if s in sizes}
 
         def outputs(kern):
             o = kern(*args, **given)
             return o if isinstance(o, tuple) else (o,)
         ob = outputs(kb)
-        tb = measure(lambda: kb(*args))[0]
-        cols = []
+        tb = measure(rotated(kb, sets))[0]
+        cols, tables = [], [("base", kernel_table(rotated(kb, sets)) if per_kernel else [])]
         for v in others:
             kn = libs[v][p].kernels[k]
-            tn = measure(lambda: kn(*args))[0]
+            tn = measure(rotated(kn, sets))[0]
             cols.append("%9.1f %6.3f %8.2e" % (tn, tn / tb, max_diff(ob, outputs(kn))))
+            if per_kernel:
+                tables.append((v, kernel_table(rotated(kn, sets))))
         print("%-40s %-22s %9.1f %s" % (p + ":" + k, sz, tb, " ".join(cols)), flush=True)
+        for v, lines in tables:
+            if lines:
+                print("  " + v)
+                print("\n".join(lines), flush=True)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--events"]:
-        main(sys.argv[2], sys.argv[3:], etime)
-    else:
-        main(sys.argv[1], sys.argv[2:])
+    import argparse
+    ap = argparse.ArgumentParser(usage=__doc__)
+    ap.add_argument("--events", action="store_true")
+    ap.add_argument("--sets", type=int, default=1)
+    ap.add_argument("--kernels", action="store_true")
+    ap.add_argument("root")
+    ap.add_argument("cases", nargs="+")
+    a = ap.parse_args()
+    main(a.root, a.cases, etime if a.events else ktime, max(1, a.sets), a.kernels)
