@@ -887,6 +887,13 @@ static TVal *sema_take(Sema *s, const Expr *call, TVal **args) {
   int ax = literal_axis(s, "take", x, args[2]);
   if (ax < 0)
     return NULL;
+  for (int d = 0; d < xs->rank; d++)
+    if (d != ax && !is_one(xs->d[d]) && !is_one(is->d[d]) && !dim_equal(xs->d[d], is->d[d])) {
+      sema_error(s, call->loc, "'take' along axis %d: %s and its index %s must broadcast on the other "
+                 "axes, but axis %d is %s vs %s", ax, tval_type_str(s, x), tval_type_str(s, i), d,
+                 dim_str(s, xs->d[d]), dim_str(s, is->d[d]));
+      return NULL;
+    }
   Shape xa = without_axis(xs, ax), ia = without_axis(is, ax), sh;
   if (!broadcast_shapes(s, &xa, &ia, x->dtype, i->dtype, &sh, call->loc))
     return NULL;
