@@ -1318,6 +1318,7 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   case CLASS_ELEMENTWISE:
     elementwise(a, s, &f, g);
     s->reread = rereads(kp, g);
+    s->reread_last = s->reread && !read_by_later_group(kp, g, s->reread);
     break;
   case CLASS_ROW: case CLASS_COLUMN: reduction(a, s, &f); break;
   case CLASS_FULL: full_reduction(a, s, &f); break;
@@ -1784,7 +1785,8 @@ static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
                   "where a pack a thread would fill more than a wave (tecc::steps_grid)\n", s->steps);
   if (s->reread)
     buf_printf(b, "    order: blocks from the domain's end (an earlier group read %s in full: what it read last "
-                  "is still in L2)\n", value_text(a, k, s->reread));
+                  "is still in L2)%s\n", value_text(a, k, s->reread),
+               s->reread_last ? "; its packs loaded evict-first, its last read in the call" : "");
   if (s->batch) {
     const char *q = dims_text(a, k, &g->domain, ~axes & ~s->batch);
     buf_printf(b, "    row order: the batch %s fastest, in tiles of 64 rows of %s, when %s*R*%lld bytes (what moves "

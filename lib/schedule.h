@@ -233,6 +233,9 @@ typedef struct GroupSchedule {
                          full (a norm's statistics' x): the blocks walk the domain from its end,
                          so that the first ones find what that group read last still in L2
                          (rereads()); NULL: from its start */
+  int reread_last;    /* loop: no later group of the call reads `reread`: its packs are loaded
+                         evict-first (tecc::load_stream), so that what they miss does not push
+                         out of L2 the lines of it the loop has yet to reach */
 } GroupSchedule;
 
 /* Fills g->schedule for every group of every kernel. */

@@ -7,7 +7,8 @@
 # run of two axes; a literal run of fewer than 32 elements left as it is;
 # -O0 left as written.  And a loop group that reads again what an
 # earlier group of the call read in full walks its blocks from the
-# domain's end (GroupSchedule.reread).  (The kernel before the split, for
+# domain's end (GroupSchedule.reread), and loads that input evict-first
+# where it is its last read (GroupSchedule.reread_last).  (The kernel before the split, for
 # channels that fit on chip: tests/stitch/runs.sh.)  The IR after the pass is read
 # from TECC_DUMP=split, the groups from --emit=plan and --emit=json, the
 # loop's order from the .cu.  Their results on a GPU:
@@ -24,7 +25,7 @@ ir_text() { sed -n "/^kernel $1(/,/^kernel /p" "$work/split.ir"; }
 plan_text() { sed -n "/^kernel $1:/,/^kernel /p" "$work/s.plan"; }
 kernel_text() { sed -n "/__global__ .* $1(/,/^}/p" "$work/s.cu"; }
 
-plan 20
+plan 22
 is "$(ir_text bn | grep -c 'axes={0, 2}')" 0 "bn: no reduction over axes 0 and 2 is left"
 is "$(ir_text bn | grep -c 'reduce.mean %3 axes={2} ')" 1 "bn: one reduction reads x (its f32 value %3), over S"
 ok "bn: the variance is the mean over B of the rows' variance plus their mean's squared deviation" \
@@ -44,5 +45,7 @@ is "$(grep -c 'axes={0, 2}' "$work/o0.ir")" 0 "-O0: no split pass (nothing dumpe
 # The normalization reads x again after the statistics read it.
 ok "bn: the normalization's blocks from the domain's end" sh -c "sed -n '/^kernel bn:/,/^kernel /p' '$work/s.plan' | grep -A2 'group 2: loop' | grep -q 'order: blocks from the domain.s end (an earlier group read x in full'"
 ok "bn: its packed loop counts blocks down" sh -c "sed -n '/__global__ .* tecc_bn_apart_g2_loop(/,/^}/p' '$work/s.cu' | grep -q 'for (IndexT t_p = (IndexT)(gridDim.x - 1 - blockIdx.x) \* blockDim.x + threadIdx.x; t_p < t_npack;'"
+ok "bn: x, read for the last time, loaded evict-first (GroupSchedule.reread_last)" sh -c "sed -n '/__global__ .* tecc_bn_apart_g2_loop(/,/^}/p' '$work/s.cu' | grep -q 't_pk_x = tecc::load_stream(reinterpret_cast<const tecc::Pack<uint16_t, VEC> \\*>(x) + t_p);'"
+ok "bn: the plan says so" sh -c "sed -n '/^kernel bn:/,/^kernel /p' '$work/s.plan' | grep -q 'its packs loaded evict-first, its last read in the call'"
 ok "a loop that reads nothing read before counts blocks up" sh -c "sed -n '/__global__ .* tecc_scaled_g0_loop(/,/^}/p' '$work/s.cu' | grep -q 'for (IndexT t_p = (IndexT)blockIdx.x \* blockDim.x + threadIdx.x; t_p < t_npack;'"
 done_testing
