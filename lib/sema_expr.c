@@ -298,6 +298,12 @@ static const Shape *tv_shape(const TVal *t) {
 
 static int is_one(Dim d) { return d.var < 0 && d.size == 1; }
 
+/* d is a size proved at most 1 (min(1, D), a slice of one along an axis
+ * that may be empty) but not the literal 1. */
+static int at_most_one(Sema *s, Dim d) {
+  return !is_one(d) && d.var >= 0 && se_nonneg(s->a, se_sub(s->a, se_const(s->a, 1), sema_dim_size(s, d)));
+}
+
 /* numpy broadcasting; a size variable never stretches. */
 static int broadcast_shapes(Sema *s, const Shape *x, const Shape *y,
                             DType xt, DType yt, Shape *out, SrcRange loc) {
@@ -310,9 +316,13 @@ static int broadcast_shapes(Sema *s, const Shape *x, const Shape *y,
     } else if (yi < 0 || is_one(y->d[yi]) || dim_equal(x->d[xi], y->d[yi])) {
       out->d[oi] = x->d[xi];
     } else {
-      sema_error(s, loc, "cannot broadcast %s with %s: axis %d is %s vs %s",
+      sema_error(s, loc, "cannot broadcast %s with %s: axis %d is %s vs %s%s",
                  type_str(s, xt, x), type_str(s, yt, y), oi,
-                 dim_str(s, x->d[xi]), dim_str(s, y->d[yi]));
+                 dim_str(s, x->d[xi]), dim_str(s, y->d[yi]),
+                 at_most_one(s, x->d[xi]) || at_most_one(s, y->d[yi])
+                     ? " (a size of at most 1, as a slice a:a+1 of an axis that may be empty has, does not "
+                       "stretch: sum over that axis gives the literal 1)"
+                     : "");
       return 0;
     }
   }
