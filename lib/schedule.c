@@ -1318,7 +1318,7 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   case CLASS_ELEMENTWISE:
     elementwise(a, s, &f, g);
     s->reread = rereads(kp, g);
-    s->reread_last = s->reread && !read_by_later_group(kp, g, s->reread);
+    s->reread_last = s->reread && s->reread->dtype != DT_F64 && !read_by_later_group(kp, g, s->reread);
     break;
   case CLASS_ROW: case CLASS_COLUMN: reduction(a, s, &f); break;
   case CLASS_FULL: full_reduction(a, s, &f); break;

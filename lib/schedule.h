@@ -235,7 +235,9 @@ typedef struct GroupSchedule {
                          (rereads()); NULL: from its start */
   int reread_last;    /* loop: no later group of the call reads `reread`: its packs are loaded
                          evict-first (tecc::load_stream), so that what they miss does not push
-                         out of L2 the lines of it the loop has yet to reach */
+                         out of L2 the lines of it the loop has yet to reach.  Not for f64:
+                         a pack of two through the hint's 16-byte word took a stack slot in
+                         one instance (tests/nvcc/compile.sh, tests/stitch/regress.te) */
 } GroupSchedule;
 
 /* Fills g->schedule for every group of every kernel. */
