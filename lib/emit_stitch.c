@@ -2184,6 +2184,18 @@ static int writes_along_row(SEmit *e) {
   return e->sk.g->plan->row_outputs > 0;
 }
 
+/* A register row kernel's row: past L2, except in its CLUSTER instance
+ * (rows past 32768, not measured with the hints; with them ptxas spilled
+ * 12 to 28 bytes there in tests/programs/row_operands.te and
+ * tests/stitch/batch_rows.te), and not f64 rows (a pack of two doubles
+ * through the hint's 16-byte word took a stack slot:
+ * GroupSchedule.reread_last). */
+static int reg_row_past_l2(const SEmit *e, const Value *v) {
+  if (!e->sk.reg || !e->sk.row || v->dtype == DT_F64)
+    return L2_PLAIN;
+  return e->sk.cluster ? L2_PAST_BUT_CLUSTER : L2_PAST;
+}
+
 /* Packs moved past L2 (tecc::load_stream, tecc::store_stream: evict
  * first), where no later group of the call reads them.  The register
  * kernel reads each element once and writes what nothing in the call
@@ -2203,20 +2215,6 @@ static int writes_along_row(SEmit *e) {
  * 84.1, add_rmsnorm bf16 69.2 -> 86.1), where either hint alone gave at
  * most 8.6; column streams moved -2.1 to +2.8 and keep plain loads and
  * stores (bench/NOTES.md). */
-static int load_past_l2(SEmit *e, const Value *v, int pass);
-
-/* A register row kernel's row: past L2, except in its CLUSTER instance
- * (rows past 32768, not measured with the hints; with them ptxas spilled
- * 12 to 28 bytes there in tests/programs/row_operands.te and
- * tests/stitch/batch_rows.te), and not f64 rows (a pack of two doubles
- * through the hint's 16-byte word took a stack slot:
- * GroupSchedule.reread_last). */
-static int reg_row_past_l2(const SEmit *e, const Value *v) {
-  if (!e->sk.reg || !e->sk.row || v->dtype == DT_F64)
-    return L2_PLAIN;
-  return e->sk.cluster ? L2_PAST_BUT_CLUSTER : L2_PAST;
-}
-
 static int load_past_l2(SEmit *e, const Value *v, int pass) {
   if (read_by_later_group(e->sk.kp, e->sk.g, v))
     return L2_PLAIN;
