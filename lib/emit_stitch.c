@@ -2124,25 +2124,10 @@ static int stores_unaligned(const SEmit *e, DType t) {
   return moves_words(e, t);
 }
 
-/* How a pack moves past L2: see load_past_l2(). */
-enum { L2_PLAIN, L2_PAST, L2_PAST_BUT_CLUSTER };
-
-/* The store of a whole pack `s` at `dst` where `cond` holds, moved as
- * `how` says (store_past_l2). */
-static void emit_pack_store(SEmit *e, int how, const char *cond, const char *dst, const char *s) {
-  if (how == L2_PAST)
-    emit(e->vafter, "if (%s && t_packs) tecc::store_stream(%s, %s);", cond, dst, s);
-  else if (how == L2_PAST_BUT_CLUSTER)
-    emit(e->vafter, "if (%s && t_packs) { if (CLUSTER) *%s = %s; else tecc::store_stream(%s, %s); }", cond, dst, s,
-         dst, s);
-  else
-    emit(e->vafter, "if (%s && t_packs) *%s = %s;", cond, dst, s);
-}
-
 /* A full-domain output of the vec kernel: each thread's VEC consecutive
  * elements (cvec: the item's VEC columns) go to a staging array, then out
  * as one pack. */
-static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int how) {
+static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int last) {
   const char *ct = cu_storage_ctype(t);
   const char *s = arena_printf(e->sk.a, "t_s_%s", ptr);
   if (!e->vdecl) {
@@ -2166,7 +2151,8 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   const char *at = pack_offset(e), *left = e->sk.cvec ? "t_outer - t_o0" : "t_red - t_r0";
   const char *dst = arena_printf(e->sk.a, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s)", ct, ptr, at);
   if (e->stage_part != 2)
-    emit_pack_store(e, how, item_in_operand(e), dst, s);
+    emit(e->vafter, last ? "if (%s && t_packs) tecc::store_stream(%s, %s);" : "if (%s && t_packs) *%s = %s;",
+         item_in_operand(e), dst, s);
   if (e->stage_part == 1)
     return;
   const char *other = e->stage_part == 2 ? "if (!t_packs && " : "else if (";
@@ -2184,58 +2170,41 @@ static int writes_along_row(SEmit *e) {
   return e->sk.g->plan->row_outputs > 0;
 }
 
-/* A register row kernel's row: past L2, except in its CLUSTER instance
- * (rows past 32768, not measured with the hints; with them ptxas spilled
- * 12 to 28 bytes there in tests/programs/row_operands.te and
- * tests/stitch/batch_rows.te), and not f64 rows (a pack of two doubles
- * through the hint's 16-byte word took a stack slot:
- * GroupSchedule.reread_last). */
-static int reg_row_past_l2(const SEmit *e, const Value *v) {
-  if (!e->sk.reg || !e->sk.row || v->dtype == DT_F64)
-    return L2_PLAIN;
-  return e->sk.cluster ? L2_PAST_BUT_CLUSTER : L2_PAST;
-}
-
 /* Packs moved past L2 (tecc::load_stream, tecc::store_stream: evict
  * first), where no later group of the call reads them.  The register
- * kernel reads each element once and writes what nothing in the call
- * reads back: its loads and its row's stores go past L2.  Where the group
- * writes only row values, its loads did on an H100 (rowstats and card
- * rows up to 3 points of copy, f32 32768x256 70.2 -> 73.2); rows that
- * also write a row kept plain ones there (softmax and the norms lost 1 to
- * 2 with one input set, whose rows a plain load finds in L2 the next
- * run), but on an H200 over two input sets in turn both hints together
- * took 0 to 5% off every suite row case and none slower (layernorm bf16
- * 16384x4096 0.971, RMSNorm bf16 4096x11008 0.966, dequantize + RMSNorm
- * 8192x14336 0.993; the loads alone 3 to 5% slower; bench/NOTES.md,
- * issue 49).  The stream kernel of rows reads each
- * input's packs past L2 in the last pass that reads the row and writes
- * its outputs past it: the rows it reads again then stay in L2.  Rows
- * read twice gained 7 to 19 points at 1024 x 65536 (softmax f32 64.9 ->
- * 84.1, add_rmsnorm bf16 69.2 -> 86.1), where either hint alone gave at
- * most 8.6; column streams moved -2.1 to +2.8 and keep plain loads and
- * stores (bench/NOTES.md). */
+ * kernel reads each element once: where the group writes only row values
+ * its loads go past L2, as a full reduction's do (on an H100 rowstats and
+ * card rows gained up to 3 points of copy, f32 32768x256 70.2 -> 73.2),
+ * while rows that also write a row lost 1 to 2 (softmax, the norms) with
+ * the loads and 0.1 to 0.5 with the stores, so those keep plain ones.  On
+ * H200s over two input sets in turn both hints were tried twice: 0 to 5%
+ * faster on one machine, 4 to 7% slower on another at every size past
+ * twice L2 (per-row fp8 8192x14336 1.070, per-block 1.045, softmax bf16
+ * 16384x4096 1.047; an A/A pair there 1.000), and the loads alone slower
+ * on both (issue 49, bench/NOTES.md).
+ * The stream kernel of rows reads each input's packs past L2 in the last
+ * pass that reads the row and writes its outputs past it: the rows it
+ * reads again then stay in L2.  Rows read twice gained 7 to 19 points at
+ * 1024 x 65536 (softmax f32 64.9 -> 84.1, add_rmsnorm bf16 69.2 ->
+ * 86.1), where either hint alone gave at most 8.6; column streams moved
+ * -2.1 to +2.8 and keep plain loads and stores (bench/NOTES.md). */
 static int load_past_l2(SEmit *e, const Value *v, int pass) {
   if (read_by_later_group(e->sk.kp, e->sk.g, v))
-    return L2_PLAIN;
-  if (!e->sk.reg)
-    return e->sk.row && pass == e->last_pass ? L2_PAST : L2_PLAIN;
-  return writes_along_row(e) ? reg_row_past_l2(e, v) : L2_PAST;
+    return 0;
+  return e->sk.reg ? !writes_along_row(e) : e->sk.row && pass == e->last_pass;
 }
 
 static int store_past_l2(const SEmit *e, const Value *v) {
-  if (read_by_later_group(e->sk.kp, e->sk.g, v))
-    return L2_PLAIN;
-  return e->sk.reg ? reg_row_past_l2(e, v) : e->sk.row ? L2_PAST : L2_PLAIN;
+  return !e->sk.reg && e->sk.row && !read_by_later_group(e->sk.kp, e->sk.g, v);
 }
 
 static void stage_stores(SEmit *e, Value *v, const char *expr) {
-  int how = store_past_l2(e, v);
+  int last = store_past_l2(e, v);
   for (int i = 0; i < e->sk.k->noutputs; i++)
     if (e->sk.k->outputs[i].value == v)
-      stage_one(e, param(e, P_OUTPUT, i, NULL), v->dtype, expr, how);
+      stage_one(e, param(e, P_OUTPUT, i, NULL), v->dtype, expr, last);
   if (e->sk.kp->home[v->id].kind == HOME_WORKSPACE)
-    stage_one(e, param(e, P_WS_WRITE, v->id, v), v->dtype, expr, L2_PLAIN);
+    stage_one(e, param(e, P_WS_WRITE, v->id, v), v->dtype, expr, 0);
 }
 
 /* An output is stored from ir_stored_value(). */
@@ -2508,14 +2477,7 @@ static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned)
    * passes one after the other; H200, bench/NOTES.md, issue 47) */
   if (e->loads_last)
     return arena_printf(e->sk.a, "tecc::load_last(%s)", at);
-  switch (load_past_l2(e, c->v, pass)) {
-  case L2_PAST:
-    return arena_printf(e->sk.a, "tecc::load_stream(%s)", at);
-  case L2_PAST_BUT_CLUSTER:
-    return arena_printf(e->sk.a, "(CLUSTER ? *%s : tecc::load_stream(%s))", at, at);
-  default:
-    return arena_printf(e->sk.a, "*%s", at);
-  }
+  return arena_printf(e->sk.a, load_past_l2(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at);
 }
 
 static int writes_along_row(SEmit *e);
