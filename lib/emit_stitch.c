@@ -2480,8 +2480,6 @@ static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned)
   return arena_printf(e->sk.a, load_past_l2(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at);
 }
 
-static int writes_along_row(SEmit *e);
-
 /* Its loads: each pack through the aligned words it spans, where every value
  * the pass loads is 16-bit (8-bit at VEC 16: moves_words), of the
  * domain's own rows.  The condition
