@@ -56,6 +56,11 @@ typedef struct GEmit {
   int arg_index_used;  /* ... pairs its values with t_r (an argmax's or argmin's index) */
   const char *result;  /* a full reduction's epilogue (Group.epilogue): the name of its result */
   Out *epilogue;       /* ... its statements (epilogue_body()), or NULL */
+  Out *steps;          /* a full reduction: its first stage's statements, to t_sum (its
+                          block's partial); the loop after one (GroupSchedule.one_launch):
+                          its loops, over the packs each thread read, the last first */
+  int from_last;       /* loop kernels: writing the loops of `steps` */
+  struct GEmit *one;   /* a full reduction with one_launch: the kernel of both groups */
 } GEmit;
 
 /* A tensor accessed at the domain's linear index, read or written as
@@ -900,7 +905,12 @@ static const char *loop_block(const GEmit *e) {
  * body indexes the domain's axes, rows are whole packs (the host checks
  * it): the index is split once per pack, at its first element. */
 static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *body, int body_lin) {
-  open_block(o, "for (IndexT t_p = %s * blockDim.x + threadIdx.x; t_p < t_npack; t_p += t_stride)", loop_block(e));
+  if (e->from_last) { /* the packs the full reduction's steps gave the thread, its last first (from L2) */
+    emit(o, "const IndexT t_first = (IndexT)blockIdx.x * blockDim.x + threadIdx.x;");
+    open_block(o, "for (IndexT t_p = t_first < t_npack ? t_first + (t_npack - 1 - t_first) / t_stride * t_stride : -1; "
+                  "t_p >= 0; t_p -= t_stride)");
+  } else
+    open_block(o, "for (IndexT t_p = %s * blockDim.x + threadIdx.x; t_p < t_npack; t_p += t_stride)", loop_block(e));
   if (memchr(e->used_axis, 1, sizeof e->used_axis)) /* decomp splits t_i0 */
     emit(o, "const IndexT t_i0 = t_p * VEC;");
   emit_fragment(o, decomp);
@@ -1053,6 +1063,21 @@ static void reuse_body_names(GEmit *e, int mark) {
     nameset_add(&e->taken, ((const KParam *)e->params.items[i])->name);
 }
 
+/* The scalar loop over the elements past the last whole pack. */
+static void emit_loop_tail(Out *o, const Out *decomp, const Out *sbody) {
+  open_block(o, "for (IndexT t_i = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_i < t_n; t_i += t_stride)");
+  emit_fragment(o, decomp);
+  emit_fragment(o, sbody);
+  close_block(o, "");
+}
+
+/* The loop group runs in the launch of the full reduction before it
+ * (GroupSchedule.one_launch). */
+static int joins_launch_before(const GEmit *e) {
+  const int id = e->g->id;
+  return id > 0 && ((const Group *)e->kp->groups.items[id - 1])->schedule->one_launch;
+}
+
 /* Packed loop: VEC elements per thread and iteration through 16-byte
  * packs (when the host found every packed pointer aligned; else VEC is
  * 1), then a scalar loop over the tail. */
@@ -1089,11 +1114,15 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
     emit_packed_steps(e, o, step_decomp, vbody, vbody_lin);
   else
     emit_packed_loop(e, o, pdecomp, vbody, vbody_lin);
-  open_block(o, "for (IndexT t_i = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_i < t_n; t_i += t_stride)");
-  emit_fragment(o, decomp);
-  emit_fragment(o, sbody);
+  emit_loop_tail(o, decomp, sbody);
   close_block(o, "");
-  close_block(o, "");
+  if (joins_launch_before(e)) { /* the same loops for the one launch, the packs from the last */
+    e->steps = new_out(e->a);
+    e->from_last = 1;
+    emit_packed_loop(e, e->steps, pdecomp, vbody, vbody_lin);
+    e->from_last = 0;
+    emit_loop_tail(e->steps, decomp, sbody);
+  }
 }
 
 typedef struct RedInfo {
@@ -1460,27 +1489,29 @@ static void emit_full_kernel(GEmit *e, Out *o) {
   add_size_params(e);
   order_params(e);
   e->body = NULL;
+  Out *st = e->steps = new_out(e->a); /* after VEC and ITEMS */
+  emit(st, "const IndexT t_red = %s;", numel_expr(e, &g->domain, ~0u, "(IndexT)"));
+  emit(st, "const IndexT t_npack = t_red / VEC;");
+  emit(st, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
+  emit(st, "%s t_acc[VEC];", ri.acc_type);
+  emit(st, "#pragma unroll");
+  emit(st, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = %s;", ri.identity);
+  emit_full_steps(e, st, decomp, vbody, vbody_r);
+  open_block(st, "for (IndexT t_r = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_r < t_red; t_r += t_stride)");
+  emit_fragment(st, decomp);
+  emit_fragment(st, sbody);
+  close_block(st, "");
+  emit(st, "#pragma unroll");
+  emit(st, "for (int t_w = 1; t_w < VEC; t_w *= 2) /* a fixed tree over the accumulators */");
+  emit(st, "  for (int t_k = 0; t_k + t_w < VEC; t_k += 2 * t_w) t_acc[t_k] = %s(t_acc[t_k], t_acc[t_k + t_w]);", ri.op);
+  emit(st, "const %s t_sum = tecc::row_allreduce(t_acc[0], %s, t_smem);", ri.acc_type, ri.op);
   open_kernel(e, o, "typename IndexT, bool PACKED", v->threads_x, arena_printf(e->a, ", %s *__restrict__ t_part", ri.acc_type));
   emit(o, "/* Each thread adds ITEMS packs of VEC elements per step, pack element k");
   emit(o, " * into t_acc[k]; block b leaves its sum in t_part[b] for %s_final. */", e->kname);
   emit_let_final_launch(o);
   emit(o, "constexpr int VEC = %d, ITEMS = %d;", v->vec, v->items);
   emit(o, "__shared__ %s t_smem[32];", ri.acc_type);
-  emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, ~0u, "(IndexT)"));
-  emit(o, "const IndexT t_npack = t_red / VEC;");
-  emit(o, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
-  emit(o, "%s t_acc[VEC];", ri.acc_type);
-  emit(o, "#pragma unroll");
-  emit(o, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = %s;", ri.identity);
-  emit_full_steps(e, o, decomp, vbody, vbody_r);
-  open_block(o, "for (IndexT t_r = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_r < t_red; t_r += t_stride)");
-  emit_fragment(o, decomp);
-  emit_fragment(o, sbody);
-  close_block(o, "");
-  emit(o, "#pragma unroll");
-  emit(o, "for (int t_w = 1; t_w < VEC; t_w *= 2) /* a fixed tree over the accumulators */");
-  emit(o, "  for (int t_k = 0; t_k + t_w < VEC; t_k += 2 * t_w) t_acc[t_k] = %s(t_acc[t_k], t_acc[t_k + t_w]);", ri.op);
-  emit(o, "const %s t_sum = tecc::row_allreduce(t_acc[0], %s, t_smem);", ri.acc_type, ri.op);
+  emit_fragment(o, st);
   open_block(o, "if (threadIdx.x == 0)");
   open_block(o, "if (gridDim.x > 1)");
   emit(o, "t_part[blockIdx.x] = t_sum;");
@@ -1697,6 +1728,86 @@ static void emit_group_kernel(GEmit *e, Out *o) {
   }
 }
 
+/* ---- a full reduction and the loop after it in one launch ----------------- */
+
+/* p and q name the same thing: the same parameter, or a value's slot in
+ * the workspace that one writes and the other reads. */
+static int same_param(const KParam *p, const KParam *q) {
+  if (p->kind == q->kind)
+    return p->index == q->index && p->value == q->value;
+  return p->value == q->value &&
+         ((p->kind == P_WS_WRITE && q->kind == P_STORED_READ) || (p->kind == P_STORED_READ && q->kind == P_WS_WRITE));
+}
+
+/* The kernel of both groups: the parameters of each, once (the
+ * reduction's first: a slot it writes, the loop reads). */
+static GEmit *one_launch_gemit(GEmit *red, GEmit *loop) {
+  GEmit *e = new_gemit(red->a, red->k, red->kp, red->g, red->names);
+  e->kname = arena_printf(e->a, "tecc_%s_g%d_one", red->k->name, red->g->id);
+  const PtrVec *lists[2] = {&red->params, &loop->params};
+  for (int l = 0; l < 2; l++)
+    for (int i = 0; i < lists[l]->len; i++) {
+      KParam *p = lists[l]->items[i], *same = NULL;
+      for (int j = 0; j < e->params.len && !same; j++)
+        if (strcmp(((KParam *)e->params.items[j])->name, p->name) == 0)
+          same = e->params.items[j];
+      if (!same)
+        vec_push(e->a, &e->params, p);
+      else if (!same_param(same, p))
+        internal_error("kernel %s, groups %d and %d: two parameters named %s", red->k->name, red->g->id,
+                       loop->g->id, p->name);
+    }
+  order_params(e);
+  return e;
+}
+
+/* GroupSchedule.one_launch: the reduction's steps (its first stage's),
+ * each block's partial, a barrier of the grid, every block combining the
+ * partials as the second stage does (the same bits: final_threads is
+ * this block) and storing the same result, then the loop's packs, those
+ * each thread read in the steps, the last first. */
+static void emit_one_launch_kernel(GEmit *red, GEmit *loop, Out *o) {
+  GEmit *e = red->one = one_launch_gemit(red, loop);
+  const Group *g = red->g;
+  const Variant *v = &g->schedule->variants[0];
+  RedInfo ri = red_info(e->a, g->reduce);
+  emit(o, "/* %s, groups %d and %d in one cooperative launch (schedule.c, one_launch); from %s */", e->k->name, g->id,
+       loop->g->id, source_lines(loop));
+  emit(o, "template <typename IndexT>");
+  open_block(o, "__global__ void __launch_bounds__(%d, sizeof(IndexT) == 8 ? 1 : %d) %s(%s, %s *__restrict__ t_part)",
+             v->threads_x, v->sm_threads / v->threads_x, e->kname,
+             param_decls(e->a, e->k, &e->params, e->kp->in_place_ok), ri.acc_type);
+  emit(o, "__shared__ %s t_smem[32];", ri.acc_type);
+  open_scope(o);
+  emit(o, "constexpr bool PACKED = true; /* launched when every packed tensor is aligned */");
+  emit(o, "constexpr int VEC = %d, ITEMS = %d;", v->vec, v->items);
+  emit_fragment(o, red->steps);
+  emit(o, "if (threadIdx.x == 0) t_part[blockIdx.x] = t_sum;");
+  close_block(o, "");
+  emit(o, "tecc::grid_barrier(); /* every block's partial is written */");
+  open_scope(o);
+  if (g->reduce->rop == RED_MEAN)
+    emit(o, "const IndexT t_red = %s;", numel_expr(red, &g->domain, ~0u, "(IndexT)"));
+  emit(o, "%s t_acc = %s;", ri.acc_type, ri.identity);
+  emit(o, "for (int t_b = threadIdx.x; t_b < (int)gridDim.x; t_b += blockDim.x) /* as %s_final */", red->kname);
+  emit(o, "  t_acc = %s(t_acc, t_part[t_b]);", ri.op);
+  emit(o, "t_acc = tecc::row_allreduce(t_acc, %s, t_smem);", ri.op);
+  emit(o, "/* every block stores the same bits */");
+  open_block(o, "if (threadIdx.x == 0)");
+  emit_result_at(red, o, g->reduce, &ri, "t_acc", "0");
+  close_block(o, "");
+  close_block(o, "");
+  emit(o, "__syncthreads(); /* what thread 0 stored, read below */");
+  open_scope(o);
+  emit(o, "constexpr int VEC = %d;", loop->g->schedule->variants[0].vec);
+  emit(o, "const IndexT t_n = %s;", numel_expr(loop, &loop->g->domain, ~0u, "(IndexT)"));
+  emit(o, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
+  emit(o, "const IndexT t_npack = t_n / VEC;");
+  emit_fragment(o, loop->steps);
+  close_block(o, "");
+  close_block(o, "");
+}
+
 /* ---- host side: the launcher template and the entry point ------------------ */
 
 typedef struct KEmit {
@@ -1713,7 +1824,14 @@ typedef struct KEmit {
 } KEmit;
 
 /* Every packed pointer is aligned to its pack. */
+static const char *packs_aligned_once(KEmit *ke, GEmit *ge, int vec, PtrVec *seen);
+
 static const char *packs_aligned(KEmit *ke, GEmit *ge, int vec) {
+  return packs_aligned_once(ke, ge, vec, NULL);
+}
+
+/* ... leaving out the tests in `seen` (when not NULL), which takes those it adds. */
+static const char *packs_aligned_once(KEmit *ke, GEmit *ge, int vec, PtrVec *seen) {
   Buf b;
   buf_init(&b, ke->a);
   for (int i = 0; i < ge->packs.len; i++) {
@@ -1724,7 +1842,16 @@ static const char *packs_aligned(KEmit *ke, GEmit *ge, int vec) {
         p = ge->params.items[j];
     if (!p)
       internal_error("packed tensor %s is not a parameter", r->param);
-    buf_printf(&b, "%stecc::aligned_to(%s, sizeof(%s) * %d)", i ? " && " : "", launch_arg(ke->a, ke->kp, ke->names, p), r->ctype, vec);
+    const char *test = arena_printf(ke->a, "tecc::aligned_to(%s, sizeof(%s) * %d)", launch_arg(ke->a, ke->kp, ke->names, p),
+                                    r->ctype, vec);
+    int known = 0;
+    for (int j = 0; seen && j < seen->len && !known; j++)
+      known = strcmp(seen->items[j], test) == 0;
+    if (known)
+      continue;
+    if (seen)
+      vec_push(ke->a, seen, (void *)test);
+    buf_printf(&b, "%s%s", b.len ? " && " : "", test);
   }
   return buf_cstr(&b);
 }
@@ -1792,6 +1919,16 @@ static void emit_loop_variant(KEmit *ke, Out *o, GEmit *ge, const Variant *v) {
   emit_loop_kernel_launch(ke, o, ge, v, arena_printf(ke->a, "tecc::cover_grid(%s, %s)", work, per_block));
 }
 
+/* The test of aligned variant v of a loop: every packed pointer aligned
+ * to its pack and, where the body splits the index into axes (once a
+ * pack), rows of whole packs. */
+static const char *loop_variant_test(KEmit *ke, GEmit *ge, const Variant *v) {
+  const char *rows = "";
+  if (memchr(ge->used_axis, 1, sizeof ge->used_axis))
+    rows = arena_printf(ke->a, " && %s %% %d == 0", host_dim(ke->a, ke->names, ge->g->domain.d[ge->inner_axis]), v->vec);
+  return arena_printf(ke->a, "%s%s", packs_aligned(ke, ge, v->vec), rows);
+}
+
 /* The packed variant when every packed pointer is aligned, else the
  * scalar one (schedule.c). */
 static void emit_loop_launch(KEmit *ke, Out *o, GEmit *ge) {
@@ -1803,13 +1940,10 @@ static void emit_loop_launch(KEmit *ke, Out *o, GEmit *ge) {
     if (v->when == WHEN_ALIGNED) {
       if (v->vec != loop_vec(ge) && (i == 0 || v->vec != loop_vec(ge) / 2)) /* packs, then half packs */
         internal_error("loop group %d: the schedule packs %d elements, the kernel %d", ge->g->id, v->vec, loop_vec(ge));
-      const char *rows = "";
-      if (memchr(ge->used_axis, 1, sizeof ge->used_axis)) /* split once per pack */
-        rows = arena_printf(ke->a, " && %s %% %d == 0", host_dim(ke->a, ke->names, ge->g->domain.d[ge->inner_axis]), v->vec);
       if (i == 0)
-        open_block(o, "if (%s%s)", packs_aligned(ke, ge, v->vec), rows);
+        open_block(o, "if (%s)", loop_variant_test(ke, ge, v));
       else
-        else_if_block(o, "%s%s", packs_aligned(ke, ge, v->vec), rows);
+        else_if_block(o, "%s", loop_variant_test(ke, ge, v));
     } else if (i > 0) {
       else_block(o);
     }
@@ -1972,11 +2106,47 @@ static const char *used_params(Arena *a, const char *params, const NameSet *uses
   return buf_cstr(&b);
 }
 
+/* Groups red (a full reduction) and loop after it in one cooperative
+ * launch where the host finds it can be (GroupSchedule.one_launch), else
+ * their three launches. */
+static void emit_one_launch(KEmit *ke, Out *o, GEmit *red, GEmit *loop) {
+  const Group *g = red->g;
+  const Variant *v = &g->schedule->variants[0];
+  RedInfo ri = red_info(ke->a, g->reduce);
+  const char *one = arena_printf(ke->a, "%s<IndexT>", red->one->kname);
+  const Variant *lv = &loop->g->schedule->variants[0];
+  PtrVec seen = {0};
+  const char *aligned = packs_aligned_once(ke, red, v->vec, &seen);
+  const char *loop_aligned = packs_aligned_once(ke, loop, lv->vec, &seen);
+  const char *rows = "";
+  if (memchr(loop->used_axis, 1, sizeof loop->used_axis)) /* as loop_variant_test() */
+    rows = arena_printf(ke->a, " && %s %% %d == 0", host_dim(ke->a, ke->names, loop->g->domain.d[loop->inner_axis]), lv->vec);
+  emit(o, "/* groups %d and %d: reduce (full) and loop (elementwise), in one launch where it can be */", g->id, loop->g->id);
+  open_scope(o);
+  emit(o, "const unsigned t_grid = %s_grid(%s);", red->kname, red_product(ke, g));
+  emit(o, "static tecc::DeviceCache t_fits; /* by device: 1 + the blocks of %s it holds at once */", red->one->kname);
+  open_block(o, "if (t_grid > 1%s%s%s%s%s && tecc::cooperative_fits(t_fits, (const void *)%s, t_grid, %d))",
+             *aligned ? " && " : "", aligned, *loop_aligned ? " && " : "", loop_aligned, rows, one, v->threads_x);
+  emit(o, "tecc::launch_cooperative(%s, dim3(t_grid), dim3(%d), stream, %s, (%s *)t_part%d);", one, v->threads_x,
+       launch_args(ke->a, ke->kp, ke->names, &red->one->params), ri.acc_type, g->id);
+  emit_launch_check(o);
+  else_block(o);
+  emit_group_launch(ke, o, red);
+  emit_group_launch(ke, o, loop);
+  close_block(o, "");
+  close_block(o, "");
+}
+
 static void emit_launcher(KEmit *ke, Out *o) {
   Out *body = new_out(ke->a);
   emit(body, "cudaError_t t_err;");
-  for (int i = 0; i < ke->kp->groups.len; i++)
-    emit_group_launch(ke, body, ke->groups[i]);
+  for (int i = 0; i < ke->kp->groups.len; i++) {
+    if (ke->groups[i]->one) {
+      emit_one_launch(ke, body, ke->groups[i], ke->groups[i + 1]);
+      i++;
+    } else
+      emit_group_launch(ke, body, ke->groups[i]);
+  }
   emit(body, "return TECC_SUCCESS;");
   Buf b;
   buf_init(&b, ke->a);
@@ -2506,6 +2676,10 @@ static KEmit *emit_kernel_device(Compilation *c, Kernel *k, KernelPlan *kp, Out 
     ke->groups[i] = new_gemit(c->arena, k, kp, kp->groups.items[i], ke->names);
     emit_group_kernel(ke->groups[i], o);
     emit_blank(o);
+    if (joins_launch_before(ke->groups[i])) {
+      emit_one_launch_kernel(ke->groups[i - 1], ke->groups[i], o);
+      emit_blank(o);
+    }
   }
   emit_launcher(ke, o);
   emit_blank(o);

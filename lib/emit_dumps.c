@@ -245,8 +245,10 @@ static void json_schedule(Buf *b, Arena *a, const Kernel *k, const Group *g) {
   buf_printf(b, ", \"batch\": [%s], \"batch_bytes\": %lld, \"batch_limit\": %lld, \"decided\": %s",
              axes_str(a, s->batch, g->domain.rank), (long long)s->batch_bytes, (long long)s->batch_limit,
              json_bool(s->decided));
-  buf_printf(b, ", \"reuse_axis\": %d, \"reuse\": %d, \"steps\": %d, \"reversed\": %s, \"reread_last\": %s",
-             s->reuse_axis, s->reuse, s->steps, json_bool(s->reread != NULL), json_bool(s->reread_last));
+  buf_printf(b, ", \"reuse_axis\": %d, \"reuse\": %d, \"steps\": %d, \"reversed\": %s, \"reread_last\": %s, "
+                "\"one_launch\": %s",
+             s->reuse_axis, s->reuse, s->steps, json_bool(s->reread != NULL), json_bool(s->reread_last),
+             json_bool(s->one_launch));
   buf_puts(b, ",\n         \"variants\": [\n");
   for (int i = 0; i < s->nvariants; i++) {
     json_variant(b, a, &s->variants[i], i == 0);

@@ -1347,11 +1347,44 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
   return s;
 }
 
+/* Group n reads one of group g's results. */
+static int reads_result_of(const Group *n, const Group *g) {
+  for (int i = 0; i < n->reads.len; i++)
+    for (int r = 0; r < g->roots.len; r++)
+      if (n->reads.items[i] == g->roots.items[r])
+        return 1;
+  return 0;
+}
+
+/* A full reduction whose result the loop after it, over the same domain,
+ * reads: both in one launch (GroupSchedule.one_launch).  The three
+ * launches cost the gaps between them and each kernel's ramp and tail:
+ * on an H200 (bench/NOTES.md, issue 49) a hand-written form of it made
+ * the per-tensor fp8 quantization of 8192 x 4096 bf16 3.5% faster, of
+ * 4096 x 4096 7%, 8192 x 14336 the same.  Not for loops that take
+ * several positions along an axis or load in steps (their own orders). */
+static void one_launch(KernelPlan *kp) {
+  for (int j = 0; j + 1 < kp->groups.len; j++) {
+    Group *g = kp->groups.items[j], *n = kp->groups.items[j + 1];
+    GroupSchedule *s = g->schedule;
+    if (g->kind != GROUP_REDUCE || s->cls != CLASS_FULL || n->kind != GROUP_LOOP)
+      continue;
+    if (!shape_equal(&g->domain, &n->domain) || !reads_result_of(n, g))
+      continue;
+    if (n->schedule->reuse_axis >= 0 || n->schedule->steps > 1 || n->schedule->variants[0].when != WHEN_ALIGNED)
+      continue;
+    s->one_launch = 1;
+    s->final_threads = s->variants[0].threads_x;
+    j++; /* the loop is taken */
+  }
+}
+
 static void schedule_plan(Arena *a, KernelPlan *kp, const Target *t) {
   for (int j = 0; j < kp->groups.len; j++) {
     Group *g = kp->groups.items[j];
     g->schedule = schedule_group(a, kp, g, t);
   }
+  one_launch(kp);
 }
 
 /* The longest rows a row stitch keeps its column sums for (KernelPlan.apart):
@@ -1639,7 +1672,7 @@ static const char *grid_text(Arena *a, const Variant *v) {
   return arena_printf(a, "grid <= SMs*%d/(block threads)", v->sm_threads);
 }
 
-static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
+static void variant_text(Buf *b, Arena *a, const GroupSchedule *s, const Variant *v, int first) {
   buf_printf(b, "    variant %s (%s): %s, VEC %d", v->name, variant_condition_text(a, v, first),
              storage_name(v->storage), v->vec);
   if (v->storage == STORE_REGISTERS || v->storage == STORE_CLUSTER || v->storage == STORE_STREAM)
@@ -1691,7 +1724,7 @@ static void variant_text(Buf *b, Arena *a, const Variant *v, int first) {
   if (v->split == SPLIT_PER_BLOCK)
     buf_printf(b, ", packs loaded whole when every packed tensor is aligned, else element by element (the same "
                   "sums, bit for bit), a partial per block combined in block order by one block of %d",
-               FINAL_THREADS);
+               s->final_threads);
   if (v->split == 0 && v->fit != FIT_COLUMN_SPLIT)
     buf_puts(b, ", split: S = min(ceil(4*SMs/grid), R/(16*lanes), 1024) chunks when the grid is short, "
                 "combined in chunk order");
@@ -1805,7 +1838,13 @@ static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
   if (g->kind == GROUP_STITCH)
     stitch_text(b, a, k, g, s);
   for (int i = 0; i < s->nvariants; i++)
-    variant_text(b, a, &s->variants[i], i == 0);
+    variant_text(b, a, s, &s->variants[i], i == 0);
+  if (s->one_launch)
+    buf_printf(b, "    one launch with group %d when the grid is more than one block, every packed tensor of both "
+                  "is aligned and the device holds the whole grid at once: a cooperative grid, the partials, a "
+                  "barrier, every block combining them as one block of %d, then group %d's loop over the packs "
+                  "each thread read, its last first; else three launches\n",
+               g->id + 1, s->final_threads, g->id + 1);
   buf_printf(b, "    bytes moved per call: %s\n", group_bytes(a, k, kp, g));
 }
 

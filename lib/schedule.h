@@ -238,6 +238,15 @@ typedef struct GroupSchedule {
                          out of L2 the lines of it the loop has yet to reach.  Not for f64:
                          a pack of two through the hint's 16-byte word took a stack slot in
                          one instance (tests/nvcc/compile.sh, tests/stitch/regress.te) */
+  int one_launch;      /* full: the next group, a loop over the same domain that reads the result,
+                         runs in the same launch where the host finds the grid more than one
+                         block, every packed tensor of both aligned and the device able to hold
+                         the whole grid at once (tecc::cooperative_fits): a cooperative grid,
+                         the blocks' partials, a barrier (tecc::grid_barrier), every block
+                         combining them as the second stage does (final_threads is the first
+                         stage's block, so that both ways give the same bits), then the loop
+                         over the packs each thread read, its last first (from L2); else the
+                         three launches */
 } GroupSchedule;
 
 /* Fills g->schedule for every group of every kernel. */

@@ -1836,6 +1836,71 @@ inline void launch_next(void (*kernel)(Params...), dim3 grid, dim3 block, cudaSt
   launch_with(attr, kernel, grid, block, 0, stream, args...);
 }
 
+/* @piece grid_barrier launch_cooperative cooperative_fits @needs DeviceCache current_device sm_count launch_with */
+/* A full reduction and the loop after it that reads its result, in one
+ * cooperative launch (GroupSchedule.one_launch): every block of the grid
+ * is resident at once, and grid_barrier() returns in a block once every
+ * block has reached it, what each wrote before it visible to all after.
+ * Its word is the one the driver zeroes for each cooperative launch,
+ * cooperative_groups' grid workspace (32 bits of size, then the
+ * barrier's 32, at the address %envreg1 (low) and %envreg2 (high) hold),
+ * the word this_grid().sync() uses: <cooperative_groups.h> itself took
+ * 2.4 s of nvcc a file.  Each block adds to it once, block 0 2^31 - (G -
+ * 1) and the others 1: its top bit flips when the last of the G blocks
+ * has added, in whatever order they come, and each waits for the flip
+ * (the low bits are 0 again after it, ready for the next barrier). */
+__device__ __forceinline__ unsigned *grid_barrier_word() {
+  uint32_t lo, hi;
+  asm("mov.u32 %0, %%envreg1;" : "=r"(lo));
+  asm("mov.u32 %0, %%envreg2;" : "=r"(hi));
+  return reinterpret_cast<unsigned *>(((uint64_t)hi << 32 | lo) + 4);
+}
+__device__ __forceinline__ void grid_barrier() {
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    unsigned *word = grid_barrier_word();
+    const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+    const bool first = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
+    __threadfence(); /* the block's writes before its arrival */
+    const unsigned before = atomicAdd(word, first ? 0x80000000u - (blocks - 1) : 1u);
+    while (((before ^ *(volatile unsigned *)word) & 0x80000000u) == 0) {
+    }
+    __threadfence(); /* the others' writes before what the block reads next */
+  }
+  __syncthreads();
+}
+
+/* `kernel` can be launched cooperatively on the current device with
+ * `grid` blocks of `threads`: the device launches cooperative kernels and
+ * holds the whole grid at once.  `cache` is the kernel's own (1 + the
+ * blocks the device holds at once; 1: none). */
+inline bool cooperative_fits(DeviceCache &cache, const void *kernel, unsigned grid, int threads) {
+  const int dev = current_device();
+  if (dev < 0) return false;
+  int known = cache.get(dev);
+  if (!known) {
+    int coop = 0, per_sm = 0;
+    if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess || !coop ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess) {
+      (void)cudaGetLastError();
+      per_sm = 0;
+    }
+    known = 1 + per_sm * sm_count();
+    cache.put(dev, known);
+  }
+  return (int64_t)grid < known;
+}
+
+/* Launches `kernel` cooperatively (its blocks all resident at once); a
+ * failure is the launch's error (cudaGetLastError), as with <<<>>>. */
+template <typename... Params, typename... Args>
+inline void launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeCooperative;
+  attr.val.cooperative = 1;
+  launch_with(attr, kernel, grid, block, 0, stream, args...);
+}
+
 /* @piece mul_size numel overlap */
 /* *out = a * b; false on int64 overflow. */
 inline bool mul_size(int64_t a, int64_t b, int64_t *out) {

@@ -252,16 +252,19 @@ static void test_threads() {
   const int T = 8, ITER = 12;
   const int64_t N = 257, D = 1000;
   size_t n = (size_t)(N * D);
-  std::vector<std::vector<float>> in(T), want(T), want_tot(T);
+  std::vector<std::vector<float>> in(T), want(T), want_tot(T), want_c(T);
   for (int t = 0; t < T; t++) { // the references, one call at a time
     in[t] = random_floats(n, 100 + t);
     float *x = dev_from(in[t]), *y = dev_alloc<float>(n), *tot = dev_alloc<float>(1);
-    if (h_softmax(x, y, N, D, 0) != TECC_SUCCESS || h_total(x, tot, (int64_t)n, 0) != TECC_SUCCESS)
+    float *c = dev_alloc<float>(n), *m = dev_alloc<float>(1);
+    if (h_softmax(x, y, N, D, 0) != TECC_SUCCESS || h_total(x, tot, (int64_t)n, 0) != TECC_SUCCESS ||
+        h_center(x, c, m, (int64_t)n, 0) != TECC_SUCCESS)
       printf("# reference call failed\n");
     CHECK(cudaDeviceSynchronize());
     want[t] = host_from(y, n);
     want_tot[t] = host_from(tot, 1);
-    cudaFree(x), cudaFree(y), cudaFree(tot);
+    want_c[t] = host_from(c, n);
+    cudaFree(x), cudaFree(y), cudaFree(tot), cudaFree(c), cudaFree(m);
   }
   std::vector<int> bad(T, 0);
   std::vector<std::thread> th;
@@ -269,24 +272,29 @@ static void test_threads() {
     th.emplace_back([&, t] {
       cudaStream_t s;
       CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      float *x, *y, *tot;
+      float *x, *y, *tot, *c, *m;
       CHECK(cudaMallocAsync((void **)&x, n * sizeof(float), s));
       CHECK(cudaMallocAsync((void **)&y, n * sizeof(float), s));
       CHECK(cudaMallocAsync((void **)&tot, sizeof(float), s));
-      std::vector<float> got(n), gt(1);
+      CHECK(cudaMallocAsync((void **)&c, n * sizeof(float), s));
+      CHECK(cudaMallocAsync((void **)&m, sizeof(float), s));
+      std::vector<float> got(n), gt(1), gc(n);
       for (int it = 0; it < ITER; it++) {
         int src = (t + it) % T; // other threads' data too
         CHECK(cudaMemcpyAsync(x, in[src].data(), n * sizeof(float), cudaMemcpyHostToDevice, s));
-        if (h_softmax(x, y, N, D, s) != TECC_SUCCESS || h_total(x, tot, (int64_t)n, s) != TECC_SUCCESS)
+        if (h_softmax(x, y, N, D, s) != TECC_SUCCESS || h_total(x, tot, (int64_t)n, s) != TECC_SUCCESS ||
+            h_center(x, c, m, (int64_t)n, s) != TECC_SUCCESS)
           bad[t]++;
         CHECK(cudaMemcpyAsync(got.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost, s));
         CHECK(cudaMemcpyAsync(gt.data(), tot, sizeof(float), cudaMemcpyDeviceToHost, s));
+        CHECK(cudaMemcpyAsync(gc.data(), c, n * sizeof(float), cudaMemcpyDeviceToHost, s));
         CHECK(cudaStreamSynchronize(s));
         if (memcmp(got.data(), want[src].data(), n * sizeof(float)) != 0 ||
-            memcmp(gt.data(), want_tot[src].data(), sizeof(float)) != 0)
+            memcmp(gt.data(), want_tot[src].data(), sizeof(float)) != 0 ||
+            memcmp(gc.data(), want_c[src].data(), n * sizeof(float)) != 0)
           bad[t]++;
       }
-      cudaFreeAsync(x, s), cudaFreeAsync(y, s), cudaFreeAsync(tot, s);
+      cudaFreeAsync(x, s), cudaFreeAsync(y, s), cudaFreeAsync(tot, s), cudaFreeAsync(c, s), cudaFreeAsync(m, s);
       CHECK(cudaStreamSynchronize(s));
       cudaStreamDestroy(s);
     });
@@ -321,22 +329,26 @@ static void test_graph() {
   for (float &v : hw)
     v *= 0.5f;
   float *x = dev_from(hx), *y = dev_alloc<float>(n), *w = dev_from(hw), *z = dev_alloc<float>((size_t)M);
+  float *c = dev_alloc<float>((size_t)M), *m = dev_alloc<float>(1);
   cudaStream_t s;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  tecc_status a = h_softmax(x, y, N, D, s), b = ws_chain(w, z, M, s);
+  tecc_status a = h_softmax(x, y, N, D, s), b = ws_chain(w, z, M, s), cc = h_center(w, c, m, M, s);
   CHECK(cudaStreamSynchronize(s));
-  std::vector<float> direct_y = host_from(y, n), direct_z = host_from(z, (size_t)M);
+  std::vector<float> direct_y = host_from(y, n), direct_z = host_from(z, (size_t)M), direct_c = host_from(c, (size_t)M);
   poison(y, n * sizeof(float));
   poison(z, (size_t)M * sizeof(float));
+  poison(c, (size_t)M * sizeof(float));
 
   cudaGraph_t g;
   cudaGraphExec_t ge;
   CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   tecc_status ca = h_softmax(x, y, N, D, s), cb = ws_chain(w, z, M, s); // with a workspace
+  tecc_status cd = h_center(w, c, m, M, s);                            // a cooperative launch
   CHECK(cudaStreamEndCapture(s, &g));
-  bool captured = ca == TECC_SUCCESS && cb == TECC_SUCCESS;
-  ok(a == TECC_SUCCESS && b == TECC_SUCCESS && captured,
-     "calls captured into a CUDA graph (one with a workspace): statuses %d %d", (int)ca, (int)cb);
+  bool captured = ca == TECC_SUCCESS && cb == TECC_SUCCESS && cd == TECC_SUCCESS;
+  ok(a == TECC_SUCCESS && b == TECC_SUCCESS && cc == TECC_SUCCESS && captured,
+     "calls captured into a CUDA graph (one with a workspace, one cooperative): statuses %d %d %d", (int)ca,
+     (int)cb, (int)cd);
   CHECK(cudaGraphInstantiate(&ge, g, 0));
   bool same = true;
   for (int rep = 0; rep < 3; rep++) {
@@ -344,13 +356,15 @@ static void test_graph() {
     CHECK(cudaStreamSynchronize(s));
     bool y_same = report_difference("y", rep, host_from(y, n), direct_y);
     bool z_same = report_difference("z", rep, host_from(z, (size_t)M), direct_z);
-    same = same && y_same && z_same;
+    bool c_same = report_difference("c", rep, host_from(c, (size_t)M), direct_c);
+    same = same && y_same && z_same && c_same;
     poison(y, n * sizeof(float));
     poison(z, (size_t)M * sizeof(float));
+    poison(c, (size_t)M * sizeof(float));
   }
   ok(same, "3 graph replays give the same bits as the direct calls");
   cudaGraphExecDestroy(ge), cudaGraphDestroy(g), cudaStreamDestroy(s);
-  cudaFree(x), cudaFree(y), cudaFree(w), cudaFree(z);
+  cudaFree(x), cudaFree(y), cudaFree(w), cudaFree(z), cudaFree(c), cudaFree(m);
 }
 
 // ---- a library built without 64-bit indices (-DTECC_INDEX64=0) ----------------------
