@@ -1843,16 +1843,17 @@ inline void launch_next(void (*kernel)(Params...), dim3 grid, dim3 block, cudaSt
  * block has reached it, what each wrote before it visible to all after.
  * Its word is the one the driver zeroes for each cooperative launch,
  * cooperative_groups' grid workspace (32 bits of size, then the
- * barrier's 32, at the address %envreg1 (low) and %envreg2 (high) hold),
+ * barrier's 32, at the address %envreg1 (high half) and %envreg2 (low)
+ * hold),
  * the word this_grid().sync() uses: <cooperative_groups.h> itself took
  * 2.4 s of nvcc a file.  Each block adds to it once, block 0 2^31 - (G -
  * 1) and the others 1: its top bit flips when the last of the G blocks
  * has added, in whatever order they come, and each waits for the flip
  * (the low bits are 0 again after it, ready for the next barrier). */
 __device__ __forceinline__ unsigned *grid_barrier_word() {
-  uint32_t lo, hi;
-  asm("mov.u32 %0, %%envreg1;" : "=r"(lo));
-  asm("mov.u32 %0, %%envreg2;" : "=r"(hi));
+  uint32_t hi, lo;
+  asm("mov.u32 %0, %%envreg1;" : "=r"(hi));
+  asm("mov.u32 %0, %%envreg2;" : "=r"(lo));
   return reinterpret_cast<unsigned *>(((uint64_t)hi << 32 | lo) + 4);
 }
 __device__ __forceinline__ void grid_barrier() {
