@@ -926,18 +926,25 @@ static void open_steps(Out *o, const char *count, const char *step, const char *
  * names.  Each pass splits the index into the axes it reads itself
  * (decomp[0] the loads', decomp[1] the body's: GEmit.load_axis,
  * body_axis), so that neither declares a position it does not read. */
-static void emit_packed_steps(GEmit *e, Out *o, const Out *const decomp[2], const Out *body, int body_lin) {
-  const int n = e->g->schedule->steps;
+static void emit_packed_steps(GEmit *e, Out *o, const Out *const decomp[2], const Out *body, int body_lin, int n) {
   const char *count = arena_printf(e->a, "%d", n), *step = "const IndexT t_p = t_p0 + (IndexT)t_u * t_stride;";
-  open_block(o, "for (IndexT t_p0 = %s * blockDim.x + threadIdx.x; t_p0 < t_npack; t_p0 += %d * t_stride)",
-             loop_block(e), n);
+  const char *cond = "t_p < t_npack";
+  if (e->from_last) { /* the packs the full reduction's steps gave the thread, its last first (from L2) */
+    step = "const IndexT t_p = t_p0 - (IndexT)t_u * t_stride;";
+    cond = "t_p >= 0";
+    emit(o, "const IndexT t_first = (IndexT)blockIdx.x * blockDim.x + threadIdx.x;");
+    open_block(o, "for (IndexT t_p0 = t_first < t_npack ? t_first + (t_npack - 1 - t_first) / t_stride * t_stride : -1; "
+                  "t_p0 >= 0; t_p0 -= %d * t_stride)", n);
+  } else
+    open_block(o, "for (IndexT t_p0 = %s * blockDim.x + threadIdx.x; t_p0 < t_npack; t_p0 += %d * t_stride)",
+               loop_block(e), n);
   for (int i = 0; i < e->packs.len; i++) {
     const PackRef *r = e->packs.items[i];
     if (!r->store)
       emit(o, "%s t_st%d[%d]; /* step t_u's %s */", loaded_type(e, r), i, n, loaded_pack(e, r, i));
   }
   for (int pass = 0; pass < 2; pass++) { /* the loads, then the bodies */
-    open_steps(o, count, step, "t_p < t_npack");
+    open_steps(o, count, step, cond);
     emit_fragment(o, decomp[pass]);
     for (int i = 0; i < e->packs.len; i++) {
       PackRef *r = e->packs.items[i];
@@ -1111,15 +1118,17 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   if (reuse)
     emit_reuse_loop(e, o, pdecomp, pre, vbody, vbody_lin);
   else if (e->g->schedule->steps > 1)
-    emit_packed_steps(e, o, step_decomp, vbody, vbody_lin);
+    emit_packed_steps(e, o, step_decomp, vbody, vbody_lin, e->g->schedule->steps);
   else
     emit_packed_loop(e, o, pdecomp, vbody, vbody_lin);
   emit_loop_tail(o, decomp, sbody);
   close_block(o, "");
-  if (joins_launch_before(e)) { /* the same loops for the one launch, the packs from the last */
+  if (joins_launch_before(e)) { /* the same loops for the one launch, the packs from the last, as many in
+                                   flight as the reduction's steps had */
+    const Group *rg = e->kp->groups.items[e->g->id - 1];
     e->steps = new_out(e->a);
     e->from_last = 1;
-    emit_packed_loop(e, e->steps, pdecomp, vbody, vbody_lin);
+    emit_packed_steps(e, e->steps, step_decomp, vbody, vbody_lin, rg->schedule->variants[0].items);
     e->from_last = 0;
     emit_loop_tail(e->steps, decomp, sbody);
   }
@@ -1765,7 +1774,9 @@ static GEmit *one_launch_gemit(GEmit *red, GEmit *loop) {
  * each block's partial, a barrier of the grid, every block combining the
  * partials as the second stage does (the same bits: final_threads is
  * this block) and storing the same result, then the loop's packs, those
- * each thread read in the steps, the last first. */
+ * each thread read in the steps, the last first, as many loaded at a
+ * time as the steps load (one at a time, the loop ran 6% slower than the
+ * three launches at 8192 x 14336 on an H200: bench/NOTES.md, issue 49). */
 static void emit_one_launch_kernel(GEmit *red, GEmit *loop, Out *o) {
   GEmit *e = red->one = one_launch_gemit(red, loop);
   const Group *g = red->g;

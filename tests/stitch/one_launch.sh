@@ -26,12 +26,13 @@ for k in amax_cast center scale_rows shift_argmax; do
 done
 is "$(plan_text other_domain | grep -c 'one launch')" 0 "other_domain: a loop over another domain, launched apart"
 is "$(grep -c '"one_launch": true' "$work/o.json")" 4 "--emit=json: one_launch true for the four"
-ok "amax_cast: the kernel of both: steps, a barrier, the combine, the loop from the last" sh -c "
+ok "amax_cast: the kernel of both: steps, a barrier, the combine, the loop from the last, 4 packs in flight" sh -c "
   sed -n '/__global__ .* tecc_amax_cast_g0_one(/,/^}/p' '$work/o.cu' > '$work/k' &&
   grep -q 't_acc\[t_k\] = tecc::Max()(t_acc\[t_k\], v2);' '$work/k' &&
   grep -q 'tecc::grid_barrier(); /\* every block.s partial is written \*/' '$work/k' &&
   grep -q 'for (int t_b = threadIdx.x; t_b < (int)gridDim.x; t_b += blockDim.x)' '$work/k' &&
-  grep -q 'for (IndexT t_p = t_first < t_npack ? t_first + (t_npack - 1 - t_first) / t_stride \* t_stride : -1; t_p >= 0; t_p -= t_stride)' '$work/k' &&
+  grep -q 'for (IndexT t_p0 = t_first < t_npack ? t_first + (t_npack - 1 - t_first) / t_stride \* t_stride : -1; t_p0 >= 0; t_p0 -= 4 \* t_stride)' '$work/k' &&
+  grep -q 'const IndexT t_p = t_p0 - (IndexT)t_u \* t_stride;' '$work/k' &&
   grep -q 'tecc::f32_to_f8e4m3_pack<VEC>(t_f_q, t_pk_q.v);' '$work/k'"
 ok "amax_cast: launched cooperatively where it fits, else the three launches" sh -c "
   grep -q 'if (t_grid > 1 && tecc::aligned_to(x, sizeof(uint16_t) \* 8) && tecc::aligned_to(q, sizeof(uint8_t) \* 8) && tecc::cooperative_fits(t_fits, (const void \*)tecc_amax_cast_g0_one<IndexT>, t_grid, 256))' '$work/o.cu' &&
