@@ -59,7 +59,6 @@ typedef struct GEmit {
   Out *steps;          /* a full reduction: its first stage's statements, to t_sum (its
                           block's partial); the loop after one (GroupSchedule.one_launch):
                           its loops, over the packs each thread read, the last first */
-  int from_last;       /* loop kernels: writing the loops of `steps` */
   struct GEmit *one;   /* a full reduction with one_launch: the kernel of both groups */
 } GEmit;
 
@@ -905,12 +904,7 @@ static const char *loop_block(const GEmit *e) {
  * body indexes the domain's axes, rows are whole packs (the host checks
  * it): the index is split once per pack, at its first element. */
 static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *body, int body_lin) {
-  if (e->from_last) { /* the packs the full reduction's steps gave the thread, its last first (from L2) */
-    emit(o, "const IndexT t_first = (IndexT)blockIdx.x * blockDim.x + threadIdx.x;");
-    open_block(o, "for (IndexT t_p = t_first < t_npack ? t_first + (t_npack - 1 - t_first) / t_stride * t_stride : -1; "
-                  "t_p >= 0; t_p -= t_stride)");
-  } else
-    open_block(o, "for (IndexT t_p = %s * blockDim.x + threadIdx.x; t_p < t_npack; t_p += t_stride)", loop_block(e));
+  open_block(o, "for (IndexT t_p = %s * blockDim.x + threadIdx.x; t_p < t_npack; t_p += t_stride)", loop_block(e));
   if (memchr(e->used_axis, 1, sizeof e->used_axis)) /* decomp splits t_i0 */
     emit(o, "const IndexT t_i0 = t_p * VEC;");
   emit_fragment(o, decomp);
@@ -920,16 +914,19 @@ static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *bod
 
 static void open_steps(Out *o, const char *count, const char *step, const char *cond);
 
-/* The packed loop in GroupSchedule.steps steps (a gathered load waits on
- * its index's load): the packs of every step loaded into arrays, then
+/* The packed loop in n steps (GroupSchedule.steps: a gathered load waits
+ * on its index's load; or, `from_last`, a one launch's loop over the
+ * packs each thread read in the reduction's steps, the last first, as
+ * many at a time): the packs of every step loaded into arrays, then
  * each step's body and stores, reading its packs under their one-step
  * names.  Each pass splits the index into the axes it reads itself
  * (decomp[0] the loads', decomp[1] the body's: GEmit.load_axis,
  * body_axis), so that neither declares a position it does not read. */
-static void emit_packed_steps(GEmit *e, Out *o, const Out *const decomp[2], const Out *body, int body_lin, int n) {
+static void emit_packed_steps(GEmit *e, Out *o, const Out *const decomp[2], const Out *body, int body_lin, int n,
+                              int from_last) {
   const char *count = arena_printf(e->a, "%d", n), *step = "const IndexT t_p = t_p0 + (IndexT)t_u * t_stride;";
   const char *cond = "t_p < t_npack";
-  if (e->from_last) { /* the packs the full reduction's steps gave the thread, its last first (from L2) */
+  if (from_last) { /* the packs the full reduction's steps gave the thread, its last first (from L2) */
     step = "const IndexT t_p = t_p0 - (IndexT)t_u * t_stride;";
     cond = "t_p >= 0";
     emit(o, "const IndexT t_first = (IndexT)blockIdx.x * blockDim.x + threadIdx.x;");
@@ -1118,7 +1115,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   if (reuse)
     emit_reuse_loop(e, o, pdecomp, pre, vbody, vbody_lin);
   else if (e->g->schedule->steps > 1)
-    emit_packed_steps(e, o, step_decomp, vbody, vbody_lin, e->g->schedule->steps);
+    emit_packed_steps(e, o, step_decomp, vbody, vbody_lin, e->g->schedule->steps, 0);
   else
     emit_packed_loop(e, o, pdecomp, vbody, vbody_lin);
   emit_loop_tail(o, decomp, sbody);
@@ -1127,9 +1124,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
                                    flight as the reduction's steps had */
     const Group *rg = e->kp->groups.items[e->g->id - 1];
     e->steps = new_out(e->a);
-    e->from_last = 1;
-    emit_packed_steps(e, e->steps, step_decomp, vbody, vbody_lin, rg->schedule->variants[0].items);
-    e->from_last = 0;
+    emit_packed_steps(e, e->steps, step_decomp, vbody, vbody_lin, rg->schedule->variants[0].items, 1);
     emit_loop_tail(e->steps, decomp, sbody);
   }
 }
@@ -1531,6 +1526,22 @@ static void emit_full_kernel(GEmit *e, Out *o) {
   close_block(o, "");
 }
 
+/* The per-block partials t_part[0 .. count) combined in block order by
+ * the block into t_acc, as the second stage and every block of a one
+ * launch do (the same bits), its result then stored by thread 0. */
+static void emit_partials_combine(GEmit *e, Out *o, const RedInfo *ri, const char *count) {
+  const Group *g = e->g;
+  if (g->reduce->rop == RED_MEAN)
+    emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, ~0u, "(IndexT)"));
+  emit(o, "%s t_acc = %s;", ri->acc_type, ri->identity);
+  emit(o, "for (int t_b = threadIdx.x; t_b < %s; t_b += blockDim.x)", count);
+  emit(o, "  t_acc = %s(t_acc, t_part[t_b]);", ri->op);
+  emit(o, "t_acc = tecc::row_allreduce(t_acc, %s, t_smem);", ri->op);
+  open_block(o, "if (threadIdx.x == 0)");
+  emit_result_at(e, o, g->reduce, ri, "t_acc", "0");
+  close_block(o, "");
+}
+
 /* Stage two: one block combines the per-block partials in block order. */
 static void emit_full_final(GEmit *e, Out *o) {
   Group *g = e->g;
@@ -1551,15 +1562,7 @@ static void emit_full_final(GEmit *e, Out *o) {
   emit_chain_top(e, o);
   emit_wait_for_first_stage(o);
   emit(o, "__shared__ %s t_smem[32];", ri.acc_type);
-  if (g->reduce->rop == RED_MEAN)
-    emit(o, "const IndexT t_red = %s;", numel_expr(e, &g->domain, ~0u, "(IndexT)"));
-  emit(o, "%s t_acc = %s;", ri.acc_type, ri.identity);
-  emit(o, "for (int t_b = threadIdx.x; t_b < t_parts; t_b += blockDim.x)");
-  emit(o, "  t_acc = %s(t_acc, t_part[t_b]);", ri.op);
-  emit(o, "t_acc = tecc::row_allreduce(t_acc, %s, t_smem);", ri.op);
-  open_block(o, "if (threadIdx.x == 0)");
-  emit_result_at(e, o, g->reduce, &ri, "t_acc", "0");
-  close_block(o, "");
+  emit_partials_combine(e, o, &ri, "t_parts");
   close_block(o, "");
 }
 
@@ -1797,16 +1800,8 @@ static void emit_one_launch_kernel(GEmit *red, GEmit *loop, Out *o) {
   close_block(o, "");
   emit(o, "tecc::grid_barrier(); /* every block's partial is written */");
   open_scope(o);
-  if (g->reduce->rop == RED_MEAN)
-    emit(o, "const IndexT t_red = %s;", numel_expr(red, &g->domain, ~0u, "(IndexT)"));
-  emit(o, "%s t_acc = %s;", ri.acc_type, ri.identity);
-  emit(o, "for (int t_b = threadIdx.x; t_b < (int)gridDim.x; t_b += blockDim.x) /* as %s_final */", red->kname);
-  emit(o, "  t_acc = %s(t_acc, t_part[t_b]);", ri.op);
-  emit(o, "t_acc = tecc::row_allreduce(t_acc, %s, t_smem);", ri.op);
-  emit(o, "/* every block stores the same bits */");
-  open_block(o, "if (threadIdx.x == 0)");
-  emit_result_at(red, o, g->reduce, &ri, "t_acc", "0");
-  close_block(o, "");
+  emit(o, "/* every block combines the partials, as %s_final, and stores the same bits */", red->kname);
+  emit_partials_combine(red, o, &ri, "(int)gridDim.x");
   close_block(o, "");
   emit(o, "__syncthreads(); /* what thread 0 stored, read below */");
   open_scope(o);
@@ -1834,14 +1829,8 @@ typedef struct KEmit {
   struct KEmit *apart; /* the plan with the column sums apart (KernelPlan.apart), or NULL */
 } KEmit;
 
-/* Every packed pointer is aligned to its pack. */
-static const char *packs_aligned_once(KEmit *ke, GEmit *ge, int vec, PtrVec *seen);
-
-static const char *packs_aligned(KEmit *ke, GEmit *ge, int vec) {
-  return packs_aligned_once(ke, ge, vec, NULL);
-}
-
-/* ... leaving out the tests in `seen` (when not NULL), which takes those it adds. */
+/* Every packed pointer is aligned to its pack, leaving out the tests in
+ * `seen` (when not NULL), which takes those it adds. */
 static const char *packs_aligned_once(KEmit *ke, GEmit *ge, int vec, PtrVec *seen) {
   Buf b;
   buf_init(&b, ke->a);
@@ -1865,6 +1854,10 @@ static const char *packs_aligned_once(KEmit *ke, GEmit *ge, int vec, PtrVec *see
     buf_printf(&b, "%s%s", b.len ? " && " : "", test);
   }
   return buf_cstr(&b);
+}
+
+static const char *packs_aligned(KEmit *ke, GEmit *ge, int vec) {
+  return packs_aligned_once(ke, ge, vec, NULL);
 }
 
 /* The reduced count of a reduction group, saturating (it may overflow
@@ -1933,11 +1926,12 @@ static void emit_loop_variant(KEmit *ke, Out *o, GEmit *ge, const Variant *v) {
 /* The test of aligned variant v of a loop: every packed pointer aligned
  * to its pack and, where the body splits the index into axes (once a
  * pack), rows of whole packs. */
-static const char *loop_variant_test(KEmit *ke, GEmit *ge, const Variant *v) {
-  const char *rows = "";
-  if (memchr(ge->used_axis, 1, sizeof ge->used_axis))
-    rows = arena_printf(ke->a, " && %s %% %d == 0", host_dim(ke->a, ke->names, ge->g->domain.d[ge->inner_axis]), v->vec);
-  return arena_printf(ke->a, "%s%s", packs_aligned(ke, ge, v->vec), rows);
+static const char *loop_variant_test(KEmit *ke, GEmit *ge, const Variant *v, PtrVec *seen) {
+  const char *aligned = packs_aligned_once(ke, ge, v->vec, seen);
+  if (!memchr(ge->used_axis, 1, sizeof ge->used_axis))
+    return aligned;
+  const char *rows = arena_printf(ke->a, "%s %% %d == 0", host_dim(ke->a, ke->names, ge->g->domain.d[ge->inner_axis]), v->vec);
+  return *aligned ? arena_printf(ke->a, "%s && %s", aligned, rows) : rows;
 }
 
 /* The packed variant when every packed pointer is aligned, else the
@@ -1952,9 +1946,9 @@ static void emit_loop_launch(KEmit *ke, Out *o, GEmit *ge) {
       if (v->vec != loop_vec(ge) && (i == 0 || v->vec != loop_vec(ge) / 2)) /* packs, then half packs */
         internal_error("loop group %d: the schedule packs %d elements, the kernel %d", ge->g->id, v->vec, loop_vec(ge));
       if (i == 0)
-        open_block(o, "if (%s)", loop_variant_test(ke, ge, v));
+        open_block(o, "if (%s)", loop_variant_test(ke, ge, v, NULL));
       else
-        else_if_block(o, "%s", loop_variant_test(ke, ge, v));
+        else_if_block(o, "%s", loop_variant_test(ke, ge, v, NULL));
     } else if (i > 0) {
       else_block(o);
     }
@@ -2125,19 +2119,15 @@ static void emit_one_launch(KEmit *ke, Out *o, GEmit *red, GEmit *loop) {
   const Variant *v = &g->schedule->variants[0];
   RedInfo ri = red_info(ke->a, g->reduce);
   const char *one = arena_printf(ke->a, "%s<IndexT>", red->one->kname);
-  const Variant *lv = &loop->g->schedule->variants[0];
-  PtrVec seen = {0};
+  PtrVec seen = {0}; /* each pointer's test once */
   const char *aligned = packs_aligned_once(ke, red, v->vec, &seen);
-  const char *loop_aligned = packs_aligned_once(ke, loop, lv->vec, &seen);
-  const char *rows = "";
-  if (memchr(loop->used_axis, 1, sizeof loop->used_axis)) /* as loop_variant_test() */
-    rows = arena_printf(ke->a, " && %s %% %d == 0", host_dim(ke->a, ke->names, loop->g->domain.d[loop->inner_axis]), lv->vec);
+  const char *loop_test = loop_variant_test(ke, loop, &loop->g->schedule->variants[0], &seen);
   emit(o, "/* groups %d and %d: reduce (full) and loop (elementwise), in one launch where it can be */", g->id, loop->g->id);
   open_scope(o);
   emit(o, "const unsigned t_grid = %s_grid(%s);", red->kname, red_product(ke, g));
   emit(o, "static tecc::DeviceCache t_fits; /* by device: 1 + the blocks of %s it holds at once */", red->one->kname);
-  open_block(o, "if (t_grid > 1%s%s%s%s%s && tecc::cooperative_fits(t_fits, (const void *)%s, t_grid, %d))",
-             *aligned ? " && " : "", aligned, *loop_aligned ? " && " : "", loop_aligned, rows, one, v->threads_x);
+  open_block(o, "if (t_grid > 1%s%s%s%s && tecc::cooperative_fits(t_fits, (const void *)%s, t_grid, %d))",
+             *aligned ? " && " : "", aligned, *loop_test ? " && " : "", loop_test, one, v->threads_x);
   emit(o, "tecc::launch_cooperative(%s, dim3(t_grid), dim3(%d), stream, %s, (%s *)t_part%d);", one, v->threads_x,
        launch_args(ke->a, ke->kp, ke->names, &red->one->params), ri.acc_type, g->id);
   emit_launch_check(o);
