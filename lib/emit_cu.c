@@ -59,6 +59,8 @@ typedef struct GEmit {
   Out *steps;          /* a full reduction: its first stage's statements, to t_sum (its
                           block's partial); the loop after one (GroupSchedule.one_launch):
                           its loops, over the packs each thread read, the last first */
+  Out *one_steps;      /* a full reduction with one_launch and one_held: its steps that also keep
+                          each thread's first t_held packs of those in shared memory */
   struct GEmit *one;   /* a full reduction with one_launch: the kernel of both groups */
 } GEmit;
 
@@ -826,6 +828,13 @@ static int streams_reread(const GEmit *e, const PackRef *r) {
   return e->g->schedule->reread_last && r->value == e->g->schedule->reread && !r->index;
 }
 
+/* Pack r of a full reduction with one_launch, or of the loop after it,
+ * is one the launch keeps in shared memory (GroupSchedule.one_held):
+ * `red` is the reduction's group. */
+static int held_pack(const Group *red, const PackRef *r) {
+  return !r->store && !r->index && !r->at && vec_contains(&red->schedule->one_held, r->value);
+}
+
 /* Loads pack i, r, at pack t_p into `dst`: a constant of that name
  * (`declare`), else an element of the steps' array (emit_packed_steps). */
 static void emit_pack_load(GEmit *e, Out *o, const PackRef *r, int i, const char *dst, int declare) {
@@ -914,38 +923,26 @@ static void emit_packed_loop(GEmit *e, Out *o, const Out *decomp, const Out *bod
 
 static void open_steps(Out *o, const char *count, const char *step, const char *cond);
 
-/* The packed loop in n steps (GroupSchedule.steps: a gathered load waits
- * on its index's load; or, `from_last`, a one launch's loop over the
- * packs each thread read in the reduction's steps, the last first, as
- * many at a time): the packs of every step loaded into arrays, then
- * each step's body and stores, reading its packs under their one-step
- * names.  Each pass splits the index into the axes it reads itself
- * (decomp[0] the loads', decomp[1] the body's: GEmit.load_axis,
- * body_axis), so that neither declares a position it does not read. */
-static void emit_packed_steps(GEmit *e, Out *o, const Out *const decomp[2], const Out *body, int body_lin, int n,
-                              int from_last) {
-  const char *count = arena_printf(e->a, "%d", n), *step = "const IndexT t_p = t_p0 + (IndexT)t_u * t_stride;";
-  const char *cond = "t_p < t_npack";
-  if (from_last) { /* the packs the full reduction's steps gave the thread, its last first (from L2) */
-    step = "const IndexT t_p = t_p0 - (IndexT)t_u * t_stride;";
-    cond = "t_p >= 0";
-    emit(o, "const IndexT t_first = (IndexT)blockIdx.x * blockDim.x + threadIdx.x;");
-    open_block(o, "for (IndexT t_p0 = t_first < t_npack ? t_first + (t_npack - 1 - t_first) / t_stride * t_stride : -1; "
-                  "t_p0 >= 0; t_p0 -= %d * t_stride)", n);
-  } else
-    open_block(o, "for (IndexT t_p0 = %s * blockDim.x + threadIdx.x; t_p0 < t_npack; t_p0 += %d * t_stride)",
-               loop_block(e), n);
+/* The inside of a packed loop of n steps: every step's packs loaded into
+ * arrays, then each step's body and stores, reading its packs under
+ * their one-step names, where `cond` holds.  `held`: a one launch's
+ * reduction, whose kept packs (GroupSchedule.one_held) come from shared
+ * memory here. */
+static void emit_steps_inside(GEmit *e, Out *o, const Out *const decomp[2], const Out *body, int body_lin, int n,
+                              const char *step, const char *cond, const Group *held) {
   for (int i = 0; i < e->packs.len; i++) {
     const PackRef *r = e->packs.items[i];
     if (!r->store)
       emit(o, "%s t_st%d[%d]; /* step t_u's %s */", loaded_type(e, r), i, n, loaded_pack(e, r, i));
   }
   for (int pass = 0; pass < 2; pass++) { /* the loads, then the bodies */
-    open_steps(o, count, step, cond);
+    open_steps(o, arena_printf(e->a, "%d", n), step, cond);
     emit_fragment(o, decomp[pass]);
     for (int i = 0; i < e->packs.len; i++) {
       PackRef *r = e->packs.items[i];
-      if (pass == 0 && !r->store)
+      if (pass == 0 && !r->store && held && held_pack(held, r))
+        emit(o, "t_st%d[t_u] = t_hold_%s[(t_j0 - t_u) * blockDim.x + threadIdx.x];", i, r->param);
+      else if (pass == 0 && !r->store)
         emit_pack_load(e, o, r, i, arena_printf(e->a, "t_st%d[t_u]", i), 0);
       else if (pass == 1 && r->store)
         declare_store_pack(e, o, r);
@@ -957,6 +954,48 @@ static void emit_packed_steps(GEmit *e, Out *o, const Out *const decomp[2], cons
     close_block(o, "");
     close_block(o, "");
   }
+}
+
+/* A one launch's loop over the packs its reduction's steps gave each
+ * thread, its last first (from L2), n at a time; where the reduction
+ * keeps packs in shared memory (GroupSchedule.one_held), two loops:
+ * steps t_jlast down to t_held from memory, then t_held - 1 down to 0
+ * from shared memory, so that no step tests where its pack is (a test a
+ * step cost the per-tensor quantization 11% more instructions and 4%
+ * of its time at 8192 x 4096 on an H200, bench/NOTES.md, issue 49). */
+static void emit_steps_from_last(GEmit *e, Out *o, const Out *const decomp[2], const Out *body, int body_lin, int n) {
+  const Group *red = e->kp->groups.items[e->g->id - 1];
+  const char *step = "const IndexT t_p = t_p0 - (IndexT)t_u * t_stride;";
+  emit(o, "const IndexT t_first = (IndexT)blockIdx.x * blockDim.x + threadIdx.x;");
+  if (!red->schedule->one_held.len) {
+    open_block(o, "for (IndexT t_p0 = t_first < t_npack ? t_first + (t_npack - 1 - t_first) / t_stride * t_stride : -1; "
+                  "t_p0 >= 0; t_p0 -= %d * t_stride)", n);
+    emit_steps_inside(e, o, decomp, body, body_lin, n, step, "t_p >= 0", NULL);
+    close_block(o, "");
+    return;
+  }
+  emit(o, "const IndexT t_jlast = t_first < t_npack ? (t_npack - 1 - t_first) / t_stride : -1; /* the thread's last step */");
+  open_block(o, "for (IndexT t_j0 = t_jlast, t_p0 = t_first + t_j0 * t_stride; t_j0 >= t_held; t_j0 -= %d, "
+                "t_p0 -= %d * t_stride)", n, n);
+  emit_steps_inside(e, o, decomp, body, body_lin, n, step, "t_j0 - t_u >= t_held", NULL);
+  close_block(o, "");
+  emit(o, "/* then the steps kept in shared memory */");
+  open_block(o, "for (IndexT t_j0 = t_jlast < t_held - 1 ? t_jlast : t_held - 1, t_p0 = t_first + t_j0 * t_stride; "
+                "t_j0 >= 0; t_j0 -= %d, t_p0 -= %d * t_stride)", n, n);
+  emit_steps_inside(e, o, decomp, body, body_lin, n, step, "t_j0 - t_u >= 0", red);
+  close_block(o, "");
+}
+
+/* The packed loop in n steps (GroupSchedule.steps): a gathered load
+ * waits on its index's load.  Each pass splits the index into the axes
+ * it reads itself (decomp[0] the loads', decomp[1] the body's:
+ * GEmit.load_axis, body_axis), so that neither declares a position it
+ * does not read. */
+static void emit_packed_steps(GEmit *e, Out *o, const Out *const decomp[2], const Out *body, int body_lin, int n) {
+  open_block(o, "for (IndexT t_p0 = %s * blockDim.x + threadIdx.x; t_p0 < t_npack; t_p0 += %d * t_stride)",
+             loop_block(e), n);
+  emit_steps_inside(e, o, decomp, body, body_lin, n, "const IndexT t_p = t_p0 + (IndexT)t_u * t_stride;",
+                    "t_p < t_npack", NULL);
   close_block(o, "");
 }
 
@@ -1115,7 +1154,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   if (reuse)
     emit_reuse_loop(e, o, pdecomp, pre, vbody, vbody_lin);
   else if (e->g->schedule->steps > 1)
-    emit_packed_steps(e, o, step_decomp, vbody, vbody_lin, e->g->schedule->steps, 0);
+    emit_packed_steps(e, o, step_decomp, vbody, vbody_lin, e->g->schedule->steps);
   else
     emit_packed_loop(e, o, pdecomp, vbody, vbody_lin);
   emit_loop_tail(o, decomp, sbody);
@@ -1124,7 +1163,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
                                    flight as the reduction's steps had */
     const Group *rg = e->kp->groups.items[e->g->id - 1];
     e->steps = new_out(e->a);
-    emit_packed_steps(e, e->steps, step_decomp, vbody, vbody_lin, rg->schedule->variants[0].items, 1);
+    emit_steps_from_last(e, e->steps, step_decomp, vbody, vbody_lin, rg->schedule->variants[0].items);
     emit_loop_tail(e->steps, decomp, sbody);
   }
 }
@@ -1456,13 +1495,36 @@ static void declare_step_packs(GEmit *e, Out *o) {
   }
 }
 
+/* A one launch's steps (`hold`): the packs of its first t_held steps
+ * that the loop after the barrier reads again (GroupSchedule.one_held)
+ * kept in shared memory, thread-major so that a warp's are adjacent. */
+static void emit_hold_stores(GEmit *e, Out *o, const char *step) {
+  open_block(o, "if (t_j0 < t_held)");
+  open_steps(o, "ITEMS", step, "t_p < t_npack && t_j0 + t_u < t_held");
+  for (int i = 0; i < e->packs.len; i++) {
+    const PackRef *r = e->packs.items[i];
+    if (held_pack(e->g, r))
+      emit(o, "t_hold_%s[(t_j0 + t_u) * blockDim.x + threadIdx.x] = t_pk_%s[t_u];", r->param, r->param);
+  }
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
 /* The packed steps: ITEMS packs of each tensor loaded, then added, pack
- * element t_k into accumulator t_k. */
-static void emit_full_steps(GEmit *e, Out *o, const Out *decomp, const Out *body, int body_r) {
-  open_block(o, "for (IndexT t_p0 = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_p0 < t_npack; t_p0 += ITEMS * t_stride)");
+ * element t_k into accumulator t_k; `hold`: those of a one launch, t_j0
+ * the thread's step. */
+static void emit_full_steps(GEmit *e, Out *o, const Out *decomp, const Out *body, int body_r, int hold) {
+  if (hold)
+    open_block(o, "for (IndexT t_p0 = (IndexT)blockIdx.x * blockDim.x + threadIdx.x, t_j0 = 0; t_p0 < t_npack; "
+                  "t_p0 += ITEMS * t_stride, t_j0 += ITEMS)");
+  else
+    open_block(o, "for (IndexT t_p0 = (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_p0 < t_npack; t_p0 += ITEMS * t_stride)");
   declare_step_packs(e, o);
   const char *step = "const IndexT t_p = t_p0 + (IndexT)t_u * t_stride;";
   emit_step_loads(e, o, step, "t_p < t_npack", "t_p", "PACKED");
+  if (hold)
+    emit_hold_stores(e, o, step);
   open_step_elements(o, step, "t_p < t_npack");
   if (memchr(e->used_axis, 1, sizeof e->used_axis) || body_r) /* decomp splits t_r, or the body reads it */
     emit(o, "const IndexT t_r = t_p * VEC + t_k;");
@@ -1470,6 +1532,29 @@ static void emit_full_steps(GEmit *e, Out *o, const Out *decomp, const Out *body
   emit_fragment(o, body);
   close_step_elements(o);
   close_block(o, "");
+}
+
+/* A full reduction's first stage, to t_sum (its block's partial), after
+ * VEC and ITEMS; `hold`: a one launch's, keeping packs for its loop. */
+static Out *full_steps(GEmit *e, const RedInfo *ri, const Out *decomp, const Out *vbody, int vbody_r, const Out *sbody,
+                       int hold) {
+  Out *st = new_out(e->a);
+  emit(st, "const IndexT t_red = %s;", numel_expr(e, &e->g->domain, ~0u, "(IndexT)"));
+  emit(st, "const IndexT t_npack = t_red / VEC;");
+  emit(st, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
+  emit(st, "%s t_acc[VEC];", ri->acc_type);
+  emit(st, "#pragma unroll");
+  emit(st, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = %s;", ri->identity);
+  emit_full_steps(e, st, decomp, vbody, vbody_r, hold);
+  open_block(st, "for (IndexT t_r = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_r < t_red; t_r += t_stride)");
+  emit_fragment(st, decomp);
+  emit_fragment(st, sbody);
+  close_block(st, "");
+  emit(st, "#pragma unroll");
+  emit(st, "for (int t_w = 1; t_w < VEC; t_w *= 2) /* a fixed tree over the accumulators */");
+  emit(st, "  for (int t_k = 0; t_k + t_w < VEC; t_k += 2 * t_w) t_acc[t_k] = %s(t_acc[t_k], t_acc[t_k + t_w]);", ri->op);
+  emit(st, "const %s t_sum = tecc::row_allreduce(t_acc[0], %s, t_smem);", ri->acc_type, ri->op);
+  return st;
 }
 
 /* Stage one of a full reduction (schedule.c, full_reduction). */
@@ -1493,22 +1578,10 @@ static void emit_full_kernel(GEmit *e, Out *o) {
   add_size_params(e);
   order_params(e);
   e->body = NULL;
-  Out *st = e->steps = new_out(e->a); /* after VEC and ITEMS */
-  emit(st, "const IndexT t_red = %s;", numel_expr(e, &g->domain, ~0u, "(IndexT)"));
-  emit(st, "const IndexT t_npack = t_red / VEC;");
-  emit(st, "const IndexT t_stride = (IndexT)blockDim.x * gridDim.x;");
-  emit(st, "%s t_acc[VEC];", ri.acc_type);
-  emit(st, "#pragma unroll");
-  emit(st, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = %s;", ri.identity);
-  emit_full_steps(e, st, decomp, vbody, vbody_r);
-  open_block(st, "for (IndexT t_r = t_npack * VEC + (IndexT)blockIdx.x * blockDim.x + threadIdx.x; t_r < t_red; t_r += t_stride)");
-  emit_fragment(st, decomp);
-  emit_fragment(st, sbody);
-  close_block(st, "");
-  emit(st, "#pragma unroll");
-  emit(st, "for (int t_w = 1; t_w < VEC; t_w *= 2) /* a fixed tree over the accumulators */");
-  emit(st, "  for (int t_k = 0; t_k + t_w < VEC; t_k += 2 * t_w) t_acc[t_k] = %s(t_acc[t_k], t_acc[t_k + t_w]);", ri.op);
-  emit(st, "const %s t_sum = tecc::row_allreduce(t_acc[0], %s, t_smem);", ri.acc_type, ri.op);
+  e->steps = full_steps(e, &ri, decomp, vbody, vbody_r, sbody, 0);
+  if (g->schedule->one_held.len)
+    e->one_steps = full_steps(e, &ri, decomp, vbody, vbody_r, sbody, 1);
+  const Out *st = e->steps;
   open_kernel(e, o, "typename IndexT, bool PACKED", v->threads_x, arena_printf(e->a, ", %s *__restrict__ t_part", ri.acc_type));
   emit(o, "/* Each thread adds ITEMS packs of VEC elements per step, pack element k");
   emit(o, " * into t_acc[k]; block b leaves its sum in t_part[b] for %s_final. */", e->kname);
@@ -1773,6 +1846,42 @@ static GEmit *one_launch_gemit(GEmit *red, GEmit *loop) {
   return e;
 }
 
+/* The loop reads held pack r of reduction red's again (a held tensor is
+ * a pack in both, a compiler bug where not). */
+static int loop_reads_pack(const GEmit *loop, const Group *red, const PackRef *r) {
+  for (int i = 0; i < loop->packs.len; i++) {
+    const PackRef *l = loop->packs.items[i];
+    if (held_pack(red, l) && l->value == r->value)
+      return 1;
+  }
+  return 0;
+}
+
+/* The one launch's shared memory, GroupSchedule.one_held: each thread's
+ * first t_held packs of each held tensor, tensor after tensor, in the
+ * reduction's order of its packs (the host's step bytes add them so). */
+static void declare_held(GEmit *red, GEmit *loop, Out *o) {
+  const GroupSchedule *s = red->g->schedule;
+  int found = 0;
+  const char *at = "t_dyn";
+  emit(o, "extern __shared__ __align__(16) unsigned char t_dyn[]; /* the packs kept for the loop */");
+  for (int i = 0; i < red->packs.len; i++) {
+    const PackRef *r = red->packs.items[i];
+    if (!held_pack(red->g, r))
+      continue;
+    if (!loop_reads_pack(loop, red->g, r))
+      internal_error("kernel %s, group %d: held tensor %s not among the loop's packs", red->k->name, red->g->id,
+                     r->param);
+    const char *type = arena_printf(red->a, "tecc::Pack<%s, %d>", r->ctype, s->variants[0].vec);
+    emit(o, "%s *const t_hold_%s = reinterpret_cast<%s *>(%s);", type, r->param, type, at);
+    at = arena_printf(red->a, "t_hold_%s + (size_t)t_held * blockDim.x", r->param);
+    found++;
+  }
+  if (found != s->one_held.len)
+    internal_error("kernel %s, group %d: %d of %d held tensors among its packs", red->k->name, red->g->id, found,
+                   s->one_held.len);
+}
+
 /* GroupSchedule.one_launch: the reduction's steps (its first stage's),
  * each block's partial, a barrier of the grid, every block combining the
  * partials as the second stage does (the same bits: final_threads is
@@ -1787,15 +1896,18 @@ static void emit_one_launch_kernel(GEmit *red, GEmit *loop, Out *o) {
   RedInfo ri = red_info(e->a, g->reduce);
   emit(o, "/* %s, groups %d and %d in one cooperative launch (schedule.c, one_launch); from %s */", e->k->name, g->id,
        loop->g->id, source_lines(loop));
+  const int hold = g->schedule->one_held.len > 0;
   emit(o, "template <typename IndexT>");
-  open_block(o, "__global__ void __launch_bounds__(%d, sizeof(IndexT) == 8 ? 1 : %d) %s(%s, %s *__restrict__ t_part)",
+  open_block(o, "__global__ void __launch_bounds__(%d, sizeof(IndexT) == 8 ? 1 : %d) %s(%s, %s *__restrict__ t_part%s)",
              v->threads_x, v->sm_threads / v->threads_x, e->kname,
-             param_decls(e->a, e->k, &e->params, e->kp->in_place_ok), ri.acc_type);
+             param_decls(e->a, e->k, &e->params, e->kp->in_place_ok), ri.acc_type, hold ? ", int t_held" : "");
   emit(o, "__shared__ %s t_smem[32];", ri.acc_type);
+  if (hold)
+    declare_held(red, loop, o);
   open_scope(o);
   emit(o, "constexpr bool PACKED = true; /* launched when every packed tensor is aligned */");
   emit(o, "constexpr int VEC = %d, ITEMS = %d;", v->vec, v->items);
-  emit_fragment(o, red->steps);
+  emit_fragment(o, hold ? red->one_steps : red->steps);
   emit(o, "if (threadIdx.x == 0) t_part[blockIdx.x] = t_sum;");
   close_block(o, "");
   emit(o, "tecc::grid_barrier(); /* every block's partial is written */");
@@ -2111,6 +2223,18 @@ static const char *used_params(Arena *a, const char *params, const NameSet *uses
   return buf_cstr(&b);
 }
 
+/* The bytes of packs a step of a thread of the one launch of red keeps
+ * (declare_held()). */
+static int held_step_bytes(const GEmit *red) {
+  int bytes = 0;
+  for (int i = 0; i < red->packs.len; i++) {
+    const PackRef *r = red->packs.items[i];
+    if (held_pack(red->g, r))
+      bytes += red->g->schedule->variants[0].vec * dtype_size(r->value->dtype);
+  }
+  return bytes;
+}
+
 /* Groups red (a full reduction) and loop after it in one cooperative
  * launch where the host finds it can be (GroupSchedule.one_launch), else
  * their three launches. */
@@ -2122,14 +2246,31 @@ static void emit_one_launch(KEmit *ke, Out *o, GEmit *red, GEmit *loop) {
   PtrVec seen = {0}; /* each pointer's test once */
   const char *aligned = packs_aligned_once(ke, red, v->vec, &seen);
   const char *loop_test = loop_variant_test(ke, loop, &loop->g->schedule->variants[0], &seen);
+  const int step_bytes = held_step_bytes(red);
   emit(o, "/* groups %d and %d: reduce (full) and loop (elementwise), in one launch where it can be */", g->id, loop->g->id);
   open_scope(o);
   emit(o, "const unsigned t_grid = %s_grid(%s);", red->kname, red_product(ke, g));
   emit(o, "static tecc::DeviceCache t_fits; /* by device: 1 + the blocks of %s it holds at once */", red->one->kname);
-  open_block(o, "if (t_grid > 1%s%s%s%s && tecc::cooperative_fits(t_fits, (const void *)%s, t_grid, %d))",
-             *aligned ? " && " : "", aligned, *loop_test ? " && " : "", loop_test, one, v->threads_x);
-  emit(o, "tecc::launch_cooperative(%s, dim3(t_grid), dim3(%d), stream, %s, (%s *)t_part%d);", one, v->threads_x,
-       launch_args(ke->a, ke->kp, ke->names, &red->one->params), ri.acc_type, g->id);
+  const char *smem = "0", *held = "";
+  if (step_bytes) {
+    emit(o, "static tecc::DeviceCache t_room; /* by device: 1 + the steps of %d bytes a thread it holds */", step_bytes);
+    emit(o, "const int t_room_steps = tecc::held_steps(t_room, (const void *)%s, %d, %d, %d, %d);", one,
+         v->threads_x, v->sm_threads / v->threads_x, step_bytes, g->schedule->one_held_steps);
+    smem = arena_printf(ke->a, "(size_t)t_room_steps * %d", v->threads_x * step_bytes);
+  }
+  open_block(o, "if (t_grid > 1%s%s%s%s && tecc::cooperative_fits(t_fits, (const void *)%s, t_grid, %d%s%s))",
+             *aligned ? " && " : "", aligned, *loop_test ? " && " : "", loop_test, one, v->threads_x,
+             step_bytes ? ", " : "", step_bytes ? smem : "");
+  if (step_bytes) {
+    emit(o, "const int64_t t_packs = %s / %d, t_threads = (int64_t)t_grid * %d;", red_product(ke, g), v->vec,
+         v->threads_x);
+    emit(o, "const int64_t t_steps = (t_packs + t_threads - 1) / t_threads; /* a thread's at most */");
+    emit(o, "const int t_held = (int)(t_steps < t_room_steps ? t_steps : t_room_steps);");
+    smem = arena_printf(ke->a, "(size_t)t_held * %d", v->threads_x * step_bytes);
+    held = ", t_held";
+  }
+  emit(o, "tecc::launch_cooperative(%s, dim3(t_grid), dim3(%d), %s, stream, %s, (%s *)t_part%d%s);", one,
+       v->threads_x, smem, launch_args(ke->a, ke->kp, ke->names, &red->one->params), ri.acc_type, g->id, held);
   emit_launch_check(o);
   else_block(o);
   emit_group_launch(ke, o, red);

@@ -249,6 +249,10 @@ static void json_schedule(Buf *b, Arena *a, const Kernel *k, const Group *g) {
                 "\"one_launch\": %s",
              s->reuse_axis, s->reuse, s->steps, json_bool(s->reread != NULL), json_bool(s->reread_last),
              json_bool(s->one_launch));
+  buf_puts(b, ", \"one_held\": [");
+  for (int i = 0; i < s->one_held.len; i++)
+    buf_printf(b, "%s%d", i ? ", " : "", ((const Value *)s->one_held.items[i])->id);
+  buf_printf(b, "], \"one_held_steps\": %d", s->one_held_steps);
   buf_puts(b, ",\n         \"variants\": [\n");
   for (int i = 0; i < s->nvariants; i++) {
     json_variant(b, a, &s->variants[i], i == 0);

@@ -1356,6 +1356,31 @@ static int reads_result_of(const Group *n, const Group *g) {
   return 0;
 }
 
+/* The tensors a one launch of reduction g and loop n keeps in shared
+ * memory between the two (GroupSchedule.one_held): those both read in
+ * whole packs at the domain's own positions, where both move packs of as
+ * many elements (the loop's pack j of a thread is then the steps' pack
+ * j).  The cast of the per-tensor fp8 quantization read x from HBM a
+ * second time past what L2 kept: its first packs, those L2 has lost by
+ * the barrier, now come from the blocks' shared memory.  At most two of
+ * the steps' ITEMS a thread (8 packs, 32 KB a block of 256): holding all
+ * the device has room for (13 packs of 16 bytes at 4 blocks an SM on an
+ * H200) was 3% slower than none at 4096 x 4096 and 8192 x 14336; 4, 5,
+ * 6, 8 and 10 were measured, 8 the fastest nearly everywhere (8192 x
+ * 4096 0.95 of none, 2048 x 4096 0.91; 3072 x 4096 1.015, bench/NOTES.md). */
+static void one_launch_held(Arena *a, const KernelPlan *kp, Group *g, const Group *n) {
+  GroupSchedule *s = g->schedule;
+  if (s->variants[0].vec != n->schedule->variants[0].vec)
+    return;
+  for (int i = 0; i < g->reads.len; i++) {
+    Value *v = g->reads.items[i];
+    if ((v->op == IR_INPUT || kp->stored[v->id]) && shape_equal(&v->shape, &g->domain) &&
+        vec_contains(&n->reads, v))
+      vec_push(a, &s->one_held, v);
+  }
+  s->one_held_steps = 2 * s->variants[0].items;
+}
+
 /* A full reduction whose result the loop after it, over the same domain,
  * reads: both in one launch (GroupSchedule.one_launch).  The three
  * launches cost the gaps between them and each kernel's ramp and tail:
@@ -1363,7 +1388,7 @@ static int reads_result_of(const Group *n, const Group *g) {
  * the per-tensor fp8 quantization of 8192 x 4096 bf16 3.5% faster, of
  * 4096 x 4096 7%, 8192 x 14336 the same.  Not for loops that take
  * several positions along an axis or load in steps (their own orders). */
-static void one_launch(KernelPlan *kp) {
+static void one_launch(Arena *a, KernelPlan *kp) {
   for (int j = 0; j + 1 < kp->groups.len; j++) {
     Group *g = kp->groups.items[j], *n = kp->groups.items[j + 1];
     GroupSchedule *s = g->schedule;
@@ -1375,6 +1400,7 @@ static void one_launch(KernelPlan *kp) {
       continue;
     s->one_launch = 1;
     s->final_threads = s->variants[0].threads_x;
+    one_launch_held(a, kp, g, n);
     j++; /* the loop is taken */
   }
 }
@@ -1384,7 +1410,7 @@ static void schedule_plan(Arena *a, KernelPlan *kp, const Target *t) {
     Group *g = kp->groups.items[j];
     g->schedule = schedule_group(a, kp, g, t);
   }
-  one_launch(kp);
+  one_launch(a, kp);
 }
 
 /* The longest rows a row stitch keeps its column sums for (KernelPlan.apart):
@@ -1845,6 +1871,13 @@ static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
                   "barrier, every block combining them as one block of %d, then group %d's loop over the packs "
                   "each thread read, its last first; else three launches\n",
                g->id + 1, s->final_threads, g->id + 1);
+  if (s->one_held.len) {
+    buf_puts(b, "    held in shared memory from the steps to the loop: each thread's first packs of");
+    for (int i = 0; i < s->one_held.len; i++)
+      buf_printf(b, "%s %s", i ? "," : "", value_text(a, k, s->one_held.items[i]));
+    buf_printf(b, ", at most %d a thread, as many as the device holds at the grid's blocks an SM; the others "
+                  "from L2 or memory\n", s->one_held_steps);
+  }
   buf_printf(b, "    bytes moved per call: %s\n", group_bytes(a, k, kp, g));
 }
 

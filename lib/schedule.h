@@ -247,6 +247,12 @@ typedef struct GroupSchedule {
                          stage's block, so that both ways give the same bits), then the loop
                          over the packs each thread read, its last first (from L2); else the
                          three launches */
+  PtrVec one_held;    /* one_launch: Value*, the tensors it keeps in shared memory between the
+                         steps and the loop (one_launch_held()): a thread's first packs of
+                         each, as many as the device's shared memory holds at the grid's blocks
+                         an SM (tecc::held_steps), go to the loop from there, the rest from L2
+                         or HBM; empty: none */
+  int one_held_steps; /* one_held: a thread's packs of each held, at most (one_launch_held()) */
 } GroupSchedule;
 
 /* Fills g->schedule for every group of every kernel. */

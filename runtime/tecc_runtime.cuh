@@ -1836,7 +1836,7 @@ inline void launch_next(void (*kernel)(Params...), dim3 grid, dim3 block, cudaSt
   launch_with(attr, kernel, grid, block, 0, stream, args...);
 }
 
-/* @piece grid_barrier launch_cooperative cooperative_fits @needs DeviceCache current_device sm_count launch_with */
+/* @piece grid_barrier launch_cooperative cooperative_fits held_steps @needs DeviceCache current_device sm_count launch_with */
 /* A full reduction and the loop after it that reads its result, in one
  * cooperative launch (GroupSchedule.one_launch): every block of the grid
  * is resident at once, and grid_barrier() returns in a block once every
@@ -1872,17 +1872,18 @@ __device__ __forceinline__ void grid_barrier() {
 }
 
 /* `kernel` can be launched cooperatively on the current device with
- * `grid` blocks of `threads`: the device launches cooperative kernels and
- * holds the whole grid at once.  `cache` is the kernel's own (1 + the
- * blocks the device holds at once; 1: none). */
-inline bool cooperative_fits(DeviceCache &cache, const void *kernel, unsigned grid, int threads) {
+ * `grid` blocks of `threads` and up to `smem` bytes of dynamic shared
+ * memory a block (the same each call): the device launches cooperative
+ * kernels and holds the whole grid at once.  `cache` is the kernel's own
+ * (1 + the blocks the device holds at once; 1: none). */
+inline bool cooperative_fits(DeviceCache &cache, const void *kernel, unsigned grid, int threads, size_t smem = 0) {
   const int dev = current_device();
   if (dev < 0) return false;
   int known = cache.get(dev);
   if (!known) {
     int coop = 0, per_sm = 0;
     if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess || !coop ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess) {
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess) {
       (void)cudaGetLastError();
       per_sm = 0;
     }
@@ -1892,14 +1893,51 @@ inline bool cooperative_fits(DeviceCache &cache, const void *kernel, unsigned gr
   return (int64_t)grid < known;
 }
 
-/* Launches `kernel` cooperatively (its blocks all resident at once); a
- * failure is the launch's error (cudaGetLastError), as with <<<>>>. */
+/* The steps of each of its `threads` threads, `step_bytes` of packs a
+ * step, that a one launch of `kernel` keeps in shared memory from its
+ * reduction to its loop (GroupSchedule.one_held) on the current device,
+ * with `per_sm` blocks an SM: the shared memory the SM gives each block
+ * (less what the device reserves for it and the kernel's own), in whole
+ * steps, at most `max_steps`; the kernel is allowed that much
+ * (cudaFuncSetAttribute, before any launch or occupancy query of it).
+ * `cache` is the kernel's own (1 + the steps; 1: none, where an attribute
+ * cannot be read or set). */
+inline int held_steps(DeviceCache &cache, const void *kernel, int threads, int per_sm, size_t step_bytes,
+                      int max_steps) {
+  const int dev = current_device();
+  if (dev < 0) return 0;
+  if (int known = cache.get(dev)) return known - 1;
+  int per_sm_bytes = 0, reserved = 0, optin = 0;
+  cudaFuncAttributes fa;
+  int64_t steps = 0;
+  bool read = cudaDeviceGetAttribute(&per_sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) == cudaSuccess &&
+              cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) == cudaSuccess &&
+              cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
+              cudaFuncGetAttributes(&fa, kernel) == cudaSuccess;
+  if (read) {
+    int64_t bytes = (int64_t)per_sm_bytes / per_sm - reserved, own = (int64_t)fa.sharedSizeBytes;
+    if (bytes > optin) bytes = optin;
+    steps = bytes > own ? (bytes - own) / ((int64_t)threads * (int64_t)step_bytes) : 0;
+    if (steps > max_steps) steps = max_steps;
+    if (steps > 0 && cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)(steps * threads * (int64_t)step_bytes)) != cudaSuccess)
+      read = false, steps = 0;
+  }
+  if (!read) (void)cudaGetLastError();
+  cache.put(dev, 1 + (int)steps);
+  return (int)steps;
+}
+
+/* Launches `kernel` cooperatively (its blocks all resident at once) with
+ * `smem` bytes of dynamic shared memory a block; a failure is the
+ * launch's error (cudaGetLastError), as with <<<>>>. */
 template <typename... Params, typename... Args>
-inline void launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
+inline void launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                               Args... args) {
   cudaLaunchAttribute attr = {};
   attr.id = cudaLaunchAttributeCooperative;
   attr.val.cooperative = 1;
-  launch_with(attr, kernel, grid, block, 0, stream, args...);
+  launch_with(attr, kernel, grid, block, smem, stream, args...);
 }
 
 /* @piece mul_size numel overlap */
