@@ -2663,7 +2663,7 @@ static void emit_workspace_alloc(KEmit *ke, Out *o) {
   KernelPlan *kp = ke->kp;
   emit(o, "char *t_ws = NULL;");
   open_block(o, "if (t_ws_bytes > 0)");
-  open_block(o, "if (cudaMallocAsync((void **)&t_ws, (size_t)t_ws_bytes, stream) != cudaSuccess)");
+  open_block(o, "if (tecc::workspace_alloc(&t_ws, (size_t)t_ws_bytes, stream) != cudaSuccess)");
   emit(o, "(void)cudaGetLastError();");
   emit(o, "return TECC_ERROR_OUT_OF_MEMORY;");
   close_block(o, "");

@@ -1749,6 +1749,70 @@ inline unsigned steps_grid(int64_t work, int64_t per_block, int threads, int ste
   return (int64_t)one * threads > (int64_t)sm_count() * 2048 ? cover_grid(work, per_block * steps) : one;
 }
 
+/* @piece workspace_alloc workspace_pool @needs DeviceCache current_device */
+/* A call's workspace (abi.md §5) comes from cudaMallocAsync on its stream,
+ * from the device's current memory pool -- unless that pool is the
+ * device's default one as CUDA leaves it: a release threshold of 0 gives
+ * everything freed to it back to the OS at the next synchronization, and
+ * the next call maps its workspace again (45 to 70 us a call on an H200,
+ * bench/NOTES.md).  Then the workspace comes from a pool of tecc's own for
+ * the device, which keeps up to WORKSPACE_KEPT_MB across
+ * synchronizations.  Decided at the first workspace on each device that is
+ * not taken inside a stream capture; a pool the caller set up
+ * (cudaDeviceSetMemPool, or a threshold on the default pool) is used as
+ * it is. */
+enum { WORKSPACE_KEPT_MB = 64 };
+
+/* tecc's pool for device `dev`, or NULL for the device's current pool. */
+inline cudaMemPool_t workspace_pool(int dev, cudaStream_t stream) {
+  enum { kMaxDevices = 256, kUndecided = 0, kCurrent = 1, kOwn = 2 };
+  static int state[kMaxDevices];
+  static cudaMemPool_t pools[kMaxDevices];
+  if (dev < 0 || dev >= kMaxDevices) return NULL;
+  const int known = __atomic_load_n(&state[dev], __ATOMIC_ACQUIRE);
+  if (known != kUndecided) return known == kOwn ? pools[dev] : NULL;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
+    (void)cudaGetLastError();
+    return NULL; /* no pool made inside a capture: decided at a later call */
+  }
+  cudaMemPool_t current = NULL, fresh = NULL;
+  uint64_t threshold = 1;
+  bool own = cudaDeviceGetMemPool(&current, dev) == cudaSuccess &&
+             cudaDeviceGetDefaultMemPool(&fresh, dev) == cudaSuccess && current == fresh &&
+             cudaMemPoolGetAttribute(current, cudaMemPoolAttrReleaseThreshold, &threshold) == cudaSuccess &&
+             threshold == 0;
+  cudaMemPool_t mine = NULL;
+  if (own) {
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    uint64_t kept = (uint64_t)WORKSPACE_KEPT_MB << 20;
+    own = cudaMemPoolCreate(&mine, &props) == cudaSuccess &&
+          cudaMemPoolSetAttribute(mine, cudaMemPoolAttrReleaseThreshold, &kept) == cudaSuccess;
+    if (!own && mine) (void)cudaMemPoolDestroy(mine);
+  }
+  (void)cudaGetLastError(); /* the caller had no error pending (abi.md §3): these are ours */
+  if (!own) {
+    int undecided = kUndecided;
+    if (__atomic_compare_exchange_n(&state[dev], &undecided, (int)kCurrent, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return NULL;
+    return undecided == kOwn ? pools[dev] : NULL;
+  }
+  cudaMemPool_t none = NULL;
+  if (!__atomic_compare_exchange_n(&pools[dev], &none, mine, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    (void)cudaMemPoolDestroy(mine); /* another thread made one first */
+  __atomic_store_n(&state[dev], (int)kOwn, __ATOMIC_RELEASE);
+  return __atomic_load_n(&pools[dev], __ATOMIC_ACQUIRE);
+}
+
+/* `bytes` of workspace for a call on `stream` (cudaFreeAsync gives it back). */
+inline cudaError_t workspace_alloc(char **ws, size_t bytes, cudaStream_t stream) {
+  cudaMemPool_t pool = workspace_pool(current_device(), stream);
+  return pool ? cudaMallocFromPoolAsync((void **)ws, bytes, pool, stream) : cudaMallocAsync((void **)ws, bytes, stream);
+}
+
 /* @piece past_l2 @needs DeviceCache current_device device_attribute */
 /* Do `rows` rows of `row_bytes` bytes each exceed the current device's
  * L2 cache (50 MB where it cannot be read)?  A warp variant that loads

@@ -29,4 +29,14 @@ printf 'kernel ip(a: i32[N], b: i32[N]) -> c {\n    c = a ** b\n}\n' > "$work/ip
 ok "i32 ** i32: pow_int" has ipow.cu 'T pow_int(T base, T e)'
 ok "i32 ** i32: mul, which pow_int needs" has ipow.cu 'TECC_WRAP(mul, \*)'
 
+# A call's workspace (abi.md §5) through workspace_alloc, which takes it
+# from tecc's own pool where the device's is CUDA's default one.
+"$TECC" -O0 "$top_srcdir/tests/hardening/hardening_ws.te" -o "$work/ws.cu"
+is "$?" 0 "hardening_ws.te compiles at -O0 (a workspace)"
+ok "ws.cu: the entry takes its workspace from workspace_alloc" has ws.cu 'if (tecc::workspace_alloc(&t_ws, (size_t)t_ws_bytes, stream) != cudaSuccess)'
+ok "ws.cu: workspace_pool, which workspace_alloc needs" has ws.cu 'inline cudaMemPool_t workspace_pool(int dev, cudaStream_t stream)'
+ok "ws.cu: current_device, which it needs" has ws.cu 'inline int current_device('
+ok "ws.cu: no cudaMallocAsync of its own" sh -c "! grep -q 'cudaMallocAsync((void \*\*)&t_ws' '$work/ws.cu'"
+ok "softmax.cu: no workspace_pool (no workspace)" sh -c "! grep -q 'workspace_pool' '$work/softmax.cu'"
+
 done_testing
