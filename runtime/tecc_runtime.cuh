@@ -1749,7 +1749,7 @@ inline unsigned steps_grid(int64_t work, int64_t per_block, int threads, int ste
   return (int64_t)one * threads > (int64_t)sm_count() * 2048 ? cover_grid(work, per_block * steps) : one;
 }
 
-/* @piece workspace_alloc workspace_pool @needs DeviceCache current_device */
+/* @piece workspace_alloc workspace_pool @needs current_device */
 /* A call's workspace (abi.md §5) comes from cudaMallocAsync on its stream,
  * from the device's current memory pool -- unless that pool is the
  * device's default one as CUDA leaves it: a release threshold of 0 gives
