@@ -1749,7 +1749,7 @@ inline unsigned steps_grid(int64_t work, int64_t per_block, int threads, int ste
   return (int64_t)one * threads > (int64_t)sm_count() * 2048 ? cover_grid(work, per_block * steps) : one;
 }
 
-/* @piece workspace_alloc workspace_pool @needs current_device */
+/* @piece workspace_alloc workspace_pool @needs DeviceCache current_device */
 /* A call's workspace (abi.md §5) comes from cudaMallocAsync on its stream,
  * from the device's current memory pool -- unless that pool is the
  * device's default one as CUDA leaves it: a release threshold of 0 gives
@@ -1763,14 +1763,16 @@ inline unsigned steps_grid(int64_t work, int64_t per_block, int threads, int ste
  * it is. */
 enum { WORKSPACE_KEPT_MB = 64 };
 
-/* tecc's pool for device `dev`, or NULL for the device's current pool. */
+/* tecc's pool for device `dev`, or NULL for the device's current pool.
+ * pools[dev] holds the decision: NULL until it is made, then tecc's pool
+ * or current_pool's marker. */
 inline cudaMemPool_t workspace_pool(int dev, cudaStream_t stream) {
-  enum { kMaxDevices = 256, kUndecided = 0, kCurrent = 1, kOwn = 2 };
-  static int state[kMaxDevices];
-  static cudaMemPool_t pools[kMaxDevices];
-  if (dev < 0 || dev >= kMaxDevices) return NULL;
-  const int known = __atomic_load_n(&state[dev], __ATOMIC_ACQUIRE);
-  if (known != kUndecided) return known == kOwn ? pools[dev] : NULL;
+  static char marker;
+  const cudaMemPool_t current_pool = reinterpret_cast<cudaMemPool_t>(&marker);
+  static cudaMemPool_t pools[DeviceCache::kMaxDevices];
+  if (dev < 0 || dev >= DeviceCache::kMaxDevices) return NULL;
+  cudaMemPool_t decided = __atomic_load_n(&pools[dev], __ATOMIC_ACQUIRE);
+  if (decided) return decided == current_pool ? NULL : decided;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
     (void)cudaGetLastError();
@@ -1794,17 +1796,13 @@ inline cudaMemPool_t workspace_pool(int dev, cudaStream_t stream) {
     if (!own && mine) (void)cudaMemPoolDestroy(mine);
   }
   (void)cudaGetLastError(); /* the caller had no error pending (abi.md §3): these are ours */
-  if (!own) {
-    int undecided = kUndecided;
-    if (__atomic_compare_exchange_n(&state[dev], &undecided, (int)kCurrent, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-      return NULL;
-    return undecided == kOwn ? pools[dev] : NULL;
-  }
+  decided = own ? mine : current_pool;
   cudaMemPool_t none = NULL;
-  if (!__atomic_compare_exchange_n(&pools[dev], &none, mine, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-    (void)cudaMemPoolDestroy(mine); /* another thread made one first */
-  __atomic_store_n(&state[dev], (int)kOwn, __ATOMIC_RELEASE);
-  return __atomic_load_n(&pools[dev], __ATOMIC_ACQUIRE);
+  if (!__atomic_compare_exchange_n(&pools[dev], &none, decided, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    if (own) (void)cudaMemPoolDestroy(mine); /* another thread decided first */
+    decided = none;
+  }
+  return decided == current_pool ? NULL : decided;
 }
 
 /* `bytes` of workspace for a call on `stream` (cudaFreeAsync gives it back). */
