@@ -542,6 +542,12 @@ static int element_bytes(const Cached *c) {
   return c->quads ? 1 : c->pairs ? 2 : dtype_size(cu_compute_dtype(c->v->dtype));
 }
 
+/* The group's last variant: the stream variant, whose ITEMS the stream
+ * kernel's instances take (columns: schedule.c, wide_column_streams()). */
+static const Variant *stream_variant(const SEmit *e) {
+  return &e->sk.sched->variants[e->sk.sched->nvariants - 1];
+}
+
 /* `row`: NULL for a tensor over the whole domain (held, or loaded a chunk
  * at a time), else a broadcast operand's row offset (loaded a pack at a
  * time in the element loop, open_elements()). */
@@ -573,7 +579,11 @@ static const char *cached_load(SEmit *e, Value *v, const char *raw, const char *
   c->passes = 1u << (e->pass & 31);
   c->kept = !row && e->keeps && stitch_kept_bytes(&e->sk, v) > 0;
   c->kept_at = e->keep_bytes;
-  c->pairs = (e->sk.vec || (e->sk.cvec && e->sk.reg)) && dtype_is_16bit(v->dtype); /* the stream kernel's columns: VEC 1 */
+  /* 16-bit values two to a word: rows of packs, columns in registers, and
+   * streamed columns that take twice the packs (wide_items; in the other
+   * column streams the split's instances bound to 32 registers spilled
+   * 16-28 bytes with them: tests/programs/column_packs.te, online_sums_bf16.te) */
+  c->pairs = (e->sk.vec || (e->sk.cvec && (e->sk.reg || stream_variant(e)->wide_items))) && dtype_is_16bit(v->dtype);
   c->quads = !row && held_in_quads(e, v);
   c->nan_free = dtype_is_f8(v->dtype) && ir_nan_sign_unseen(e->sk.k, v);
   if (c->kept)
@@ -1851,9 +1861,6 @@ static int moments_ahead(SEmit *e, const PtrVec *centred);
 static void open_chunks_ahead(SEmit *e, Out *o);
 
 /* The stream kernel's variant (the schedule's last). */
-static const Variant *stream_variant(const SEmit *e) {
-  return &e->sk.sched->variants[e->sk.sched->nvariants - 1];
-}
 
 /* Does the stream kernel fold its two-level passes in groups of FOLD
  * packs?  Where its instances for rows that are not whole packs take

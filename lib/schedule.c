@@ -30,7 +30,7 @@ enum {
   STREAM_ITEMS = 4,          /* packs per thread per chunk of a streamed row */
   STREAM_COLUMN_VEC = 4,     /* columns a thread of a streamed column stitch kernel, at most */
   SPLIT_THREADS = 512,       /* a block of a column split */
-  SPLIT_SM_BLOCKS = 4,       /* a column split's chunks: for 4 blocks an SM (tecc::column_chunks) */
+  SPLIT_SM_BLOCKS = 2,       /* a column split's chunks: for 2 blocks an SM (tecc::column_chunks) */
   SPLIT_ROWS = 512,          /* a column split's chunk: at least 512 rows */
   FULL_ITEMS = 4,            /* full reductions: packs in flight per thread (64 bytes) */
   COLUMN_ITEMS = 4,          /* column reductions: rows in flight per thread */
@@ -965,6 +965,26 @@ static void column_stream(Arena *a, GroupSchedule *s, const char *name, When whe
   v->index_bits = 0; /* 32-bit where the sizes allow: bf16 bias_gelu backward -4% (H200, issue 46) */
 }
 
+/* Streamed 16-bit columns hold their elements two to a word (emit_stitch.c,
+ * the Cached pairs) and take twice the packs a thread in their instances
+ * of 32-bit indices: with 4 packs of 4 columns (32 bytes a thread in
+ * flight, where f32 has 64) softmax_col bf16 read at 54% of DRAM's peak
+ * (ncu, 16384 x 4096: the one block an SM of each 32-column group
+ * waiting on its loads).  On an H200 (bench/NOTES.md, issue 48;
+ * bench/prog_ab.py, kernel time) at 8: 16384 x 4096 140.7 -> 121.8 us,
+ * 8192 x 8192 144.9 -> 129.7, 4096 x 16384 143.2 -> 129.4, and the split's
+ * two phases at 65536 x 1024 140.2 -> 128.5, 32768 x 2048 136.9 -> 126.1;
+ * the pairs alone moved nothing (0.994-1.000x).  The instances of 64-bit
+ * indices keep 4: at 8 they spilled 80-128 bytes (ptxas -v, sm_90).  Only
+ * these streams hold pairs: in the halved ones (heavy_column_stream())
+ * the split's instances bound to 32 registers spilled 16-28 bytes with
+ * them. */
+static void wide_column_streams(GroupSchedule *s) {
+  for (int i = 0; i < s->nvariants; i++)
+    if (s->variants[i].storage == STORE_STREAM) /* stream-packed, split and stream */
+      s->variants[i].wide_items = 2 * STREAM_ITEMS;
+}
+
 /* Column streams holding 8-byte values keep 64-bit indices: the 32-bit
  * instance of tests/stitch/regress.te's seed229 (f64, a column a thread)
  * spilled 24 bytes where the 64-bit one did not (ptxas -v, sm_90). */
@@ -1030,8 +1050,10 @@ static void heavy_column_stream(const Group *g, const Footprint *f, int vec, int
  * HBM: the split runs wherever R holds two chunks, before the stream of
  * packs, each thread with 2 packs in flight in blocks of 512 threads,
  * three an SM (40 registers: 75% of the warps, where the stream's 64 left
- * 50%; two with 64-bit indices, which spilled at three), in chunks for 6
- * blocks an SM of at least 256 rows.  On an H200 (bench/NOTES.md, issue
+ * 50%; two with 64-bit indices, which spilled at three), in chunks for up
+ * to 6 blocks an SM (two waves: against rounding up, 0.90-0.95x at 8192 x
+ * 14336, 4096 x 11008 and 16384 x 4096; bench/NOTES.md, issue 48) of at
+ * least 256 rows.  On an H200 (bench/NOTES.md, issue
  * 46) bias_gelu bf16's backward went from 357.2 to 265.1 us at 8192 x
  * 14336, 141.7 to 112.1 at 4096 x 11008, 34.3 to 28.1 at 32768 x 256,
  * 171.2 to 154.3 at 1024 x 65536, 89.6 to 89.4 at 32768 x 1024 (the
@@ -1056,7 +1078,17 @@ static void heavy_column_split(Variant *v) {
  * 46.4% (bf16) with packs against 45.9% and 29.7% without; at 65536 x
  * 1024 packs gave 27.0% and 13.2% against 50.0% and 31.7%, and splitting
  * each column over a cluster's blocks only won back 50.1% and 26.6%
- * (bench/NOTES.md). */
+ * (bench/NOTES.md).  A split's grid is one wave of two blocks of 512
+ * threads an SM (SPLIT_SM_BLOCKS; the kernel's 64 registers a thread let
+ * an SM hold no more): the second phase then finds each chunk's last rows
+ * in L2, and no last wave of a few blocks runs alone.  On an H200
+ * (bench/NOTES.md, issue 48; bench/prog_ab.py, kernel time) softmax_col
+ * bf16 at 65536 x 1024 took 128.5 -> 118.7 us against chunks for four
+ * blocks an SM (two waves), f32 211.3 -> 205.2; rounding the chunks up
+ * instead of down left 8 blocks a second wave at 32768 x 2048, 1.22x
+ * slower.  Where rounding down leaves one chunk but the SMs hold more
+ * blocks than there are groups, two (bias_gelu bf16's backward at 1024 x
+ * 65536, 512 groups: the stream of packs instead took 128.4 -> 152.1). */
 static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   int vec = column_vec(f, g), held_vec = held_column_vec(g, f, vec);
   int stream_vec = at_most(vec, STREAM_COLUMN_VEC), stream_items = STREAM_ITEMS, split_items = 0;
@@ -1084,6 +1116,8 @@ static void stitch_column(Arena *a, GroupSchedule *s, const Footprint *f, const 
   if (stream_vec > 1 && heavy)
     column_stream(a, s, "stream-packed", WHEN_COLUMN_GROUPS, stream_vec, stream_items);
   column_stream(a, s, "stream", WHEN_ALWAYS, 1, STREAM_ITEMS);
+  if (f->pack_bytes == 2 && !heavy && stream_items == STREAM_ITEMS && !split_items)
+    wide_column_streams(s);
   wide_columns_index64(s, f);
   /* one block an SM, as the other kernels of 64-bit indices (emit_cu.c):
    * with none, ptxas took 32 registers for col_bool's (VEC 1) and spilled
@@ -1664,9 +1698,10 @@ static const char *grid_text(Arena *a, const Variant *v) {
     return v->loops || v->pair_loops ? "grid = the clusters the device holds at once, each looping over rows"
                                      : "grid = a cluster per row";
   if (v->fit == FIT_COLUMN_SPLIT)
-    return arena_printf(a, "grid = groups x C, C = min(ceil(%d*SMs/groups), R/%d, 1024) chunks of R, each chunk's "
-                           "partial results into the workspace, then a second kernel folds them in chunk order and "
-                           "writes its chunk", v->split_sm_blocks, v->split_rows);
+    return arena_printf(a, "grid = groups x C, C = min(floor(%d*SMs/groups) (2 where that is 1 and %d*SMs > "
+                           "groups), R/%d, 1024) chunks of R, each chunk's partial results into the workspace, then a "
+                           "second kernel folds them in chunk order and writes its chunk",
+                        v->split_sm_blocks, v->split_sm_blocks, v->split_rows);
   if (v->storage == STORE_NONE) /* elementwise: emit_cu.c, emit_loop_variant */
     return v->items > 1 ? arena_printf(a, "grid = ceil(n/(%d*VEC*%d)), %d packs per thread", v->threads_x * v->threads_y,
                                        v->items, v->items)

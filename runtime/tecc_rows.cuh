@@ -488,12 +488,15 @@ inline bool column_groups_fill(int64_t cols, int vec) {
 /* @piece column_chunks @needs ceil_div sm_count */
 /* A column split (lib/schedule.c, WHEN_COLUMN_SPLIT): the chunks of `len`
  * rows that each group of `tx` threads of `vec` columns is cut into, so
- * that groups x chunks give every SM `sm_blocks` blocks (of 512
- * threads); a chunk keeps at least `rows` rows, and there are at most
- * 1024.  1: no split. */
-inline int column_chunks(int64_t cols, int64_t len, int vec, int tx, int sm_blocks = 4, int64_t rows = 512) {
-  const int64_t groups = ceil_div(cols, (int64_t)vec * tx);
-  int64_t chunks = ceil_div(sm_blocks * (int64_t)sm_count(), groups);
+ * that groups x chunks give each SM up to `sm_blocks` blocks (of 512
+ * threads), not more (a grid past what the SMs hold at once leaves a last
+ * wave of a few blocks), but 2 where more groups than that leave room for
+ * more than one block each; a chunk keeps at least `rows` rows, and there
+ * are at most 1024.  1: no split. */
+inline int column_chunks(int64_t cols, int64_t len, int vec, int tx, int sm_blocks = 2, int64_t rows = 512) {
+  const int64_t groups = ceil_div(cols, (int64_t)vec * tx), blocks = sm_blocks * (int64_t)sm_count();
+  int64_t chunks = blocks / groups;
+  if (chunks < 2 && blocks > groups) chunks = 2;
   if (chunks > len / rows) chunks = len / rows;
   if (chunks > 1024) chunks = 1024;
   return chunks > 1 ? (int)chunks : 1;

@@ -36,6 +36,23 @@ int main() {
   is(tecc::row_threads(14336, 32, 1024), 448, "row_threads: 14336 at 32 a thread -> 14 warps");
   is(tecc::row_threads(14000, 32, 1024), 512, "row_threads: not whole warps -> the power of two");
   is(tecc::row_threads(65536, 32, 1024), 1024, "row_threads: at most hi");
+  // A column split's chunks: the most whose groups x chunks blocks the SMs hold at two an SM, one
+  // wave (no last wave of a few blocks), but 2 where the groups leave room for more than one block
+  // each; at least 512 rows each, at most 1024; 1 where none helps.
+  const long long sms = tecc::sm_count(), blocks = 2 * sms;
+  for (long long groups : {8LL, 16LL, 24LL, 32LL, blocks - 1, blocks, blocks + 1}) {
+    const long long chunks = tecc::column_chunks(groups * 128, 1 << 22, 4, 32);
+    const long long most = blocks / groups, want = most >= 2 ? most : blocks > groups ? 2 : 1;
+    char what[160];
+    snprintf(what, sizeof what, "column_chunks: %lld groups of 128 columns, %lld SMs -> %lld chunks", groups, sms, want);
+    is(chunks, want, what);
+    if (most >= 2) {
+      snprintf(what, sizeof what, "column_chunks: %lld groups -> one wave at two blocks an SM", groups);
+      is(groups * chunks <= blocks && groups * (chunks + 1) > blocks, 1, what);
+    }
+  }
+  is(tecc::column_chunks(1024, 2048, 4, 32), blocks / 8 < 4 ? blocks / 8 : 4, "column_chunks: at least 512 rows a chunk");
+  is(tecc::column_chunks(1024, 1000, 4, 32), 1, "column_chunks: under two chunks of 512 rows -> no split");
   printf("1..%d\n", g_test);
   return g_failed ? 1 : 0;
 }

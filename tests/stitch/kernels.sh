@@ -51,7 +51,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 (in file $3, else s.cu) that has $2.
 line_of() { kernel_text "$1" "$3" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 246
+plan 250
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -320,6 +320,12 @@ is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 't_part\[((IndexT)bl
 is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 't_os6\[t_j\] = tecc::Sum()(t_os6\[t_j\], tecc::rescale_exp(t_part\[((IndexT)t_c \* 2 + 1) \* t_outer + t_o\], t_part\[((IndexT)t_c \* 2 + 0) \* t_outer + t_o\], t_acc2\[t_j\]));')" 1 "split PHASE 2: each chunk's sum rescaled from its max to the thread's"
 is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'for (unsigned t_c = threadIdx.y; t_c < gridDim.y; t_c += blockDim.y) {')" 2 "split PHASE 2: a share of the chunks a thread, folded by the block's all-reduce"
 ok "split: the entry sizes the partials by the launch's own chunk count" grep -q 't_chunks = t_rows > 0 ? tecc_softmax_col_bf16_g0_chunks(t_rows, t_len, !t_big) : 1;' "$work/s.cu"
+ok "split: chunks for one wave of two blocks an SM (tecc::column_chunks' default)" grep -q 'return tecc::column_chunks(t_rows, t_len, 4, tecc::pow2_at_least(tecc::ceil_div(t_rows, 4), 8, 32));' "$work/s.cu"
+# Streamed 16-bit columns: elements two to a word, 8 packs a thread where
+# the indices are 32-bit (schedule.c, wide_column_streams()); f32 keeps 4.
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'constexpr int ITEMS = sizeof(IndexT) == 4 ? 8 : 4;')" 1 "softmax col bf16 stream: 8 packs a thread with 32-bit indices, 4 with 64-bit"
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'uint32_t t_c0\[ITEMS \* VEC / 2\]; /\* two 16-bit elements a word \*/')" 2 "softmax col bf16 stream: each read's elements two to a word"
+is "$(kernel_text tecc_softmax_col_f32_g0_stream | grep -c 'constexpr int ITEMS = 4;')" 1 "softmax col f32 stream: 4 packs a thread"
 # 16-bit max and min a pair at a time (emit_stitch.c, paired_minmax()):
 # the stream kernel folds the pairs after each chunk's max loop, before
 # the rescale; the register kernel only in its ITEMS 8 instances.
@@ -444,7 +450,7 @@ split_line=$(sed -n '/^tecc_status tecc_bias_gelu_bwd_launch/,/^}/p' "$work/a.cu
 packed_line=$(sed -n '/^tecc_status tecc_bias_gelu_bwd_launch/,/^}/p' "$work/a.cu" | grep -n 'column_groups_fill' | head -1 | cut -d: -f1)
 ok "bias_gelu bf16 backward: the split is tried before the stream of packs" test "${split_line:-0}" -gt 0 -a "${split_line:-0}" -lt "${packed_line:-0}"
 ok "bias_gelu f32 backward: the plain split (f32 lost with the heavy one)" grep -q '__global__ void __launch_bounds__(1024) tecc_bias_gelu_f32_bwd_g0_stream(' "$work/bg.cu"
-is "$(grep -c 'column_chunks(t_rows, t_len, 4, tecc::pow2_at_least(tecc::ceil_div(t_rows, 4), 8, 32));' "$work/bg.cu")" 1 "bias_gelu f32 backward: four blocks an SM of 512 rows"
+is "$(grep -c 'column_chunks(t_rows, t_len, 4, tecc::pow2_at_least(tecc::ceil_div(t_rows, 4), 8, 32));' "$work/bg.cu")" 1 "bias_gelu f32 backward: two blocks an SM of 512 rows"
 is "$(kernel_text tecc_geglu_bwd_g0_loop "$work/a.cu" | grep -c 'tecc::tanh(\|tecc::gelu_tanh(')" 2 "geglu backward: one tanh an element, no gelu_tanh (the packed loop and the tail)"
 is "$(kernel_text tecc_swiglu_bwd_g0_loop "$work/a.cu" | grep -c 'tecc::silu(')" 0 "swiglu backward: silu(a) as a * sigmoid(a), the rule's sigmoid"
 ok "f64 mean: by the double reciprocal" sh -c "sed -n '/__global__ .* tecc_center_f64_g0_stream(/,/^}/p' '$work/s.cu' | grep -q 'tecc::mul(t_acc[0-9]*, t_rcount64)'"
