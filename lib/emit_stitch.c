@@ -1860,8 +1860,6 @@ static void chunk_loop(SEmit *e, Out *o, Out *body) {
 static int moments_ahead(SEmit *e, const PtrVec *centred);
 static void open_chunks_ahead(SEmit *e, Out *o);
 
-/* The stream kernel's variant (the schedule's last). */
-
 /* Does the stream kernel fold its two-level passes in groups of FOLD
  * packs?  Where its instances for rows that are not whole packs take
  * fewer packs a chunk than the others (schedule.c, odd_rows()), the
