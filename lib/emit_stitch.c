@@ -2123,9 +2123,23 @@ static void emit_stores(SEmit *e, Out *o, Value *v, const char *expr, const char
     emit(o, "%s[%s] = %s;", param(e, P_WS_WRITE, v->id, v), off, stored);
 }
 
+/* Does the kernel hold 16-bit values two to a word (Cached.pairs)?  Its
+ * 16-bit column outputs are stored through words where the columns are
+ * not whole packs (columns_in_words()): in a kernel of f32 elements
+ * (bias_gelu bf16's backward, the heavy split) they made it 1.09x slower
+ * at 8192 x 14335 and 4096 x 11007 (H200). */
+static int holds_pairs(const SEmit *e) {
+  for (int i = 0; i < e->cached.len; i++)
+    if (((const Cached *)e->cached.items[i])->pairs)
+      return 1;
+  return 0;
+}
+
 /* Its outputs: each pack stored through the aligned 4-byte words it spans
  * (tecc::store_unaligned). */
 static int stores_unaligned(const SEmit *e, DType t) {
+  if (e->sk.cvec)
+    return dtype_is_16bit(t) && holds_pairs(e);
   return moves_words(e, t);
 }
 
@@ -2472,8 +2486,9 @@ static const char *held_name(const SEmit *e, const Cached *c) {
 static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned) {
   const char *ct = cu_storage_ctype(c->v->dtype);
   if (unaligned)
-    return arena_printf(e->sk.a, "tecc::load_unaligned%s<VEC>(%s, %s, t_red - t_r0, t_outer * t_red)",
-                        words_suffix(c->v->dtype), c->ptr, pack_offset(e));
+    return arena_printf(e->sk.a, "tecc::load_unaligned%s<VEC>(%s, %s, %s, t_outer * t_red)",
+                        words_suffix(c->v->dtype), c->ptr, pack_offset(e),
+                        e->sk.cvec ? "t_outer - t_o0" : "t_red - t_r0");
   const char *at = arena_printf(e->sk.a, "reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s + %s)", ct, c->ptr,
                                 pack_offset(e));
   /* the pipe's next row, re-read from L2: every item, those kept in
@@ -2483,6 +2498,28 @@ static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned)
   if (e->loads_last)
     return arena_printf(e->sk.a, "tecc::load_last(%s)", at);
   return arena_printf(e->sk.a, load_past_l2(e, c->v, pass) ? "tecc::load_stream(%s)" : "*%s", at);
+}
+
+/* Column packs of 16-bit values held two to a word (Cached.pairs) where
+ * the columns are not whole packs: each row's VEC columns through the
+ * aligned words they span (tecc::load_unaligned), not element by element,
+ * where every value the pass loads is so held; their stores so too
+ * (stores_unaligned()).  The same elements, 0 past the row: the same
+ * sums, bit for bit.  On an H200 (bench/NOTES.md, issue 48) softmax_col
+ * bf16 at 16384 x 4095, 8191 x 8191 and 4096 x 11007 took 0.76-0.85x the
+ * time with both, 65536 x 1023 0.96x, 70001 x 100 1.03x; the loads alone
+ * moved 0.96-1.18x. */
+static int columns_in_words(const SEmit *e, int pass) {
+  int any = 0;
+  for (int i = 0; i < e->cached.len; i++) {
+    const Cached *c = e->cached.items[i];
+    if (!loaded_in(c, pass))
+      continue;
+    if (!c->pairs)
+      return 0;
+    any = 1;
+  }
+  return any;
 }
 
 /* Its loads: each pack through the aligned words it spans, where every value
@@ -2502,6 +2539,8 @@ static const char *pack_load(SEmit *e, const Cached *c, int pass, int unaligned)
  * card, logsumexp and rowstats bf16 at 32768 x 255 11-20% slower on an
  * H200, issue 45). */
 static const char *loads_unaligned(SEmit *e, int pass) {
+  if (e->sk.cvec)
+    return columns_in_words(e, pass) ? "VEC > 1" : NULL;
   if (!moves_unaligned(e))
     return NULL;
   int quads = 0;

@@ -1838,8 +1838,11 @@ static void stitch_text(Buf *b, Arena *a, const Kernel *k, const Group *g, const
   int vec = s->variants[s->variants[0].when == WHEN_RUNS_HALF ? 1 : 0].vec, most = stitch_most_vec(s);
   if (most > 1 && s->cls == CLASS_STITCH_COLUMN)
     buf_printf(b, "    packs: a thread takes VEC neighbouring columns (%d in registers), a pack of each row it reads, "
-                  "when the columns are whole packs (rows %% %d == 0) and the pointers aligned, else element by "
-                  "element (the same split: the same sums, bit for bit)\n", vec, most);
+                  "when the columns are whole packs (rows %% %d == 0) and the pointers aligned, else through the "
+                  "aligned 4-byte words a row's columns span where every value a pass loads is 16-bit and held two "
+                  "to a word (and 16-bit outputs stored so where the kernel holds such values), element by element "
+                  "where not (the same split: the same sums, bit for bit)\n",
+               vec, most);
   else if (vec == 8 || (vec == 16 && packs_storage(g))) /* 16- or 8-bit rows: emit_stitch.c, moves_words */
     buf_printf(b, "    packs: a thread takes VEC = %d consecutive elements, moved as one 16-byte pack when R %% %d == 0%s "
                   "and the row pointers are aligned, else through the aligned 4-byte words it spans (the same split: "

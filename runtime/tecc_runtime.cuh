@@ -1454,7 +1454,8 @@ __device__ __forceinline__ float f8e4m3_quad(const uint32_t *w, int e) {
 }
 
 /* @piece load_unaligned store_unaligned @needs Pack store_head */
-/* The pack of N (8, or 4 for rows of half packs) 16-bit elements at
+/* The pack of N (8, or 4 for rows of half packs; 2 and 1 for the column
+ * kernels' narrow instances, whose columns a thread are VEC) 16-bit elements at
  * t + at, element `at` of a tensor of `total`, which need not be aligned
  * to it (rows of a length that is not whole packs start anywhere), with
  * the elements from the n-th on 0 (past the row's end).  Where the
@@ -1470,10 +1471,14 @@ __device__ __forceinline__ float f8e4m3_quad(const uint32_t *w, int e) {
  * element by element to 35-60%: bench/NOTES.md, issue 12.) */
 template <int N, typename IndexT>
 __device__ __forceinline__ Pack<uint16_t, N> load_unaligned(const uint16_t *t, IndexT at, IndexT n, IndexT total) {
-  static_assert(N == 8 || N == 4, "a 16- or 8-byte pack of 16-bit elements");
+  static_assert(N == 8 || N == 4 || N == 2 || N == 1, "a 16-, 8-, 4- or 2-byte pack of 16-bit elements");
   constexpr int W = N / 2; /* the 4-byte words of a pack */
   Pack<uint16_t, N> r;
   const uint16_t *p = t + at;
+  if (N == 1) { /* an element is aligned */
+    r.v[0] = n > 0 ? p[0] : (uint16_t)0;
+    return r;
+  }
   const bool odd = (reinterpret_cast<uintptr_t>(p) & 2) != 0; /* the elements are 2-byte aligned */
   /* the words from the one p is in: from t's on unless p is t, 2 bytes
    * past a word; up to t + total's */
@@ -1508,9 +1513,9 @@ __device__ __forceinline__ Pack<uint16_t, N> load_unaligned(const uint16_t *t, I
  * (issue 45). */
 template <int N, typename IndexT>
 __device__ __forceinline__ void store_unaligned(uint16_t *p, const Pack<uint16_t, N> &v, IndexT n) {
-  static_assert(N == 8 || N == 4, "a 16- or 8-byte pack of 16-bit elements");
+  static_assert(N == 8 || N == 4 || N == 2 || N == 1, "a 16-, 8-, 4- or 2-byte pack of 16-bit elements");
   constexpr int W = N / 2; /* the 4-byte words of a pack */
-  if (n < N) {
+  if (N == 1 || n < N) {
     store_head(p, v, n);
     return;
   }

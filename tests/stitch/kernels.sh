@@ -51,7 +51,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 (in file $3, else s.cu) that has $2.
 line_of() { kernel_text "$1" "$3" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 250
+plan 255
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -326,6 +326,14 @@ ok "split: chunks for one wave of two blocks an SM (tecc::column_chunks' default
 is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'constexpr int ITEMS = sizeof(IndexT) == 4 ? 8 : 4;')" 1 "softmax col bf16 stream: 8 packs a thread with 32-bit indices, 4 with 64-bit"
 is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'uint32_t t_c0\[ITEMS \* VEC / 2\]; /\* two 16-bit elements a word \*/')" 2 "softmax col bf16 stream: each read's elements two to a word"
 is "$(kernel_text tecc_softmax_col_f32_g0_stream | grep -c 'constexpr int ITEMS = 4;')" 1 "softmax col f32 stream: 4 packs a thread"
+# 16-bit columns that are not whole packs: each row's VEC columns through
+# the aligned words they span (tecc::load_unaligned, store_unaligned), in
+# both reads and the store; f32 ones element by element.
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c '} else if (VEC > 1 && t_live && t_r0 < t_hi) {')" 2 "softmax col bf16 stream: columns not whole packs loaded through words in both reads"
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'tecc::load_unaligned<VEC>(x, t_r0 \* t_outer + t_o0, t_outer - t_o0, t_outer \* t_red)')" 2 "softmax col bf16 stream: ... the row's columns from t_o0, inside the tensor"
+is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'tecc::store_unaligned(y + t_r0 \* t_outer + t_o0, t_s_y, t_outer - t_o0)')" 1 "softmax col bf16 stream: ... and y stored so"
+is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(x, ')" 1 "softmax col bf16 registers: loaded so too"
+is "$(kernel_text tecc_softmax_col_f32_g0_stream | grep -c 'load_unaligned\|store_unaligned')" 0 "softmax col f32 stream: element by element"
 # 16-bit max and min a pair at a time (emit_stitch.c, paired_minmax()):
 # the stream kernel folds the pairs after each chunk's max loop, before
 # the rescale; the register kernel only in its ITEMS 8 instances.
