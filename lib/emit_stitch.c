@@ -2143,6 +2143,17 @@ static int stores_unaligned(const SEmit *e, DType t) {
   return moves_words(e, t);
 }
 
+/* Where the column register kernel stores through words: its ITEMS 4
+ * instance only.  In the ITEMS 8 one the pack, set element by element
+ * and read as words, took a 16-byte stack frame, and its words composed
+ * from the elements (shifts or byte_perm) spilled 4-20 bytes (softmax_col
+ * bf16, ptxas -v, sm_90); there it stores element by element, which on an
+ * H200 took 1.56-1.66x the time of the words at 1000 x 16383, 1024 x
+ * 12345 and 512 x 32767 (bench/NOTES.md, 2026-12-05). */
+static const char *words_where(const SEmit *e) {
+  return e->sk.cvec && e->sk.reg ? " && ITEMS < 8" : "";
+}
+
 /* A full-domain output of the vec kernel: each thread's VEC consecutive
  * elements (cvec: the item's VEC columns) go to a staging array, then out
  * as one pack. */
@@ -2175,12 +2186,15 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   if (e->stage_part == 1)
     return;
   const char *other = e->stage_part == 2 ? "if (!t_packs && " : "else if (";
-  if (stores_unaligned(e, t)) {
-    emit(e->vafter, "%st_r0 < %s) tecc::store_unaligned%s(%s + %s, %s, %s);", other, row_end(e), words_suffix(t), ptr,
-         at, s, left);
-  } else {
-    emit(e->vafter, "%st_r0 < %s) tecc::store_head(%s + %s, %s, %s);", other, row_end(e), ptr, at, s, left);
+  const char *where = stores_unaligned(e, t) ? words_where(e) : NULL;
+  if (where) {
+    emit(e->vafter, "%st_r0 < %s%s) tecc::store_unaligned%s(%s + %s, %s, %s);", other, row_end(e), where,
+         words_suffix(t), ptr, at, s, left);
+    if (!*where)
+      return;
+    other = e->stage_part == 2 ? "else if (!t_packs && " : "else if (";
   }
+  emit(e->vafter, "%st_r0 < %s) tecc::store_head(%s + %s, %s, %s);", other, row_end(e), ptr, at, s, left);
 }
 
 /* Does the group write an output along the row (softmax's y), not only

@@ -51,7 +51,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 (in file $3, else s.cu) that has $2.
 line_of() { kernel_text "$1" "$3" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 255
+plan 257
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -333,6 +333,8 @@ is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c '} else if (VEC > 1 
 is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'tecc::load_unaligned<VEC>(x, t_r0 \* t_outer + t_o0, t_outer - t_o0, t_outer \* t_red)')" 2 "softmax col bf16 stream: ... the row's columns from t_o0, inside the tensor"
 is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'tecc::store_unaligned(y + t_r0 \* t_outer + t_o0, t_s_y, t_outer - t_o0)')" 1 "softmax col bf16 stream: ... and y stored so"
 is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(x, ')" 1 "softmax col bf16 registers: loaded so too"
+is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'else if (t_r0 < t_red) tecc::store_head(y + t_r0 \* t_outer + t_o0, t_s_y, t_outer - t_o0);')" 1 "softmax col bf16 registers: ... y element by element at ITEMS 8 (through words: a stack frame)"
+is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'else if (t_r0 < t_red \&\& ITEMS < 8) tecc::store_unaligned(y + t_r0 \* t_outer + t_o0, t_s_y, t_outer - t_o0);')" 1 "softmax col bf16 registers: ... and through words at ITEMS 4"
 is "$(kernel_text tecc_softmax_col_f32_g0_stream | grep -c 'load_unaligned\|store_unaligned')" 0 "softmax col f32 stream: element by element"
 # 16-bit max and min a pair at a time (emit_stitch.c, paired_minmax()):
 # the stream kernel folds the pairs after each chunk's max loop, before
