@@ -2143,15 +2143,25 @@ static int stores_unaligned(const SEmit *e, DType t) {
   return moves_words(e, t);
 }
 
-/* Where the column register kernel stores through words: its ITEMS 4
- * instance only.  In the ITEMS 8 one the pack, set element by element
- * and read as words, took a 16-byte stack frame, and its words composed
- * from the elements (shifts or byte_perm) spilled 4-20 bytes (softmax_col
- * bf16, ptxas -v, sm_90); there it stores element by element, which on an
- * H200 took 1.56-1.66x the time of the words at 1000 x 16383, 1024 x
- * 12345 and 512 x 32767 (bench/NOTES.md, 2026-12-05). */
-static const char *words_where(const SEmit *e) {
-  return e->sk.cvec && e->sk.reg ? " && ITEMS < 8" : "";
+/* What more than whole packs (t_packs) a 16-bit output's aligned 16-byte
+ * store needs, where the others go through words (stores_unaligned()).
+ * In a column register kernel with an AHEAD instance, whole packs of
+ * ITEMS 8 take that instance where it fits, so its other instance goes
+ * through words even for them: beside a 16-byte store of the pack, the
+ * pack read as words took a 16-byte stack frame there, the pack staged
+ * as words or composed from its elements (shifts, byte_perm) 16-20 bytes
+ * and spills; through words alone none (softmax_col bf16, ptxas -v,
+ * sm_90).  Element by element instead (0055ab0) took 1.56-1.66x the
+ * words' time on an H200 at 1000 x 16383 and 1024 x 12345
+ * (bench/NOTES.md, 2026-12-05).  Kernels without AHEAD (bias_gelu's
+ * backward) store whole packs in 16 bytes at every ITEMS: they took no
+ * frame so. */
+static const char *packs_where(const SEmit *e, DType t) {
+  if (!e->sk.cvec || !e->sk.reg || !e->sk.ahead || !stores_unaligned(e, t))
+    return "";
+  if (e->stage_part != 0)
+    internal_error("a column register kernel's output in parts");
+  return " && (AHEAD || ITEMS < 8)";
 }
 
 /* A full-domain output of the vec kernel: each thread's VEC consecutive
@@ -2181,20 +2191,17 @@ static void stage_one(SEmit *e, const char *ptr, DType t, const char *expr, int 
   const char *at = pack_offset(e), *left = e->sk.cvec ? "t_outer - t_o0" : "t_red - t_r0";
   const char *dst = arena_printf(e->sk.a, "reinterpret_cast<tecc::Pack<%s, VEC> *>(%s + %s)", ct, ptr, at);
   if (e->stage_part != 2)
-    emit(e->vafter, last ? "if (%s && t_packs) tecc::store_stream(%s, %s);" : "if (%s && t_packs) *%s = %s;",
-         item_in_operand(e), dst, s);
+    emit(e->vafter,
+         last ? "if (%s && t_packs%s) tecc::store_stream(%s, %s);" : "if (%s && t_packs%s) *%s = %s;",
+         item_in_operand(e), packs_where(e, t), dst, s);
   if (e->stage_part == 1)
     return;
   const char *other = e->stage_part == 2 ? "if (!t_packs && " : "else if (";
-  const char *where = stores_unaligned(e, t) ? words_where(e) : NULL;
-  if (where) {
-    emit(e->vafter, "%st_r0 < %s%s) tecc::store_unaligned%s(%s + %s, %s, %s);", other, row_end(e), where,
-         words_suffix(t), ptr, at, s, left);
-    if (!*where)
-      return;
-    other = e->stage_part == 2 ? "else if (!t_packs && " : "else if (";
-  }
-  emit(e->vafter, "%st_r0 < %s) tecc::store_head(%s + %s, %s, %s);", other, row_end(e), ptr, at, s, left);
+  if (stores_unaligned(e, t))
+    emit(e->vafter, "%st_r0 < %s) tecc::store_unaligned%s(%s + %s, %s, %s);", other, row_end(e), words_suffix(t), ptr,
+         at, s, left);
+  else
+    emit(e->vafter, "%st_r0 < %s) tecc::store_head(%s + %s, %s, %s);", other, row_end(e), ptr, at, s, left);
 }
 
 /* Does the group write an output along the row (softmax's y), not only

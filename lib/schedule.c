@@ -1840,7 +1840,8 @@ static void stitch_text(Buf *b, Arena *a, const Kernel *k, const Group *g, const
     buf_printf(b, "    packs: a thread takes VEC neighbouring columns (%d in registers), a pack of each row it reads, "
                   "when the columns are whole packs (rows %% %d == 0) and the pointers aligned, else through the "
                   "aligned 4-byte words a row's columns span where every value a pass loads is 16-bit and held two "
-                  "to a word (and 16-bit outputs stored so where the kernel holds such values, the register kernel at ITEMS 4 only), "
+                  "to a word (and 16-bit outputs stored so where the kernel holds such values; a register kernel that loads "
+                  "ahead stores whole packs so too in its ITEMS 8 instance that does not), "
                   "element by element "
                   "where not (the same split: the same sums, bit for bit)\n",
                vec, most);

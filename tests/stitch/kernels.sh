@@ -333,8 +333,8 @@ is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c '} else if (VEC > 1 
 is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'tecc::load_unaligned<VEC>(x, t_r0 \* t_outer + t_o0, t_outer - t_o0, t_outer \* t_red)')" 2 "softmax col bf16 stream: ... the row's columns from t_o0, inside the tensor"
 is "$(kernel_text tecc_softmax_col_bf16_g0_stream | grep -c 'tecc::store_unaligned(y + t_r0 \* t_outer + t_o0, t_s_y, t_outer - t_o0)')" 1 "softmax col bf16 stream: ... and y stored so"
 is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(x, ')" 1 "softmax col bf16 registers: loaded so too"
-is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'else if (t_r0 < t_red) tecc::store_head(y + t_r0 \* t_outer + t_o0, t_s_y, t_outer - t_o0);')" 1 "softmax col bf16 registers: ... y element by element at ITEMS 8 (through words: a stack frame)"
-is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'else if (t_r0 < t_red \&\& ITEMS < 8) tecc::store_unaligned(y + t_r0 \* t_outer + t_o0, t_s_y, t_outer - t_o0);')" 1 "softmax col bf16 registers: ... and through words at ITEMS 4"
+is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'if (t_r0 < t_red \&\& t_packs \&\& (AHEAD || ITEMS < 8)) \*reinterpret_cast<tecc::Pack<uint16_t, VEC> \*>(y + t_r0 \* t_outer + t_o0) = t_s_y;')" 1 "softmax col bf16 registers: ... whole packs of y in 16 bytes, but at ITEMS 8 without AHEAD (beside words: a stack frame)"
+is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'else if (t_r0 < t_red) tecc::store_unaligned(y + t_r0 \* t_outer + t_o0, t_s_y, t_outer - t_o0);')" 1 "softmax col bf16 registers: ... the rest of y through words"
 is "$(kernel_text tecc_softmax_col_f32_g0_stream | grep -c 'load_unaligned\|store_unaligned')" 0 "softmax col f32 stream: element by element"
 # 16-bit max and min a pair at a time (emit_stitch.c, paired_minmax()):
 # the stream kernel folds the pairs after each chunk's max loop, before
