@@ -62,6 +62,7 @@ typedef struct GEmit {
   Out *one_steps;      /* a full reduction with one_launch and one_held: its steps that also keep
                           each thread's first t_held packs of those in shared memory */
   struct GEmit *one;   /* a full reduction with one_launch: the kernel of both groups */
+  const struct GEmit *joined; /* the loop after one: that reduction (join_launch_names()) */
 } GEmit;
 
 /* A tensor accessed at the domain's linear index, read or written as
@@ -100,6 +101,23 @@ static const char *value_base_name(GEmit *e, const Value *v) {
   return value_temp_name(e->a, e->k, v);
 }
 
+/* The name of value v's `kind` parameter (a stored read or a workspace
+ * write): in a loop that shares one launch with the reduction before it
+ * (GEmit.joined), the reduction's parameter of the same slot where it has
+ * one (same_param(): the one launch passes it once), else a name neither
+ * group has taken.  Named apart, the -O0 slot of an unnamed %1 (`v1`) and
+ * a user's `v1` both became v1_mem in the one launch (tests/regress). */
+static const char *value_param_name(GEmit *e, ParamKind kind, const Value *v) {
+  if (e->joined)
+    for (int i = 0; i < e->joined->params.len; i++) {
+      const KParam *p = e->joined->params.items[i];
+      if (p->value == v && (p->kind == kind || (p->kind == P_WS_WRITE && kind == P_STORED_READ) ||
+                            (p->kind == P_STORED_READ && kind == P_WS_WRITE)))
+        return p->name;
+    }
+  return fresh_name(e->a, &e->taken, arena_printf(e->a, "%s_mem", value_base_name(e, v)));
+}
+
 /* Where a stored value is read from, as a kernel parameter. */
 static const char *stored_param(GEmit *e, Value *v) {
   for (int i = 0; i < e->params.len; i++) {
@@ -107,8 +125,7 @@ static const char *stored_param(GEmit *e, Value *v) {
     if (p->kind == P_STORED_READ && p->value == v)
       return p->name;
   }
-  const char *name = fresh_name(e->a, &e->taken, arena_printf(e->a, "%s_mem", value_base_name(e, v)));
-  return add_param(e, P_STORED_READ, 0, v, name)->name;
+  return add_param(e, P_STORED_READ, 0, v, value_param_name(e, P_STORED_READ, v))->name;
 }
 
 /* ---- index expressions ------------------------------------------------------ */
@@ -555,8 +572,7 @@ static const char *ws_param(GEmit *e, Value *v) {
     if (p->kind == P_WS_WRITE && p->value == v)
       return p->name;
   }
-  const char *name = fresh_name(e->a, &e->taken, arena_printf(e->a, "%s_mem", value_base_name(e, v)));
-  return add_param(e, P_WS_WRITE, 0, v, name)->name;
+  return add_param(e, P_WS_WRITE, 0, v, value_param_name(e, P_WS_WRITE, v))->name;
 }
 
 /* Element t_k of the packed loop's store pack of `param`: `stored`, or
@@ -1824,6 +1840,15 @@ static int same_param(const KParam *p, const KParam *q) {
          ((p->kind == P_WS_WRITE && q->kind == P_STORED_READ) || (p->kind == P_STORED_READ && q->kind == P_WS_WRITE));
 }
 
+/* Loop e, launched with the full reduction red before it in one kernel,
+ * names its parameters apart from red's: red's are taken, and a slot
+ * both pass keeps red's name (value_param_name()). */
+static void join_launch_names(GEmit *e, const GEmit *red) {
+  e->joined = red;
+  for (int i = 0; i < red->params.len; i++)
+    nameset_add(&e->taken, ((const KParam *)red->params.items[i])->name);
+}
+
 /* The kernel of both groups: the parameters of each, once (the
  * reduction's first: a slot it writes, the loop reads). */
 static GEmit *one_launch_gemit(GEmit *red, GEmit *loop) {
@@ -2816,6 +2841,8 @@ static KEmit *emit_kernel_device(Compilation *c, Kernel *k, KernelPlan *kp, Out 
   ir_count_uses(k); /* cu_fused_product() asks which products have one use */
   for (int i = 0; i < kp->groups.len; i++) {
     ke->groups[i] = new_gemit(c->arena, k, kp, kp->groups.items[i], ke->names);
+    if (joins_launch_before(ke->groups[i]))
+      join_launch_names(ke->groups[i], ke->groups[i - 1]);
     emit_group_kernel(ke->groups[i], o);
     emit_blank(o);
     if (joins_launch_before(ke->groups[i])) {
