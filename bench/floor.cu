@@ -5,8 +5,9 @@
  *   copy %     cudaMemcpy of the same bytes, half read and half written
  *              (ab.py's "copy, same bytes");
  *   mover %    the best of kernels that only move the bytes (read R in
- *              16-byte packs, write W, no arithmetic), over the grid and
- *              block shapes below;
+ *              16-byte packs, write W, no arithmetic; where W > R each
+ *              written pack reads its share of R, as a dequantization
+ *              does), over the grid and block shapes below;
  *   ceiling %  the bytes at the 1 GiB copy's rate from the first instant,
  *              after an empty kernel's time between the same events: the
  *              fixed cost every launch pays, so no kernel of those bytes
@@ -71,6 +72,34 @@ __global__ void move(const uint4 *__restrict__ x, uint4 *__restrict__ y, long lo
     y[0].x = fold;
 }
 
+/* Where more is written than read (a dequantization: 1 byte in, 2 out):
+ * U packs a thread an iteration over the written packs, pack i reading
+ * pack i * nr / nw of x (the same 16 bytes for nw / nr neighbouring
+ * lanes, fetched from DRAM once), so reads and writes interleave as a
+ * kernel of that ratio moves them.  `ratio` is nr / nw in 0.32 fixed
+ * point (below 2^32). */
+template <int U>
+__global__ void spread(const uint4 *__restrict__ x, uint4 *__restrict__ y, long long nw, unsigned ratio) {
+  long long stride = (long long)gridDim.x * blockDim.x * U;
+  for (long long base = (long long)blockIdx.x * blockDim.x * U + threadIdx.x; base < nw; base += stride) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      long long i = base + (long long)u * blockDim.x;
+      if (i < nw)
+        v[u] = x[__umulhi((unsigned)i, ratio)];
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      long long i = base + (long long)u * blockDim.x;
+      if (i < nw) {
+        v[u].x ^= (unsigned)i;
+        y[i] = v[u];
+      }
+    }
+  }
+}
+
 struct Timer {
   int iters = 200;
   template <typename F> double operator()(F fn, int nsets) {
@@ -105,9 +134,11 @@ struct Case {
   long long read, written; /* bytes */
 };
 
-/* move<U> for U = 1, 2, 4, 8 packs a thread */
+/* move<U> for U = 1, 2, 4, 8 packs a thread; spread<U> where more is written */
 static void (*const movers[])(const uint4 *, uint4 *, long long, long long, int) = {move<1>, move<2>,
                                                                                    move<4>, move<8>};
+static void (*const spreaders[])(const uint4 *, uint4 *, long long, unsigned) = {spread<1>, spread<2>,
+                                                                                 spread<4>, spread<8>};
 
 /* NAME:READ:WRITTEN, the numbers in bytes; exits on anything else */
 static Case parse_case(char *arg) {
@@ -171,6 +202,13 @@ int main(int argc, char **argv) {
     long long bytes = c.read + c.written;
     int nsets = (int)std::max(1LL, std::min(8LL, (4 * l2 + bytes - 1) / bytes));
     long long nr = (c.read + 15) / 16, nw = (c.written + 15) / 16;
+    /* more written than read: spread<U> over the written packs (indices in 32 bits) */
+    const bool spreads = nw > nr;
+    if (spreads && nw >= (1LL << 32)) {
+      fprintf(stderr, "floor: %s writes more than 64 GB\n", c.name);
+      exit(2);
+    }
+    const unsigned ratio = spreads ? (unsigned)(((unsigned __int128)nr << 32) / nw) : 0;
     std::vector<uint4 *> xs(nsets), ys(nsets);
     for (int i = 0; i < nsets; i++) {
       CHECK(cudaMalloc(&xs[i], nr * 16));
@@ -200,13 +238,19 @@ int main(int argc, char **argv) {
       for (int k : per_sm)
         for (int j = 0; j < 4; j++) {
           int u = 1 << j;
-          long long want = (nr + (long long)block * u - 1) / ((long long)block * u);
+          const long long n = spreads ? nw : nr; /* the packs the grid walks */
+          long long want = (n + (long long)block * u - 1) / ((long long)block * u);
           int grid = k ? (int)std::min<long long>(want, (long long)sms * k) : (int)want;
           cudaFuncAttributes fa; /* the most threads its registers allow a block */
-          CHECK(cudaFuncGetAttributes(&fa, movers[j]));
+          CHECK(cudaFuncGetAttributes(&fa, spreads ? (const void *)spreaders[j] : (const void *)movers[j]));
           if ((k && k * block > 2048) || block > fa.maxThreadsPerBlock)
             continue;
-          auto run = [&](int i) { movers[j]<<<grid, block>>>(xs[i], ys[i], nr, nw, 0); };
+          auto run = [&](int i) {
+            if (spreads)
+              spreaders[j]<<<grid, block>>>(xs[i], ys[i], nw, ratio);
+            else
+              movers[j]<<<grid, block>>>(xs[i], ys[i], nr, nw, 0);
+          };
           double us = timer(run, nsets);
           CHECK(cudaGetLastError());
           if (us < best) {
