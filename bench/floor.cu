@@ -209,6 +209,7 @@ int main(int argc, char **argv) {
       exit(2);
     }
     const unsigned ratio = spreads ? (unsigned)(((unsigned __int128)nr << 32) / nw) : 0;
+    const long long n = spreads ? nw : nr; /* the packs the grid walks */
     std::vector<uint4 *> xs(nsets), ys(nsets);
     for (int i = 0; i < nsets; i++) {
       CHECK(cudaMalloc(&xs[i], nr * 16));
@@ -238,7 +239,6 @@ int main(int argc, char **argv) {
       for (int k : per_sm)
         for (int j = 0; j < 4; j++) {
           int u = 1 << j;
-          const long long n = spreads ? nw : nr; /* the packs the grid walks */
           long long want = (n + (long long)block * u - 1) / ((long long)block * u);
           int grid = k ? (int)std::min<long long>(want, (long long)sms * k) : (int)want;
           cudaFuncAttributes fa; /* the most threads its registers allow a block */

@@ -101,18 +101,27 @@ static const char *value_base_name(GEmit *e, const Value *v) {
   return value_temp_name(e->a, e->k, v);
 }
 
+/* p and q name the same thing: the same parameter, or a value's slot in
+ * the workspace that one writes and the other reads. */
+static int same_param(const KParam *p, const KParam *q) {
+  if (p->kind == q->kind)
+    return p->index == q->index && p->value == q->value;
+  return p->value == q->value &&
+         ((p->kind == P_WS_WRITE && q->kind == P_STORED_READ) || (p->kind == P_STORED_READ && q->kind == P_WS_WRITE));
+}
+
 /* The name of value v's `kind` parameter (a stored read or a workspace
  * write): in a loop that shares one launch with the reduction before it
  * (GEmit.joined), the reduction's parameter of the same slot where it has
  * one (same_param(): the one launch passes it once), else a name neither
  * group has taken.  Named apart, the -O0 slot of an unnamed %1 (`v1`) and
  * a user's `v1` both became v1_mem in the one launch (tests/regress). */
-static const char *value_param_name(GEmit *e, ParamKind kind, const Value *v) {
+static const char *value_param_name(GEmit *e, ParamKind kind, Value *v) {
+  const KParam mine = {kind, 0, v, NULL}; /* as add_param() will make it */
   if (e->joined)
     for (int i = 0; i < e->joined->params.len; i++) {
       const KParam *p = e->joined->params.items[i];
-      if (p->value == v && (p->kind == kind || (p->kind == P_WS_WRITE && kind == P_STORED_READ) ||
-                            (p->kind == P_STORED_READ && kind == P_WS_WRITE)))
+      if (same_param(p, &mine))
         return p->name;
     }
   return fresh_name(e->a, &e->taken, arena_printf(e->a, "%s_mem", value_base_name(e, v)));
@@ -1831,15 +1840,6 @@ static void emit_group_kernel(GEmit *e, Out *o) {
 
 /* ---- a full reduction and the loop after it in one launch ----------------- */
 
-/* p and q name the same thing: the same parameter, or a value's slot in
- * the workspace that one writes and the other reads. */
-static int same_param(const KParam *p, const KParam *q) {
-  if (p->kind == q->kind)
-    return p->index == q->index && p->value == q->value;
-  return p->value == q->value &&
-         ((p->kind == P_WS_WRITE && q->kind == P_STORED_READ) || (p->kind == P_STORED_READ && q->kind == P_WS_WRITE));
-}
-
 /* Loop e, launched with the full reduction red before it in one kernel,
  * names its parameters apart from red's: red's are taken, and a slot
  * both pass keeps red's name (value_param_name()). */
@@ -2841,11 +2841,12 @@ static KEmit *emit_kernel_device(Compilation *c, Kernel *k, KernelPlan *kp, Out 
   ir_count_uses(k); /* cu_fused_product() asks which products have one use */
   for (int i = 0; i < kp->groups.len; i++) {
     ke->groups[i] = new_gemit(c->arena, k, kp, kp->groups.items[i], ke->names);
-    if (joins_launch_before(ke->groups[i]))
+    const int joined = joins_launch_before(ke->groups[i]);
+    if (joined)
       join_launch_names(ke->groups[i], ke->groups[i - 1]);
     emit_group_kernel(ke->groups[i], o);
     emit_blank(o);
-    if (joins_launch_before(ke->groups[i])) {
+    if (joined) {
       emit_one_launch_kernel(ke->groups[i - 1], ke->groups[i], o);
       emit_blank(o);
     }
