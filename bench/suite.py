@@ -259,6 +259,14 @@ def _cases():
              lambda x: (x.mean(-1), x.var(-1, unbiased=False)),
              lambda T, x: to(T, *reversed(torch.var_mean(f32(T, x), -1, unbiased=False))),
              lambda x: tuple(m.squeeze(-1) for m in m_rowstats(x)[:2])),
+        # A plain row sum, as x.sum(-1) (bf16 summed in f32, as a user asks
+        # for torch.sum(x, -1, dtype=torch.float32)): no stitch, a reduce group.
+        Case("rowsum", "row", [("x", "MN")], [("y", "M")],
+             lambda i, o: "y = sum(x, -1)" if i == o else "y = sum(%s(x), -1)" % o,
+             lambda x: (x.sum(-1),),
+             lambda T, x: (x.sum(-1, dtype=torch.float32),),
+             lambda x: (msum(x.abs(), -1).squeeze(-1),),
+             out_dtype={"bf16": "f32"}),
         Case("masked_softmax", "row", [("s", "BMN"), ("m", "MN")], [("y", "BMN")],
              "y = softmax(s * 0.125 + m, -1)",
              lambda s, m: (torch.softmax(s * 0.125 + m, -1),),

@@ -1379,9 +1379,9 @@ static void reduce_decompose(GEmit *e, Value *r, Out *kept, Out *red) {
 static void emit_reduce_result(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
   open_block(o, "if (t_o < t_outer && threadIdx.x == 0)");
   open_block(o, "if (gridDim.y > 1)");
-  emit(o, "t_part[(IndexT)blockIdx.y * t_outer + t_o] = t_acc;");
+  emit(o, "t_part[(IndexT)blockIdx.y * t_outer + t_o] = t_acc[0];");
   else_block(o);
-  emit_reduce_final(e, o, r, ri);
+  emit_result_at(e, o, r, ri, "t_acc[0]", "t_o");
   close_block(o, "");
   close_block(o, "");
 }
@@ -1400,46 +1400,6 @@ static void emit_chunk_extent(GEmit *e, Out *o, Value *r, const RedInfo *ri, int
   emit(o, "const IndexT t_red = %s;", numel_expr(e, &e->g->domain, r->axes, "(IndexT)"));
   emit(o, "const IndexT t_rbeg = (IndexT)blockIdx.y * t_chunk;");
   emit(o, "const IndexT t_rend = t_red - t_rbeg < t_chunk ? t_red : t_rbeg + t_chunk;");
-}
-
-/* The kernel's signature and the extent of this block's chunk. */
-static void open_reduce_kernel(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
-  int threads = e->g->schedule->max_threads;
-  open_kernel(e, o, "typename IndexT", threads, chunk_params(e, ri));
-  emit(o, "/* Blocks with blockIdx.y = s reduce [s * t_chunk, (s + 1) * t_chunk); with");
-  emit(o, " * several splits they leave partials in t_part for %s_final. */", e->kname);
-  emit_chunk_extent(e, o, r, ri, threads);
-}
-
-/* A row reduction: threads along the row (x), rows along y; the column
- * and full classes have kernels of their own. */
-static void emit_reduce_kernel(GEmit *e, Out *o) {
-  Group *g = e->g;
-  Value *r = g->reduce;
-  RedInfo ri = red_info(e->a, r);
-  e->lin = reduce_linear_index(&g->domain, r->axes);
-  reduce_body(e, r, &ri);
-  Out *dkept = new_out(e->a), *dred = new_out(e->a);
-  reduce_decompose(e, r, dkept, dred);
-  add_size_params(e);
-  order_params(e);
-  open_reduce_kernel(e, o, r, &ri);
-  open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.y; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.y)");
-  emit(o, "const IndexT t_o = t_ob + threadIdx.y;");
-  emit(o, "%s t_acc = %s;", ri.acc_type, ri.identity);
-  open_block(o, "if (t_o < t_outer)");
-  emit_fragment(o, dkept);
-  open_block(o, "for (IndexT t_r = t_rbeg + threadIdx.x; t_r < t_rend; t_r += blockDim.x)");
-  emit_fragment(o, dred);
-  emit_fragment(o, e->body);
-  close_block(o, "");
-  close_block(o, "");
-  emit(o, "t_acc = tecc::row_allreduce(t_acc, %s, t_smem);", ri.op);
-  emit_reduce_result(e, o, r, &ri);
-  close_block(o, "");
-  close_block(o, "");
-  emit_blank(o);
-  emit_split_final(e, o, r, &ri);
 }
 
 /* ---- full reductions ---------------------------------------------------------- */
@@ -1675,6 +1635,100 @@ static void emit_full_shape(GEmit *e, Out *o) {
   close_block(o, "");
 }
 
+/* ---- row reductions ---------------------------------------------------------- */
+
+/* The steps of a row whose packed tensors are aligned and whose length is
+ * whole packs: ITEMS packs of each loaded, then added, pack element t_k
+ * into t_acc[t_k]; the packs of chunk [t_rbeg, t_rend) (whole packs:
+ * tecc::split_launch's `align`). */
+static void emit_row_packs(GEmit *e, Out *o, const Out *dred, const Out *body, int body_r) {
+  emit(o, "const IndexT t_npack = t_red / VEC, t_pend = t_rend / VEC;");
+  open_block(o, "for (IndexT t_p0 = t_rbeg / VEC + threadIdx.x; t_p0 < t_pend; t_p0 += ITEMS * (IndexT)blockDim.x)");
+  declare_step_packs(e, o);
+  const char *step = "const IndexT t_p = t_p0 + (IndexT)t_u * blockDim.x;";
+  emit_step_loads(e, o, step, "t_p < t_pend", "t_o * t_npack + t_p", NULL);
+  open_step_elements(o, step, "t_p < t_pend");
+  if (uses_axes(e, e->g->reduce->axes) || body_r) /* dred splits t_r, or the body reads it */
+    emit(o, "const IndexT t_r = t_p * VEC + t_k;");
+  emit_fragment(o, dred);
+  emit_fragment(o, body);
+  close_step_elements(o);
+  close_block(o, "");
+}
+
+/* The steps of any other row, in the packed steps' order (the same sums,
+ * bit for bit, whichever path a call takes): thread x takes the VEC
+ * elements of row packs x, x + blockDim.x, ... counted from the row's
+ * start, element t_k into t_acc[t_k], loaded one by one; the row's last
+ * pack may be short. */
+static void emit_row_elements(Out *o, const Out *dred, const Out *body) {
+  emit(o, "const IndexT t_pend = (t_rend + VEC - 1) / VEC;");
+  open_block(o, "for (IndexT t_p = t_rbeg / VEC + threadIdx.x; t_p < t_pend; t_p += blockDim.x)");
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_k = 0; t_k < VEC; t_k++)");
+  emit(o, "const IndexT t_r = t_p * VEC + t_k;");
+  open_block(o, "if (t_r < t_rend)");
+  emit_fragment(o, dred);
+  emit_fragment(o, body);
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+}
+
+/* A row reduction: threads along the row (x), rows along y, VEC
+ * accumulators a thread (schedule.c, reduction()); the column and full
+ * classes have kernels of their own. */
+static void emit_reduce_kernel(GEmit *e, Out *o) {
+  Group *g = e->g;
+  Value *r = g->reduce;
+  RedInfo ri = red_info(e->a, r);
+  const Variant *v = &g->schedule->variants[0];
+  e->lin = reduce_linear_index(&g->domain, r->axes);
+  add_root_params(e); /* named before the mark: the element body reuses only its own names */
+  int ntaken = nameset_mark(&e->taken);
+  Out *vbody = step_body(e, &ri, 1, "t_acc[t_k]");
+  int vbody_r = e->lin_used || e->arg_index_used;
+  reuse_body_names(e, ntaken);
+  Out *sbody = step_body(e, &ri, 0, "t_acc[t_k]");
+  check_pack_width(e, v);
+  Out *dkept = new_out(e->a), *dred = new_out(e->a);
+  reduce_decompose(e, r, dkept, dred);
+  add_size_params(e);
+  order_params(e);
+  e->body = NULL;
+  open_kernel(e, o, "typename IndexT, bool PACKED", g->schedule->max_threads, chunk_params(e, &ri));
+  emit(o, "/* Blocks with blockIdx.y = s reduce [s * t_chunk, (s + 1) * t_chunk); with");
+  emit(o, " * several splits they leave partials in t_part for %s_final.  PACKED: the", e->kname);
+  emit(o, " * row is whole packs and every packed pointer aligned to its pack. */");
+  emit(o, "constexpr int VEC = %d, ITEMS = %d;", v->vec, v->items);
+  emit_chunk_extent(e, o, r, &ri, g->schedule->max_threads);
+  open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.y; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.y)");
+  emit(o, "const IndexT t_o = t_ob + threadIdx.y;");
+  emit(o, "%s t_acc[VEC];", ri.acc_type);
+  emit(o, "#pragma unroll");
+  emit(o, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = %s;", ri.identity);
+  open_block(o, "if (t_o < t_outer)");
+  emit_fragment(o, dkept);
+  if (e->packs.len) {
+    open_block(o, "if (PACKED)");
+    emit_row_packs(e, o, dred, vbody, vbody_r);
+    else_block(o);
+  }
+  emit_row_elements(o, dred, sbody);
+  if (e->packs.len)
+    close_block(o, "");
+  close_block(o, "");
+  emit(o, "#pragma unroll");
+  emit(o, "for (int t_w = 1; t_w < VEC; t_w *= 2) /* a fixed tree over the accumulators */");
+  emit(o, "  for (int t_k = 0; t_k + t_w < VEC; t_k += 2 * t_w) t_acc[t_k] = %s(t_acc[t_k], t_acc[t_k + t_w]);", ri.op);
+  emit(o, "t_acc[0] = tecc::row_allreduce(t_acc[0], %s, t_smem);", ri.op);
+  emit_reduce_result(e, o, r, &ri);
+  close_block(o, "");
+  close_block(o, "");
+  emit_blank(o);
+  emit_split_final(e, o, r, &ri);
+}
+
 /* ---- column reductions ------------------------------------------------------- */
 
 /* ITEMS rows of VEC adjacent columns per thread and step: the loads first,
@@ -1778,8 +1832,8 @@ static GEmit *new_gemit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
 
 /* The block of one reduction variant, into t_l. */
 static void emit_reduce_block(Out *o, const Variant *v) {
-  if (v->fit == FIT_ROW) {
-    emit(o, "t_l.tx = (unsigned)tecc::pow2_at_least(t_len, 32, 1024);");
+  if (v->fit == FIT_ROW) { /* ITEMS packs of VEC elements a thread and step, at most v->block threads a row */
+    emit(o, "t_l.tx = (unsigned)tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %d);", v->vec * v->items, v->block);
     emit(o, "t_l.ty = t_l.tx >= %d ? 1 : %d / t_l.tx;", v->block, v->block);
   } else {
     emit(o, "t_l.tx = %d;", v->threads_x);
@@ -1812,7 +1866,10 @@ static void emit_reduce_shape(GEmit *ge, Out *o) {
   else /* the same grid for packed and unpacked columns: the same sums */
     emit(o, "t_l.grid = tecc::grid_size(tecc::ceil_div(t_rows, %d), t_l.tx, %d / (t_l.tx * t_l.ty));", v->vec,
          v->sm_threads);
-  emit(o, "tecc::split_launch(&t_l, t_len, t_l.%s);", row ? "tx" : "ty");
+  if (row) /* chunks of whole packs */
+    emit(o, "tecc::split_launch(&t_l, t_len, t_l.tx, %d);", v->vec);
+  else
+    emit(o, "tecc::split_launch(&t_l, t_len, t_l.ty);");
   emit(o, "return t_l;");
   close_block(o, "");
 }
@@ -2114,8 +2171,14 @@ static void emit_reduce_launch(KEmit *ke, Out *o, GEmit *ge) {
     emit(o, "  %s<IndexT, %d>%s(%s);", ge->kname, vec, launch, args);
     emit(o, "else");
     emit(o, "  %s<IndexT, 1>%s(%s);", ge->kname, launch, args);
+  } else if (ge->packs.len) { /* whole packs: the row's length and every packed pointer */
+    int vec = g->schedule->variants[0].vec;
+    emit(o, "if (t_red %% %d == 0 && %s)", vec, packs_aligned(ke, ge, vec));
+    emit(o, "  %s<IndexT, true>%s(%s);", ge->kname, launch, args);
+    emit(o, "else");
+    emit(o, "  %s<IndexT, false>%s(%s);", ge->kname, launch, args);
   } else {
-    emit(o, "%s<IndexT>%s(%s);", ge->kname, launch, args);
+    emit(o, "%s<IndexT, false>%s(%s);", ge->kname, launch, args);
   }
   open_block(o, "if (t_l.splits > 1)");
   emit_launch_check(o);

@@ -33,6 +33,7 @@ enum {
   SPLIT_SM_BLOCKS = 2,       /* a column split's chunks: for 2 blocks an SM (tecc::column_chunks) */
   SPLIT_ROWS = 512,          /* a column split's chunk: at least 512 rows */
   FULL_ITEMS = 4,            /* full reductions: packs in flight per thread (64 bytes) */
+  ROW_ITEMS = 4,             /* row reductions: packs in flight per thread and step */
   COLUMN_ITEMS = 4,          /* column reductions: rows in flight per thread */
   ELEMENT_ITEMS = 16,        /* row and column stitches element by element (VEC 1: rows or columns
                                 that are not contiguous): elements a thread holds at most; each
@@ -232,8 +233,18 @@ static int clamp(int x, int lo, int hi) {
   return x < lo ? lo : x > hi ? hi : x;
 }
 
-/* Plain reductions keep one partial per thread in registers; a second,
- * ordered stage combines the chunks of a split (deterministic).  A column
+/* Plain reductions keep their partials in registers; a second, ordered
+ * stage combines the chunks of a split (deterministic).  A row's threads
+ * take ITEMS packs of VEC elements a step (16-byte loads where the row is
+ * whole packs and the packed tensors are aligned, else the same packs'
+ * elements one by one: the same sums, bit for bit), element k into
+ * accumulator k, at most REDUCE_BLOCK
+ * threads a row.  On an H100 (bench/NOTES.md, issue 48) against one
+ * element a step and a thread per element up to 1024: sum(x, -1) f32
+ * 32768 x 1024 255 -> 48 us, 4096 x 16384 139 -> 91, 4096 x 11008 103 ->
+ * 64; bf16 summed in f32 0.09-0.45x the time; argmax f32 0.06-0.59x.
+ * Blocks of up to 1024 threads a row (one step each) took 15-50% longer
+ * at rows of 11008-65536, and ITEMS 8 lost at 256 and 262144.  A column
  * block spans COLUMN_TILE columns (8 lanes of bf16 packs, 16 of f32, 32
  * of f64) and REDUCE_BLOCK / lanes rows.  Against 32 lanes of packs it
  * has four times the blocks along the columns, so a wide matrix fills the
@@ -252,6 +263,8 @@ static void reduction(Arena *a, GroupSchedule *s, const Footprint *f) {
     return;
   }
   Variant *v = add(a, s, s->cls == CLASS_FULL ? "full" : "row", WHEN_ALWAYS, STORE_REGISTERS);
+  v->vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
+  v->items = ROW_ITEMS;
   v->fit = FIT_ROW;
   v->threads_x = v->threads_y = 0;
   v->block = REDUCE_BLOCK;
@@ -1652,6 +1665,8 @@ static const char *block_text(Arena *a, const Variant *v) {
     return v->threads_y > 1 ? arena_printf(a, "block %d x %d", v->threads_x, v->threads_y)
                             : arena_printf(a, "block %d", v->threads_x);
   case FIT_ROW:
+    if (v->split == 0) /* a plain row reduction (reduction()) */
+      return arena_printf(a, "block T x %d/T, T = pow2 in [32, %d] >= R/%d", v->block, v->block, v->items * v->vec);
     if (variant_narrow(v))
       return arena_printf(a, "block T x max(1, %d/T), T = 32*ceil(R/%d) (the warps the row needs), bound to %d "
                              "blocks of up to %d threads an SM", v->block, 32 * v->items * v->vec, NARROW_BLOCKS,
@@ -1787,8 +1802,11 @@ static void variant_text(Buf *b, Arena *a, const GroupSchedule *s, const Variant
                   "sums, bit for bit), a partial per block combined in block order by one block of %d",
                s->final_threads);
   if (v->split == 0 && v->fit != FIT_COLUMN_SPLIT)
-    buf_puts(b, ", split: S = min(ceil(4*SMs/grid), R/(16*lanes), 1024) chunks when the grid is short, "
-                "combined in chunk order");
+    buf_printf(b, ", split: S = min(ceil(4*SMs/grid), R/(16*lanes), 1024) chunks when the grid is short%s, "
+                  "combined in chunk order", v->fit == FIT_ROW ? " (whole packs)" : "");
+  if (v->split == 0 && v->fit == FIT_ROW)
+    buf_puts(b, ", packs loaded whole when the row is whole packs and every packed tensor is aligned, else the same "
+                "packs' elements one by one (the same sums, bit for bit)");
   if (v->index_bits)
     buf_printf(b, ", %d-bit indices", v->index_bits);
   else

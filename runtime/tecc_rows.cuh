@@ -262,8 +262,9 @@ struct Launch {
 
 /* The split of lib/schedule.c (split 0): when the grid cannot fill 4
  * blocks per SM and the range is long, enough chunks to fill them, each
- * at least 16 elements per lane; at most 1024. */
-inline void split_launch(Launch *l, int64_t len, int64_t lanes) {
+ * at least 16 elements per lane and a multiple of `align` (a row's
+ * packs); at most 1024. */
+inline void split_launch(Launch *l, int64_t len, int64_t lanes, int64_t align = 1) {
   const int64_t fill = (int64_t)sm_count() * 4;
   int64_t s = 1;
   if ((int64_t)l->grid < fill && len >= lanes * 64) {
@@ -273,7 +274,7 @@ inline void split_launch(Launch *l, int64_t len, int64_t lanes) {
     if (s > 1024) s = 1024;
     if (s < 1) s = 1;
   }
-  l->chunk = s > 1 ? ceil_div(len, s) : len;
+  l->chunk = s > 1 ? ceil_div(ceil_div(len, s), align) * align : len;
   l->splits = s > 1 ? ceil_div(len, l->chunk) : 1;
 }
 
