@@ -1700,7 +1700,10 @@ static void emit_reduce_kernel(GEmit *e, Out *o) {
   emit(o, "/* Blocks with blockIdx.y = s reduce [s * t_chunk, (s + 1) * t_chunk); with");
   emit(o, " * several splits they leave partials in t_part for %s_final.  PACKED: the", e->kname);
   emit(o, " * row is whole packs and every packed pointer aligned to its pack. */");
-  emit(o, "constexpr int VEC = %d, ITEMS = %d;", v->vec, v->items);
+  if (e->packs.len) /* ITEMS counts the packs in flight; element steps have none */
+    emit(o, "constexpr int VEC = %d, ITEMS = %d;", v->vec, v->items);
+  else
+    emit(o, "constexpr int VEC = %d;", v->vec);
   emit_chunk_extent(e, o, r, &ri, g->schedule->max_threads);
   open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.y; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.y)");
   emit(o, "const IndexT t_o = t_ob + threadIdx.y;");
