@@ -1696,14 +1696,12 @@ static void emit_reduce_kernel(GEmit *e, Out *o) {
   add_size_params(e);
   order_params(e);
   e->body = NULL;
-  open_kernel(e, o, "typename IndexT, bool PACKED", g->schedule->max_threads, chunk_params(e, &ri));
+  open_kernel(e, o, "typename IndexT, int ITEMS, bool PACKED", g->schedule->max_threads, chunk_params(e, &ri));
   emit(o, "/* Blocks with blockIdx.y = s reduce [s * t_chunk, (s + 1) * t_chunk); with");
   emit(o, " * several splits they leave partials in t_part for %s_final.  PACKED: the", e->kname);
-  emit(o, " * row is whole packs and every packed pointer aligned to its pack. */");
-  if (e->packs.len) /* ITEMS counts the packs in flight; element steps have none */
-    emit(o, "constexpr int VEC = %d, ITEMS = %d;", v->vec, v->items);
-  else
-    emit(o, "constexpr int VEC = %d;", v->vec);
+  emit(o, " * row is whole packs and every packed pointer aligned to its pack, ITEMS");
+  emit(o, " * of them a thread in flight. */");
+  emit(o, "constexpr int VEC = %d;", v->vec);
   emit_chunk_extent(e, o, r, &ri, g->schedule->max_threads);
   open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.y; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.y)");
   emit(o, "const IndexT t_o = t_ob + threadIdx.y;");
@@ -1844,6 +1842,25 @@ static void emit_reduce_block(Out *o, const Variant *v) {
   }
 }
 
+/* Does row reduction ge take Variant.long_items packs a thread on long
+ * rows (only where it loads packs)? */
+static int long_rows(const GEmit *ge) {
+  return ge->g->schedule->cls == CLASS_ROW && ge->g->schedule->variants[0].long_items && ge->packs.len;
+}
+
+/* Rows of long_packs packs or more that need no split: long_items packs a
+ * thread, its block and grid again (the split stays the one of `items`:
+ * one chunk). */
+static void emit_long_rows_block(Out *o, const Variant *v) {
+  Variant lv = *v;
+  lv.items = v->long_items;
+  open_block(o, "if (t_len >= %lld && t_l.splits == 1)", (long long)v->long_packs * v->vec);
+  emit(o, "t_l.items = %d;", lv.items);
+  emit_reduce_block(o, &lv);
+  emit(o, "t_l.grid = tecc::grid_size(t_rows, t_l.ty, %d / (t_l.tx * t_l.ty));", v->sm_threads);
+  close_block(o, "");
+}
+
 /* The host function that sizes a reduction group's launch by its
  * records: the launch and the workspace of its partials both call it. */
 static void emit_reduce_shape(GEmit *ge, Out *o) {
@@ -1873,6 +1890,9 @@ static void emit_reduce_shape(GEmit *ge, Out *o) {
     emit(o, "tecc::split_launch(&t_l, t_len, t_l.tx, %d);", v->vec);
   else
     emit(o, "tecc::split_launch(&t_l, t_len, t_l.ty);");
+  emit(o, "t_l.items = %d;", v->items);
+  if (long_rows(ge))
+    emit_long_rows_block(o, v);
   emit(o, "return t_l;");
   close_block(o, "");
 }
@@ -2175,13 +2195,22 @@ static void emit_reduce_launch(KEmit *ke, Out *o, GEmit *ge) {
     emit(o, "else");
     emit(o, "  %s<IndexT, 1>%s(%s);", ge->kname, launch, args);
   } else if (ge->packs.len) { /* whole packs: the row's length and every packed pointer */
-    int vec = g->schedule->variants[0].vec;
-    emit(o, "if (t_red %% %d == 0 && %s)", vec, packs_aligned(ke, ge, vec));
-    emit(o, "  %s<IndexT, true>%s(%s);", ge->kname, launch, args);
-    emit(o, "else");
-    emit(o, "  %s<IndexT, false>%s(%s);", ge->kname, launch, args);
+    const Variant *v = &g->schedule->variants[0];
+    open_block(o, "if (t_red %% %d == 0 && %s)", v->vec, packs_aligned(ke, ge, v->vec));
+    if (long_rows(ge)) { /* long_items where 32-bit indices do */
+      emit(o, "if (t_l.items == %d)", v->long_items);
+      emit(o, "  %s<IndexT, sizeof(IndexT) == 4 ? %d : %d, true>%s(%s);", ge->kname, v->long_items, v->items, launch,
+           args);
+      emit(o, "else");
+      emit(o, "  %s<IndexT, %d, true>%s(%s);", ge->kname, v->items, launch, args);
+    } else {
+      emit(o, "%s<IndexT, %d, true>%s(%s);", ge->kname, v->items, launch, args);
+    }
+    else_block(o);
+    emit(o, "%s<IndexT, %d, false>%s(%s);", ge->kname, v->items, launch, args);
+    close_block(o, "");
   } else {
-    emit(o, "%s<IndexT, false>%s(%s);", ge->kname, launch, args);
+    emit(o, "%s<IndexT, %d, false>%s(%s);", ge->kname, g->schedule->variants[0].items, launch, args);
   }
   open_block(o, "if (t_l.splits > 1)");
   emit_launch_check(o);

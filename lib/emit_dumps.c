@@ -211,7 +211,8 @@ static void json_variant(Buf *b, Arena *a, const Variant *v, int first) {
              json_bool(v->prefetch), v->threads_x, v->threads_y, v->block, v->cluster);
   buf_printf(b, ", \"sm_threads\": %d, \"cover_bytes\": %d, \"split\": %d, \"index_bits\": %d, \"one_read\": %s",
              v->sm_threads, v->cover_bytes, v->split, v->index_bits, json_bool(v->one_read));
-  buf_printf(b, ", \"wide_items\": %d", v->wide_items);
+  buf_printf(b, ", \"wide_items\": %d, \"long_items\": %d, \"long_packs\": %d", v->wide_items, v->long_items,
+             v->long_packs);
   buf_printf(b, ", \"items64\": %d, \"odd_items\": %d, \"odd_items64\": %d, \"split_items\": %d, \"folds\": %s",
              v->items64, v->odd_items, v->odd_items64, v->split_items, json_bool(v->folds));
   buf_printf(b, ", \"min_blocks\": %d, \"roomy\": %s, \"solo\": %s", v->min_blocks, json_bool(v->roomy),

@@ -34,6 +34,10 @@ enum {
   SPLIT_ROWS = 512,          /* a column split's chunk: at least 512 rows */
   FULL_ITEMS = 4,            /* full reductions: packs in flight per thread (64 bytes) */
   ROW_ITEMS = 4,             /* row reductions: packs in flight per thread and step */
+  ROW_LONG_ITEMS = 8,        /* ... where a row is ROW_LONG_PACKS packs or more and needs no split */
+  ROW_LONG_PACKS = 256,
+  ROW_LONG_ACC_BYTES = 48,   /* ... and its VEC accumulators take 48 bytes or fewer (bf16 argmax's
+                                96 spilled 64 bytes at ITEMS 8) */
   COLUMN_ITEMS = 4,          /* column reductions: rows in flight per thread */
   ELEMENT_ITEMS = 16,        /* row and column stitches element by element (VEC 1: rows or columns
                                 that are not contiguous): elements a thread holds at most; each
@@ -244,7 +248,12 @@ static int clamp(int x, int lo, int hi) {
  * 32768 x 1024 255 -> 48 us, 4096 x 16384 139 -> 91, 4096 x 11008 103 ->
  * 64; bf16 summed in f32 0.09-0.45x the time; argmax f32 0.06-0.59x.
  * Blocks of up to 1024 threads a row (one step each) took 15-50% longer
- * at rows of 11008-65536, and ITEMS 8 lost at 256 and 262144.  A column
+ * at rows of 11008-65536.  Rows of ROW_LONG_PACKS packs and more that
+ * need no split take ITEMS 8 where 32-bit indices do (long_items): on an
+ * H200 f32 32768 x 1024 40.2 -> 34.7 us, 16384 x 4096 76.8 -> 65.3, 4096
+ * x 11008 52.9 -> 50.2, bf16 4096 x 11008 26.8 -> 22.2; at 256 (64 packs)
+ * ITEMS 8 took 7-15% longer (61 registers: 4 blocks an SM, not 5) and
+ * with a split 10-18% (a second wave of chunks).  A column
  * block spans COLUMN_TILE columns (8 lanes of bf16 packs, 16 of f32, 32
  * of f64) and REDUCE_BLOCK / lanes rows.  Against 32 lanes of packs it
  * has four times the blocks along the columns, so a wide matrix fills the
@@ -252,7 +261,18 @@ static int clamp(int x, int lo, int hi) {
  * an H100, % of copy (bench/NOTES.md, issue 11): 1024 x 65536 bf16 78.9
  * -> 87.3, f32 93.9 -> 96.6; 65536 x 1024 bf16 78.3 -> 82.3, f32 92.5 ->
  * 93.8; 16384 x 4096 bf16 83.6 -> 81.8, f32 93.4 -> 93.4. */
-static void reduction(Arena *a, GroupSchedule *s, const Footprint *f) {
+/* The bytes of one accumulator of reduction r: 8- and 16-bit values
+ * accumulate in 32 bits; an argmax or argmin keeps an int64 index beside
+ * its value. */
+static int accumulator_bytes(const Value *r) {
+  int arg = r->rop == RED_ARGMAX || r->rop == RED_ARGMIN;
+  int bytes = dtype_size(arg ? r->args[0]->dtype : r->dtype);
+  if (bytes < 4)
+    bytes = 4;
+  return arg ? bytes + 8 : bytes;
+}
+
+static void reduction(Arena *a, GroupSchedule *s, const Footprint *f, const Group *g) {
   if (s->cls == CLASS_COLUMN) { /* seed 003: threads along the columns, packed */
     Variant *v = add(a, s, "columns", WHEN_ALWAYS, STORE_REGISTERS);
     v->vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
@@ -265,6 +285,8 @@ static void reduction(Arena *a, GroupSchedule *s, const Footprint *f) {
   Variant *v = add(a, s, s->cls == CLASS_FULL ? "full" : "row", WHEN_ALWAYS, STORE_REGISTERS);
   v->vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
   v->items = ROW_ITEMS;
+  v->long_items = f->pack_bytes && v->vec * accumulator_bytes(g->reduce) <= ROW_LONG_ACC_BYTES ? ROW_LONG_ITEMS : 0;
+  v->long_packs = ROW_LONG_PACKS;
   v->fit = FIT_ROW;
   v->threads_x = v->threads_y = 0;
   v->block = REDUCE_BLOCK;
@@ -1367,7 +1389,7 @@ static GroupSchedule *schedule_group(Arena *a, const KernelPlan *kp, const Group
     s->reread = rereads(kp, g);
     s->reread_last = s->reread && s->reread->dtype != DT_F64 && !read_by_later_group(kp, g, s->reread);
     break;
-  case CLASS_ROW: case CLASS_COLUMN: reduction(a, s, &f); break;
+  case CLASS_ROW: case CLASS_COLUMN: reduction(a, s, &f, g); break;
   case CLASS_FULL: full_reduction(a, s, &f); break;
   case CLASS_STITCH_ROW: stitch_row(a, s, &f, t, g); break;
   case CLASS_STITCH_COLUMN: stitch_column(a, s, &f, g); break;
@@ -1759,6 +1781,9 @@ static void variant_text(Buf *b, Arena *a, const GroupSchedule *s, const Variant
     buf_printf(b, " (%d where 32-bit indices do)", v->wide_items);
   else if (v->items64)
     buf_printf(b, " (%d with 64-bit indices)", v->items64);
+  if (v->long_items)
+    buf_printf(b, " (%d where 32-bit indices do, the row is whole aligned packs, %d or more, and needs no split)",
+               v->long_items, v->long_packs);
   if (v->split_items)
     buf_printf(b, " (%d in the second phase)", v->split_items);
   if (v->min_blocks)

@@ -147,6 +147,9 @@ typedef struct Variant {
   int wide_items;      /* stream that reads each row again: ITEMS of its instances of
                           32-bit indices (0: items) */
   int items64;         /* stream rows: ITEMS of its instances of 64-bit indices (0: items) */
+  int long_items;      /* plain row reduction: ITEMS of its instances of 32-bit indices for rows of
+                          whole aligned packs, long_packs or more, that need no split (0: items) */
+  int long_packs;
   int odd_items;       /* stream rows: ITEMS of its instances for rows that are not whole packs
                           (PACKS false) of 32-bit indices, and odd_items64 of 64-bit ones (0: as
                           the aligned instances) */

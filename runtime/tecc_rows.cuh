@@ -258,6 +258,7 @@ inline int column_width(int64_t cols, int64_t len, int vec, int items) {
 struct Launch {
   unsigned tx, ty, grid;
   int64_t chunk, splits;
+  int items; /* a row reduction's packs a thread in flight (its kernel's ITEMS) */
 };
 
 /* The split of lib/schedule.c (split 0): when the grid cannot fill 4

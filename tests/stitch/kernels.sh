@@ -51,7 +51,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 (in file $3, else s.cu) that has $2.
 line_of() { kernel_text "$1" "$3" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 257
+plan 263
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -480,4 +480,17 @@ is "$(grep -c 'tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, false, false, 0, 
 is "$(grep -c 'if (t_packs && t_tx \* t_ty == 1024 && (int64_t)128 \* 1024 <= tecc::shared_room(t_ah, (const void \*)tecc_softmax_col_bf16_g0_reg<int32_t, 8, 8, true>))' "$work/s.cu")" 1 "softmax over columns bf16 launch: AHEAD where the columns are packs"
 is "$(kernel_text tecc_softmax_col_bf16_g0_reg | grep -c 'const bool t_packs = AHEAD || t_packed;')" 1 "softmax over columns bf16: packs in the AHEAD instance, no column tests"
 is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 'ahead')" 0 "add_rmsnorm bf16 registers (two values held): no AHEAD instance"
+# A plain row reduction (schedule.c, reduction()): rows of 256 packs and
+# more that need no split take 8 packs a thread in flight where 32-bit
+# indices do (its ITEMS a template parameter, the launch's t_l.items),
+# others 4; a row reduction with no packed tensor (its reduced axes not
+# adjacent) has only element steps and names no ITEMS in its body.
+"$TECC" -O2 "$top_srcdir/tests/bench/rowsum_f32.te" -o "$work/rowsum.cu" || echo "not ok - tecc failed on tests/bench/rowsum_f32.te"
+is "$(sed -n '/inline tecc::Launch tecc_rowsum_f32_g0_row_shape(/,/^}/p' "$work/rowsum.cu" | grep -A4 'if (t_len >= 1024 && t_l.splits == 1) {' | grep -c 't_l.items = 8;\|ceil_div(t_len, 32), 32, 256)\|t_l.grid = tecc::grid_size(t_rows, t_l.ty, 2048')" 3 "rowsum f32: rows of 1024 elements and more, no split: 8 packs a thread, its block and grid"
+is "$(grep -A1 'if (t_l.items == 8)' "$work/rowsum.cu" | grep -c 'tecc_rowsum_f32_g0_row<IndexT, sizeof(IndexT) == 4 ? 8 : 4, true><<<')" 1 "rowsum f32: ... launched where the row is whole aligned packs, 4 with 64-bit indices"
+is "$(grep -c 'tecc_rowsum_f32_g0_row<IndexT, 4, false><<<' "$work/rowsum.cu")" 1 "rowsum f32: other rows by elements, the same packs' order"
+is "$(kernel_text tecc_rowsum_f32_g0_row "$work/rowsum.cu" | grep -c 'constexpr int VEC = 4;')" 1 "rowsum f32: VEC in the body, ITEMS a template parameter"
+"$TECC" -O2 "$top_srcdir/tests/programs/red_literal_mix.te" -o "$work/mix.cu" || echo "not ok - tecc failed on tests/programs/red_literal_mix.te"
+is "$(kernel_text tecc_red_literal_mix_g1_row "$work/mix.cu" | grep -c 'if (PACKED)\|ITEMS = \|ITEMS \*\|\[ITEMS\]')" 0 "max(x, 0, 2) of literal and symbolic axes (no packs): element steps, ITEMS unused (nvcc -Werror: a constant declared and never referenced)"
+is "$(grep -c 't_l.items == 8' "$work/mix.cu")" 0 "max(x, 0, 2): no long-row instance"
 done_testing

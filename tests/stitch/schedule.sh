@@ -63,7 +63,7 @@ variants() { group "$1" '[.variants[].name] | join(" ")'; }
 # The elements a chunk of a stream variant takes (schedule.c, stream_chunk()).
 chunk='(([.items, .wide_items] | max) * .vec)'
 
-plan 115
+plan 119
 ok "--emit=json is one JSON document, every kernel in it" \
   "$JQ" -e --argjson n "$(grep -c '^kernel ' "$te")" '.kernels | length == $n' "$work/s.json"
 # The condition's words are the plan's (schedule.c, variant_condition_text()).
@@ -325,4 +325,28 @@ is "$(held_vec "$work/cols.json" col_one)" '[8,8]' "softmax bf16 over columns: t
 is "$(held_vec "$work/cols.json" col_f64)" '[1]' "softmax f64 over columns: a column a thread"
 is "$(held_vec "$work/mix.json" colmix)" '[2]' "f64 and bf16 held: two columns a thread, a word of bf16"
 
+# A plain row reduction takes 8 packs a thread on rows of 256 packs and
+# more that need no split, where its VEC accumulators take 48 bytes or
+# fewer: an f32 or bf16 sum (16, 32), an f32 argmax (4 x 12), not a bf16
+# argmax (8 x 12: it spilled).
+cat > "$work/rowred.te" <<'EOT'
+kernel sum_f32(x: f32[M, N]) -> (y: f32[M]) {
+    y = sum(x, -1)
+}
+kernel sum_bf16(x: bf16[M, N]) -> (y: f32[M]) {
+    y = sum(f32(x), -1)
+}
+kernel argmax_f32(x: f32[M, N]) -> (y: i64[M]) {
+    y = argmax(x, -1)
+}
+kernel argmax_bf16(x: bf16[M, N]) -> (y: i64[M]) {
+    y = argmax(x, -1)
+}
+EOT
+"$TECC" -O2 --emit=json "$work/rowred.te" -o "$work/rowred.json" || echo "not ok - tecc --emit=json failed on rowred.te"
+rowred() { "$JQ" -rc --arg k "$1" '.kernels[] | select(.name == $k) | .groups[0].variants[0] | {vec, items, long_items, long_packs}' "$work/rowred.json"; }
+is "$(rowred sum_f32)" '{"vec":4,"items":4,"long_items":8,"long_packs":256}' "sum f32 rows: 8 packs a thread from 256 packs a row"
+is "$(rowred sum_bf16)" '{"vec":8,"items":4,"long_items":8,"long_packs":256}' "bf16 summed in f32: 8 packs too (8 accumulators of 4 bytes)"
+is "$(rowred argmax_f32)" '{"vec":4,"items":4,"long_items":8,"long_packs":256}' "argmax f32: 8 packs (4 accumulators of 12 bytes)"
+is "$(rowred argmax_bf16)" '{"vec":8,"items":4,"long_items":0,"long_packs":256}' "argmax bf16: 4 packs always (8 accumulators of 12 bytes spilled at 8)"
 done_testing
