@@ -55,6 +55,10 @@ const char *out_finish(Out *o, const char *what);
 /* The type expressions are computed in: 16-bit floats compute in f32. */
 DType cu_compute_dtype(DType t);
 const char *cu_compute_ctype(DType t);
+/* A template argument of items32 in the instances of 32-bit indices
+ * (IndexT) and items64 in those of 64-bit ones: "sizeof(IndexT) == 4 ?
+ * 8 : 4", or the one number. */
+const char *cu_by_index_bits(Arena *a, int items32, int items64);
 /* The type a value has in memory inside kernels. */
 const char *cu_storage_ctype(DType t);
 /* The C type of an ABI parameter element (abi.md §2): "tecc_bf16". */

@@ -1842,6 +1842,12 @@ static void emit_reduce_block(Out *o, const Variant *v) {
   }
 }
 
+/* A row reduction's grid: a wave of v->sm_threads threads an SM at most,
+ * TY rows a block. */
+static void emit_row_grid(Out *o, const Variant *v) {
+  emit(o, "t_l.grid = tecc::grid_size(t_rows, t_l.ty, %d / (t_l.tx * t_l.ty));", v->sm_threads);
+}
+
 /* Does row reduction ge take Variant.long_items packs a thread on long
  * rows (only where it loads packs)? */
 static int long_rows(const GEmit *ge) {
@@ -1857,7 +1863,7 @@ static void emit_long_rows_block(Out *o, const Variant *v) {
   open_block(o, "if (t_len >= %lld && t_l.splits == 1)", (long long)v->long_packs * v->vec);
   emit(o, "t_l.items = %d;", lv.items);
   emit_reduce_block(o, &lv);
-  emit(o, "t_l.grid = tecc::grid_size(t_rows, t_l.ty, %d / (t_l.tx * t_l.ty));", v->sm_threads);
+  emit_row_grid(o, v);
   close_block(o, "");
 }
 
@@ -1882,7 +1888,7 @@ static void emit_reduce_shape(GEmit *ge, Out *o) {
     close_block(o, "");
   const Variant *v = &s->variants[0];
   if (row)
-    emit(o, "t_l.grid = tecc::grid_size(t_rows, t_l.ty, %d / (t_l.tx * t_l.ty));", v->sm_threads);
+    emit_row_grid(o, v);
   else /* the same grid for packed and unpacked columns: the same sums */
     emit(o, "t_l.grid = tecc::grid_size(tecc::ceil_div(t_rows, %d), t_l.tx, %d / (t_l.tx * t_l.ty));", v->vec,
          v->sm_threads);
@@ -2199,7 +2205,7 @@ static void emit_reduce_launch(KEmit *ke, Out *o, GEmit *ge) {
     open_block(o, "if (t_red %% %d == 0 && %s)", v->vec, packs_aligned(ke, ge, v->vec));
     if (long_rows(ge)) { /* long_items where 32-bit indices do */
       emit(o, "if (t_l.items == %d)", v->long_items);
-      emit(o, "  %s<IndexT, sizeof(IndexT) == 4 ? %d : %d, true>%s(%s);", ge->kname, v->long_items, v->items, launch,
+      emit(o, "  %s<IndexT, %s, true>%s(%s);", ge->kname, cu_by_index_bits(ke->a, v->long_items, v->items), launch,
            args);
       emit(o, "else");
       emit(o, "  %s<IndexT, %d, true>%s(%s);", ge->kname, v->items, launch, args);

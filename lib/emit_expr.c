@@ -102,6 +102,11 @@ const char *out_finish(Out *o, const char *what) {
 
 DType cu_compute_dtype(DType t) { return dtype_compute(t); }
 
+const char *cu_by_index_bits(Arena *a, int items32, int items64) {
+  return items32 != items64 ? arena_printf(a, "sizeof(IndexT) == 4 ? %d : %d", items32, items64)
+                            : arena_printf(a, "%d", items32);
+}
+
 const char *cu_compute_ctype(DType t) {
   switch (cu_compute_dtype(t)) {
   case DT_BOOL: return "bool";

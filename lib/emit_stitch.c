@@ -3440,11 +3440,6 @@ static const Variant *packed_column_variant(const SEmit *e) {
   return NULL;
 }
 
-static const char *by_index_bits(Arena *a, int items32, int items64) {
-  return items32 != items64 ? arena_printf(a, "sizeof(IndexT) == 4 ? %d : %d", items32, items64)
-                            : arena_printf(a, "%d", items32);
-}
-
 /* The stream kernel's packs per thread per chunk: more in its instances
  * of 32-bit indices where the schedule says (Variant.wide_items), fewer
  * in those of 64-bit indices (Variant.items64), and fewer again for rows
@@ -3453,8 +3448,8 @@ static const char *by_index_bits(Arena *a, int items32, int items64) {
  * (schedule.c, heavy_column_stream()). */
 static void declare_stream_items(SEmit *e, Out *o) {
   const Variant *v = stream_variant(e);
-  const char *items = by_index_bits(e->sk.a, v->wide_items ? v->wide_items : v->items, v->items64 ? v->items64 : v->items);
-  const char *odd = by_index_bits(e->sk.a, v->odd_items, v->odd_items64);
+  const char *items = cu_by_index_bits(e->sk.a, v->wide_items ? v->wide_items : v->items, v->items64 ? v->items64 : v->items);
+  const char *odd = cu_by_index_bits(e->sk.a, v->odd_items, v->odd_items64);
   if (stitch_takes_packs(&e->sk) && v->odd_items)
     items = arena_printf(e->sk.a, "PACKS ? (%s) : %s", items, odd);
   const Variant *packed = packed_column_variant(e);

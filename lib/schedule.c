@@ -261,12 +261,13 @@ static int clamp(int x, int lo, int hi) {
  * an H100, % of copy (bench/NOTES.md, issue 11): 1024 x 65536 bf16 78.9
  * -> 87.3, f32 93.9 -> 96.6; 65536 x 1024 bf16 78.3 -> 82.3, f32 92.5 ->
  * 93.8; 16384 x 4096 bf16 83.6 -> 81.8, f32 93.4 -> 93.4. */
-/* The bytes of one accumulator of reduction r: 8- and 16-bit values
- * accumulate in 32 bits; an argmax or argmin keeps an int64 index beside
+/* The register bytes of one accumulator of reduction r: its compute
+ * type (dtype_compute(): 8- and 16-bit values in 32 bits), a register at
+ * least (a bool's too); an argmax or argmin keeps an int64 index beside
  * its value. */
 static int accumulator_bytes(const Value *r) {
   int arg = r->rop == RED_ARGMAX || r->rop == RED_ARGMIN;
-  int bytes = dtype_size(arg ? r->args[0]->dtype : r->dtype);
+  int bytes = dtype_size(dtype_compute(arg ? r->args[0]->dtype : r->dtype));
   if (bytes < 4)
     bytes = 4;
   return arg ? bytes + 8 : bytes;
