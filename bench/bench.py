@@ -575,15 +575,15 @@ def rotating_outputs(fn, nsets):
 
 
 def in_turn(fn, nsets):
-    """A call of no arguments that calls fn(0), fn(1), ... fn(nsets - 1),
-    fn(0) ... one a call: kernel_us over the input sets in turn, as the
-    events time them.  With one set every profiled call read the inputs
+    """A call that calls fn(0), fn(1), ... fn(nsets - 1), fn(0) ... one a
+    call, whatever it is passed: kernel_us (no argument) or a Timer over
+    the input sets in turn, as the events time them.  With one set every profiled call read the inputs
     the call before had left in L2: at 32768 x 256 f32 (32 MB, an H100's
     L2 holds 50) torch.compile's row sum took 6.5 us of kernel time, past
     what HBM can deliver (bench/NOTES.md, 2026-12-07)."""
     turn = [0]
 
-    def call():
+    def call(_i=None):
         i = turn[0]
         turn[0] = (i + 1) % nsets
         fn(i)

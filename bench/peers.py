@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 sys.path.insert(0, HERE)
 
-import bench  # noqa: E402  (Timer, copy_bandwidth, kernel_us)
+import bench  # noqa: E402  (Timer, copy_bandwidth, kernel_us, in_turn, rotating_outputs)
 import tecc  # noqa: E402
 
 
@@ -58,15 +58,8 @@ SETS = max(1, int(os.environ.get("TECC_BENCH_SETS", "2")))
 def alternating(fn, sets):
     """A call of fn on the next of `sets` each time, its result kept until
     that set comes round again (bench.rotating_outputs: PyTorch's outputs
-    go to other blocks, as tecc's do)."""
-    kept, turn = [None] * len(sets), [0]
-
-    def call(_i=None):
-        i = turn[0]
-        turn[0] = (i + 1) % len(sets)
-        kept[i] = fn(*sets[i])
-
-    return call
+    go to other blocks, as tecc's do), by bench.in_turn."""
+    return bench.in_turn(bench.rotating_outputs(lambda i: fn(*sets[i]), len(sets)), len(sets))
 
 
 def timed(torch, timer, fn, sets):
