@@ -1674,7 +1674,8 @@ static const char *shift_of(SEmit *e, const Value *x, const Red *acc) {
                      : c->pairs ? pair_elem(e->sk.a, c->v->dtype, c->name, at)
                                 : arena_printf(e->sk.a, "%s[%s]", c->name, at);
   elem = cu_convert(e->sk.a, elem, cu_compute_dtype(c->v->dtype), acc->dt);
-  return arena_printf(e->sk.a, "LANES ? __shfl_sync(0xffffffffu, %s, 0, LANES ? LANES : 32) : %s", elem, load);
+  return arena_printf(e->sk.a, "LANES ? __shfl_sync(0xffffffffu, %s, 0, LANES > 0 ? LANES : (int)blockDim.x) : %s", elem,
+                      load);
 }
 
 /* The sum of `other` the level before computes (layernorm's backward's
@@ -3681,8 +3682,20 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     blocks = arena_printf(e->sk.a, "SOLO ? 1 : %s", blocks);
   }
   blocks = quads_blocks(e, blocks);
-  const char *bound = blocks ? arena_printf(e->sk.a, "__launch_bounds__(%s, %s)", threads, blocks)
-                             : arena_printf(e->sk.a, "__launch_bounds__(%s)", threads);
+  /* LANES -1 (the warp variant's rows not in packs, emit_stitch_launch.c):
+   * blocks of the variant's threads at most, one an SM at least, so that
+   * ptxas may take the registers it needs: under the template's 1024
+   * threads it spilled 4 to 8 bytes at 64 (red_bf16, card_bf16, seed452),
+   * and with no minimum of blocks up to 44 (kept_f64: 56 registers; with
+   * the minimum 56 to 91 and none; sm_90) */
+  const Variant *warp = e->sk.reg && e->sk.lanes ? stitch_fit_variant(e->sk.sched, FIT_SHORT_ROWS) : NULL;
+  const char *most = threads; /* the WHOLE kernel apart keeps `threads`: its instance has packs */
+  if (warp && strcmp(threads, arena_printf(e->sk.a, "%d", warp->block)))
+    most = arena_printf(e->sk.a, "LANES < 0 ? %d : %s", warp->block, threads);
+  if (warp && !(blocks && blocks[strspn(blocks, "0123456789")] == '\0')) /* not already a count for all */
+    blocks = blocks ? arena_printf(e->sk.a, "LANES < 0 ? 1 : (%s)", blocks) : "LANES < 0 ? 1 : 0";
+  const char *bound = blocks ? arena_printf(e->sk.a, "__launch_bounds__(%s, %s)", most, blocks)
+                             : arena_printf(e->sk.a, "__launch_bounds__(%s)", most);
   const char *decls = arena_printf(e->sk.a, "%s%s", param_decls(e->sk.a, e->sk.k, &e->params, 0), extra);
   if (whole_apart(e))
     open_block(o, "__device__ __forceinline__ void %s_body(%s)", stitch_kernel_name(&e->sk, 1), decls);

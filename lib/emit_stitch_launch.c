@@ -16,7 +16,7 @@ typedef struct SLaunch {
                        name the stream kernel's instances), or the stream one */
   int stream_keep;  /* the stream kernel's kept bytes an element of an item (stitch_keep_bytes()) */
   int keep_now;     /* the launch being written: the stream kernel's KEEP instance */
-  int lanes_now;    /* the LANES of the instance being launched */
+  int lanes_now;    /* the LANES of the instance being launched (-1: lanes_apart_from_packs()) */
   int batch_now;    /* the BATCH instance (rows batch-fastest); the cluster condition asks the
                        occupancy of the other, as it is written first */
   int row_sites;    /* the warp variant's launches written so far: each its t_wb[] cache */
@@ -363,7 +363,7 @@ static void emit_instance_launch(SLaunch *e, Out *o, const Variant *v, const cha
     emit(o, "tecc::launch_cluster(%s, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(%s, t_cluster, %s)), "
          "dim3(%d), t_cluster, %s, stream, %s);", kernel, kernel, resident, v->threads_x, smem, args);
   }
-  else if (v->storage == STORE_STREAM && e->stream_keep) {
+  else if (v->storage == STORE_STREAM && e->stream_keep) { /* the KEEP instance alone, keeping none where t_keep is 0 */
     e->keep_now = 1;
     const char *kernel = instance(e, v, packs, phase);
     e->keep_now = 0;
@@ -371,11 +371,8 @@ static void emit_instance_launch(SLaunch *e, Out *o, const Variant *v, const cha
     emit(o, "static tecc::DeviceCache t_kc; /* its KEEP instance's shared memory budget, per device */");
     emit(o, "const int t_keep = tecc::keep_items(t_kc, (const void *)%s, t_rows, t_len, t_tx, t_ty, %d, %d);", kernel,
          v->vec, e->stream_keep);
-    emit(o, "if (t_keep > 0)");
-    emit(o, "  %s<<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep * %d * t_tx * t_ty, stream>>>(%s, t_keep);", kernel,
-         bytes, args);
-    emit(o, "else");
-    emit(o, "  %s<<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(%s, 0);", instance(e, v, packs, phase), args);
+    emit(o, "%s<<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep * %d * t_tx * t_ty, stream>>>(%s, t_keep);", kernel, bytes,
+         args);
   } else if (v->fit == FIT_SHORT_ROWS && !v->partials)
     emit(o, "tecc::launch_rows(t_wb[%d], %s, t_rows, t_tx, t_ty, %d, %s, stream, %s);", e->row_sites++,
          instance(e, v, packs, phase), v->rows > 1 ? v->rows : 1, grid_threads(e, v), args);
@@ -407,6 +404,24 @@ static void emit_ahead_launch(SLaunch *e, Out *o, const Variant *v, const char *
   else_block(o);
   emit_instance_launch(e, o, v, args, packs, 0);
   close_block(o, "");
+}
+
+/* The launches of rows that move in packs: whole row groups of whole
+ * rows the WHOLE instance, with no guards at all, others the PACKS one,
+ * with no per-element row-end checks. */
+static void emit_packed_launch(SLaunch *e, Out *o, const Variant *v, const char *args) {
+  if (!stitch_launches_whole(&e->sk, v)) {
+    emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
+    return;
+  }
+  emit(o, "if (t_whole)");
+  o->indent++;
+  emit_instance_launch(e, o, v, args, PACKS_WHOLE, 0);
+  o->indent--;
+  emit(o, "else");
+  o->indent++;
+  emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
+  o->indent--;
 }
 
 /* Rows moved in packs take the PACKS instance, with no per-element
@@ -463,23 +478,50 @@ static void emit_packs_launch(SLaunch *e, Out *o, const Variant *v, const char *
   o->indent--;
 }
 
+/* The warp variant's rows that do not move in packs (a length not a
+ * multiple of VEC, a view not 16-byte aligned) take one instance of
+ * LANES -1, which reads its lanes from blockDim.x (at most a warp's),
+ * whatever t_tx: the same folds in the same order, so the same bits
+ * (tecc::lanes_allreduce), where an instance for
+ * each LANES made four of the largest instances a group has (their
+ * element-by-element loads) for the rows that least need the speed
+ * (build time, doc/performance.md).  Where the PACKS instances launch
+ * other than plainly (loads ahead, a stream's kept items), each LANES
+ * keeps its own. */
+static int lanes_apart_from_packs(const SLaunch *e, const Variant *v) {
+  return stitch_takes_packs(&e->sk) && !(v->ahead && e->sk.ahead) && !(v->storage == STORE_STREAM && e->stream_keep);
+}
+
 /* The instance of the lanes of a row (LANES, t_tx) in the warp variant. */
 static void emit_lanes_launch(SLaunch *e, Out *o, const Variant *v, const char *args) {
   if (!e->sk.lanes || v->fit != FIT_SHORT_ROWS) {
     emit_packs_launch(e, o, v, args);
     return;
   }
+  const int apart = lanes_apart_from_packs(e, v);
+  if (apart)
+    open_block(o, "if (t_packs)");
   emit(o, "switch (t_tx) { /* the lanes of a row: LANES */");
   for (int l = MIN_ROW_LANES; l <= 32; l *= 2) {
     emit(o, l < 32 ? "case %d:" : "default:", l);
     o->indent++;
     e->lanes_now = l;
-    emit_packs_launch(e, o, v, args);
+    if (apart)
+      emit_packed_launch(e, o, v, args);
+    else
+      emit_packs_launch(e, o, v, args);
     emit(o, "break;");
     o->indent--;
   }
   emit(o, "}");
   e->lanes_now = 0;
+  if (!apart)
+    return;
+  else_block(o);
+  e->lanes_now = -1;
+  emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
+  e->lanes_now = 0;
+  close_block(o, "");
 }
 
 /* After a variant that leaves column partials (t_grid blocks' rows of

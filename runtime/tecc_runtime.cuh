@@ -1165,7 +1165,8 @@ __device__ __forceinline__ T warp_allreduce(T v, Op op, int lanes = 32) {
   return v;
 }
 
-/* The warp stage of lanes_allreduce_n: LANES lanes (0: blockDim.x's).
+/* The warp stage of lanes_allreduce_n: LANES lanes (0 and -1:
+ * blockDim.x's; -1 where they are at most a warp's).
  * Rows of whole warps take the five shuffles unguarded; a test of
  * blockDim.x before each (and the predicates it keeps) cost the block
  * variant's rows 2 to 7% (layernorm bf16's backward, H200,
@@ -1174,9 +1175,9 @@ __device__ __forceinline__ T warp_allreduce(T v, Op op, int lanes = 32) {
  * center_f64's and masked_bf16's row kernels spilled at 64 registers. */
 template <int LANES, typename T, typename Op>
 __device__ __forceinline__ T lanes_warp_allreduce(T v, Op op) {
-  if (LANES)
+  if (LANES > 0)
     return warp_allreduce(v, op, LANES);
-  if (blockDim.x >= 32)
+  if (LANES == 0 && blockDim.x >= 32)
     return warp_allreduce(v, op);
   return warp_allreduce(v, op, (int)blockDim.x);
 }
@@ -1204,10 +1205,15 @@ __device__ __forceinline__ T row_allreduce(T v, Op op, T *smem) {
  * (LANES, a power of two up to 32: the warp variant's instances), so its
  * shuffles need no test of blockDim.x: on an H100 the norms' short rows
  * gained 1 to 3 points of copy (bench/NOTES.md).  LANES 0: row_allreduce.
+ * LANES -1: blockDim.x's lanes, at most a warp's (the warp variant's rows
+ * that are not aligned packs, one instance for every t_tx: with
+ * row_allreduce's stage in shared memory it spilled at 64 registers).
  * The same folds in the same order: the same bits. */
 template <int LANES, typename T, typename Op>
 __device__ __forceinline__ T lanes_allreduce(T v, Op op, T *smem) {
-  return LANES ? warp_allreduce(v, op, LANES) : row_allreduce(v, op, smem);
+  return LANES > 0 ? warp_allreduce(v, op, LANES)
+         : LANES   ? warp_allreduce(v, op, (int)blockDim.x)
+                   : row_allreduce(v, op, smem);
 }
 
 /* Combines, for each threadIdx.x, the N partials v[0..N-1] of threadIdx.y

@@ -51,7 +51,7 @@ ok "the runtime defines the decodes without the sign" grep -q '__device__ __forc
 ok "dq: the held f8 row four to a word" sh -c "sed -n '/void tecc_dq_g0_reg_body(/,/^}/p' '$work/d.cu' | grep -q 'uint32_t t_c0\[ROWS \* ITEMS \* VEC / 4\]; /\* four 8-bit elements a word \*/'"
 ok "dq: each use decodes from the words" grep -q 'const float q_val = tecc::f8e4m3_quad_arith(t_c0, t_e);' "$work/d.cu"
 ok "dq: the WHOLE kernel bound to 32 registers calls the body" grep -q '__global__ void TECC_QUADS_BOUND(1024, 32) tecc_dq_g0_reg_whole(.*) { tecc_dq_g0_reg_body<IndexT, ITEMS, VEC, ROWS, PACKS, WHOLE, CLUSTER, LANES>(q, s, w, y, N, D, t_rcount); }' "$work/d.cu"
-ok "dq: the other instances' kernel, a block an SM for 32 lanes" grep -q '__global__ void __launch_bounds__(1024, LANES == 32 ? 1 : 0) tecc_dq_g0_reg(' "$work/d.cu"
+ok "dq: the other instances' kernel, a block an SM for 32 lanes (and for LANES -1, of 128 threads)" grep -q '__global__ void __launch_bounds__(LANES < 0 ? 128 : 1024, LANES < 0 ? 1 : (LANES == 32 ? 1 : 0)) tecc_dq_g0_reg(' "$work/d.cu"
 ok "dq: the WHOLE launch takes the _whole kernel" grep -q 'tecc_dq_g0_reg_whole<int32_t, 4, 8, 1, true, true, false, 0><<<' "$work/d.cu"
 ok "i8 rows four to a word, sign-extended at each use" grep -q 'const int32_t x_val = (int32_t)(int8_t)tecc::quad_byte(t_c0, t_e);' "$work/d.cu"
 

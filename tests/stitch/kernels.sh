@@ -51,7 +51,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 (in file $3, else s.cu) that has $2.
 line_of() { kernel_text "$1" "$3" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 263
+plan 265
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -101,7 +101,8 @@ is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 'keep')" 0 "rowstats f32
 is "$(kernel_text tecc_addrms_bf16_g0_stream | grep -c 'tecc::keep_put<VEC / 2>(')" 2 "add_rmsnorm bf16 stream: x and r kept, two to a word"
 ok "add_rmsnorm bf16 stream: an item of both, 2 bytes an element each" sh -c "grep -q 'constexpr int t_kw = VEC \* 4 / 16; /\* their 16-byte words an item \*/' '$work/s.cu'"
 ok "layernorm f32: the launch asks keep_items (rows, length, 4 bytes an element), then runs the KEEP instance with the shared memory" sh -c "grep -A2 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true>, t_rows, t_len, t_tx, t_ty, 4, 4);' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true><<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep \* 16 \* t_tx \* t_ty, stream>>>(x, y, (IndexT)M, (IndexT)N, 1.0f / (float)t_len, t_keep);'"
-ok "layernorm f32: or, keeping nothing, the instance without it" sh -c "grep -A4 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, true>' '$work/s.cu' | grep -q 'tecc_layernorm_f32_g0_stream<IndexT, 4, true, false, false><<<t_grid, dim3(t_tx, t_ty), 0, stream>>>(x, y, (IndexT)M, (IndexT)N, 1.0f / (float)t_len, 0);'"
+ok "layernorm f32: rows not in packs run the KEEP instance too" sh -c "grep -A1 'const int t_keep = tecc::keep_items(t_kc, (const void \*)tecc_layernorm_f32_g0_stream<IndexT, 4, false, false, true>' '$work/s.cu' | grep -q '^ *tecc_layernorm_f32_g0_stream<IndexT, 4, false, false, true><<<t_grid, dim3(t_tx, t_ty), (size_t)t_keep \* 16 \* t_tx \* t_ty, stream>>>(x, y, (IndexT)M, (IndexT)N, 1.0f / (float)t_len, t_keep);'"
+is "$(grep -c 'tecc_layernorm_f32_g0_stream<IndexT, 4, [a-z]*, [a-z]*, false>' "$work/s.cu")" 0 "layernorm f32: no instance that keeps nothing (the KEEP one keeps none where t_keep is 0)"
 # Rows of whole chunks take the stream kernel's WHOLE instance, without
 # item guards (schedule.c, v->whole of the stream variant; which variants
 # are whole is schedule.sh's): the launch that picks it and the guards it
@@ -123,7 +124,7 @@ is "$(kernel_text tecc_nofma_g0_reg | grep -c 'tecc::fma(')" 0 "no fma for a max
 is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, [0-9], 4, 1, true, false, false, [0-9]*, [a-z]*>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 7 "rowstats f32: seven launches of instances without cluster arithmetic (the warp variant's four LANES, block, narrow, long)"
 ok "rowstats f32: the cluster launch takes the CLUSTER instance" grep -q 'tecc::launch_cluster(tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0, false>,' "$work/s.cu"
 is "$(grep -c 'tecc_rowstats_f32_g0_reg<int32_t, 8, 4, 1, [a-z]*, false, false, 0, true><<<' "$work/s.cu")" 2 "rowstats f32: the narrow launches take the NARROW instance, with packs and without"
-ok "rowstats f32: the NARROW instance bound to 3 blocks of 384 an SM, the others to no minimum" grep -q '__global__ void __launch_bounds__(NARROW ? 384 : 1024, NARROW ? 3 : 0) tecc_rowstats_f32_g0_reg(' "$work/s.cu"
+ok "rowstats f32: the NARROW instance bound to 3 blocks of 384 an SM, LANES -1 to one of 128, the others to no minimum" grep -q '__global__ void __launch_bounds__(LANES < 0 ? 128 : NARROW ? 384 : 1024, LANES < 0 ? 1 : (NARROW ? 3 : 0)) tecc_rowstats_f32_g0_reg(' "$work/s.cu"
 ok "the cluster rank and size only in the CLUSTER instance" grep -q 'const unsigned t_rank = CLUSTER ? tecc::cluster_rank() : 0, t_blocks = CLUSTER ? tecc::cluster_size() : 1;' "$work/s.cu"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -A4 'if (CLUSTER) {' | grep -c 'tecc::cluster_allreduce_n(t_cl, tecc::Sum(), t_slot, t_par);')" 1 "rowstats f32: the cluster all-reduce of its level under CLUSTER"
 ok "softmax f32: the cluster condition asks the device how many clusters it holds" grep -q '&& t_rows <= tecc::resident_clusters(tecc_softmax_f32_g0_reg<int32_t, 8, 4, 1, true, false, true, 0, false>, tecc::cluster_blocks(t_len, 32768), 1024)) {' "$work/s.cu"
@@ -141,7 +142,7 @@ is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 'tecc::bind_held(t_c[0-9]*, 
 ok "rmsw bf16: 4 items at a time in the SHARED instance of ITEMS 8 and more, 2 under, all in the others" grep -q 'constexpr int t_hu = SHARED ? (ITEMS >= 8 ? 4 : 2) : ITEMS;' "$work/s.cu"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'for (int t_g = 0; t_g < ITEMS; t_g += t_hu)')" "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'for (int t_k = t_g; t_k < (t_g + t_hu < ITEMS ? t_g + t_hu : ITEMS); t_k++) {')" "rmsw bf16: each element loop in groups of t_hu items"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'for (int t_g = 0; t_g < ITEMS; t_g += t_hu)')" 2 "rmsw bf16: ... both of them (the sum of squares, y)"
-ok "rmsw bf16: its SHARED instances bound to a block an SM at least" grep -q '__launch_bounds__(EARLY ? 128 : 1024, SHARED ? 1 : 0) tecc_rmsw_bf16_g0_reg(' "$work/s.cu"
+ok "rmsw bf16: its SHARED instances (and LANES -1, of 128 threads) bound to a block an SM at least" grep -q '__launch_bounds__(LANES < 0 ? 128 : EARLY ? 128 : 1024, LANES < 0 ? 1 : (SHARED ? 1 : 0)) tecc_rmsw_bf16_g0_reg(' "$work/s.cu"
 ok "rmsw bf16: the long variant's SHARED instance launched with 128 bytes a thread of shared memory" grep -q 'tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, false, 0, false, false><<<t_grid, dim3(t_tx, t_ty), (size_t)128 \* tecc::held_threads(tecc::pow2_at_least(tecc::ceil_div(t_len, 64), 32, 1024), 128), stream>>>' "$work/s.cu"
 ok "rmsw bf16: ... where the device has them (else the next variant)" grep -q '&& t_len <= 65536 && (t_packs || (int64_t)128 \* tecc::held_threads(tecc::pow2_at_least(tecc::ceil_div(t_len, 64), 32, 1024), 128) <= tecc::shared_room(t_hr\[0\], (const void \*)tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, false, 0, false, false>))) {' "$work/s.cu"
 ok "rmsw bf16: the cluster's SHARED instance: its shared memory in the occupancy asked and the launch" grep -q 'tecc::launch_cluster(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, true, 0, false, false>, tecc::cluster_grid(t_rows, t_cluster, tecc::resident_clusters(tecc_rmsw_bf16_g0_reg<int32_t, 8, 8, 1, false, false, true, true, 0, false, false>, t_cluster, 1024, (size_t)128 \* 1024)), dim3(1024), t_cluster, (size_t)128 \* 1024, stream' "$work/s.cu"
@@ -245,8 +246,9 @@ is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 't_n[0-9]')" 0 "addrms bf16:
 # Packs as a template parameter: rows that are whole packs, aligned, run
 # the PACKS instance (no per-element row-end checks), others the instance
 # that loads element by element.
-is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A5 'static tecc::DeviceCache t_wb\[8\];' | grep -c -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *if (t_packs)$' -e '^ *tecc::launch_rows(t_wb\[0\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, false, 4, false, false>, ' -e '^ *else$')" 5 "rmsw bf16 warp: an instance per lanes of a row (t_tx), the PACKS one when t_packs"
-is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A30 'static tecc::DeviceCache t_wb\[8\];' | grep -o -E '^ *tecc::launch_rows\(t_wb\[[0-7]\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, (true|false), false, false, false, (4|8|16|32), false, false>, ' | sort -u | wc -l)" 8 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed and element by element"
+is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A4 'static tecc::DeviceCache t_wb\[5\];' | grep -c -e '^ *if (t_packs) {$' -e '^ *switch (t_tx) {' -e '^ *case 4:$' -e '^ *tecc::launch_rows(t_wb\[0\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, false, 4, false, false>, ')" 4 "rmsw bf16 warp: when t_packs, an instance per lanes of a row (t_tx)"
+is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A20 'static tecc::DeviceCache t_wb\[5\];' | grep -o -E '^ *tecc::launch_rows\(t_wb\[[0-3]\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, true, false, false, false, (4|8|16|32), false, false>, ' | sort -u | wc -l)" 4 "rmsw bf16 warp: LANES 4, 8, 16 and 32, packed"
+is "$(sed -n '/tecc_status tecc_rmsw_bf16_launch(/,/^}/p' "$work/s.cu" | grep -A20 'static tecc::DeviceCache t_wb\[5\];' | grep -A1 '^ *} else {$' | grep -c '^ *tecc::launch_rows(t_wb\[4\], tecc_rmsw_bf16_g0_reg<int32_t, 2, 8, 2, false, false, false, false, -1, false, false>, ')" 1 "rmsw bf16 warp: rows not in packs, whatever t_tx, the one instance of LANES -1 (a warp's lanes at most, from blockDim.x)"
 # EARLY (schedule.c, early_operands()): the block variant's WHOLE instance
 # of a norm loads w's packs with the row, before the reductions (which
 # variant, and its bound, are schedule.sh's): where the loads are; then
@@ -261,14 +263,14 @@ is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'constexpr bool t_packs = PACK
 # The warp variant's launches (runtime launch_rows): each picks its block,
 # one warp or 128 threads, by the device's occupancy of its instance.
 is "$(sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' "$work/s.cu" | sed -n '/\/\* warp: /,/\/\* block: /p' | grep -c -e 't_grid' -e '<<<')" 0 "softmax f32 warp: no grid or launch of its own, launch_rows picks them"
-ok "softmax f32 warp: a cache for each of its 12 launches (4 LANES, WHOLE, PACKS, neither)" sh -c "sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' '$work/s.cu' | grep -q 'static tecc::DeviceCache t_wb\[12\]; /\* each launch.s block: one warp or t_ty rows (tecc::launch_rows) \*/' && sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' '$work/s.cu' | grep -o 'tecc::launch_rows(t_wb\[[0-9]*\]' | sort -u | wc -l | grep -qx 12"
+ok "softmax f32 warp: a cache for each of its 9 launches (4 LANES, WHOLE or PACKS; neither, LANES -1)" sh -c "sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' '$work/s.cu' | grep -q 'static tecc::DeviceCache t_wb\[9\]; /\* each launch.s block: one warp or t_ty rows (tecc::launch_rows) \*/' && sed -n '/tecc_status tecc_softmax_f32_launch(/,/^}/p' '$work/s.cu' | grep -o 'tecc::launch_rows(t_wb\[[0-9]*\]' | sort -u | wc -l | grep -qx 9"
 ok "softmax f32: whole when R fills the lanes' packs and the rows fill the blocks" grep -q 'const bool t_whole = t_packs && t_len == (int64_t)t_tx \* 16 && t_rows % t_ty == 0; /\* whole row groups of whole rows \*/' "$work/s.cu"
 is "$(grep -A1 '^ *if (t_whole)$' "$work/s.cu" | grep -c -E '^ *(tecc::launch_rows\(t_wb\[[0-9]+\], )?tecc_softmax_f32_g0_reg<int32_t, 4, 4, 1, true, true, false, (0|4|8|16|32), false>(<<<|, t_rows, t_tx)')" 5 "softmax f32: the WHOLE instance for the warp variant's four LANES and the block variant"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'constexpr bool t_whole = WHOLE;')" 1 "softmax f32: its guards compile-time under WHOLE"
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -v -e 'else if (t_r0 < t_red) tecc::store_head(' -e 'AHEAD' -e 'tecc::ahead_copy(' | grep -c -e 't_r0 < t_red' -e 't_o < t_outer')" "$(kernel_text tecc_softmax_f32_g0_reg | grep -c -e 't_whole || t_r0 < t_red' -e 't_whole || t_o < t_outer')" "softmax f32: every row and item guard folds under WHOLE (but the partial pack's, which packs never take)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'if (VEC > 1 && t_packs && t_o < t_outer && (t_whole || t_r0 < t_red)) {')" 2 "rmsw bf16: the next rows' loads keep their row guard (the last group's next is past the end)"
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 't_whole')" 0 "masked bf16: no WHOLE guards"
-ok "masked bf16 (a mask at its own row offset): a PACKS instance too" grep -q '__global__ void __launch_bounds__([^)]*) tecc_masked_bf16_g0_reg(.*, IndexT D) {' "$work/s.cu"
+ok "masked bf16 (a mask at its own row offset): a PACKS instance too" grep -q '__global__ void __launch_bounds__(.*) tecc_masked_bf16_g0_reg(.*, IndexT D) {' "$work/s.cu"
 # 16-bit rows that are not whole packs: loads of the aligned words a pack
 # spans and a shift, where the group writes along the row (in every
 # kernel) or only reduces it (in the register instances of ITEMS 8, or
@@ -300,7 +302,7 @@ is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 'const IndexT t_o = BATCH
 ok "masked bf16: BATCH where the batch is over 1 and S*N*6 bytes (s, m and y) past half the L2" grep -q 'const bool t_batched = (int64_t)B > 1 && (int64_t)S \* t_len \* 6 > 26214400;' "$work/s.cu"
 is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, false, [0-9]*, true>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 5 "masked bf16: a BATCH instance of each register launch (the warp's four LANES, block)"
 is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, false, [0-9]*, false>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 5 "masked bf16: and one in domain order"
-is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, false, \(true\|false\), false, [0-9]*, \(true\|false\)>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 10 "masked bf16: each also without PACKS"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, false, \(true\|false\), false, -\?[0-9]*, \(true\|false\)>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 4 "masked bf16: each also without PACKS (the warp's in one, of LANES -1)"
 is "$(kernel_text tecc_mask_and_row_f32_g0_reg | grep -c 'batch_fastest')" 0 "a mask and a row of the batch: no visit order"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'batch_fastest')" 0 "rmsnorm bf16: no visit order"
 # An output along the row that reads no reduction (add_rmsnorm's h) is
@@ -355,14 +357,14 @@ is "$(kernel_text tecc_fmas_f32_g0_reg | grep -c 'const float u_val = tecc::fma(
 is "$(kernel_text tecc_fmas_f32_g0_reg | grep -c 'const float y_val = tecc::add(p, 1.0f);')" 2 "a product used twice: multiplied once, added as written"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::mul(t_acc[0-9]*\[t_i\], t_rcount)\|tecc::mul(tecc::maximum(.*), t_rcount)')" 2 "rowstats f32: both means by the reciprocal"
 is "$(grep -c '/ (float)t_red' "$work/s.cu")" 0 "no fused row divides by its length"
-ok "rowstats f32: the reciprocal a float parameter" grep -q '__global__ void __launch_bounds__(NARROW ? 384 : 1024, NARROW ? 3 : 0) tecc_rowstats_f32_g0_reg(const float \*__restrict__ x, float \*__restrict__ m, float \*__restrict__ v, IndexT M, IndexT N, float t_rcount) {' "$work/s.cu"
+ok "rowstats f32: the reciprocal a float parameter" grep -q '__global__ void __launch_bounds__(LANES < 0 ? 128 : NARROW ? 384 : 1024, LANES < 0 ? 1 : (NARROW ? 3 : 0)) tecc_rowstats_f32_g0_reg(const float \*__restrict__ x, float \*__restrict__ m, float \*__restrict__ v, IndexT M, IndexT N, float t_rcount) {' "$work/s.cu"
 is "$(grep -o 'tecc_center_f64_g0_\(reg\|stream\)<[^>]*><<<[^;]*;' "$work/s.cu" | grep -vc '(x, y, (IndexT)M, (IndexT)N, 1.0 / (double)t_len\(, [t_a-z0-9]*\)\?);')" 0 "f64 mean: every launch passes 1 / t_len in double"
 # The register kernel folds a level of centred sums into its means' pass,
 # about a shift, the row's first element (stitch_shifted_level(),
 # emit_stitch.c's shifted_sums()): var's squares, and layernorm's
 # backward's sum(dy * w * (x - mean)) from its sum(dy * w).
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'lanes_allreduce')" 1 "rowstats f32 registers: one all-reduce a row"
-is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_sk[0-9]*\[t_i\] = LANES ? __shfl_sync(0xffffffffu, t_c0\[t_i \* ITEMS \* VEC\], 0, LANES ? LANES : 32) : t_red > 0 ? __ldg(x + ((t_whole || t_o < t_outer) ? t_o : 0) \* t_red) : (float)0;')" 1 "rowstats f32 registers: the shift, the row's first element: a shuffle from the warp variant's held row, else a load"
+is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 't_sk[0-9]*\[t_i\] = LANES ? __shfl_sync(0xffffffffu, t_c0\[t_i \* ITEMS \* VEC\], 0, LANES > 0 ? LANES : (int)blockDim.x) : t_red > 0 ? __ldg(x + ((t_whole || t_o < t_outer) ? t_o : 0) \* t_red) : (float)0;')" 1 "rowstats f32 registers: the shift, the row's first element: a shuffle from the warp variant's held row (of LANES lanes, or blockDim.x's), else a load"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'float t_all\[3\] = {t_acc[0-9]*\[t_i\], t_ss[0-9]*\[t_i\], t_acc[0-9]*\[t_i\]};')" 1 "rowstats f32 registers: the mean, the deviations from the shift and their squares, together"
 is "$(kernel_text tecc_rowstats_f32_g0_reg | grep -c 'tecc::maximum(tecc::sub(t_acc[0-9]*\[t_i\], tecc::mul(t_ss[0-9]*\[t_i\], t_sd[0-9]*\[t_i\])), (float)0)')" 1 "rowstats f32 registers: the centred squares, at least 0"
 is "$(kernel_text tecc_rowstats_f32_g0_stream | grep -c 't_sk')" 0 "rowstats f32 stream: Chan's merge of moments, no shift"
@@ -384,7 +386,7 @@ is "$(plan_text layernorm_bf16_bwd "$work/ln.plan" | grep -c 'variant roomy (whe
 is "$(plan_text layernorm_bf16_bwd "$work/ln.plan" | grep -A1 'variant roomy' | grep -c 'variant block (when R <= 4096 and 32-bit indices do): registers, VEC 8, ITEMS 1,')" 1 "layernorm bf16 backward: the block variant after it, for the other rows"
 is "$(plan_text layernorm_f32_bwd "$work/ln.plan" | grep -c 'variant roomy')" 0 "layernorm f32 backward: no roomy variant"
 is "$(grep -c 'variant roomy' "$work/rms.plan")" 0 "rmsnorm backward (one level): no roomy variant"
-ok "layernorm bf16 backward: ROOMY instances bound to 256 threads, two an SM" grep -q '__launch_bounds__(ROOMY ? 256 : 512, 2) tecc_layernorm_bf16_bwd_g0_reg(' "$work/ln.cu"
+ok "layernorm bf16 backward: ROOMY instances bound to 256 threads, two an SM" grep -q '__launch_bounds__(LANES < 0 ? 512 : ROOMY ? 256 : 512, 2) tecc_layernorm_bf16_bwd_g0_reg(' "$work/ln.cu"
 is "$(grep -c 'tecc_layernorm_bf16_bwd_g0_reg<int32_t, 2, 8, 1, [a-z]*, false, 0, true>' "$work/ln.cu")" 2 "layernorm bf16 backward: two ROOMY instances, aligned and not"
 ok "layernorm bf16 backward: the roomy launch where the row is whole packs" grep -q '} else if (sizeof(IndexT) == 4 && t_len <= 4096 && t_len % 8 == 0) {' "$work/ln.cu"
 ok "layernorm bf16 backward: its partial rows counted by the same condition" grep -q '^  if (t_small && t_len <= 4096 && t_len % 8 == 0) {' "$work/ln.cu"
@@ -419,7 +421,7 @@ is "$(plan_text layernorm_bf16_bwd "$work/ln.plan" | grep -c 'variant solo')" 0 
 is "$(plan_text layernorm_f32_bwd "$work/ln.plan" | grep -c 'variant solo (when R <= 8192 and .*each block looping over rows, 32-bit')" 1 "layernorm f32 backward (two levels): one solo variant, nothing ahead"
 ok "layernorm f32 backward: its partials kept up to the solo variant's rows" grep -q 'for rows of group 0 up to 8192 long (longer: the plan below)' "$work/ln.plan"
 is "$(grep -c 'variant solo ' "$work/arms.plan")" 2 "add_rmsnorm backward (four values held): one solo variant a dtype, nothing ahead"
-ok "rmsnorm bf16 backward: SOLO instances bound to one block of 512 an SM" grep -q '__launch_bounds__(512, SOLO ? 1 : 2) tecc_rmsnorm_bf16_bwd_g0_reg(' "$work/rms.cu"
+ok "rmsnorm bf16 backward: SOLO instances bound to one block of 512 an SM" grep -q '__launch_bounds__(512, LANES < 0 ? 1 : (SOLO ? 1 : 2)) tecc_rmsnorm_bf16_bwd_g0_reg(' "$work/rms.cu"
 is "$(grep -c 'tecc_rmsnorm_bf16_bwd_g0_reg<int32_t, [34], 8, 1, [a-z]*, false, 0, true>' "$work/rms.cu")" 4 "rmsnorm bf16 backward: four SOLO instances, aligned and not"
 ok "rmsnorm bf16 backward: the solo launch takes the warps the row needs, a row a block" sh -c "grep -A3 '/\* solo: registers, VEC 8, ITEMS 3 \*/' '$work/rms.cu' | grep -q 'const int t_ty = 1; /\* a row a block \*/'"
 ok "rmsnorm bf16 backward: its partial rows counted by the same conditions" sh -c "grep -q '^  if (t_small && t_len <= 12288) {' '$work/rms.cu' && grep -q '^  if (t_small && t_len <= 16384) {' '$work/rms.cu'"
