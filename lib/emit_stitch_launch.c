@@ -406,22 +406,34 @@ static void emit_ahead_launch(SLaunch *e, Out *o, const Variant *v, const char *
   close_block(o, "");
 }
 
-/* The launches of rows that move in packs: whole row groups of whole
- * rows the WHOLE instance, with no guards at all, others the PACKS one,
- * with no per-element row-end checks. */
-static void emit_packed_launch(SLaunch *e, Out *o, const Variant *v, const char *args) {
-  if (!stitch_launches_whole(&e->sk, v)) {
+/* The instance of `packs` as the branch of the line before it. */
+static void emit_branch_launch(SLaunch *e, Out *o, const Variant *v, const char *args, int packs) {
+  o->indent++;
+  emit_instance_launch(e, o, v, args, packs, 0);
+  o->indent--;
+}
+
+/* Rows moved in packs: whole row groups of whole rows the WHOLE
+ * instance, with no guards at all, others the PACKS one, with no
+ * per-element row-end checks; with `none`, the rows that are not packs
+ * then the one that loads element by element (where not, t_packs holds:
+ * emit_lanes_launch()). */
+static void emit_packed_launch(SLaunch *e, Out *o, const Variant *v, const char *args, int none) {
+  if (stitch_launches_whole(&e->sk, v)) {
+    emit(o, "if (t_whole)");
+    emit_branch_launch(e, o, v, args, PACKS_WHOLE);
+    emit(o, none ? "else if (t_packs)" : "else");
+  } else if (none) {
+    emit(o, "if (t_packs)");
+  } else {
     emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
     return;
   }
-  emit(o, "if (t_whole)");
-  o->indent++;
-  emit_instance_launch(e, o, v, args, PACKS_WHOLE, 0);
-  o->indent--;
+  emit_branch_launch(e, o, v, args, PACKS_ALIGNED);
+  if (!none)
+    return;
   emit(o, "else");
-  o->indent++;
-  emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
-  o->indent--;
+  emit_branch_launch(e, o, v, args, PACKS_NONE);
 }
 
 /* Rows moved in packs take the PACKS instance, with no per-element
@@ -460,22 +472,7 @@ static void emit_packs_launch(SLaunch *e, Out *o, const Variant *v, const char *
     close_block(o, "");
     return;
   }
-  if (stitch_launches_whole(&e->sk, v)) {
-    emit(o, "if (t_whole)");
-    o->indent++;
-    emit_instance_launch(e, o, v, args, PACKS_WHOLE, 0);
-    o->indent--;
-    emit(o, "else if (t_packs)");
-  } else {
-    emit(o, "if (t_packs)");
-  }
-  o->indent++;
-  emit_instance_launch(e, o, v, args, PACKS_ALIGNED, 0);
-  o->indent--;
-  emit(o, "else");
-  o->indent++;
-  emit_instance_launch(e, o, v, args, PACKS_NONE, 0);
-  o->indent--;
+  emit_packed_launch(e, o, v, args, 1);
 }
 
 /* The warp variant's rows that do not move in packs (a length not a
@@ -485,11 +482,10 @@ static void emit_packs_launch(SLaunch *e, Out *o, const Variant *v, const char *
  * (tecc::lanes_allreduce), where an instance for
  * each LANES made four of the largest instances a group has (their
  * element-by-element loads) for the rows that least need the speed
- * (build time, doc/performance.md).  Where the PACKS instances launch
- * other than plainly (loads ahead, a stream's kept items), each LANES
- * keeps its own. */
+ * (build time, doc/performance.md).  Where the PACKS instances load
+ * their rows ahead, each LANES keeps its own. */
 static int lanes_apart_from_packs(const SLaunch *e, const Variant *v) {
-  return stitch_takes_packs(&e->sk) && !(v->ahead && e->sk.ahead) && !(v->storage == STORE_STREAM && e->stream_keep);
+  return stitch_takes_packs(&e->sk) && !(v->ahead && e->sk.ahead);
 }
 
 /* The instance of the lanes of a row (LANES, t_tx) in the warp variant. */
@@ -507,7 +503,7 @@ static void emit_lanes_launch(SLaunch *e, Out *o, const Variant *v, const char *
     o->indent++;
     e->lanes_now = l;
     if (apart)
-      emit_packed_launch(e, o, v, args);
+      emit_packed_launch(e, o, v, args, 0);
     else
       emit_packs_launch(e, o, v, args);
     emit(o, "break;");
