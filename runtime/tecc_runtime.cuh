@@ -5,13 +5,14 @@
  *
  * Everything is inside an anonymous namespace: two generated files linked
  * into one program never clash.  Host helpers are `inline` so that an unused
- * one is not a warning.  Only CUDA's own headers and <stdint.h> are used. */
+ * one is not a warning.  Only cuda_runtime.h and <stdint.h> are used: the
+ * 16-bit conversions are the cvt instructions cuda_fp16.h and cuda_bf16.h
+ * wrap, written here, as those two headers were a fifth of an empty
+ * kernel's nvcc time (0.45 s of softmax_bf16's 6.2; bench/NOTES.md). */
 #ifndef TECC_RUNTIME_CUH
 #define TECC_RUNTIME_CUH
 
 #include <cuda_runtime.h>
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
 #include <stdint.h>
 
 /* Unused helpers in an anonymous namespace are not worth a warning. */
@@ -22,17 +23,38 @@ namespace tecc {
 /* @piece f16_to_f32 f32_to_f16 bf16_to_f32 f32_to_bf16 round_f16 round_bf16 f64_to_f32_odd f64_to_f16 f64_to_bf16 */
 /* ---- 16-bit storage types (uint16_t bit patterns) ---------------------- */
 
+/* The instructions of cuda_fp16.h's __half2float and __float2half_rn and
+ * cuda_bf16.h's __float2bfloat16_rn, in the same text (braces and all:
+ * the optimizer sizes an asm by its text, and a bare cvt changed how
+ * grad_activations' bias_gelu_bwd stream kernel was unrolled), so the
+ * same PTX; below sm_80, which has no cvt to bf16, that header's
+ * rounding: to nearest, ties to even, a NaN to 0x7fff. */
 __device__ __forceinline__ float f16_to_f32(uint16_t b) {
-  return __half2float(__ushort_as_half(b));
+  float f;
+  asm("{  cvt.f32.f16 %0, %1;}\n" : "=f"(f) : "h"(b));
+  return f;
 }
 __device__ __forceinline__ uint16_t f32_to_f16(float f) {
-  return __half_as_ushort(__float2half_rn(f));
+  uint16_t b;
+  asm("{  cvt.rn.f16.f32 %0, %1;}\n" : "=h"(b) : "f"(f));
+  return b;
 }
 __device__ __forceinline__ float bf16_to_f32(uint16_t b) {
   return __uint_as_float((uint32_t)b << 16);
 }
 __device__ __forceinline__ uint16_t f32_to_bf16(float f) {
-  return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint16_t b;
+  asm("{  cvt.rn.bf16.f32 %0, %1;}\n" : "=h"(b) : "f"(f));
+  return b;
+#else
+  const uint32_t x = __float_as_uint(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return 0x7fffu;
+  const uint32_t rest = x << 16;
+  const uint16_t b = (uint16_t)(x >> 16);
+  return rest > 0x80000000u || (rest == 0x80000000u && (b & 1u)) ? (uint16_t)(b + 1u) : b;
+#endif
 }
 /* An explicit cast to a 16-bit type rounds; the value stays in f32. */
 __device__ __forceinline__ float round_f16(float f) { return f16_to_f32(f32_to_f16(f)); }
@@ -48,7 +70,7 @@ __device__ __forceinline__ float f64_to_f32_odd(double d) {
 __device__ __forceinline__ uint16_t f64_to_f16(double d) { return f32_to_f16(f64_to_f32_odd(d)); }
 __device__ __forceinline__ uint16_t f64_to_bf16(double d) { return f32_to_bf16(f64_to_f32_odd(d)); }
 
-/* @piece f8e4m3_to_f32 f8e5m2_to_f32 f8e4m3_to_f32_arith f8e5m2_to_f32_arith f32_to_f8e4m3 f32_to_f8e5m2 f8e4m3x2_to_f32x2 f8e5m2x2_to_f32x2 f32_to_f8e4m3_pack f32_to_f8e5m2_pack f32_to_f8_pack f8_four_within f8_code f8_word f8_cvt_e4m3x4 f8_cvt_e5m2x4 round_f8e4m3 round_f8e5m2 f64_to_f8e4m3 f64_to_f8e5m2 f8e4m3_to_f32_soft f32_to_f8e4m3_soft f32_to_f8e5m2_soft */
+/* @piece f8e4m3_to_f32 f8e5m2_to_f32 f8e4m3_to_f32_arith f8e5m2_to_f32_arith f32_to_f8e4m3 f32_to_f8e5m2 f8e4m3x2_to_f32x2 f8e5m2x2_to_f32x2 f32_to_f8e4m3_pack f32_to_f8e5m2_pack f32_to_f8_pack f8_four_within f8_code f8_word f8_cvt_e4m3x4 f8_cvt_e5m2x4 round_f8e4m3 round_f8e5m2 f64_to_f8e4m3 f64_to_f8e5m2 f8e4m3_to_f32_soft f32_to_f8e4m3_soft f32_to_f8e5m2_soft @needs f16_to_f32 */
 /* ---- 8-bit float storage types (uint8_t bit patterns) ------------------ */
 /* f8e4m3 is torch.float8_e4m3fn (bias 7, no infinities, S.1111.111 NaN)
  * and f8e5m2 torch.float8_e5m2 (bias 15, IEEE-like: inf S.11111.00); both
@@ -113,7 +135,7 @@ __device__ __forceinline__ float f8_signed(float f, uint32_t code) {
  * and a NaN's sign put back.  A byte move on every architecture, as cheap
  * as sm_89's cvt from e5m2x2, so there is no hardware path. */
 __device__ __forceinline__ float f8e5m2_to_f32(uint8_t b) {
-  return f8_signed(__half2float(__ushort_as_half((unsigned short)((unsigned)b << 8))), b);
+  return f8_signed(f16_to_f32((uint16_t)((unsigned)b << 8)), b);
 }
 __device__ __forceinline__ float2 f8e5m2x2_to_f32x2(uint16_t w) {
   return make_float2(f8e5m2_to_f32((uint8_t)w), f8e5m2_to_f32((uint8_t)(w >> 8)));
@@ -150,8 +172,8 @@ __device__ __forceinline__ uint32_t f8_cvt_f16x2_e4m3x2(uint16_t w) {
 /* ... then f32, each NaN with its code's sign. */
 __device__ __forceinline__ float2 f8_cvt_f32x2_e4m3x2(uint16_t w) {
   const uint32_t h = f8_cvt_f16x2_e4m3x2(w);
-  return make_float2(f8_signed(__half2float(__ushort_as_half((unsigned short)h)), w),
-                     f8_signed(__half2float(__ushort_as_half((unsigned short)(h >> 16))), (uint32_t)w >> 8));
+  return make_float2(f8_signed(f16_to_f32((uint16_t)h), w),
+                     f8_signed(f16_to_f32((uint16_t)(h >> 16)), (uint32_t)w >> 8));
 }
 #endif
 
@@ -245,13 +267,13 @@ __device__ __forceinline__ float f8e4m3_to_f32(uint8_t b) {
  * 27.2 us of kernel time on an H200 (bench/NOTES.md, issue 49). */
 __device__ __forceinline__ float f8e4m3_to_f32_arith(uint8_t b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  return __half2float(__ushort_as_half((unsigned short)f8_cvt_f16x2_e4m3x2(b)));
+  return f16_to_f32((uint16_t)f8_cvt_f16x2_e4m3x2(b));
 #else
   return f8e4m3_to_f32_soft(b);
 #endif
 }
 __device__ __forceinline__ float f8e5m2_to_f32_arith(uint8_t b) {
-  return __half2float(__ushort_as_half((unsigned short)((unsigned)b << 8)));
+  return f16_to_f32((uint16_t)((unsigned)b << 8));
 }
 /* The two codes of a load, the low byte's in .x. */
 __device__ __forceinline__ float2 f8e4m3x2_to_f32x2(uint16_t w) {
@@ -1439,14 +1461,14 @@ __device__ __forceinline__ uint8_t quad_byte(const uint32_t *w, int e) {
   return (uint8_t)(w[e >> 2] >> 8 * (e & 3));
 }
 
-/* @piece f8e4m3_quad f8e4m3_quad_arith @needs quad_byte f8e4m3_to_f32 */
+/* @piece f8e4m3_quad f8e4m3_quad_arith @needs quad_byte f8e4m3_to_f32 f16_to_f32 */
 /* e4m3 element e: the cvt of the two codes of its half word (one cvt for
  * elements 2i and 2i + 1), then its half to f32; _arith as
  * f8e4m3_to_f32_arith (a NaN of either sign). */
 __device__ __forceinline__ float f8e4m3_quad_arith(const uint32_t *w, int e) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
   const uint32_t h = f8_cvt_f16x2_e4m3x2((uint16_t)(w[e >> 2] >> 16 * ((e >> 1) & 1)));
-  return __half2float(__ushort_as_half((unsigned short)(h >> 16 * (e & 1))));
+  return f16_to_f32((uint16_t)(h >> 16 * (e & 1)));
 #else
   return f8e4m3_to_f32(quad_byte(w, e));
 #endif
