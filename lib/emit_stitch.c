@@ -3509,7 +3509,6 @@ static int template_list(const SEmit *e, TParam *t) {
   TP(e->sk.reg && stitch_narrow_kernel(&e->sk), "bool", "NARROW");
   TP(e->sk.roomy, "bool", "ROOMY");
   TP(e->sk.solo, "bool", "SOLO");
-  TP(e->sk.sched->batch, "bool", "BATCH");
   TP(e->sk.ahead, "bool", "AHEAD");
 #undef TP
   return n;
@@ -3638,6 +3637,12 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     extra = arena_printf(e->sk.a, "%s, %s *__restrict__ t_cols", extra, stitch_column_acc_type(&e->sk));
     extra_names = arena_printf(e->sk.a, "%s, t_cols", extra_names);
   }
+  if (e->sk.sched->batch) { /* the rows visited batch-fastest (above 1: the launcher's t_batched) */
+    if (stitch_split_kernel(&e->sk))
+      internal_error("stitch: group %d visits its rows batch-fastest and splits its columns", e->sk.g->id);
+    extra = arena_printf(e->sk.a, "%s, IndexT t_batch", extra);
+    extra_names = arena_printf(e->sk.a, "%s, t_batch", extra_names);
+  }
   if (e->keep_bytes) {
     extra = arena_printf(e->sk.a, "%s, int t_keep", extra);
     extra_names = arena_printf(e->sk.a, "%s, t_keep", extra_names);
@@ -3739,8 +3744,6 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   }
   emit(o, "const IndexT t_outer = %s;", outer);
   emit(o, "const IndexT t_red = %s;", red);
-  if (e->sk.sched->batch) /* schedule.c, batch_axes() */
-    emit(o, "const IndexT t_batch = %s; /* BATCH: the rows visited batch-fastest */", count_expr(e, e->sk.sched->batch));
   if (!e->sk.reg)
     declare_stream_items(e, o);
   if (stitch_split_kernel(&e->sk)) {
@@ -3770,8 +3773,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     emit(o, "const bool t_live = %st_o0 < t_outer;", e->sk.whole ? "t_whole || " : "");
   } else {
     const char *row = arena_printf(e->sk.a, "t_ob + threadIdx.%s", item);
-    if (e->sk.sched->batch) /* the BATCH instance visits the rows batch-fastest */
-      row = arena_printf(e->sk.a, "BATCH ? tecc::batch_fastest<IndexT>(%s, t_outer, t_batch) : %s", row, row);
+    if (e->sk.sched->batch) /* t_batch over 1: the rows batch-fastest (schedule.c, batch_axes()) */
+      row = arena_printf(e->sk.a, "t_batch > 1 ? tecc::batch_fastest<IndexT>(%s, t_outer, t_batch) : %s", row, row);
     emit(o, "const IndexT t_o = %s;", row);
     emit(o, "const bool t_live = %st_o < t_outer;", e->sk.whole && e->sk.reg ? "t_whole || " : "");
   }

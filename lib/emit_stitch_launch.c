@@ -17,8 +17,6 @@ typedef struct SLaunch {
   int stream_keep;  /* the stream kernel's kept bytes an element of an item (stitch_keep_bytes()) */
   int keep_now;     /* the launch being written: the stream kernel's KEEP instance */
   int lanes_now;    /* the LANES of the instance being launched (-1: lanes_apart_from_packs()) */
-  int batch_now;    /* the BATCH instance (rows batch-fastest); the cluster condition asks the
-                       occupancy of the other, as it is written first */
   int row_sites;    /* the warp variant's launches written so far: each its t_wb[] cache */
   int ahead_now;    /* the launch being written: the AHEAD instance (Variant.ahead) */
 } SLaunch;
@@ -208,8 +206,8 @@ static const char *variant_condition(SLaunch *e, const Variant *v, const char *k
 }
 
 /* The instance a variant launches: kernel<IndexT, [ITEMS,] VEC[, ROWS][,
- * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, NARROW][, ROOMY][, SOLO][, BATCH][, AHEAD]> or,
- * streamed, <IndexT, VEC[, PACKS][, PHASE][, BATCH]>, with `packs`
+ * PACKS[, WHOLE]][, CLUSTER][, LANES][, EARLY][, NARROW][, ROOMY][, SOLO][, AHEAD]> or,
+ * streamed, <IndexT, VEC[, PACKS][, PHASE]>, with `packs`
  * (PACKS_NONE, PACKS_ALIGNED or PACKS_WHOLE) where it takes PACKS and
  * `phase` where PHASE; EARLY only in the WHOLE instance of a variant that
  * loads early, NARROW in the instances of a narrow variant, ROOMY in
@@ -222,11 +220,10 @@ static const char *instance(SLaunch *e, const Variant *v, int packs, int phase) 
     pk = arena_printf(e->sk.a, "%s%s", pk, packs == PACKS_WHOLE ? ", true" : ", false");
   if (e->sk.shared && v->storage != STORE_STREAM)
     pk = arena_printf(e->sk.a, "%s%s", pk, holds_shared(v, packs) ? ", true" : ", false");
-  const char *batch = !e->sk.sched->batch ? "" : e->batch_now ? ", true" : ", false";
   if (v->storage == STORE_STREAM)
-    return arena_printf(e->sk.a, "%s<%s, %d%s%s%s%s>", stitch_kernel_name(&e->sk, 0), index, v->vec, pk,
+    return arena_printf(e->sk.a, "%s<%s, %d%s%s%s>", stitch_kernel_name(&e->sk, 0), index, v->vec, pk,
                         !e->stream_keep ? "" : e->keep_now ? ", true" : ", false",
-                        e->sk.split ? arena_printf(e->sk.a, ", %d", phase) : "", batch);
+                        e->sk.split ? arena_printf(e->sk.a, ", %d", phase) : "");
   const char *cluster = !e->sk.cluster ? "" : v->storage == STORE_CLUSTER ? ", true" : ", false";
   const char *rows = e->sk.rows ? arena_printf(e->sk.a, ", %d", v->rows) : "";
   if (v->rows > 1 && !e->sk.rows)
@@ -240,8 +237,8 @@ static const char *instance(SLaunch *e, const Variant *v, int packs, int phase) 
   const char *name = stitch_kernel_name(&e->sk, 1);
   if (e->sk.quads && packs == PACKS_WHOLE && stitch_whole_instance(&e->sk)) /* emit_stitch.c, whole_apart() */
     name = arena_printf(e->sk.a, "%s_whole", name);
-  return arena_printf(e->sk.a, "%s<%s, %d, %d%s%s%s%s%s%s%s%s%s%s>", name, index, v->items, v->vec, rows, pk, cluster,
-                      lanes, early, narrow, roomy, solo, batch, ahead);
+  return arena_printf(e->sk.a, "%s<%s, %d, %d%s%s%s%s%s%s%s%s%s>", name, index, v->items, v->vec, rows, pk, cluster,
+                      lanes, early, narrow, roomy, solo, ahead);
 }
 
 /* The threads across the columns of a split block: a warp spans 32 packs
@@ -538,8 +535,7 @@ static void emit_column_stage(SLaunch *e, Out *o, const char *parts) {
        stitch_columns_name(&e->sk), stitch_column_acc_type(&e->sk), e->sk.g->id, parts, buf_cstr(&homes));
 }
 
-/* One variant's block, grid and launch: the BATCH instance where the rows
- * are visited batch-fastest (t_batched), and in the warp variant the
+/* One variant's block, grid and launch: in the warp variant the
  * instance of its lanes a row (LANES, t_tx), each launched by
  * tecc::launch_rows, which picks its block (one warp or t_ty rows) and
  * grid once a device. */
@@ -564,17 +560,7 @@ static void emit_variant_launch(SLaunch *e, Out *o, const Variant *v, const char
   }
   Out *launch = v->fit == FIT_SHORT_ROWS && !v->partials ? new_out(e->sk.a) : o;
   e->row_sites = 0;
-  if (!e->sk.sched->batch) {
-    emit_lanes_launch(e, launch, v, args);
-  } else {
-    open_block(launch, "if (t_batched)");
-    e->batch_now = 1;
-    emit_lanes_launch(e, launch, v, args);
-    e->batch_now = 0;
-    else_block(launch);
-    emit_lanes_launch(e, launch, v, args);
-    close_block(launch, "");
-  }
+  emit_lanes_launch(e, launch, v, args);
   if (v->partials)
     emit_column_stage(e, o, "t_parts");
   if (launch == o)
@@ -643,10 +629,12 @@ void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
             "there, per device */", shared_sites);
   if (g->stitch->columns.len)
     args = arena_printf(a, "%s, (%s *)t_part%d", args, stitch_column_acc_type(&e->sk), g->id);
-  if (s->batch) /* schedule.c, batch_axes() */
-    emit(o, "const bool t_batched = %s > 1 && %s * t_len * %lld > %lld; /* the rows visited batch-fastest (BATCH) */",
+  if (s->batch) { /* schedule.c, batch_axes(); the kernels' argument t_batch */
+    emit(o, "const bool t_batched = %s > 1 && %s * t_len * %lld > %lld; /* the rows visited batch-fastest */",
          host_count(e, s->batch), host_count(e, ~g->stitch->axes & ~s->batch), (long long)s->batch_bytes,
          (long long)s->batch_limit);
+    args = arena_printf(a, "%s, (IndexT)(t_batched ? %s : 1)", args, host_count(e, s->batch));
+  }
   if (e->sk.split)
     emit(o, "const int t_chunks = %s(t_rows, t_len, sizeof(IndexT) == 4);", chunks_function(e));
   emit_variants(e, o, args);

@@ -654,7 +654,7 @@ static int64_t reduced_length(const Group *g);
  * held value, where each value's item is one aligned pack the thread
  * keeps in its registers as loaded (16-bit values in pairs at VEC 8, f32
  * at VEC 4), the items of the 1024 threads fit AHEAD_MOST_BYTES, and the
- * rows are visited in order (no BATCH instance) without column partials;
+ * rows are visited in order (no batch-fastest order) without column partials;
  * else 0.  A block of 1024 threads is the SM's one: with nothing else to
  * overlap, it loaded its next row only after writing this one.  With the
  * next row's packs copied into shared memory by cp.async while this row
@@ -1331,8 +1331,8 @@ static int early_threads(const GroupSchedule *s) {
  * batch-fastest (tecc::batch_fastest: in tiles of 64 rows of Q, each for
  * every batch in turn), so that the P rows that read one row of the
  * operand are in flight together and it comes from HBM once, not once a
- * batch.  The sizes decide, at run time (the host launches the kernels'
- * BATCH instance, emit_stitch.c): in domain order two batches' reads of
+ * batch.  The sizes decide, at run time (the host passes the kernels
+ * t_batch, the batch or 1, emit_stitch_launch.c): in domain order two batches' reads of
  * one row of it are Q rows apart, Q*R*own_bytes of traffic, and past
  * half the L2 the operand no longer stays there.  On an H100
  * softmax(s * 0.125 + m, -1) at 32 x 2048 x 2048 (bench/NOTES.md, ab70 to

@@ -75,9 +75,12 @@ template <typename T> __device__ __forceinline__ T rescale_exp(T sum, T a, T b) 
  * together and it comes from HBM once (lib/schedule.c, batch_axes()).
  * 64 rows of a batch side by side measured 2.3 points of copy above one.
  * Past the rows (v >= rows): v itself, so that the guards `t_o <
- * t_outer` stay what they were.  Only the BATCH instances call it: the
- * others keep the domain order without its registers (8 more in masked
- * softmax bf16's block instance cost it 3 points of copy). */
+ * t_outer` stay what they were.  The kernels call it where their
+ * argument t_batch is over 1 (the host's t_batched), else keep the domain
+ * order: one instance for both, where a template flag for each had
+ * doubled the instances (masked softmax bf16's nvcc 11.6 s, 6.7 with
+ * one) and ptxas gives the instance no more registers than the one in
+ * domain order had. */
 template <typename I> __device__ __forceinline__ I batch_fastest(I v, I rows, I batch) {
   constexpr int TILE = 64;
   if (v >= rows)

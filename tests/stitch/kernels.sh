@@ -270,7 +270,7 @@ is "$(kernel_text tecc_softmax_f32_g0_reg | grep -c 'constexpr bool t_whole = WH
 is "$(kernel_text tecc_softmax_f32_g0_reg | grep -v -e 'else if (t_r0 < t_red) tecc::store_head(' -e 'AHEAD' -e 'tecc::ahead_copy(' | grep -c -e 't_r0 < t_red' -e 't_o < t_outer')" "$(kernel_text tecc_softmax_f32_g0_reg | grep -c -e 't_whole || t_r0 < t_red' -e 't_whole || t_o < t_outer')" "softmax f32: every row and item guard folds under WHOLE (but the partial pack's, which packs never take)"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'if (VEC > 1 && t_packs && t_o < t_outer && (t_whole || t_r0 < t_red)) {')" 2 "rmsw bf16: the next rows' loads keep their row guard (the last group's next is past the end)"
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 't_whole')" 0 "masked bf16: no WHOLE guards"
-ok "masked bf16 (a mask at its own row offset): a PACKS instance too" grep -q '__global__ void __launch_bounds__(.*) tecc_masked_bf16_g0_reg(.*, IndexT D) {' "$work/s.cu"
+ok "masked bf16 (a mask at its own row offset): a PACKS instance too" grep -q '__global__ void __launch_bounds__(.*) tecc_masked_bf16_g0_reg(.*, IndexT D, IndexT t_batch) {' "$work/s.cu"
 # 16-bit rows that are not whole packs: loads of the aligned words a pack
 # spans and a shift, where the group writes along the row (in every
 # kernel) or only reduces it (in the register instances of ITEMS 8, or
@@ -295,14 +295,16 @@ is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'tecc::load_unaligned<VEC>(m
 is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'if (!t_packs && t_r >= t_red) break;')" 2 "masked bf16 (16-bit register kernel): its last pass computes past the row's end, its two levels break there"
 is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 'if (!t_packs && t_r >= t_red) break;')" 3 "masked bf16 stream: every pass breaks at the row's end"
 # Rows batch-fastest (schedule.c, batch_axes(); which groups, and their
-# batch_bytes and batch_limit, are schedule.sh's): the BATCH instances,
-# their row of the visit, and the host's test of the sizes.
-is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'const IndexT t_o = BATCH ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch) : t_ob + threadIdx.y;')" 1 "masked bf16 registers: the row of the visit in the BATCH instance"
-is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 'const IndexT t_o = BATCH ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch) : t_ob + threadIdx.y;')" 1 "masked bf16 stream: the row of the visit in the BATCH instance"
-ok "masked bf16: BATCH where the batch is over 1 and S*N*6 bytes (s, m and y) past half the L2" grep -q 'const bool t_batched = (int64_t)B > 1 && (int64_t)S \* t_len \* 6 > 26214400;' "$work/s.cu"
-is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, false, [0-9]*, true>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 5 "masked bf16: a BATCH instance of each register launch (the warp's four LANES, block)"
-is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, false, [0-9]*, false>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 5 "masked bf16: and one in domain order"
-is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, false, \(true\|false\), false, -\?[0-9]*, \(true\|false\)>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 4 "masked bf16: each also without PACKS (the warp's in one, of LANES -1)"
+# batch_bytes and batch_limit, are schedule.sh's): the kernels' argument
+# t_batch (1: domain order), their row of the visit, and the host's test
+# of the sizes; one instance serves both orders (a template flag doubled
+# the instances: masked softmax bf16's nvcc 11.6 s, 6.7 with one).
+is "$(kernel_text tecc_masked_bf16_g0_reg | grep -c 'const IndexT t_o = t_batch > 1 ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch) : t_ob + threadIdx.y;')" 1 "masked bf16 registers: the row of the visit, batch-fastest where t_batch is over 1"
+is "$(kernel_text tecc_masked_bf16_g0_stream | grep -c 'const IndexT t_o = t_batch > 1 ? tecc::batch_fastest<IndexT>(t_ob + threadIdx.y, t_outer, t_batch) : t_ob + threadIdx.y;')" 1 "masked bf16 stream: the row of the visit, batch-fastest where t_batch is over 1"
+ok "masked bf16: batch-fastest where the batch is over 1 and S*N*6 bytes (s, m and y) past half the L2" grep -q 'const bool t_batched = (int64_t)B > 1 && (int64_t)S \* t_len \* 6 > 26214400;' "$work/s.cu"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<int32_t, 4, 8, true, false, false, [0-9]*>\(<<<\|, t_rows, t_tx\).*, (IndexT)(t_batched ? (int64_t)B : 1));$' "$work/s.cu")" 5 "masked bf16: one instance of each register launch (the warp's four LANES, block), told the order"
+is "$(grep -c 'tecc_masked_bf16_g0_reg<[^>]*>\(<<<\|, t_rows, t_tx\)' "$work/s.cu")" 9 "masked bf16: no instance for either order alone (nine register launches: the warp's five, the block's two, the long variant's two)"
+is "$(grep -c 'tecc_masked_bf16_g0_stream<[^>]*><<<.*, (IndexT)(t_batched ? (int64_t)B : 1), t_keep);$' "$work/s.cu")" 2 "masked bf16 stream: t_batch before t_keep, in its two launches"
 is "$(kernel_text tecc_mask_and_row_f32_g0_reg | grep -c 'batch_fastest')" 0 "a mask and a row of the batch: no visit order"
 is "$(kernel_text tecc_rmsw_bf16_g0_reg | grep -c 'batch_fastest')" 0 "rmsnorm bf16: no visit order"
 # An output along the row that reads no reduction (add_rmsnorm's h) is
