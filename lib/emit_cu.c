@@ -1834,7 +1834,8 @@ static GEmit *new_gemit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const Ent
 /* The block of one reduction variant, into t_l. */
 static void emit_reduce_block(Out *o, const Variant *v) {
   if (v->fit == FIT_ROW) { /* ITEMS packs of VEC elements a thread and step, at most v->block threads a row */
-    emit(o, "t_l.tx = (unsigned)tecc::pow2_at_least(tecc::ceil_div(t_len, %d), 32, %d);", v->vec * v->items, v->block);
+    emit(o, "t_l.tx = (unsigned)tecc::pow2_at_least(tecc::ceil_div(t_len, %d), %d, %d);", v->vec * v->items,
+         variant_min_lanes(v), v->block);
     emit(o, "t_l.ty = t_l.tx >= %d ? 1 : %d / t_l.tx;", v->block, v->block);
   } else {
     emit(o, "t_l.tx = %d;", v->threads_x);

@@ -207,8 +207,9 @@ static void json_variant(Buf *b, Arena *a, const Variant *v, int first) {
   json_condition(b, a, v, first);
   buf_printf(b, ", \"storage\": \"%s\", \"fit\": \"%s\", \"vec\": %d, \"items\": %d, \"rows\": %d",
              storage_name(v->storage), fit_name(v->fit), v->vec, v->items, v->rows);
-  buf_printf(b, ", \"prefetch\": %s, \"threads_x\": %d, \"threads_y\": %d, \"block\": %d, \"cluster\": %d",
-             json_bool(v->prefetch), v->threads_x, v->threads_y, v->block, v->cluster);
+  buf_printf(b, ", \"prefetch\": %s, \"threads_x\": %d, \"threads_y\": %d, \"block\": %d, \"min_lanes\": %d",
+             json_bool(v->prefetch), v->threads_x, v->threads_y, v->block, variant_min_lanes(v));
+  buf_printf(b, ", \"cluster\": %d", v->cluster);
   buf_printf(b, ", \"sm_threads\": %d, \"cover_bytes\": %d, \"split\": %d, \"index_bits\": %d, \"one_read\": %s",
              v->sm_threads, v->cover_bytes, v->split, v->index_bits, json_bool(v->one_read));
   buf_printf(b, ", \"wide_items\": %d, \"long_items\": %d, \"long_packs\": %d", v->wide_items, v->long_items,

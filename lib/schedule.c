@@ -291,6 +291,7 @@ static void reduction(Arena *a, GroupSchedule *s, const Footprint *f, const Grou
   v->fit = FIT_ROW;
   v->threads_x = v->threads_y = 0;
   v->block = REDUCE_BLOCK;
+  v->min_lanes = s->cls == CLASS_ROW ? MIN_ROW_LANES : 32;
   v->split = 0;
 }
 
@@ -1202,6 +1203,10 @@ int variant_part_threads(const Variant *v) {
   return v->roomy ? ROOMY_BLOCK : v->solo ? SOLO_BLOCK : COLUMN_PART_BLOCK;
 }
 
+int variant_min_lanes(const Variant *v) {
+  return v->min_lanes ? v->min_lanes : v->fit == FIT_SHORT_ROWS ? MIN_ROW_LANES : 32;
+}
+
 int variant_exact_rows(const Variant *v) {
   return v->exact_rows && v->fit == FIT_ROW && !v->partials;
 }
@@ -1254,7 +1259,7 @@ static void fix_row_fit(Variant *v, int64_t len) {
   else if (variant_exact_rows(v))
     v->threads_x = row_threads(v, len);
   else
-    v->threads_x = pow2_at_least(lanes, short_rows ? MIN_ROW_LANES : 32, short_rows ? 32 : MAX_THREADS);
+    v->threads_x = pow2_at_least(lanes, variant_min_lanes(v), short_rows ? 32 : MAX_THREADS);
   v->threads_y = v->threads_x >= v->block ? 1 : v->block / v->threads_x;
   v->fit = FIT_NONE;
 }
@@ -1689,7 +1694,8 @@ static const char *block_text(Arena *a, const Variant *v) {
                             : arena_printf(a, "block %d", v->threads_x);
   case FIT_ROW:
     if (v->split == 0) /* a plain row reduction (reduction()) */
-      return arena_printf(a, "block T x %d/T, T = pow2 in [32, %d] >= R/%d", v->block, v->block, v->items * v->vec);
+      return arena_printf(a, "block T x %d/T, T = pow2 in [%d, %d] >= R/%d", v->block, variant_min_lanes(v), v->block,
+                          v->items * v->vec);
     if (variant_narrow(v))
       return arena_printf(a, "block T x max(1, %d/T), T = 32*ceil(R/%d) (the warps the row needs), bound to %d "
                              "blocks of up to %d threads an SM", v->block, 32 * v->items * v->vec, NARROW_BLOCKS,

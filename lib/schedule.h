@@ -133,6 +133,7 @@ typedef struct Variant {
                           these (the grid a wave: sm_threads) */
   int threads_x, threads_y; /* 0: fitted (fit) */
   int block;           /* FIT_ROW: the threads of a block of short rows */
+  int min_lanes;       /* FIT_ROW: the fewest lanes of a row, a power of two (0: a warp's) */
   int cluster;         /* blocks per cluster (1: none; 0: fitted) */
   int sm_threads;      /* grid = min(blocks needed, SMs * sm_threads / block threads);
                           0: the blocks needed (stitch rows held in registers) */
@@ -280,6 +281,11 @@ int variant_row_warps(const Variant *v);
  * where the row is whole warps of ITEMS * VEC elements, else a power of
  * two (tecc::row_threads; schedule.c says why). */
 int variant_exact_rows(const Variant *v);
+/* The fewest lanes a fitted row of variant v takes (Variant.min_lanes):
+ * MIN_ROW_LANES for FIT_SHORT_ROWS and a plain row reduction, whose short
+ * rows share a warp as the stitch's warp variant's do; a warp for the
+ * other FIT_ROW variants. */
+int variant_min_lanes(const Variant *v);
 /* A fitted variant with partials: the most threads of its blocks (the
  * launch's cap on T, the plan's words). */
 int variant_part_threads(const Variant *v);

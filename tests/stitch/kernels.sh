@@ -51,7 +51,7 @@ row_loads() { kernel_text "$1" | grep -c 'const tecc::Pack<float, VEC> t_p0 = ';
 # The first line of kernel $1 (in file $3, else s.cu) that has $2.
 line_of() { kernel_text "$1" "$3" | grep -n -- "$2" | head -1 | cut -d: -f1; }
 
-plan 265
+plan 266
 # Second stages (emit_cu.c): how the ordered second stage of a full or
 # split column reduction is launched (a dependent launch, tecc::launch_next)
 # and waits for the first is launch code; its block (final_threads) is
@@ -490,7 +490,8 @@ is "$(kernel_text tecc_addrms_bf16_g0_reg | grep -c 'ahead')" 0 "add_rmsnorm bf1
 # others 4; a row reduction with no packed tensor (its reduced axes not
 # adjacent) has only element steps and names no ITEMS in its body.
 "$TECC" -O2 "$top_srcdir/tests/bench/rowsum_f32.te" -o "$work/rowsum.cu" || echo "not ok - tecc failed on tests/bench/rowsum_f32.te"
-is "$(sed -n '/inline tecc::Launch tecc_rowsum_f32_g0_row_shape(/,/^}/p' "$work/rowsum.cu" | grep -A4 'if (t_len >= 1024 && t_l.splits == 1) {' | grep -c 't_l.items = 8;\|ceil_div(t_len, 32), 32, 256)\|t_l.grid = tecc::grid_size(t_rows, t_l.ty, 2048')" 3 "rowsum f32: rows of 1024 elements and more, no split: 8 packs a thread, its block and grid"
+is "$(sed -n '/inline tecc::Launch tecc_rowsum_f32_g0_row_shape(/,/^}/p' "$work/rowsum.cu" | grep -A4 'if (t_len >= 1024 && t_l.splits == 1) {' | grep -c 't_l.items = 8;\|ceil_div(t_len, 32), 4, 256)\|t_l.grid = tecc::grid_size(t_rows, t_l.ty, 2048')" 3 "rowsum f32: rows of 1024 elements and more, no split: 8 packs a thread, its block and grid"
+is "$(sed -n '/inline tecc::Launch tecc_rowsum_f32_g0_row_shape(/,/^}/p' "$work/rowsum.cu" | grep -c 't_l.tx = (unsigned)tecc::pow2_at_least(tecc::ceil_div(t_len, 16), 4, 256);')" 1 "rowsum f32: a short row's lanes from 4 up (rows of 256 f32 share a warp, four packs a lane in flight)"
 is "$(grep -A1 'if (t_l.items == 8)' "$work/rowsum.cu" | grep -c 'tecc_rowsum_f32_g0_row<IndexT, sizeof(IndexT) == 4 ? 8 : 4, true><<<')" 1 "rowsum f32: ... launched where the row is whole aligned packs, 4 with 64-bit indices"
 is "$(grep -c 'tecc_rowsum_f32_g0_row<IndexT, 4, false><<<' "$work/rowsum.cu")" 1 "rowsum f32: other rows by elements, the same packs' order"
 is "$(kernel_text tecc_rowsum_f32_g0_row "$work/rowsum.cu" | grep -c 'constexpr int VEC = 4;')" 1 "rowsum f32: VEC in the body, ITEMS a template parameter"
