@@ -253,7 +253,13 @@ static int clamp(int x, int lo, int hi) {
  * H200 f32 32768 x 1024 40.2 -> 34.7 us, 16384 x 4096 76.8 -> 65.3, 4096
  * x 11008 52.9 -> 50.2, bf16 4096 x 11008 26.8 -> 22.2; at 256 (64 packs)
  * ITEMS 8 took 7-15% longer (61 registers: 4 blocks an SM, not 5) and
- * with a split 10-18% (a second wave of chunks).  A column
+ * with a split 10-18% (a second wave of chunks).  A row takes from
+ * MIN_ROW_LANES lanes (min_lanes), rows of up to 64 packs sharing a warp
+ * as the stitch's warp variant's do, where a warp a row left two packs a
+ * lane in flight: on an H100 (prog_ab, kernel time) sum f32 32768 x 256
+ * 14.9 -> 13.4 us, 65536 x 128 16.6 -> 13.6; bf16 in f32 32768 x 256 9.0
+ * -> 6.6, 65536 x 128 14.8 -> 6.7; amax bf16 65536 x 100 11.6 -> 6.5;
+ * rows of 512 packs and more the same.  A column
  * block spans COLUMN_TILE columns (8 lanes of bf16 packs, 16 of f32, 32
  * of f64) and REDUCE_BLOCK / lanes rows.  Against 32 lanes of packs it
  * has four times the blocks along the columns, so a wide matrix fills the
