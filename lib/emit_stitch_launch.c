@@ -480,9 +480,13 @@ static void emit_packs_launch(SLaunch *e, Out *o, const Variant *v, const char *
  * each LANES made four of the largest instances a group has (their
  * element-by-element loads) for the rows that least need the speed
  * (build time, doc/performance.md).  Where the PACKS instances load
- * their rows ahead, each LANES keeps its own. */
+ * their rows ahead, each LANES keeps its own; so does a variant of
+ * several rows a thread (the norms'): its LANES -1 instance took 78
+ * registers where each LANES's took 52, and on an H100 layernorm bf16
+ * 32768 x 250 ran 24.3 us against 18.5, rmsnorm bf16 16384 x 500 20.7
+ * against 15.0 (softmax's, a row a thread, 0.96-1.04x; bench/NOTES.md). */
 static int lanes_apart_from_packs(const SLaunch *e, const Variant *v) {
-  return stitch_takes_packs(&e->sk) && !(v->ahead && e->sk.ahead);
+  return stitch_takes_packs(&e->sk) && !(v->ahead && e->sk.ahead) && v->rows == 1;
 }
 
 /* The instance of the lanes of a row (LANES, t_tx) in the warp variant. */
