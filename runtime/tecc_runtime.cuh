@@ -25,10 +25,10 @@ namespace tecc {
 
 /* The instructions of cuda_fp16.h's __half2float and __float2half_rn and
  * cuda_bf16.h's __float2bfloat16_rn, in the same text (braces and all:
- * the optimizer sizes an asm by its text, and a bare cvt changed how
- * grad_activations' bias_gelu_bwd stream kernel was unrolled), so the
- * same PTX; below sm_80, which has no cvt to bf16, that header's
- * rounding: to nearest, ties to even, a NaN to 0x7fff. */
+ * the optimizer sizes an asm by its text, and a bare cvt changed how a
+ * GELU backward stream kernel of tests/grad/programs/grad_activations.te
+ * was unrolled), so the same PTX; below sm_80, which has no cvt to bf16,
+ * that header's rounding: to nearest, ties to even, a NaN to 0x7fff. */
 __device__ __forceinline__ float f16_to_f32(uint16_t b) {
   float f;
   asm("{  cvt.f32.f16 %0, %1;}\n" : "=f"(f) : "h"(b));
