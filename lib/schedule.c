@@ -37,7 +37,8 @@ enum {
   ROW_LONG_ITEMS = 8,        /* ... where a row is ROW_LONG_PACKS packs or more and needs no split */
   ROW_LONG_PACKS = 256,
   ROW_LONG_ACC_BYTES = 48,   /* ... and its VEC accumulators take 48 bytes or fewer (bf16 argmax's
-                                96 spilled 64 bytes at ITEMS 8) */
+                                96 spilled 64 bytes at ITEMS 8), and an item is one pack (two bf16
+                                tensors' 16 packs spilled 196 bytes at ITEMS 8: sum(f32(a) * f32(b))) */
   COLUMN_ITEMS = 4,          /* column reductions: rows in flight per thread */
   ELEMENT_ITEMS = 16,        /* row and column stitches element by element (VEC 1: rows or columns
                                 that are not contiguous): elements a thread holds at most; each
@@ -292,7 +293,10 @@ static void reduction(Arena *a, GroupSchedule *s, const Footprint *f, const Grou
   Variant *v = add(a, s, s->cls == CLASS_FULL ? "full" : "row", WHEN_ALWAYS, STORE_REGISTERS);
   v->vec = f->pack_bytes ? PACK_BYTES / f->pack_bytes : 1;
   v->items = ROW_ITEMS;
-  v->long_items = f->pack_bytes && v->vec * accumulator_bytes(g->reduce) <= ROW_LONG_ACC_BYTES ? ROW_LONG_ITEMS : 0;
+  v->long_items = f->pack_bytes && v->vec * accumulator_bytes(g->reduce) <= ROW_LONG_ACC_BYTES &&
+                          v->vec * f->own_bytes <= PACK_BYTES
+                      ? ROW_LONG_ITEMS
+                      : 0;
   v->long_packs = ROW_LONG_PACKS;
   v->fit = FIT_ROW;
   v->threads_x = v->threads_y = 0;
