@@ -302,6 +302,10 @@ static void reduction(Arena *a, GroupSchedule *s, const Footprint *f, const Grou
   v->threads_x = v->threads_y = 0;
   v->block = REDUCE_BLOCK;
   v->min_lanes = s->cls == CLASS_ROW ? MIN_ROW_LANES : 32;
+  /* The next row ahead where the step reads nothing but its packs: with
+   * a row's operands (a batch-norm backward's mean and scale a channel)
+   * beside 8 packs carried, the instance spilled 48 bytes (ptxas -v). */
+  v->prefetch = s->cls == CLASS_ROW && f->pack_bytes && !f->split_index;
   v->split = 0;
 }
 
