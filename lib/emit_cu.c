@@ -1656,6 +1656,105 @@ static void emit_row_packs(GEmit *e, Out *o, const Out *dred, const Out *body, i
   close_block(o, "");
 }
 
+/* A row's start in a row reduction's loop: its index t_o, the
+ * accumulators at the identity. */
+static void emit_row_start(Out *o, const RedInfo *ri) {
+  emit(o, "const IndexT t_o = t_ob + threadIdx.y;");
+  emit(o, "%s t_acc[VEC];", ri->acc_type);
+  emit(o, "#pragma unroll");
+  emit(o, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = %s;", ri->identity);
+}
+
+/* A row's end: the accumulators in a fixed tree, the block's all-reduce
+ * (every thread of the block takes part), the partial or the result. */
+static void emit_row_end(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
+  emit(o, "#pragma unroll");
+  emit(o, "for (int t_w = 1; t_w < VEC; t_w *= 2) /* a fixed tree over the accumulators */");
+  emit(o, "  for (int t_k = 0; t_k + t_w < VEC; t_k += 2 * t_w) t_acc[t_k] = %s(t_acc[t_k], t_acc[t_k + t_w]);", ri->op);
+  emit(o, "t_acc[0] = tecc::row_allreduce(t_acc[0], %s, t_smem);", ri->op);
+  emit_reduce_result(e, o, r, ri);
+}
+
+/* The packed tensors' packs of a step as words (tecc::load_word), which
+ * the loop carries from one row to the next. */
+static void declare_step_words(GEmit *e, Out *o) {
+  for (int i = 0; i < e->packs.len; i++) {
+    const PackRef *r = e->packs.items[i];
+    emit(o, "typename tecc::StreamWord<sizeof(tecc::Pack<%s, VEC>)>::type t_pw_%s[ITEMS];", r->ctype, r->param);
+  }
+}
+
+/* Pack `index` of r as a word (the loads of step_pack_load()). */
+static const char *step_word_load(GEmit *e, const PackRef *r, const char *index) {
+  return arena_printf(e->a, "tecc::%s(reinterpret_cast<const tecc::Pack<%s, VEC> *>(%s) + (%s))",
+                      read_by_later_group(e->kp, e->g, r->value) ? "load_word" : "load_stream_word", r->ctype, r->param,
+                      index);
+}
+
+/* Step t_p0's packs of row `row` into the words, where `cond` holds, else
+ * zero words (so nothing the loads did not write is carried). */
+static void emit_word_loads(GEmit *e, Out *o, const char *row, const char *p0, const char *cond) {
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_u = 0; t_u < ITEMS; t_u++)");
+  emit(o, "const IndexT t_p = %s + (IndexT)t_u * blockDim.x;", p0);
+  for (int i = 0; i < e->packs.len; i++) {
+    const PackRef *r = e->packs.items[i];
+    const char *load = step_word_load(e, r, arena_printf(e->a, "%s * t_npack + t_p", row));
+    emit(o, "if (%s) t_pw_%s[t_u] = %s;", cond, r->param, load);
+    emit(o, "else t_pw_%s[t_u] = {};", r->param);
+  }
+  close_block(o, "");
+}
+
+/* The rows of a block whose packed tensors are aligned and whose length
+ * is whole packs: each step ITEMS packs of each loaded, then added, pack
+ * element t_k into t_acc[t_k]; the packs of chunk [t_rbeg, t_rend) (whole
+ * packs: tecc::split_launch's `align`).  The next row's first step is
+ * loaded once this row's last is added, before this row's all-reduce and
+ * store, so a block's loads do not stop between its rows: a row of one
+ * step (rowsum f32 16384 x 4096) otherwise waited for the all-reduce with
+ * nothing in flight (bench/NOTES.md, issue 48). */
+static void emit_rows_ahead(GEmit *e, Out *o, Value *r, const RedInfo *ri, const Out *dkept, const Out *dred,
+                            const Out *body, int body_r) {
+  emit(o, "const IndexT t_npack = t_red / VEC, t_pend = t_rend / VEC, t_first = t_rbeg / VEC + threadIdx.x;");
+  emit(o, "const IndexT t_ostep = (IndexT)gridDim.x * blockDim.y;");
+  declare_step_words(e, o);
+  open_scope(o);
+  emit(o, "const IndexT t_o = (IndexT)blockIdx.x * blockDim.y + threadIdx.y; /* the block's first row */");
+  emit_word_loads(e, o, "t_o", "t_first", "t_o < t_outer && t_p < t_pend");
+  close_block(o, "");
+  open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.y; t_ob < t_outer; t_ob += t_ostep)");
+  emit_row_start(o, ri);
+  open_block(o, "if (t_o < t_outer)");
+  emit_fragment(o, dkept);
+  open_block(o, "for (IndexT t_p0 = t_first; t_p0 < t_pend; t_p0 += ITEMS * (IndexT)blockDim.x)");
+  emit(o, "/* the row's first step was loaded ahead, during the row before */");
+  open_block(o, "if (t_p0 != t_first)");
+  emit_word_loads(e, o, "t_o", "t_p0", "t_p < t_pend");
+  close_block(o, "");
+  declare_step_packs(e, o);
+  emit(o, "#pragma unroll");
+  open_block(o, "for (int t_u = 0; t_u < ITEMS; t_u++)");
+  for (int i = 0; i < e->packs.len; i++) {
+    const PackRef *pr = e->packs.items[i];
+    emit(o, "t_pk_%s[t_u] = tecc::word_pack<%s, VEC>(t_pw_%s[t_u]);", pr->param, pr->ctype, pr->param);
+  }
+  close_block(o, "");
+  const char *step = "const IndexT t_p = t_p0 + (IndexT)t_u * blockDim.x;";
+  open_step_elements(o, step, "t_p < t_pend");
+  if (uses_axes(e, e->g->reduce->axes) || body_r) /* dred splits t_r, or the body reads it */
+    emit(o, "const IndexT t_r = t_p * VEC + t_k;");
+  emit_fragment(o, dred);
+  emit_fragment(o, body);
+  close_step_elements(o);
+  close_block(o, "");
+  emit(o, "/* the next row's first step, in flight during this row's all-reduce */");
+  emit_word_loads(e, o, "(t_o + t_ostep)", "t_first", "t_o + t_ostep < t_outer && t_p < t_pend");
+  close_block(o, "");
+  emit_row_end(e, o, r, ri);
+  close_block(o, "");
+}
+
 /* The steps of any other row, in the packed steps' order (the same sums,
  * bit for bit, whichever path a call takes): thread x takes the VEC
  * elements of row packs x, x + blockDim.x, ... counted from the row's
@@ -1703,28 +1802,29 @@ static void emit_reduce_kernel(GEmit *e, Out *o) {
   emit(o, " * of them a thread in flight. */");
   emit(o, "constexpr int VEC = %d;", v->vec);
   emit_chunk_extent(e, o, r, &ri, g->schedule->max_threads);
+  int ahead = e->packs.len && v->prefetch;
+  if (ahead) {
+    open_block(o, "if (PACKED)");
+    emit_rows_ahead(e, o, r, &ri, dkept, dred, vbody, vbody_r);
+    else_block(o);
+  }
   open_block(o, "for (IndexT t_ob = (IndexT)blockIdx.x * blockDim.y; t_ob < t_outer; t_ob += (IndexT)gridDim.x * blockDim.y)");
-  emit(o, "const IndexT t_o = t_ob + threadIdx.y;");
-  emit(o, "%s t_acc[VEC];", ri.acc_type);
-  emit(o, "#pragma unroll");
-  emit(o, "for (int t_k = 0; t_k < VEC; t_k++) t_acc[t_k] = %s;", ri.identity);
+  emit_row_start(o, &ri);
   open_block(o, "if (t_o < t_outer)");
   emit_fragment(o, dkept);
-  if (e->packs.len) {
+  if (e->packs.len && !ahead) {
     open_block(o, "if (PACKED)");
     emit_row_packs(e, o, dred, vbody, vbody_r);
     else_block(o);
   }
   emit_row_elements(o, dred, sbody);
-  if (e->packs.len)
+  if (e->packs.len && !ahead)
     close_block(o, "");
   close_block(o, "");
-  emit(o, "#pragma unroll");
-  emit(o, "for (int t_w = 1; t_w < VEC; t_w *= 2) /* a fixed tree over the accumulators */");
-  emit(o, "  for (int t_k = 0; t_k + t_w < VEC; t_k += 2 * t_w) t_acc[t_k] = %s(t_acc[t_k], t_acc[t_k + t_w]);", ri.op);
-  emit(o, "t_acc[0] = tecc::row_allreduce(t_acc[0], %s, t_smem);", ri.op);
-  emit_reduce_result(e, o, r, &ri);
+  emit_row_end(e, o, r, &ri);
   close_block(o, "");
+  if (ahead)
+    close_block(o, "");
   close_block(o, "");
   emit_blank(o);
   emit_split_final(e, o, r, &ri);

@@ -130,7 +130,8 @@ typedef struct Variant {
   int items;           /* packs each thread holds (registers) or takes per chunk (stream) */
   int rows;            /* rows a thread holds at once (stitch_thread_rows(); 1: one) */
   int prefetch;        /* registers, rows > 1: a thread loads its next rows while it computes
-                          these (the grid a wave: sm_threads) */
+                          these (the grid a wave: sm_threads); a plain row reduction: a block
+                          loads its next row's first step before this row's all-reduce */
   int threads_x, threads_y; /* 0: fitted (fit) */
   int block;           /* FIT_ROW: the threads of a block of short rows */
   int min_lanes;       /* FIT_ROW: the fewest lanes of a row, a power of two (0: a warp's) */
