@@ -1637,6 +1637,20 @@ static void emit_full_shape(GEmit *e, Out *o) {
 
 /* ---- row reductions ---------------------------------------------------------- */
 
+/* Pack t_u of a row step that starts at pack t_p0. */
+static const char ROW_STEP[] = "const IndexT t_p = t_p0 + (IndexT)t_u * blockDim.x;";
+
+/* The adds of a row step's packs (loaded into t_pk_<param>[ITEMS]), pack
+ * element t_k into t_acc[t_k]. */
+static void emit_step_adds(GEmit *e, Out *o, const Out *dred, const Out *body, int body_r) {
+  open_step_elements(o, ROW_STEP, "t_p < t_pend");
+  if (uses_axes(e, e->g->reduce->axes) || body_r) /* dred splits t_r, or the body reads it */
+    emit(o, "const IndexT t_r = t_p * VEC + t_k;");
+  emit_fragment(o, dred);
+  emit_fragment(o, body);
+  close_step_elements(o);
+}
+
 /* The steps of a row whose packed tensors are aligned and whose length is
  * whole packs: ITEMS packs of each loaded, then added, pack element t_k
  * into t_acc[t_k]; the packs of chunk [t_rbeg, t_rend) (whole packs:
@@ -1645,14 +1659,8 @@ static void emit_row_packs(GEmit *e, Out *o, const Out *dred, const Out *body, i
   emit(o, "const IndexT t_npack = t_red / VEC, t_pend = t_rend / VEC;");
   open_block(o, "for (IndexT t_p0 = t_rbeg / VEC + threadIdx.x; t_p0 < t_pend; t_p0 += ITEMS * (IndexT)blockDim.x)");
   declare_step_packs(e, o);
-  const char *step = "const IndexT t_p = t_p0 + (IndexT)t_u * blockDim.x;";
-  emit_step_loads(e, o, step, "t_p < t_pend", "t_o * t_npack + t_p", NULL);
-  open_step_elements(o, step, "t_p < t_pend");
-  if (uses_axes(e, e->g->reduce->axes) || body_r) /* dred splits t_r, or the body reads it */
-    emit(o, "const IndexT t_r = t_p * VEC + t_k;");
-  emit_fragment(o, dred);
-  emit_fragment(o, body);
-  close_step_elements(o);
+  emit_step_loads(e, o, ROW_STEP, "t_p < t_pend", "t_o * t_npack + t_p", NULL);
+  emit_step_adds(e, o, dred, body, body_r);
   close_block(o, "");
 }
 
@@ -1740,13 +1748,7 @@ static void emit_rows_ahead(GEmit *e, Out *o, Value *r, const RedInfo *ri, const
     emit(o, "t_pk_%s[t_u] = tecc::word_pack<%s, VEC>(t_pw_%s[t_u]);", pr->param, pr->ctype, pr->param);
   }
   close_block(o, "");
-  const char *step = "const IndexT t_p = t_p0 + (IndexT)t_u * blockDim.x;";
-  open_step_elements(o, step, "t_p < t_pend");
-  if (uses_axes(e, e->g->reduce->axes) || body_r) /* dred splits t_r, or the body reads it */
-    emit(o, "const IndexT t_r = t_p * VEC + t_k;");
-  emit_fragment(o, dred);
-  emit_fragment(o, body);
-  close_step_elements(o);
+  emit_step_adds(e, o, dred, body, body_r);
   close_block(o, "");
   emit(o, "/* the next row's first step, in flight during this row's all-reduce */");
   emit_word_loads(e, o, "(t_o + t_ostep)", "t_first", "t_o + t_ostep < t_outer && t_p < t_pend");
@@ -1802,7 +1804,8 @@ static void emit_reduce_kernel(GEmit *e, Out *o) {
   emit(o, " * of them a thread in flight. */");
   emit(o, "constexpr int VEC = %d;", v->vec);
   emit_chunk_extent(e, o, r, &ri, g->schedule->max_threads);
-  int ahead = e->packs.len && v->prefetch;
+  int ahead = e->packs.len && v->prefetch; /* the packed rows load ahead */
+  int step_packs = e->packs.len && !ahead;  /* the packed rows load in each step */
   if (ahead) {
     open_block(o, "if (PACKED)");
     emit_rows_ahead(e, o, r, &ri, dkept, dred, vbody, vbody_r);
@@ -1812,13 +1815,13 @@ static void emit_reduce_kernel(GEmit *e, Out *o) {
   emit_row_start(o, &ri);
   open_block(o, "if (t_o < t_outer)");
   emit_fragment(o, dkept);
-  if (e->packs.len && !ahead) {
+  if (step_packs) {
     open_block(o, "if (PACKED)");
     emit_row_packs(e, o, dred, vbody, vbody_r);
     else_block(o);
   }
   emit_row_elements(o, dred, sbody);
-  if (e->packs.len && !ahead)
+  if (step_packs)
     close_block(o, "");
   close_block(o, "");
   emit_row_end(e, o, r, &ri);
