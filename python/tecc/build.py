@@ -103,6 +103,17 @@ def nvcc_command(nvcc, sources, so, arch=None, flags=()):
     return cmd + list(flags) + list(sources)
 
 
+def parallel_flags(nvcc, flags):
+    """["--split-compile=0"] where nvcc is CUDA 12 or newer and the caller's
+    flags say nothing of it: nvcc then optimizes the file's kernels on every
+    core, each kernel's PTX and code the same (doc/performance.md, "Build
+    time"; a generated file is many kernel instances)."""
+    if any("split-compile" in f for f in flags):
+        return []
+    m = re.search(r"release (\d+)\.", tool_version(nvcc))
+    return ["--split-compile=0"] if m and int(m.group(1)) >= 12 else []
+
+
 # --- the target architecture -------------------------------------------------
 
 def device_arch():
@@ -217,6 +228,10 @@ class Job:
         self.nvcc = self.nvcc or find_nvcc()
         return self.nvcc
 
+    def flags(self):
+        """The caller's nvcc flags, then parallel_flags()."""
+        return self.nvcc_flags + parallel_flags(self.nvcc_path(), self.nvcc_flags)
+
     def generate(self, out_dir):
         """tecc: BASE.cu and BASE.h in out_dir."""
         run([self.tecc, self.te, "-o", self.path(out_dir, ".cu")] + self.options)
@@ -224,7 +239,7 @@ class Job:
     def compile(self, out_dir):
         """nvcc: BASE.so from BASE.cu in out_dir."""
         run(nvcc_command(self.nvcc_path(), [self.path(out_dir, ".cu")],
-                         self.path(out_dir, ".so"), self.nvcc_arch, self.nvcc_flags))
+                         self.path(out_dir, ".so"), self.nvcc_arch, self.flags()))
 
     def path(self, out_dir, ext):
         return os.path.join(out_dir, self.base + ext)
@@ -233,7 +248,7 @@ class Job:
         """The key's recipe for the files generate() wrote in out_dir; the
         nvcc flags without the nvcc, input and output paths."""
         flags = nvcc_command("nvcc", [self.base + ".cu"], self.base + ".so",
-                             self.nvcc_arch, self.nvcc_flags)[1:]
+                             self.nvcc_arch, self.flags())[1:]
         return recipe(self.base, read(self.path(out_dir, ".cu")), read(self.path(out_dir, ".h")),
                       self.tecc, self.options, self.nvcc_path(), flags, self.nvcc_arch)
 

@@ -238,6 +238,24 @@ def options_arch_and_tool_versions_change_the_key():
 
 
 @test
+def nvcc_12_or_newer_compiles_the_kernels_in_parallel():
+    te, inc = sources("parallel")
+    fresh_cache("parallel")
+    build(te, inc)
+    calls = nvcc_calls()
+    assert len(calls) == 1 and calls[0].count("--split-compile=0") == 1, calls
+    fresh_cache("parallel-own")
+    build(te, inc, nvcc_flags=["--split-compile=2"])
+    calls = nvcc_calls()
+    assert len(calls) == 1 and "--split-compile=2" in calls[0], calls
+    assert not [f for f in calls[0] if f.startswith("--split-compile=") and f != "--split-compile=2"], calls
+    fresh_cache("parallel-11")
+    build(te, inc, nvcc=fake_nvcc("nvcc-11", "Cuda compilation tools, release 11.8, V11.8.89"))
+    calls = nvcc_calls()
+    assert len(calls) == 1 and not [f for f in calls[0] if "split-compile" in f], calls
+
+
+@test
 def a_second_build_takes_the_library_from_the_cache():
     cache = fresh_cache("hit")
     te, inc = sources("hit")
