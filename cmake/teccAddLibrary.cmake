@@ -7,7 +7,10 @@
 # for the .te files at build time.  For each FILE.te, in the directory
 # ${CMAKE_CURRENT_BINARY_DIR}/<name>.tecc:
 #   FILE.cu  compiled with CMake's CUDA language (CMAKE_CUDA_ARCHITECTURES,
-#            CMAKE_CUDA_FLAGS and the target's properties apply), and
+#            CMAKE_CUDA_FLAGS and the target's properties apply; with
+#            nvcc 12 or newer also --split-compile=0, its kernels optimized
+#            on every core, unless CMAKE_CUDA_FLAGS name a --split-compile),
+#            and
 #   FILE.h   its C header, found by whoever links <name>: that directory is
 #            a PUBLIC include directory of <name>, as is the CUDA toolkit's
 #            include directory (the header includes cuda_runtime_api.h).
@@ -61,6 +64,7 @@ function(tecc_add_library name)
     list(APPEND sources ${generated})
   endforeach()
   _tecc_require_cuda("${name}")
+  _tecc_parallel_build("${sources}")
   add_library(${name} ${type} ${sources})
   target_include_directories(${name} PUBLIC "$<BUILD_INTERFACE:${outdir}>")
   target_include_directories(${name} SYSTEM PUBLIC ${CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES})
@@ -205,6 +209,21 @@ function(_tecc_default_arch out options)
     if(CMAKE_MATCH_2 GREATER_EQUAL 70)
       set(${out} "--arch=sm_${arch}" PARENT_SCOPE)
     endif()
+  endif()
+endfunction()
+
+# nvcc of CUDA 12 or newer optimizes a generated file's many kernel
+# instances on every core with --split-compile=0 (the same kernels:
+# doc/performance.md, "Build in parallel"), unless CMAKE_CUDA_FLAGS
+# choose a --split-compile of their own.
+function(_tecc_parallel_build sources)
+  if(CMAKE_CUDA_COMPILER_ID STREQUAL "NVIDIA" AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0
+     AND NOT CMAKE_CUDA_FLAGS MATCHES "split-compile")
+    foreach(src IN LISTS sources)
+      if(src MATCHES "\\.cu$")
+        set_property(SOURCE "${src}" APPEND PROPERTY COMPILE_OPTIONS "--split-compile=0")
+      endif()
+    endforeach()
   endif()
 endfunction()
 

@@ -29,6 +29,8 @@ case $cmake_version in
   [012].* | 3.[0-9] | 3.[0-9].* | 3.1[0-9] | 3.1[0-9].*)
     skip_all "cmake $cmake_version is older than 3.20" ;;
 esac
+nvcc_major=$("$NVCC" --version | sed -n 's/.*release \([0-9][0-9]*\)\..*/\1/p' | sed 1q)
+nvcc_major=${nvcc_major:-0}
 work=$(mktemp -d "${TMPDIR:-/tmp}/tecc-cmake.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 
@@ -229,6 +231,14 @@ example() {
   # shellcheck disable=SC2046,SC2086
   ok "$g: the generated files, the library and the demo exist" \
     all_exist $(for f in $products; do echo "$b/$f"; done)
+  # nvcc 12 or newer: the generated .cu files built with --split-compile=0
+  # (their kernels optimized on every core), the demo's own sources not.
+  split=$(grep -rl -- '--split-compile=0' "$b/build.ninja" "$b/CMakeFiles" 2>/dev/null | head -n 1)
+  if [ "$nvcc_major" -ge 12 ]; then
+    ok "$g: nvcc $nvcc_major: the generated files built with --split-compile=0" test -n "$split"
+  else
+    is "$split" "" "$g: nvcc $nvcc_major: no --split-compile"
+  fi
 
   touch "$b/stamp"
   cmake --build "$b" > "$b.again.log" 2>&1
