@@ -1688,7 +1688,7 @@ static void emit_row_end(GEmit *e, Out *o, Value *r, const RedInfo *ri) {
 static void declare_step_words(GEmit *e, Out *o) {
   for (int i = 0; i < e->packs.len; i++) {
     const PackRef *r = e->packs.items[i];
-    emit(o, "typename tecc::StreamWord<sizeof(tecc::Pack<%s, VEC>)>::type t_pw_%s[ITEMS];", r->ctype, r->param);
+    emit(o, "tecc::PackWord<%s, VEC> t_pw_%s[ITEMS];", r->ctype, r->param);
   }
 }
 

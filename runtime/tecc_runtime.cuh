@@ -1661,7 +1661,7 @@ template <typename T, int N> __device__ __forceinline__ void store_stream(Pack<T
   __stcs(reinterpret_cast<Word *>(p), w);
 }
 
-/* @piece load_word load_stream_word word_pack @needs Pack */
+/* @piece PackWord load_word load_stream_word word_pack @needs Pack */
 /* A pack loaded as the unsigned word of its bytes (plainly, or past L2
  * as load_stream), and a word made a pack again.  Packs carried across a
  * loop (a plain row reduction's next row, loaded ahead) are kept as
@@ -1670,13 +1670,14 @@ template <typename T, int N> __device__ __forceinline__ void store_stream(Pack<T
  * spilled 180 bytes), and a pack loaded plainly, then copied into a word,
  * left mean f32's instance at 32 registers and 16 bytes of spills
  * (ptxas -v, sm_90). */
-template <typename T, int N> __device__ __forceinline__ typename StreamWord<sizeof(Pack<T, N>)>::type load_word(const Pack<T, N> *p) {
-  return *reinterpret_cast<const typename StreamWord<sizeof(Pack<T, N>)>::type *>(p);
+template <typename T, int N> using PackWord = typename StreamWord<sizeof(Pack<T, N>)>::type;
+template <typename T, int N> __device__ __forceinline__ PackWord<T, N> load_word(const Pack<T, N> *p) {
+  return *reinterpret_cast<const PackWord<T, N> *>(p);
 }
-template <typename T, int N> __device__ __forceinline__ typename StreamWord<sizeof(Pack<T, N>)>::type load_stream_word(const Pack<T, N> *p) {
-  return __ldcs(reinterpret_cast<const typename StreamWord<sizeof(Pack<T, N>)>::type *>(p));
+template <typename T, int N> __device__ __forceinline__ PackWord<T, N> load_stream_word(const Pack<T, N> *p) {
+  return __ldcs(reinterpret_cast<const PackWord<T, N> *>(p));
 }
-template <typename T, int N> __device__ __forceinline__ Pack<T, N> word_pack(const typename StreamWord<sizeof(Pack<T, N>)>::type &w) {
+template <typename T, int N> __device__ __forceinline__ Pack<T, N> word_pack(const PackWord<T, N> &w) {
   Pack<T, N> p;
   memcpy(&p, &w, sizeof p);
   return p;

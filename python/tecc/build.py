@@ -106,8 +106,8 @@ def nvcc_command(nvcc, sources, so, arch=None, flags=()):
 def parallel_flags(nvcc, flags):
     """["--split-compile=0"] where nvcc is CUDA 12 or newer and the caller's
     flags say nothing of it: nvcc then optimizes the file's kernels on every
-    core, each kernel's PTX and code the same (doc/performance.md, "Build
-    time"; a generated file is many kernel instances)."""
+    core, each kernel's PTX the same (doc/performance.md, "Build in
+    parallel"; a generated file is many kernel instances)."""
     if any("split-compile" in f for f in flags):
         return []
     m = re.search(r"release (\d+)\.", tool_version(nvcc))

@@ -232,7 +232,7 @@ example() {
   ok "$g: the generated files, the library and the demo exist" \
     all_exist $(for f in $products; do echo "$b/$f"; done)
   # nvcc 12 or newer: the generated .cu files built with --split-compile=0
-  # (their kernels optimized on every core), the demo's own sources not.
+  # (their kernels optimized on every core); older, the flag nowhere.
   split=$(grep -rl -- '--split-compile=0' "$b/build.ninja" "$b/CMakeFiles" 2>/dev/null | head -n 1)
   if [ "$nvcc_major" -ge 12 ]; then
     ok "$g: nvcc $nvcc_major: the generated files built with --split-compile=0" test -n "$split"
