@@ -63,6 +63,9 @@ typedef struct GEmit {
                           each thread's first t_held packs of those in shared memory */
   struct GEmit *one;   /* a full reduction with one_launch: the kernel of both groups */
   const struct GEmit *joined; /* the loop after one: that reduction (join_launch_names()) */
+  Out *item;           /* the loop of a lag plan (GroupSchedule.lag): its packs [t_plo, t_phi) as a
+                          __device__ function (emit_lag_kernel()) */
+  const PtrVec *item_params; /* a lag plan's stitch groups: their item functions' KParam* */
 } GEmit;
 
 /* A tensor accessed at the domain's linear index, read or written as
@@ -1024,6 +1027,33 @@ static void emit_packed_steps(GEmit *e, Out *o, const Out *const decomp[2], cons
   close_block(o, "");
 }
 
+/* A lag plan (GroupSchedule.lag on its first group), and its loop. */
+static int lag_plan(const KernelPlan *kp) {
+  return kp->groups.len == 3 && ((const Group *)kp->groups.items[0])->schedule->lag;
+}
+
+static int lag_loop(const GEmit *e) {
+  return e->g->id == 2 && lag_plan(e->kp);
+}
+
+/* The loop's packs [t_plo, t_phi) by the block's threads: one row of a
+ * lag kernel (emit_lag_kernel()), whose rows are whole packs. */
+static void emit_loop_item(GEmit *e, const Out *decomp, const Out *body, int body_lin) {
+  Out *o = e->item = new_out(e->a);
+  emit(o, "/* %s, group %d: packs [t_plo, t_phi) of the loop by the block's threads, an item of the lag kernel */",
+       e->k->name, e->g->id);
+  emit(o, "template <typename IndexT, int VEC>");
+  open_block(o, "__device__ __forceinline__ void tecc_%s_g%d_item(%s, IndexT t_plo, IndexT t_phi)", e->k->name, e->g->id,
+             param_decls(e->a, e->k, &e->params, 1)); /* reads what other blocks wrote: no __restrict__ */
+  open_block(o, "for (IndexT t_p = t_plo + threadIdx.x; t_p < t_phi; t_p += blockDim.x)");
+  if (memchr(e->used_axis, 1, sizeof e->used_axis))
+    emit(o, "const IndexT t_i0 = t_p * VEC;");
+  emit_fragment(o, decomp);
+  emit_pack_step(e, o, body, body_lin);
+  close_block(o, "");
+  close_block(o, "");
+}
+
 /* ---- reuse along an axis (GroupSchedule.reuse_axis) ------------------------- */
 
 /* A value the packed body computes once for a thread's positions along
@@ -1184,6 +1214,8 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
     emit_packed_loop(e, o, pdecomp, vbody, vbody_lin);
   emit_loop_tail(o, decomp, sbody);
   close_block(o, "");
+  if (lag_loop(e))
+    emit_loop_item(e, pdecomp, vbody, vbody_lin);
   if (joins_launch_before(e)) { /* the same loops for the one launch, the packs from the last, as many in
                                    flight as the reduction's steps had */
     const Group *rg = e->kp->groups.items[e->g->id - 1];
@@ -2154,7 +2186,115 @@ typedef struct KEmit {
   PtrVec counts;  /* Count*: the entry point's element counts */
   int index64_optional; /* the entry point has 64-bit-index launches that -DTECC_INDEX64=0 leaves out */
   struct KEmit *apart; /* the plan with the column sums apart (KernelPlan.apart), or NULL */
+  PtrVec lag_params;   /* the lag kernel's parameters (GroupSchedule.lag; emit_lag_kernel()) */
 } KEmit;
+/* ---- a split plan's three groups in one persistent launch (GroupSchedule.lag) ---- */
+
+enum { LAG_ITEMS = 8 }; /* a row item's packs a thread: rows of up to 1024 x 8 packs */
+/* The shortest rows, in bytes, of a lag launch: a row an item, each a
+ * ticket (an atomic on one word), and shorter rows would take more
+ * tickets than the word gives at the copy's rate (not measured yet) */
+enum { LAG_ROW_BYTES = 8192 };
+
+/* The lag kernel's parameter of group `group`'s p: its own reciprocal
+ * count (each group's differs), else the name every group shares. */
+static const char *lag_arg(Arena *a, const KParam *p, int group) {
+  return p->kind == P_RCOUNT ? arena_printf(a, "t_rcount%d", group) : p->name;
+}
+
+/* The lag kernel's parameters: every group's, once (a slot one writes
+ * and another reads, as written), the reciprocal counts apart. */
+static PtrVec lag_params(KEmit *ke, const PtrVec *const lists[3]) {
+  PtrVec all = {0};
+  for (int l = 0; l < 3; l++)
+    for (int i = 0; i < lists[l]->len; i++) {
+      const KParam *p = lists[l]->items[i], *same = NULL;
+      if (p->kind == P_RCOUNT) {
+        KParam *mine = ARENA_NEW(ke->a, KParam);
+        *mine = *p;
+        mine->name = lag_arg(ke->a, p, l);
+        vec_push(ke->a, &all, mine);
+        continue;
+      }
+      for (int j = 0; j < all.len && !same; j++)
+        if (strcmp(((const KParam *)all.items[j])->name, p->name) == 0)
+          same = all.items[j];
+      if (!same)
+        vec_push(ke->a, &all, (void *)p);
+      else if (!same_param(same, p))
+        internal_error("kernel %s, lag kernel: two parameters named %s", ke->k->name, p->name);
+    }
+  return all;
+}
+
+static const char *lag_call_args(KEmit *ke, const PtrVec *params, int group) {
+  Buf b;
+  buf_init(&b, ke->a);
+  for (int i = 0; i < params->len; i++)
+    buf_printf(&b, "%s%s", i ? ", " : "", lag_arg(ke->a, params->items[i], group));
+  return buf_cstr(&b);
+}
+
+/* The kernel: blocks take tickets (tecc::lag_take); the first t_lag are
+ * rows' statistics (group 0's item), the last t_lag rows' loops (group
+ * 2's), between them the two in turn, so that a row is normalized t_lag
+ * rows after its statistics, column-major (the rows of a column in turn:
+ * row (c, b) is b * t_cols + c).  The block that counts the last of a
+ * column's t_per rows folds their partials (group 1's item for column
+ * c) and sets the column's flag, which its loops wait for.  t_lag >=
+ * t_per: a column's statistics all come before its first loop. */
+static void emit_lag_kernel(KEmit *ke, Out *o) {
+  GEmit *const *gs = ke->groups;
+  const PtrVec *const lists[3] = {gs[0]->item_params, gs[1]->item_params, &gs[2]->params};
+  PtrVec params = lag_params(ke, lists);
+  const Group *g = gs[0]->g, *f = gs[1]->g;
+  emit(o, "/* %s, groups 0, 1 and 2 in one persistent launch, rows normalized t_lag rows after their statistics "
+          "(schedule.c, lag_launch) */", ke->k->name);
+  emit(o, "template <typename IndexT, int VEC, int LVEC>");
+  open_block(o, "__global__ void __launch_bounds__(1024) tecc_%s_lag(%s, unsigned *__restrict__ t_lagw, IndexT t_lag)",
+             ke->k->name, param_decls(ke->a, ke->k, &params, 1));
+  emit(o, "__shared__ IndexT t_slot; /* the block's ticket (tecc::lag_take) */");
+  emit(o, "__shared__ int t_last; /* the block counted a column's last row (tecc::lag_done) */");
+  emit(o, "const IndexT t_cols = %s, t_per = %s;", numel_expr(gs[1], &f->domain, ~f->stitch->axes, "(IndexT)"),
+       numel_expr(gs[1], &f->domain, f->stitch->axes, "(IndexT)"));
+  emit(o, "const IndexT t_rows = t_cols * t_per, t_lpacks = %s / LVEC; /* a row's packs of the loop */",
+       numel_expr(gs[0], &g->domain, g->stitch->axes, "(IndexT)"));
+  open_block(o, "for (;;)");
+  emit(o, "const IndexT t = tecc::lag_take(t_lagw, &t_slot);");
+  emit(o, "if (t >= 2 * t_rows) break;");
+  emit(o, "const IndexT t_u = t - t_lag;");
+  emit(o, "const bool t_stats = t < t_lag || (t < 2 * t_rows - t_lag && (t_u & 1));");
+  emit(o, "const IndexT t_i = t < t_lag ? t : t >= 2 * t_rows - t_lag ? t - t_rows : t_stats ? t_lag + t_u / 2 : t_u / 2;");
+  emit(o, "const IndexT t_c = t_i / t_per, t_row = (t_i - t_c * t_per) * t_cols + t_c;");
+  open_block(o, "if (t_stats)");
+  emit(o, "tecc_%s_g0_item<IndexT, %d, VEC, true>(%s, t_row);", ke->k->name, LAG_ITEMS, lag_call_args(ke, lists[0], 0));
+  open_block(o, "if (tecc::lag_done(t_lagw + 2 + t_c, (unsigned)t_per, &t_last))");
+  emit(o, "tecc_%s_g1_item<IndexT, 1>(%s, t_c);", ke->k->name, lag_call_args(ke, lists[1], 1));
+  emit(o, "tecc::lag_set(t_lagw + 2 + t_cols + t_c);");
+  close_block(o, "");
+  else_block(o);
+  emit(o, "tecc::lag_wait(t_lagw + 2 + t_cols + t_c);");
+  emit(o, "tecc_%s_g2_item<IndexT, LVEC>(%s, t_row * t_lpacks, (t_row + 1) * t_lpacks);", ke->k->name,
+       lag_call_args(ke, lists[2], 2));
+  close_block(o, "");
+  close_block(o, "");
+  close_block(o, "");
+  ke->lag_params = params;
+}
+
+/* The item functions of a lag plan's groups and its kernel. */
+static void emit_lag(KEmit *ke, Out *o) {
+  for (int i = 0; i < 2; i++) {
+    GEmit *ge = ke->groups[i];
+    ge->item_params = emit_stitch_item(o, ke->a, ke->k, ke->kp, ge->g, ke->names);
+    emit_blank(o);
+  }
+  emit_fragment(o, ke->groups[2]->item);
+  emit_blank(o);
+  emit_lag_kernel(ke, o);
+  emit_blank(o);
+}
+
 
 /* Every packed pointer is aligned to its pack, leaving out the tests in
  * `seen` (when not NULL), which takes those it adds. */
@@ -2378,7 +2518,7 @@ static void emit_group_launch(KEmit *ke, Out *o, GEmit *ge) {
 /* Groups that leave partial results in the workspace: split reductions
  * and column splits (t_part<id>). */
 static int has_partials(const Group *g) {
-  return g->kind == GROUP_REDUCE || emit_stitch_partials(g);
+  return g->kind == GROUP_REDUCE || emit_stitch_partials(g) || g->schedule->lag;
 }
 
 /* The entry point's parameters (without the stream), for the launcher. */
@@ -2509,10 +2649,79 @@ static void emit_one_launch(KEmit *ke, Out *o, GEmit *red, GEmit *loop) {
   close_block(o, "");
 }
 
+/* The host's count of `mask`'s axes of g's domain, as int64_t. */
+static const char *host_count(KEmit *ke, const Group *g, uint32_t mask) {
+  GEmit tmp = {0};
+  tmp.a = ke->a;
+  tmp.names = ke->names;
+  tmp.g = (Group *)g;
+  return numel_expr(&tmp, &g->domain, mask, "(int64_t)");
+}
+
+/* s with every `from` replaced by `to`. */
+static const char *replace_all(Arena *a, const char *s, const char *from, const char *to) {
+  Buf b;
+  buf_init(&b, a);
+  for (const char *at; (at = strstr(s, from)) != NULL; s = at + strlen(from))
+    buf_printf(&b, "%.*s%s", (int)(at - s), s, to);
+  buf_puts(&b, s);
+  return buf_cstr(&b);
+}
+
+/* A lag plan's three groups in one launch where the host finds it can
+ * be (GroupSchedule.lag): 32-bit indices, rows whole aligned packs of
+ * both the statistics and the loop that a block of 1024 holds, more
+ * rows than L2 holds (below it the split plan's second read is from L2
+ * already); else their three launches.  Its counters, in the
+ * workspace (t_part0), zeroed first. */
+static void emit_lag_launch(KEmit *ke, Out *o) {
+  GEmit *const *gs = ke->groups;
+  const Group *g = gs[0]->g, *f = gs[1]->g;
+  const int bytes = g->plan->pack_bytes, vec = 16 / bytes, lvec = gs[2]->g->schedule->variants[0].vec;
+  const char *aligned = loop_variant_test(ke, gs[2], &gs[2]->g->schedule->variants[0], NULL);
+  const char *kernel = arena_printf(ke->a, "tecc_%s_lag<int32_t, %d, %d>", ke->k->name, vec, lvec);
+  emit(o, "/* groups 0, 1 and 2: a split plan's, in one persistent launch where it can be */");
+  open_scope(o);
+  emit(o, "const int64_t t_cols = %s, t_per = %s, t_len = %s;", host_count(ke, f, ~f->stitch->axes),
+       host_count(ke, f, f->stitch->axes), host_count(ke, g, g->stitch->axes));
+  emit(o, "const int64_t t_rows = t_cols * t_per;");
+  const char *whole = vec % lvec == 0 ? arena_printf(ke->a, "t_len %% %d == 0", vec)
+                                     : arena_printf(ke->a, "t_len %% %d == 0 && t_len %% %d == 0", vec, lvec);
+  open_block(o, "if (sizeof(IndexT) == 4 && t_part0 && %s && t_len * %d >= %d && t_len <= %d%s%s && "
+                "tecc::past_l2(t_rows, t_len * %d))", whole, bytes, LAG_ROW_BYTES, 1024 * LAG_ITEMS * vec,
+             *aligned ? " && " : "", aligned, bytes);
+  emit(o, "const int t_threads = 32 * (int)tecc::ceil_div(t_len / %d, 32 * %d); /* a row's packs, %d a thread */", vec,
+       LAG_ITEMS, LAG_ITEMS);
+  emit(o, "static tecc::DeviceCache t_blocks; /* by device: the blocks of the kernel an SM holds */");
+  emit(o, "const unsigned t_grid = tecc::lag_grid(t_blocks, (const void *)%s, t_threads, 2 * t_rows);", kernel);
+  emit(o, "const int64_t t_lag = tecc::lag_rows(t_per, t_len * %d), t_dist = t_lag < t_rows ? t_lag : t_rows;", bytes);
+  emit(o, "t_err = cudaMemsetAsync(t_part0, 0, (size_t)(2 + 2 * t_cols) * sizeof(unsigned), stream);");
+  emit(o, "if (t_err != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
+  Buf args;
+  buf_init(&args, ke->a);
+  for (int i = 0; i < ke->lag_params.len; i++) {
+    const KParam *p = ke->lag_params.items[i];
+    const char *arg = launch_arg(ke->a, ke->kp, ke->names, p);
+    if (p->kind == P_RCOUNT) /* its group's: the rows' length, or the rows a column folds */
+      arg = arena_printf(ke->a, p->index ? "1.0 / (double)%s" : "1.0f / (float)%s",
+                         strcmp(p->name, "t_rcount0") == 0 ? "t_len" : "t_per");
+    buf_printf(&args, "%s, ", replace_all(ke->a, arg, "IndexT", "int32_t")); /* the kernel's 32-bit instance */
+  }
+  emit(o, "%s<<<t_grid, t_threads, 0, stream>>>(%s(unsigned *)t_part0, (int32_t)t_dist);", kernel, buf_cstr(&args));
+  emit_launch_check(o);
+  else_block(o);
+  for (int i = 0; i < 3; i++)
+    emit_group_launch(ke, o, ke->groups[i]);
+  close_block(o, "");
+  close_block(o, "");
+}
+
 static void emit_launcher(KEmit *ke, Out *o) {
   Out *body = new_out(ke->a);
   emit(body, "cudaError_t t_err;");
-  for (int i = 0; i < ke->kp->groups.len; i++) {
+  if (lag_plan(ke->kp))
+    emit_lag_launch(ke, body);
+  for (int i = lag_plan(ke->kp) ? 3 : 0; i < ke->kp->groups.len; i++) {
     if (ke->groups[i]->one) {
       emit_one_launch(ke, body, ke->groups[i], ke->groups[i + 1]);
       i++;
@@ -2790,6 +2999,12 @@ static void emit_partial_space(KEmit *ke, Out *o, const char *small) {
     Group *g = ke->kp->groups.items[i];
     if (emit_stitch_partials(g))
       emit_stitch_partial_space(o, ke->a, ke->k, ke->kp, g, ke->names, small);
+    if (g->schedule->lag) { /* the lag kernel's counters (emit_lag_launch()) */
+      const Group *f = ke->kp->groups.items[1];
+      emit(o, "const int64_t t_part_off%d = t_ws_bytes;", i);
+      emit(o, "t_ws_bytes += ((2 + 2 * %s) * (int64_t)sizeof(unsigned) + 255) / 256 * 256;",
+           host_count(ke, f, ~f->stitch->axes));
+    }
     if (g->kind != GROUP_REDUCE)
       continue;
     RedInfo ri = red_info(ke->a, g->reduce);
@@ -3056,6 +3271,8 @@ static KEmit *emit_kernel_device(Compilation *c, Kernel *k, KernelPlan *kp, Out 
       emit_blank(o);
     }
   }
+  if (lag_plan(kp))
+    emit_lag(ke, o);
   emit_launcher(ke, o);
   emit_blank(o);
   if (kp->apart)

@@ -977,11 +977,11 @@ static Red red_of(Arena *a, const Value *r) {
 /* The thread's lane along the row and the lanes of the row: across the
  * blocks of a cluster in the cluster-capable kernel. */
 static const char *lane(const SEmit *e) {
-  return e->sk.cluster ? "t_lane" : e->sk.row ? "threadIdx.x" : "threadIdx.y";
+  return e->sk.cluster ? "t_lane" : e->sk.row || e->sk.item ? "threadIdx.x" : "threadIdx.y";
 }
 
 static const char *lanes(const SEmit *e) {
-  return e->sk.cluster ? "t_lanes" : e->sk.row ? "blockDim.x" : "blockDim.y";
+  return e->sk.cluster ? "t_lanes" : e->sk.row || e->sk.item ? "blockDim.x" : "blockDim.y";
 }
 
 /* The first row element of item t_k of this thread (in the chunk t_base
@@ -1313,7 +1313,7 @@ static void emit_allreduce(SEmit *e, Out *o, const char *acc, const Red *x) {
     return;
   }
   const char *at = row_ref(e, acc);
-  const char *fn = !e->sk.row ? "tecc::column_allreduce" : e->sk.lanes ? "tecc::lanes_allreduce<LANES>" : "tecc::row_allreduce";
+  const char *fn = !e->sk.row && !e->sk.item ? "tecc::column_allreduce" : e->sk.lanes ? "tecc::lanes_allreduce<LANES>" : "tecc::row_allreduce";
   row_stmt(e, o, arena_printf(e->sk.a, "%s = %s(%s, %s, (%s *)t_smem);", at, fn, at, x->op, x->type), 0);
 }
 
@@ -2789,22 +2789,29 @@ static void load_chunk(SEmit *e, PassParts *p) {
 /* ---- the emitter ------------------------------------------------------------- */
 
 /* The emitter of the register kernel (`reg`) or the streaming one. */
-static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg) {
+static SEmit *semit_of(StitchKernel sk) {
+  Arena *a = sk.a;
+  Kernel *k = sk.k;
+  Group *g = sk.g;
   SEmit *e = ARENA_NEW(a, SEmit);
-  e->sk = stitch_kernel(a, k, kp, g, names, reg);
-  e->reuse = reg ? g->schedule->keep : NULL;
+  e->sk = sk;
+  e->reuse = sk.reg ? g->schedule->keep : NULL;
   e->red_name = ARENA_ARRAY(a, const char *, k->values.len + 1);
   e->kept = ARENA_ARRAY(a, char, k->values.len + 1);
   ir_count_uses(k); /* fused_multiply_add() asks which products have one use */
   e->keep_decls = new_out(a);
   nameset_init(&e->taken, a);
-  take_entry_names(&e->taken, k, names);
+  take_entry_names(&e->taken, k, sk.names);
   e->names_mark = nameset_mark(&e->taken);
   e->lin = reduce_linear_index(&g->domain, g->stitch->axes);
   if (row_runs(e)) /* one division a pack (its elements follow it) */
     e->lin = arena_printf(a, "%s + (t_r - t_r0)", runs_offset(e, "t_r0"));
   declare_rcounts(e);
   return e;
+}
+
+static SEmit *new_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg) {
+  return semit_of(stitch_kernel(a, k, kp, g, names, reg));
 }
 
 /* ---- the column split (stream kernel, PHASE 1 and 2) -------------------- */
@@ -3637,7 +3644,7 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     extra = arena_printf(e->sk.a, "%s, %s *__restrict__ t_cols", extra, stitch_column_acc_type(&e->sk));
     extra_names = arena_printf(e->sk.a, "%s, t_cols", extra_names);
   }
-  if (e->sk.sched->batch) { /* the rows visited batch-fastest (above 1: the launcher's t_batched) */
+  if (e->sk.sched->batch && !e->sk.item) { /* the rows visited batch-fastest (above 1: the launcher's t_batched) */
     if (stitch_split_kernel(&e->sk))
       internal_error("stitch: group %d visits its rows batch-fastest and splits its columns", e->sk.g->id);
     extra = arena_printf(e->sk.a, "%s, IndexT t_batch", extra);
@@ -3701,8 +3708,13 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     blocks = blocks ? arena_printf(e->sk.a, "LANES < 0 ? 1 : (%s)", blocks) : "LANES < 0 ? 1 : 0";
   const char *bound = blocks ? arena_printf(e->sk.a, "__launch_bounds__(%s, %s)", most, blocks)
                              : arena_printf(e->sk.a, "__launch_bounds__(%s)", most);
-  const char *decls = arena_printf(e->sk.a, "%s%s", param_decls(e->sk.a, e->sk.k, &e->params, 0), extra);
-  if (whole_apart(e))
+  /* a column item reads what other blocks of its launch wrote: no __restrict__ (ld.global.nc) */
+  const int may_alias = e->sk.item && !e->sk.row;
+  const char *decls = arena_printf(e->sk.a, "%s%s", param_decls(e->sk.a, e->sk.k, &e->params, may_alias), extra);
+  if (e->sk.item)
+    open_block(o, "__device__ __forceinline__ void %s(%s, IndexT t_item)", stitch_kernel_name(&e->sk, e->sk.reg),
+               decls);
+  else if (whole_apart(e))
     open_block(o, "__device__ __forceinline__ void %s_body(%s)", stitch_kernel_name(&e->sk, 1), decls);
   else
     open_block(o, "__global__ void %s %s(%s)", bound, stitch_kernel_name(&e->sk, e->sk.reg), decls);
@@ -3757,7 +3769,10 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
   if (e->prologue)
     emit_fragment(o, e->prologue);
   declare_columns(e, o);
-  if (e->sk.cluster || e->sk.rows) {
+  if (e->sk.item) {
+    open_block(o, "if (t_item < t_outer) /* the item's %s */", e->sk.row ? "row" : "column");
+    emit(o, "const IndexT t_ob = t_item;");
+  } else if (e->sk.cluster || e->sk.rows) {
     open_block(o, "for (IndexT t_ob = %s; t_ob < t_outer; t_ob += %s)", first_row_group(e, block_rows(e)),
                row_group_step(e, block_rows(e)));
   } else if (e->sk.cvec) {
@@ -3772,8 +3787,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     emit(o, "const IndexT t_o0 = t_ob + threadIdx.y; /* the thread's first row */");
     emit(o, "const bool t_live = %st_o0 < t_outer;", e->sk.whole ? "t_whole || " : "");
   } else {
-    const char *row = arena_printf(e->sk.a, "t_ob + threadIdx.%s", item);
-    if (e->sk.sched->batch) /* t_batch over 1: the rows batch-fastest (schedule.c, batch_axes()) */
+    const char *row = e->sk.item ? "t_ob" : arena_printf(e->sk.a, "t_ob + threadIdx.%s", item);
+    if (e->sk.sched->batch && !e->sk.item) /* t_batch over 1: the rows batch-fastest (schedule.c, batch_axes()) */
       row = arena_printf(e->sk.a, "t_batch > 1 ? tecc::batch_fastest<IndexT>(%s, t_outer, t_batch) : %s", row, row);
     emit(o, "const IndexT t_o = %s;", row);
     emit(o, "const bool t_live = %st_o < t_outer;", e->sk.whole && e->sk.reg ? "t_whole || " : "");
@@ -3808,6 +3823,13 @@ static SEmit *stream_semit(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
   SEmit *e = new_semit(a, k, kp, g, names, 0);
   e->keeps = 1;
   return e;
+}
+
+/* Group g's item function for a lag kernel (StitchKernel.item). */
+const PtrVec *emit_stitch_item(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
+  SEmit *e = semit_of(stitch_item_kernel(a, k, kp, g, names));
+  emit_one_kernel(e, o, roots_str(a, k, kp, g));
+  return &e->params;
 }
 
 /* The kernels the group's variants launch: the register kernel (also the

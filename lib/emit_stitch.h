@@ -12,6 +12,10 @@ void emit_stitch_kernel(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, c
 /* The host code that tries the variants (schedule.h) in order and
  * launches the first whose condition holds. */
 void emit_stitch_launch(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names);
+/* Group g's item function for a lag kernel (emit_cu.c, emit_lag_kernel()):
+ * row (column) t_item computed by the whole block, blockDim.y 1
+ * (StitchKernel.item).  Its parameters (KParam*), in order. */
+const PtrVec *emit_stitch_item(Out *o, Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names);
 /* A column split keeps its chunks' partial results in the workspace
  * (t_part<id>): emit_stitch_partials() says whether g may, and
  * emit_stitch_partial_space() adds their bytes to t_ws_bytes at

@@ -1499,12 +1499,40 @@ static void one_launch(Arena *a, KernelPlan *kp) {
   }
 }
 
+/* A split plan's three groups over [B, C, S] (split.c): the row
+ * stitch's partials of each (b, c) row (reducing S), the column stitch
+ * that folds them over B, the loop over [B, C, S] after them.  In one
+ * persistent launch (GroupSchedule.lag) a row's normalization runs a
+ * fixed distance behind its statistics and reads the row from L2, where
+ * the three launches read x from HBM twice: a hand-written kernel of it
+ * took 0.86x the time at 32 x 64 x 12544 f32 on an H100 (bench/NOTES.md,
+ * issue 48). */
+static void lag_launch(KernelPlan *kp) {
+  if (kp->groups.len != 3)
+    return;
+  Group *g = kp->groups.items[0], *f = kp->groups.items[1], *n = kp->groups.items[2];
+  if (g->kind != GROUP_STITCH || g->sched != SCHED_ROW || f->kind != GROUP_STITCH || f->sched == SCHED_ROW ||
+      n->kind != GROUP_LOOP)
+    return;
+  if (g->domain.rank != 3 || f->domain.rank != 3 || !shape_equal(&g->domain, &n->domain) ||
+      g->stitch->axes != 4u || f->stitch->axes != 1u || !dim_is_one(&f->domain, 2) ||
+      g->stitch->columns.len || f->stitch->columns.len)
+    return;
+  for (int i = 0; i < 2; i++)
+    if (!dim_equal(g->domain.d[i], f->domain.d[i]))
+      return;
+  if (n->schedule->reuse_axis >= 0 || n->schedule->steps > 1 || !reads_result_of(n, f) || !reads_result_of(f, g))
+    return;
+  g->schedule->lag = 1;
+}
+
 static void schedule_plan(Arena *a, KernelPlan *kp, const Target *t) {
   for (int j = 0; j < kp->groups.len; j++) {
     Group *g = kp->groups.items[j];
     g->schedule = schedule_group(a, kp, g, t);
   }
   one_launch(a, kp);
+  lag_launch(kp);
 }
 
 /* The longest rows a row stitch keeps its column sums for (KernelPlan.apart):

@@ -258,6 +258,12 @@ typedef struct GroupSchedule {
                          an SM (tecc::held_steps), go to the loop from there, the rest from L2
                          or HBM; empty: none */
   int one_held_steps; /* one_held: a thread's packs of each held, at most (one_launch_held()) */
+  int lag;            /* the first of a split plan's three groups (a batch norm's: the rows'
+                         partials, their fold a column, the loop), which run in one persistent
+                         launch where the host finds the rows whole aligned packs that one
+                         block holds (lag_launch(), emit_cu.c): rows normalized LAG rows
+                         behind their statistics, their second read from L2; else the three
+                         launches */
 } GroupSchedule;
 
 /* Fills g->schedule for every group of every kernel. */

@@ -131,6 +131,23 @@ StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
   return sk;
 }
 
+StitchKernel stitch_item_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names) {
+  const int row = g->sched == SCHED_ROW;
+  StitchKernel sk = {0};
+  sk.a = a;
+  sk.k = k;
+  sk.kp = kp;
+  sk.g = g;
+  sk.st = g->stitch;
+  sk.sched = g->schedule;
+  sk.names = names;
+  sk.item = 1;
+  sk.reg = row;
+  sk.row = row;
+  sk.vec = row; /* the lag kernel runs where the rows are whole aligned packs */
+  return sk;
+}
+
 int stitch_quad_dtype(DType t) {
   return dtype_size(t) == 1 && dtype_is_storage(t);
 }
@@ -152,7 +169,7 @@ int stitch_quads(const StitchKernel *sk) {
 }
 
 const char *stitch_kernel_name(const StitchKernel *sk, int reg) {
-  return arena_printf(sk->a, "tecc_%s_g%d_%s", sk->k->name, sk->g->id, reg ? "reg" : "stream");
+  return arena_printf(sk->a, "tecc_%s_g%d_%s", sk->k->name, sk->g->id, sk->item ? "item" : reg ? "reg" : "stream");
 }
 
 /* t_packs, rows moved as whole packs, aligned, is a template parameter
@@ -197,14 +214,14 @@ int stitch_split_kernel(const StitchKernel *sk) {
 
 /* A row operand the register kernel loads early (the plan's). */
 int stitch_early_kernel(const StitchKernel *sk) {
-  return sk->reg && stitch_any_variant(sk->sched, offsetof(Variant, early)) && stitch_takes_packs(sk) &&
+  return sk->reg && !sk->item && stitch_any_variant(sk->sched, offsetof(Variant, early)) && stitch_takes_packs(sk) &&
          sk->g->plan->early.len > 0;
 }
 
 /* A variant's blocks are the warps its rows need, bound to NARROW_BLOCKS
  * an SM (schedule.c). */
 int stitch_narrow_kernel(const StitchKernel *sk) {
-  for (int i = 0; sk->reg && i < sk->sched->nvariants; i++)
+  for (int i = 0; sk->reg && !sk->item && i < sk->sched->nvariants; i++)
     if (variant_narrow(&sk->sched->variants[i]))
       return 1;
   return 0;

@@ -50,10 +50,18 @@ typedef struct StitchKernel {
                    (stitch_early_outputs()) */
   int first_guards; /* ... its WHOLE instance keeps that pass's item guards (stitch_kernel.c) */
   int last_guards;  /* stream kernel: its WHOLE instance keeps the last pass's item guards */
+  int item;     /* an item of a lag kernel (emit_lag.c): a __device__ function that computes row
+                   (column) t_item alone, with all of the block's threads along it (blockDim.y
+                   is 1): rows in whole aligned packs held in registers, or a column streamed
+                   one element a thread; none of the instances above */
 } StitchKernel;
 
 /* The register kernel (`reg`) of g, or its stream kernel. */
 StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names, int reg);
+/* The item function of g for a lag kernel (StitchKernel.item): of a
+ * row group the register kernel in packs, of a column group the stream
+ * kernel one element a thread. */
+StitchKernel stitch_item_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const EntryNames *names);
 /* Does the register kernel hold 8-bit rows four to a 32-bit word?  Rows
  * in packs that move through aligned words where they are not whole packs
  * (VEC 8 or 16), every variant's VEC a multiple of 4, no SHARED
@@ -61,7 +69,7 @@ StitchKernel stitch_kernel(Arena *a, Kernel *k, KernelPlan *kp, Group *g, const 
 int stitch_quads(const StitchKernel *sk);
 /* A dtype held so: f8, i8, u8 (not bool, which is no storage type). */
 int stitch_quad_dtype(DType t);
-/* "tecc_<kernel>_g<id>_reg" (`reg`) or "..._stream". */
+/* "tecc_<kernel>_g<id>_reg" (`reg`) or "..._stream" ("..._item" for an item). */
 const char *stitch_kernel_name(const StitchKernel *sk, int reg);
 
 /* The instances of a kernel that takes PACKS: element by element, in

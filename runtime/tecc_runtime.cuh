@@ -2057,6 +2057,84 @@ inline void launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block,
   launch_with(attr, kernel, grid, block, smem, stream, args...);
 }
 
+/* @piece lag_take lag_done lag_wait lag_set lag_grid lag_rows @needs DeviceCache current_device device_attribute sm_count */
+/* A lag kernel (a batch norm's split plan in one persistent launch,
+ * lib/emit_cu.c): its blocks take work items in ticket order from word 0
+ * of its counters (zeroed before the launch); word 2 + c counts the rows
+ * of column c whose partials are written, word 2 + C + c is set once
+ * column c's statistics are.  Every item a block waits on was taken
+ * earlier by a running block that does not wait on it: no co-residency
+ * is needed. */
+template <typename IndexT>
+__device__ __forceinline__ IndexT lag_take(unsigned *word, IndexT *slot) {
+  __syncthreads(); /* the slot's last item read by every thread */
+  if (threadIdx.x == 0) *slot = (IndexT)atomicAdd(word, 1u);
+  __syncthreads();
+  return *slot;
+}
+
+/* One more of `per` rows of a column done (the block's writes before it
+ * visible to any that sees the count): true in every thread of the block
+ * that did the last. */
+__device__ __forceinline__ bool lag_done(unsigned *count, unsigned per, int *slot) {
+  __syncthreads(); /* every thread's writes of the item */
+  if (threadIdx.x == 0) {
+    __threadfence();
+    *slot = atomicAdd(count, 1u) == per - 1;
+    __threadfence(); /* the others' partials before what the block reads next */
+  }
+  __syncthreads();
+  return *slot != 0;
+}
+
+/* Block until `flag` is set (what was written before it visible after). */
+__device__ __forceinline__ void lag_wait(unsigned *flag) {
+  if (threadIdx.x == 0) {
+    while (*(volatile unsigned *)flag == 0) {
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+/* Set `flag` once the block's writes are visible. */
+__device__ __forceinline__ void lag_set(unsigned *flag) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicExch(flag, 1u);
+  }
+}
+
+/* Blocks of `threads` for a lag kernel: as many as the device holds at
+ * once (cached per device in `cache`), at most `items`. */
+inline unsigned lag_grid(DeviceCache &cache, const void *kernel, int threads, int64_t items) {
+  const int dev = current_device();
+  if (dev < 0) return 1;
+  int per_sm = cache.get(dev);
+  if (!per_sm) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess || per_sm < 1) {
+      (void)cudaGetLastError();
+      per_sm = 1;
+    }
+    cache.put(dev, per_sm);
+  }
+  const int64_t most = (int64_t)per_sm * sm_count();
+  return (unsigned)(items < most ? (items > 0 ? items : 1) : most);
+}
+
+/* The distance in rows from a row's statistics to its normalization: a
+ * quarter of the device's L2 in rows (50 MB where it cannot be read), at
+ * least `per`, the rows a column folds, so that a column's rows all come
+ * before its first normalization (bench/NOTES.md, issue 48: 12.5 MB was
+ * the best distance at every 12544-element shape on an H100). */
+inline int64_t lag_rows(int64_t per, int64_t row_bytes) {
+  static DeviceCache cache;
+  const int64_t l2 = device_attribute(cache, cudaDevAttrL2CacheSize, 50 << 20);
+  const int64_t n = row_bytes > 0 ? l2 / 4 / row_bytes : per;
+  return n > per ? n : per;
+}
+
 /* @piece mul_size numel overlap */
 /* *out = a * b; false on int64 overflow. */
 inline bool mul_size(int64_t a, int64_t b, int64_t *out) {
