@@ -137,6 +137,10 @@ EntryNames *entry_names(Arena *a, const Kernel *k);
  * without __restrict__ when an output `may_alias` an input (in place). */
 const char *param_decl(Arena *a, const Kernel *k, const KParam *p, int may_alias);
 const char *param_decls(Arena *a, const Kernel *k, const PtrVec *params, int may_alias);
+/* ... for a lag kernel and its items (emit_cu.c): the workspace's slots,
+ * which other blocks of the launch write, without __restrict__ (no
+ * ld.global.nc of them), the rest with. */
+const char *param_decls_lag(Arena *a, const Kernel *k, const PtrVec *params);
 /* "t_ws3": workspace slot 3 in the host code. */
 const char *slot_name(Arena *a, int slot);
 /* The host pointer a value read from memory lives at. */

@@ -43,6 +43,16 @@ const char *param_decls(Arena *a, const Kernel *k, const PtrVec *params, int may
   return buf_cstr(&b);
 }
 
+const char *param_decls_lag(Arena *a, const Kernel *k, const PtrVec *params) {
+  Buf b;
+  buf_init(&b, a);
+  for (int i = 0; i < params->len; i++) {
+    const KParam *p = params->items[i];
+    buf_printf(&b, "%s%s", i ? ", " : "", param_decl(a, k, p, p->kind == P_STORED_READ || p->kind == P_WS_WRITE));
+  }
+  return buf_cstr(&b);
+}
+
 const char *slot_name(Arena *a, int slot) {
   return arena_printf(a, "t_ws%d", slot);
 }

@@ -1027,6 +1027,8 @@ static void emit_packed_steps(GEmit *e, Out *o, const Out *const decomp[2], cons
   close_block(o, "");
 }
 
+enum { LAG_STEPS = 4 }; /* a lag kernel's loop: the packs a thread loads at a time (emit_loop_item()) */
+
 /* A lag plan (GroupSchedule.lag on its first group), and its loop. */
 static int lag_plan(const KernelPlan *kp) {
   return kp->groups.len == 3 && ((const Group *)kp->groups.items[0])->schedule->lag;
@@ -1036,20 +1038,25 @@ static int lag_loop(const GEmit *e) {
   return e->g->id == 2 && lag_plan(e->kp);
 }
 
+static void emit_steps_inside(GEmit *e, Out *o, const Out *const decomp[2], const Out *body, int body_lin, int n,
+                              const char *step, const char *cond, const Group *held);
+
 /* The loop's packs [t_plo, t_phi) by the block's threads: one row of a
- * lag kernel (emit_lag_kernel()), whose rows are whole packs. */
-static void emit_loop_item(GEmit *e, const Out *decomp, const Out *body, int body_lin) {
+ * lag kernel (emit_lag_kernel()), whose rows are whole packs, LAG_STEPS
+ * packs a thread loaded before any is stored (one at a time, the stores
+ * of y, which may alias what later steps load, kept each step's load
+ * waiting on the one before: 2x the time of the split plan at 32 x 256
+ * x 3136 f32 on an H100). */
+static void emit_loop_item(GEmit *e, const Out *const decomp[2], const Out *body, int body_lin) {
   Out *o = e->item = new_out(e->a);
   emit(o, "/* %s, group %d: packs [t_plo, t_phi) of the loop by the block's threads, an item of the lag kernel */",
        e->k->name, e->g->id);
   emit(o, "template <typename IndexT, int VEC>");
   open_block(o, "__device__ __forceinline__ void tecc_%s_g%d_item(%s, IndexT t_plo, IndexT t_phi)", e->k->name, e->g->id,
-             param_decls(e->a, e->k, &e->params, 1)); /* reads what other blocks wrote: no __restrict__ */
-  open_block(o, "for (IndexT t_p = t_plo + threadIdx.x; t_p < t_phi; t_p += blockDim.x)");
-  if (memchr(e->used_axis, 1, sizeof e->used_axis))
-    emit(o, "const IndexT t_i0 = t_p * VEC;");
-  emit_fragment(o, decomp);
-  emit_pack_step(e, o, body, body_lin);
+             param_decls_lag(e->a, e->k, &e->params));
+  open_block(o, "for (IndexT t_p0 = t_plo + threadIdx.x; t_p0 < t_phi; t_p0 += %d * (IndexT)blockDim.x)", LAG_STEPS);
+  emit_steps_inside(e, o, decomp, body, body_lin, LAG_STEPS, "const IndexT t_p = t_p0 + (IndexT)t_u * blockDim.x;",
+                    "t_p < t_phi", NULL);
   close_block(o, "");
   close_block(o, "");
 }
@@ -1215,7 +1222,7 @@ static void emit_loop_kernel(GEmit *e, Out *o) {
   emit_loop_tail(o, decomp, sbody);
   close_block(o, "");
   if (lag_loop(e))
-    emit_loop_item(e, pdecomp, vbody, vbody_lin);
+    emit_loop_item(e, step_decomp, vbody, vbody_lin);
   if (joins_launch_before(e)) { /* the same loops for the one launch, the packs from the last, as many in
                                    flight as the reduction's steps had */
     const Group *rg = e->kp->groups.items[e->g->id - 1];
@@ -2190,7 +2197,11 @@ typedef struct KEmit {
 } KEmit;
 /* ---- a split plan's three groups in one persistent launch (GroupSchedule.lag) ---- */
 
-enum { LAG_ITEMS = 8 }; /* a row item's packs a thread: rows of up to 1024 x 8 packs */
+/* A row item's packs a thread, the most threads of a block (rows of up
+ * to 512 x 8 packs) and the registers of a thread (TECC_LAG_BOUND): at
+ * 64 the loop item's steps spilled (4 to 124 bytes at 4 and 8 steps,
+ * f32 and bf16), at 72 two blocks of 416 threads an SM run. */
+enum { LAG_ITEMS = 8, LAG_THREADS = 512, LAG_REGISTERS = 72 };
 /* The shortest rows, in bytes, of a lag launch: a row an item, each a
  * ticket (an atomic on one word), and shorter rows would take more
  * tickets than the word gives at the copy's rate (not measured yet) */
@@ -2251,8 +2262,8 @@ static void emit_lag_kernel(KEmit *ke, Out *o) {
   emit(o, "/* %s, groups 0, 1 and 2 in one persistent launch, rows normalized t_lag rows after their statistics "
           "(schedule.c, lag_launch) */", ke->k->name);
   emit(o, "template <typename IndexT, int VEC, int LVEC>");
-  open_block(o, "__global__ void __launch_bounds__(1024) tecc_%s_lag(%s, unsigned *__restrict__ t_lagw, IndexT t_lag)",
-             ke->k->name, param_decls(ke->a, ke->k, &params, 1));
+  open_block(o, "__global__ void TECC_LAG_BOUND(%d, %d, %d) tecc_%s_lag(%s, unsigned *__restrict__ t_lagw, IndexT t_lag)",
+             LAG_THREADS, 2, LAG_REGISTERS, ke->k->name, param_decls_lag(ke->a, ke->k, &params));
   emit(o, "__shared__ IndexT t_slot; /* the block's ticket (tecc::lag_take) */");
   emit(o, "__shared__ int t_last; /* the block counted a column's last row (tecc::lag_done) */");
   emit(o, "const IndexT t_cols = %s, t_per = %s;", numel_expr(gs[1], &f->domain, ~f->stitch->axes, "(IndexT)"),
@@ -2688,7 +2699,7 @@ static void emit_lag_launch(KEmit *ke, Out *o) {
   const char *whole = vec % lvec == 0 ? arena_printf(ke->a, "t_len %% %d == 0", vec)
                                      : arena_printf(ke->a, "t_len %% %d == 0 && t_len %% %d == 0", vec, lvec);
   open_block(o, "if (sizeof(IndexT) == 4 && t_part0 && %s && t_len * %d >= %d && t_len <= %d%s%s && "
-                "tecc::past_l2(t_rows, t_len * %d))", whole, bytes, LAG_ROW_BYTES, 1024 * LAG_ITEMS * vec,
+                "tecc::past_l2(t_rows, t_len * %d))", whole, bytes, LAG_ROW_BYTES, LAG_THREADS * LAG_ITEMS * vec,
              *aligned ? " && " : "", aligned, bytes);
   emit(o, "const int t_threads = 32 * (int)tecc::ceil_div(t_len / %d, 32 * %d); /* a row's packs, %d a thread */", vec,
        LAG_ITEMS, LAG_ITEMS);

@@ -3708,9 +3708,8 @@ static void emit_one_kernel(SEmit *e, Out *o, const char *roots) {
     blocks = blocks ? arena_printf(e->sk.a, "LANES < 0 ? 1 : (%s)", blocks) : "LANES < 0 ? 1 : 0";
   const char *bound = blocks ? arena_printf(e->sk.a, "__launch_bounds__(%s, %s)", most, blocks)
                              : arena_printf(e->sk.a, "__launch_bounds__(%s)", most);
-  /* a column item reads what other blocks of its launch wrote: no __restrict__ (ld.global.nc) */
-  const int may_alias = e->sk.item && !e->sk.row;
-  const char *decls = arena_printf(e->sk.a, "%s%s", param_decls(e->sk.a, e->sk.k, &e->params, may_alias), extra);
+  const char *decls = arena_printf(e->sk.a, "%s%s", e->sk.item ? param_decls_lag(e->sk.a, e->sk.k, &e->params)
+                                                               : param_decls(e->sk.a, e->sk.k, &e->params, 0), extra);
   if (e->sk.item)
     open_block(o, "__device__ __forceinline__ void %s(%s, IndexT t_item)", stitch_kernel_name(&e->sk, e->sk.reg),
                decls);

@@ -2064,7 +2064,15 @@ inline void launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block,
  * of column c whose partials are written, word 2 + C + c is set once
  * column c's statistics are.  Every item a block waits on was taken
  * earlier by a running block that does not wait on it: no co-residency
- * is needed. */
+ * is needed.  Its kernel is bound to `regs` registers a thread
+ * (TECC_LAG_BOUND, __maxnreg__ from CUDA 12.4, which leaves two blocks
+ * of up to 448 threads an SM; before it, `threads` a block and `blocks`
+ * of them an SM): under the 64 of two blocks of 512 it spilled. */
+#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1204
+#define TECC_LAG_BOUND(threads, blocks, regs) __maxnreg__(regs)
+#else
+#define TECC_LAG_BOUND(threads, blocks, regs) __launch_bounds__(threads, blocks)
+#endif
 template <typename IndexT>
 __device__ __forceinline__ IndexT lag_take(unsigned *word, IndexT *slot) {
   __syncthreads(); /* the slot's last item read by every thread */
