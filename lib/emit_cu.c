@@ -1027,8 +1027,6 @@ static void emit_packed_steps(GEmit *e, Out *o, const Out *const decomp[2], cons
   close_block(o, "");
 }
 
-enum { LAG_STEPS = 4 }; /* a lag kernel's loop: the packs a thread loads at a time (emit_loop_item()) */
-
 /* A lag plan (GroupSchedule.lag on its first group), and its loop. */
 static int lag_plan(const KernelPlan *kp) {
   return kp->groups.len == 3 && ((const Group *)kp->groups.items[0])->schedule->lag;
@@ -2196,16 +2194,6 @@ typedef struct KEmit {
   PtrVec lag_params;   /* the lag kernel's parameters (GroupSchedule.lag; emit_lag_kernel()) */
 } KEmit;
 /* ---- a split plan's three groups in one persistent launch (GroupSchedule.lag) ---- */
-
-/* A row item's packs a thread, the most threads of a block (rows of up
- * to 512 x 8 packs) and the registers of a thread (TECC_LAG_BOUND): at
- * 64 the loop item's steps spilled (4 to 124 bytes at 4 and 8 steps,
- * f32 and bf16), at 72 two blocks of 416 threads an SM run. */
-enum { LAG_ITEMS = 8, LAG_THREADS = 512, LAG_REGISTERS = 72 };
-/* The shortest rows, in bytes, of a lag launch: a row an item, each a
- * ticket (an atomic on one word), and shorter rows would take more
- * tickets than the word gives at the copy's rate (not measured yet) */
-enum { LAG_ROW_BYTES = 8192 };
 
 /* The lag kernel's parameter of group `group`'s p: its own reciprocal
  * count (each group's differs), else the name every group shares. */

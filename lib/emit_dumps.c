@@ -248,9 +248,9 @@ static void json_schedule(Buf *b, Arena *a, const Kernel *k, const Group *g) {
              axes_str(a, s->batch, g->domain.rank), (long long)s->batch_bytes, (long long)s->batch_limit,
              json_bool(s->decided));
   buf_printf(b, ", \"reuse_axis\": %d, \"reuse\": %d, \"steps\": %d, \"reversed\": %s, \"reread_last\": %s, "
-                "\"one_launch\": %s",
+                "\"one_launch\": %s, \"lag\": %s",
              s->reuse_axis, s->reuse, s->steps, json_bool(s->reread != NULL), json_bool(s->reread_last),
-             json_bool(s->one_launch));
+             json_bool(s->one_launch), json_bool(s->lag));
   buf_puts(b, ", \"one_held\": [");
   for (int i = 0; i < s->one_held.len; i++)
     buf_printf(b, "%s%d", i ? ", " : "", ((const Value *)s->one_held.items[i])->id);

@@ -2008,6 +2008,13 @@ static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
                   "barrier, every block combining them as one block of %d, then group %d's loop over the packs "
                   "each thread read, its last first; else three launches\n",
                g->id + 1, s->final_threads, g->id + 1);
+  if (s->lag)
+    buf_printf(b, "    one persistent launch with groups %d and %d when indices fit 32 bits, the rows are whole packs of "
+                  "both group %d and group %d, of %d bytes to %d x %d packs, every packed tensor is aligned and the "
+                  "rows are larger than L2: blocks take rows in tickets, a column's rows in turn, each row's partials and, "
+                  "a quarter of L2 (at least a column's rows) behind, its loop; the last of a column's rows folds "
+                  "them (group %d's column) for its loops; else three launches\n",
+               g->id + 1, g->id + 2, g->id, g->id + 2, LAG_ROW_BYTES, LAG_THREADS, LAG_ITEMS, g->id + 1);
   if (s->one_held.len) {
     buf_puts(b, "    held in shared memory from the steps to the loop: each thread's first packs of");
     for (int i = 0; i < s->one_held.len; i++)

@@ -101,6 +101,18 @@ enum { SHARED_UNROLL = 4 };
  * 228 KB less the kernels' own and some L1). */
 enum { AHEAD_THREADS = 1024, AHEAD_MOST_BYTES = 160 * 1024 };
 
+/* A lag kernel (GroupSchedule.lag): a row item's packs a thread, the
+ * most threads of its block (rows of up to 512 x 8 packs), a thread's
+ * registers (TECC_LAG_BOUND: at 64 the loop's steps spilled 4 to 124
+ * bytes at 4 and 8 steps, f32 and bf16; at 72 two blocks of 416 threads
+ * an SM run), the packs its loop item loads before it stores any (one at
+ * a time the stores of y, which may alias later loads, kept each load
+ * waiting on the one before: 2x the split plan's time at 32 x 256 x 3136
+ * f32 on an H100), and its shortest rows in bytes (a ticket, an atomic
+ * on one word, a row: much shorter rows would ask more tickets of the
+ * word than it gives at the copy's rate; not measured yet). */
+enum { LAG_ITEMS = 8, LAG_THREADS = 512, LAG_REGISTERS = 72, LAG_STEPS = 4, LAG_ROW_BYTES = 8192 };
+
 /* Rows with column partials (Variant.partials): the most threads of a
  * block, and its fitted size. */
 enum { COLUMN_PART_BLOCK = 512, COLUMN_PART_SM = 1024 };

@@ -24,6 +24,8 @@
 #               on error, threads x streams, graph capture = direct call
 #               bitwise, repeated runs bitwise)
 #   big         tests/conform/big.sh (tensors of more than 2^31 elements)
+#   lag         tests/conform/lag.sh (batch norms larger than L2: the split
+#               plan in one persistent launch, GroupSchedule.lag)
 #   installcheck `make installcheck`: the installed tecc, libtecc, tecc.pc
 #               and CMake package used from outside the tree, the examples'
 #               demos run on the GPU
@@ -65,7 +67,7 @@ seed=${GPU_ALL_SEED:-1}
 jobs=${GPU_ALL_JOBS:-$(nproc 2> /dev/null || echo 2)}
 arch=${GPU_ALL_ARCH:-native}
 random_flags=${GPU_ALL_RANDOM_FLAGS:--O0 -Xcicc -O0 -Xptxas -O0}
-parts=${GPU_ALL_PARTS:-random sanitize tree hardening big installcheck}
+parts=${GPU_ALL_PARTS:-random sanitize tree hardening big lag installcheck}
 nvcc=${NVCC:-nvcc}
 if [ -n "${GPU_ALL_WORK:-}" ]; then
   work=$GPU_ALL_WORK
@@ -235,6 +237,7 @@ for part in $parts; do
     tree) part_tree & ;;
     hardening) part_tap_script hardening tests/hardening/hardening.sh & ;;
     big) part_tap_script big tests/conform/big.sh & ;;
+    lag) part_tap_script lag tests/conform/lag.sh & ;;
     installcheck) part_installcheck & ;;
     *) say "unknown part $part" ;;
   esac
