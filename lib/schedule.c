@@ -1523,6 +1523,13 @@ static void lag_launch(KernelPlan *kp) {
       return;
   if (n->schedule->reuse_axis >= 0 || n->schedule->steps > 1 || !reads_result_of(n, f) || !reads_result_of(f, g))
     return;
+  if (!g->plan->row_packs || g->plan->row_runs || !g->plan->pack_bytes)
+    return;
+  for (int i = 0; i < g->plan->packed.len; i++) { /* the loop's packs of them: the launch checks their alignment */
+    const Value *v = g->plan->packed.items[i];
+    if (!shape_equal(&v->shape, &g->domain) || !vec_contains(&n->reads, v))
+      return;
+  }
   g->schedule->lag = 1;
 }
 
