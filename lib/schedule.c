@@ -1499,9 +1499,10 @@ static void one_launch(Arena *a, KernelPlan *kp) {
   }
 }
 
-/* A split plan's three groups over [B, C, S] (split.c): the row
- * stitch's partials of each (b, c) row (reducing S), the column stitch
- * that folds them over B, the loop over [B, C, S] after them.  In one
+/* A split plan's three groups over [B, C, S...] (split.c): the row
+ * stitch's partials of each (b, c) row (reducing the trailing axes S),
+ * the column stitch that folds them over B, the loop over the domain
+ * after them.  In one
  * persistent launch (GroupSchedule.lag) a row's normalization runs a
  * fixed distance behind its statistics and reads the row from L2, where
  * the three launches read x from HBM twice: a hand-written kernel of it
@@ -1514,12 +1515,13 @@ static void lag_launch(KernelPlan *kp) {
   if (g->kind != GROUP_STITCH || g->sched != SCHED_ROW || f->kind != GROUP_STITCH || f->sched == SCHED_ROW ||
       n->kind != GROUP_LOOP)
     return;
-  if (g->domain.rank != 3 || f->domain.rank != 3 || !shape_equal(&g->domain, &n->domain) ||
-      g->stitch->axes != 4u || f->stitch->axes != 1u || !dim_is_one(&f->domain, 2) ||
-      g->stitch->columns.len || f->stitch->columns.len)
-    return;
-  for (int i = 0; i < 2; i++)
-    if (!dim_equal(g->domain.d[i], f->domain.d[i]))
+  const int rank = g->domain.rank;
+  const uint32_t all = (1u << rank) - 1, rows = g->stitch->axes;
+  if (rank < 3 || f->domain.rank != rank || !shape_equal(&g->domain, &n->domain) || f->stitch->axes != 1u ||
+      (rows & 3u) || ((all & ~rows) & ((all & ~rows) + 1)) || g->stitch->columns.len || f->stitch->columns.len)
+    return; /* g reduces a trailing run of axes past 0 and 1, f axis 0 of its rows' results */
+  for (int i = 0; i < rank; i++)
+    if (rows & (1u << i) ? !dim_is_one(&f->domain, i) : !dim_equal(g->domain.d[i], f->domain.d[i]))
       return;
   if (n->schedule->reuse_axis >= 0 || n->schedule->steps > 1 || !reads_result_of(n, f) || !reads_result_of(f, g))
     return;

@@ -99,7 +99,8 @@ static std::vector<T> host_copy(const T *d, size_t n) {
   return h;
 }
 
-static void check_f32(const Shape &s, const char *label, cudaStream_t stream) {
+// bn_f32, or bn4_f32 over [B, M, H, W] (its N = H * W, H = `h`) where h > 0.
+static void check_f32(const Shape &s, const char *label, cudaStream_t stream, int64_t h = 0) {
   std::vector<float> x(s.count()), w(s.M), b(s.M);
   std::vector<double> xd(s.count()), wd(s.M), bd(s.M), want;
   for (int64_t e = 0; e < s.count(); e++) xd[e] = x[e] = value_at(e, (int)(e / s.N % s.M));
@@ -111,7 +112,8 @@ static void check_f32(const Shape &s, const char *label, cudaStream_t stream) {
   std::vector<float> first;
   for (int run = 0; run < 3; run++) {
     cudaMemsetAsync(dy, 0xff, x.size() * sizeof(float), stream);
-    status &= bn_f32(dx, dw, db, dy, s.B, s.M, s.N, stream) == TECC_SUCCESS;
+    status &= (h ? bn4_f32(dx, dw, db, dy, s.B, s.M, h, s.N / h, stream)
+                 : bn_f32(dx, dw, db, dy, s.B, s.M, s.N, stream)) == TECC_SUCCESS;
     status &= cudaStreamSynchronize(stream) == cudaSuccess;
     std::vector<float> y = host_copy(dy, x.size());
     if (run == 0) first = y;
@@ -119,10 +121,11 @@ static void check_f32(const Shape &s, const char *label, cudaStream_t stream) {
   }
   const double err = worst(first, want, [](float f) { return f; });
   char what[200];
-  snprintf(what, sizeof what, "bn_f32 %s %lldx%lldx%lld: status and three calls the same bits", label, (long long)s.B,
-           (long long)s.M, (long long)s.N);
+  const char *name = h ? "bn4_f32" : "bn_f32";
+  snprintf(what, sizeof what, "%s %s %lldx%lldx%lld: status and three calls the same bits", name, label,
+           (long long)s.B, (long long)s.M, (long long)s.N);
   ok(status && same, what);
-  snprintf(what, sizeof what, "bn_f32 %s: within 1e-5 of float64 (%.2e)", label, err);
+  snprintf(what, sizeof what, "%s %s: within 1e-5 of float64 (%.2e)", name, label, err);
   ok(err <= 1e-5, what);
   cudaFree(dx), cudaFree(dw), cudaFree(db), cudaFree(dy);
 }
@@ -198,12 +201,13 @@ int main() {
     printf("Bail out! no stream\n");
     return 1;
   }
-  printf("1..11\n");
+  printf("1..13\n");
   check_f32({batch_past_l2(16, 64, 12544, 4), 64, 12544}, "past L2", stream);
   check_f32({batch_past_l2(32, 256, 3136, 4), 256, 3136}, "past L2, short rows", stream);
   check_f32({batch_past_l2(16, 64, 12545, 4), 64, 12545}, "rows not whole packs", stream);
   check_bf16({batch_past_l2(32, 64, 12544, 2), 64, 12544}, "past L2", stream);
   check_stats({batch_past_l2(16, 64, 12544, 4), 64, 12544}, stream);
+  check_f32({batch_past_l2(16, 64, 112 * 112, 4), 64, 112 * 112}, "[B, C, H, W] past L2", stream, 112);
   cudaStreamDestroy(stream);
   return failures ? 1 : 0;
 }

@@ -2,8 +2,9 @@
 # lag.sh — a split plan's three groups (a batch norm's: the rows'
 # partials, their fold over the batch a column, the normalizing loop) in
 # one persistent launch (GroupSchedule.lag, schedule.c; emit_lag_kernel,
-# emit_cu.c).  The plan and JSON say so for tests/conform/lag.te's three
-# kernels and not for programs of another shape; the file has the three
+# emit_cu.c).  The plan and JSON say so for tests/conform/lag.te's four
+# kernels (over [B, C, S] and [B, C, H, W]) and not for programs of another
+# shape; the file has the three
 # item functions and the kernel that takes tickets, and the launcher
 # tries it first (its counters zeroed, x past L2, whole aligned packs),
 # the three launches the other way.  On a GPU: tests/conform/lag.sh.
@@ -19,11 +20,11 @@ cat > "$work/not.te" <<'TE'
 kernel sums(x: f32[B, M, N]) -> (s: f32[M, 1]) {
     s = sum(x, 0, 2)
 }
-kernel bn4(x: f32[B, M, H, W]) -> (y: f32[B, M, H, W]) {
-    y = (x - mean(x, 0, 2, 3)) * rsqrt(var(x, 0, 2, 3) + 1e-5)
+kernel bn_inner(x: f32[B, M, H, W]) -> (y: f32[B, M, H, W]) {
+    y = (x - mean(x, 0, 2)) * rsqrt(var(x, 0, 2) + 1e-5)
 }
 kernel other_rows(x: f32[B, M, N], z: f32[B, M, N]) -> (y: f32[B, M, N]) {
-    y = x - mean(x * z, 0, 2)
+    y = (x - mean(x * z, 0, 2)) * rsqrt(var(x * z, 0, 2) + 1e-5)
 }
 kernel ln(x: f32[M, N]) -> (y: f32[M, N]) {
     y = (x - mean(x, -1)) * rsqrt(var(x, -1) + 1e-5)
@@ -32,12 +33,13 @@ TE
 "$TECC" -O2 --emit=plan "$work/not.te" -o "$work/not.plan" || { echo "Bail out! tecc --emit=plan failed"; exit 1; }
 plan_text() { sed -n "/^kernel $1:/,/^kernel /p" "$work/l.plan"; }
 
-plan 12
-for k in bn_f32 bn_bf16 bn_stats; do
+plan 13
+for k in bn_f32 bn_bf16 bn_stats bn4_f32; do
   is "$(plan_text $k | grep -c '^    one persistent launch with groups 1 and 2 when indices fit 32 bits')" 1 "$k: the split plan in one launch"
 done
-is "$(grep -c '"lag": true' "$work/l.json")" 3 "--emit=json: lag true for the three"
-is "$(grep -c 'persistent' "$work/not.plan")" 0 "a sum alone, four axes, rows reading what the loop does not, a layer norm: none"
+is "$(grep -c '"lag": true' "$work/l.json")" 4 "--emit=json: lag true for the four"
+is "$(grep -c 'persistent' "$work/not.plan")" 0 "a sum alone, rows that are not the trailing axes, rows reading what the loop does not, a layer norm: none"
+is "$(grep -c 'rows longer than' "$work/not.plan")" 1 "... other_rows a split plan of three stitch and loop groups"
 ok "the item functions: a row, a column, a row's packs" sh -c "
   grep -q '__device__ __forceinline__ void tecc_bn_f32_apart_g0_item(const float \*__restrict__ x, float \*v3_mem, ' '$work/l.cu' &&
   grep -q '__device__ __forceinline__ void tecc_bn_f32_apart_g1_item(const float \*v3_mem, ' '$work/l.cu' &&
