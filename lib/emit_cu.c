@@ -2234,6 +2234,16 @@ static const char *lag_call_args(KEmit *ke, const PtrVec *params, int group) {
   return buf_cstr(&b);
 }
 
+/* s with every `from` replaced by `to`. */
+static const char *replace_all(Arena *a, const char *s, const char *from, const char *to) {
+  Buf b;
+  buf_init(&b, a);
+  for (const char *at; (at = strstr(s, from)) != NULL; s = at + strlen(from))
+    buf_printf(&b, "%.*s%s", (int)(at - s), s, to);
+  buf_puts(&b, s);
+  return buf_cstr(&b);
+}
+
 /* The kernel: blocks take tickets (tecc::lag_take); the first t_lag are
  * rows' statistics (group 0's item), the last t_lag rows' loops (group
  * 2's), between them the two in turn, so that a row is normalized t_lag
@@ -2249,7 +2259,7 @@ static void emit_lag_kernel(KEmit *ke, Out *o) {
   const Group *g = gs[0]->g, *f = gs[1]->g;
   emit(o, "/* %s, groups 0, 1 and 2 in one persistent launch, rows normalized t_lag rows after their statistics "
           "(schedule.c, lag_launch) */", ke->k->name);
-  emit(o, "template <typename IndexT, int VEC, int LVEC>");
+  emit(o, "template <typename IndexT, int VEC, int LVEC, bool PACKS>");
   open_block(o, "__global__ void TECC_LAG_BOUND(%d, %d, %d) tecc_%s_lag(%s, unsigned *__restrict__ t_lagw, IndexT t_lag)",
              LAG_THREADS, 2, LAG_REGISTERS, ke->k->name, param_decls_lag(ke->a, ke->k, &params));
   emit(o, "__shared__ IndexT t_slot; /* the block's ticket (tecc::lag_take) */");
@@ -2266,7 +2276,7 @@ static void emit_lag_kernel(KEmit *ke, Out *o) {
   emit(o, "const IndexT t_i = t < t_lag ? t : t >= 2 * t_rows - t_lag ? t - t_rows : t_stats ? t_lag + t_u / 2 : t_u / 2;");
   emit(o, "const IndexT t_c = t_i / t_per, t_row = (t_i - t_c * t_per) * t_cols + t_c;");
   open_block(o, "if (t_stats)");
-  emit(o, "tecc_%s_g0_item<IndexT, %d, VEC, true>(%s, t_row);", ke->k->name, LAG_ITEMS, lag_call_args(ke, lists[0], 0));
+  emit(o, "tecc_%s_g0_item<IndexT, %d, VEC, PACKS>(%s, t_row);", ke->k->name, LAG_ITEMS, lag_call_args(ke, lists[0], 0));
   open_block(o, "if (tecc::lag_done(t_lagw + 2 + t_c, (unsigned)t_per, &t_last))");
   emit(o, "tecc_%s_g1_item<IndexT, 1>(%s, t_c);", ke->k->name, lag_call_args(ke, lists[1], 1));
   emit(o, "tecc::lag_set(t_lagw + 2 + t_cols + t_c);");
@@ -2657,16 +2667,6 @@ static const char *host_count(KEmit *ke, const Group *g, uint32_t mask) {
   return numel_expr(&tmp, &g->domain, mask, "(int64_t)");
 }
 
-/* s with every `from` replaced by `to`. */
-static const char *replace_all(Arena *a, const char *s, const char *from, const char *to) {
-  Buf b;
-  buf_init(&b, a);
-  for (const char *at; (at = strstr(s, from)) != NULL; s = at + strlen(from))
-    buf_printf(&b, "%.*s%s", (int)(at - s), s, to);
-  buf_puts(&b, s);
-  return buf_cstr(&b);
-}
-
 /* A lag plan's three groups in one launch where the host finds it can
  * be (GroupSchedule.lag): 32-bit indices, rows whole aligned packs of
  * both the statistics and the loop that a block of 1024 holds, more
@@ -2677,8 +2677,10 @@ static void emit_lag_launch(KEmit *ke, Out *o) {
   GEmit *const *gs = ke->groups;
   const Group *g = gs[0]->g, *f = gs[1]->g;
   const int bytes = g->plan->pack_bytes, vec = 16 / bytes, lvec = gs[2]->g->schedule->variants[0].vec;
-  const char *aligned = loop_variant_test(ke, gs[2], &gs[2]->g->schedule->variants[0], NULL);
-  const char *kernel = arena_printf(ke->a, "tecc_%s_lag<int32_t, %d, %d>", ke->k->name, vec, lvec);
+  const char *aligned = packs_aligned(ke, gs[2], lvec), *inner = "";
+  if (memchr(gs[2]->used_axis, 1, sizeof gs[2]->used_axis)) /* the loop splits its index: rows of whole packs */
+    inner = arena_printf(ke->a, " && %s %% %d == 0", host_dim(ke->a, ke->names, gs[2]->g->domain.d[gs[2]->inner_axis]),
+                         lvec);
   emit(o, "/* groups 0, 1 and 2: a split plan's, in one persistent launch where it can be */");
   open_scope(o);
   emit(o, "const int64_t t_cols = %s, t_per = %s, t_len = %s;", host_count(ke, f, ~f->stitch->axes),
@@ -2686,13 +2688,17 @@ static void emit_lag_launch(KEmit *ke, Out *o) {
   emit(o, "const int64_t t_rows = t_cols * t_per;");
   const char *whole = vec % lvec == 0 ? arena_printf(ke->a, "t_len %% %d == 0", vec)
                                      : arena_printf(ke->a, "t_len %% %d == 0 && t_len %% %d == 0", vec, lvec);
-  open_block(o, "if (sizeof(IndexT) == 4 && t_part0 && %s && t_len * %d >= %d && t_len <= %d%s%s && "
-                "tecc::past_l2(t_rows, t_len * %d))", whole, bytes, LAG_ROW_BYTES, LAG_THREADS * LAG_ITEMS * vec,
-             *aligned ? " && " : "", aligned, bytes);
+  open_block(o, "if (sizeof(IndexT) == 4 && t_part0 && %s%s && t_len * %d >= %d && t_len <= %d && "
+                "tecc::past_l2(t_rows, t_len * %d))", whole, inner, bytes, LAG_ROW_BYTES, LAG_THREADS * LAG_ITEMS * vec,
+             bytes);
+  emit(o, "/* the same bits either way (abi.md section 6): the rows' sums in the same order, the loop elementwise */");
+  emit(o, "const bool t_packed = %s;", *aligned ? aligned : "true");
+  emit(o, "const auto t_kernel = t_packed ? &tecc_%s_lag<int32_t, %d, %d, true> : &tecc_%s_lag<int32_t, %d, 1, false>;",
+       ke->k->name, vec, lvec, ke->k->name, vec);
   emit(o, "const int t_threads = 32 * (int)tecc::ceil_div(t_len / %d, 32 * %d); /* a row's packs, %d a thread */", vec,
        LAG_ITEMS, LAG_ITEMS);
-  emit(o, "static tecc::DeviceCache t_blocks; /* by device: the blocks of the kernel an SM holds */");
-  emit(o, "const unsigned t_grid = tecc::lag_grid(t_blocks, (const void *)%s, t_threads, 2 * t_rows);", kernel);
+  emit(o, "static tecc::DeviceCache t_blocks[2]; /* by device: the blocks of each kernel an SM holds */");
+  emit(o, "const unsigned t_grid = tecc::lag_grid(t_blocks[t_packed], (const void *)t_kernel, t_threads, 2 * t_rows);");
   emit(o, "const int64_t t_lag = tecc::lag_rows(t_per, t_len * %d), t_dist = t_lag < t_rows ? t_lag : t_rows;", bytes);
   emit(o, "t_err = cudaMemsetAsync(t_part0, 0, (size_t)(2 + 2 * t_cols) * sizeof(unsigned), stream);");
   emit(o, "if (t_err != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");
@@ -2706,7 +2712,7 @@ static void emit_lag_launch(KEmit *ke, Out *o) {
                          strcmp(p->name, "t_rcount0") == 0 ? "t_len" : "t_per");
     buf_printf(&args, "%s, ", replace_all(ke->a, arg, "IndexT", "int32_t")); /* the kernel's 32-bit instance */
   }
-  emit(o, "%s<<<t_grid, t_threads, 0, stream>>>(%s(unsigned *)t_part0, (int32_t)t_dist);", kernel, buf_cstr(&args));
+  emit(o, "t_kernel<<<t_grid, t_threads, 0, stream>>>(%s(unsigned *)t_part0, (int32_t)t_dist);", buf_cstr(&args));
   emit_launch_check(o);
   else_block(o);
   for (int i = 0; i < 3; i++)

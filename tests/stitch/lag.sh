@@ -59,15 +59,17 @@ ok "the loop item: 4 packs a thread loaded before any is stored" sh -c "
 ok "the kernel: tickets, the rows' partials, the last of a column folds, the loops wait" sh -c "
   sed -n '/__global__ void TECC_LAG_BOUND(512, 2, 72) tecc_bn_f32_apart_lag(/,/^}/p' '$work/l.cu' > '$work/k' &&
   grep -q 'const IndexT t = tecc::lag_take(t_lagw, &t_slot);' '$work/k' &&
-  grep -q 'tecc_bn_f32_apart_g0_item<IndexT, 8, VEC, true>(x, v3_mem, v10_mem, B, M, N, t_rcount0, t_row);' '$work/k' &&
+  grep -q 'tecc_bn_f32_apart_g0_item<IndexT, 8, VEC, PACKS>(x, v3_mem, v10_mem, B, M, N, t_rcount0, t_row);' '$work/k' &&
   grep -q 'if (tecc::lag_done(t_lagw + 2 + t_c, (unsigned)t_per, &t_last))' '$work/k' &&
   grep -q 'tecc_bn_f32_apart_g1_item<IndexT, 1>(v3_mem, v10_mem, v4_mem, v15_mem, B, M, t_rcount1, t_c);' '$work/k' &&
   grep -q 'tecc::lag_wait(t_lagw + 2 + t_cols + t_c);' '$work/k'"
-ok "the launcher: past L2 and whole aligned packs, the counters zeroed, else the three launches" sh -c "
+ok "the launcher: by the sizes (past L2, whole packs), the instance by alignment, the counters zeroed, else the three launches" sh -c "
   sed -n '/tecc_status tecc_bn_f32_apart_launch(/,/^}/p' '$work/l.cu' > '$work/h' &&
-  grep -q 'if (sizeof(IndexT) == 4 && t_part0 && t_len % 4 == 0 && t_len \* 4 >= 8192 && t_len <= 16384 && tecc::aligned_to(x, sizeof(float) \* 4) && tecc::aligned_to(y, sizeof(float) \* 4) && N % 4 == 0 && tecc::past_l2(t_rows, t_len \* 4))' '$work/h' &&
+  grep -q 'if (sizeof(IndexT) == 4 && t_part0 && t_len % 4 == 0 && N % 4 == 0 && t_len \* 4 >= 8192 && t_len <= 16384 && tecc::past_l2(t_rows, t_len \* 4))' '$work/h' &&
+  grep -q 'const bool t_packed = tecc::aligned_to(x, sizeof(float) \* 4) && tecc::aligned_to(y, sizeof(float) \* 4);' '$work/h' &&
+  grep -q 'const auto t_kernel = t_packed ? &tecc_bn_f32_apart_lag<int32_t, 4, 4, true> : &tecc_bn_f32_apart_lag<int32_t, 4, 1, false>;' '$work/h' &&
   grep -q 't_err = cudaMemsetAsync(t_part0, 0, (size_t)(2 + 2 \* t_cols) \* sizeof(unsigned), stream);' '$work/h' &&
-  grep -q 'tecc_bn_f32_apart_lag<int32_t, 4, 4><<<t_grid, t_threads, 0, stream>>>(x, t_ws0, t_ws2, (int32_t)B, (int32_t)M, (int32_t)N, 1.0f / (float)t_len, t_ws1, t_ws3, 1.0f / (float)t_per, w, b, y, ' '$work/h' &&
+  grep -q 't_kernel<<<t_grid, t_threads, 0, stream>>>(x, t_ws0, t_ws2, (int32_t)B, (int32_t)M, (int32_t)N, 1.0f / (float)t_len, t_ws1, t_ws3, 1.0f / (float)t_per, w, b, y, ' '$work/h' &&
   grep -q 'tecc_bn_f32_apart_g0_reg<' '$work/h' && grep -q 'tecc_bn_f32_apart_g2_loop<' '$work/h'"
 ok "the runtime's ticket, count, flag and distance are in the file" sh -c "
   grep -q '__device__ __forceinline__ IndexT lag_take(' '$work/l.cu' && grep -q 'inline int64_t lag_rows(' '$work/l.cu' &&
