@@ -2668,11 +2668,13 @@ static const char *host_count(KEmit *ke, const Group *g, uint32_t mask) {
 }
 
 /* A lag plan's three groups in one launch where the host finds it can
- * be (GroupSchedule.lag): 32-bit indices, rows whole aligned packs of
- * both the statistics and the loop that a block of 1024 holds, more
- * rows than L2 holds (below it the split plan's second read is from L2
- * already); else their three launches.  Its counters, in the
- * workspace (t_part0), zeroed first. */
+ * be (GroupSchedule.lag): 32-bit indices, rows of whole packs of both
+ * the statistics and the loop that a block of LAG_THREADS holds, rows
+ * of more than half of L2 (at 51 MB, x read twice by the three launches
+ * took 1.05x the time of one launch, f32 16 x 64 x 12544 on an H100;
+ * bench/NOTES.md); else their three launches.  From the sizes alone:
+ * the pointers' alignment picks the instance (the same bits).  Its
+ * counters, in the workspace (t_part0), zeroed first. */
 static void emit_lag_launch(KEmit *ke, Out *o) {
   GEmit *const *gs = ke->groups;
   const Group *g = gs[0]->g, *f = gs[1]->g;
@@ -2689,7 +2691,7 @@ static void emit_lag_launch(KEmit *ke, Out *o) {
   const char *whole = vec % lvec == 0 ? arena_printf(ke->a, "t_len %% %d == 0", vec)
                                      : arena_printf(ke->a, "t_len %% %d == 0 && t_len %% %d == 0", vec, lvec);
   open_block(o, "if (sizeof(IndexT) == 4 && t_part0 && %s%s && t_len * %d >= %d && t_len <= %d && "
-                "tecc::past_l2(t_rows, t_len * %d))", whole, inner, bytes, LAG_ROW_BYTES, LAG_THREADS * LAG_ITEMS * vec,
+                "tecc::past_l2(2 * t_rows, t_len * %d))", whole, inner, bytes, LAG_ROW_BYTES, LAG_THREADS * LAG_ITEMS * vec,
              bytes);
   emit(o, "/* the same bits either way (abi.md section 6): the rows' sums in the same order, the loop elementwise */");
   emit(o, "const bool t_packed = %s;", *aligned ? aligned : "true");
@@ -2697,8 +2699,7 @@ static void emit_lag_launch(KEmit *ke, Out *o) {
        ke->k->name, vec, lvec, ke->k->name, vec);
   emit(o, "const int t_threads = 32 * (int)tecc::ceil_div(t_len / %d, 32 * %d); /* a row's packs, %d a thread */", vec,
        LAG_ITEMS, LAG_ITEMS);
-  emit(o, "static tecc::DeviceCache t_blocks[2]; /* by device: the blocks of each kernel an SM holds */");
-  emit(o, "const unsigned t_grid = tecc::lag_grid(t_blocks[t_packed], (const void *)t_kernel, t_threads, 2 * t_rows);");
+  emit(o, "const unsigned t_grid = tecc::lag_grid((const void *)t_kernel, t_threads, 2 * t_rows);");
   emit(o, "const int64_t t_lag = tecc::lag_rows(t_per, t_len * %d), t_dist = t_lag < t_rows ? t_lag : t_rows;", bytes);
   emit(o, "t_err = cudaMemsetAsync(t_part0, 0, (size_t)(2 + 2 * t_cols) * sizeof(unsigned), stream);");
   emit(o, "if (t_err != cudaSuccess) return (tecc_status)(TECC_ERROR_CUDA + (int)t_err);");

@@ -2019,8 +2019,8 @@ static void group_text(Buf *b, Arena *a, const Kernel *k, const KernelPlan *kp, 
                g->id + 1, s->final_threads, g->id + 1);
   if (s->lag)
     buf_printf(b, "    one persistent launch with groups %d and %d when indices fit 32 bits, the rows are whole packs of "
-                  "both group %d and group %d, of %d bytes to %d x %d packs, every packed tensor is aligned and the "
-                  "rows are larger than L2: blocks take rows in tickets, a column's rows in turn, each row's partials and, "
+                  "both group %d and group %d, of %d bytes to %d x %d packs, and the rows hold more than half of "
+                  "L2 (aligned pointers: packs; else one element at a time, the same bits): blocks take rows in tickets, a column's rows in turn, each row's partials and, "
                   "a quarter of L2 (at least a column's rows) behind, its loop; the last of a column's rows folds "
                   "them (group %d's column) for its loops; else three launches\n",
                g->id + 1, g->id + 2, g->id, g->id + 2, LAG_ROW_BYTES, LAG_THREADS, LAG_ITEMS, g->id + 1);
