@@ -1041,10 +1041,7 @@ static void emit_steps_inside(GEmit *e, Out *o, const Out *const decomp[2], cons
 
 /* The loop's packs [t_plo, t_phi) by the block's threads: one row of a
  * lag kernel (emit_lag_kernel()), whose rows are whole packs, LAG_STEPS
- * packs a thread loaded before any is stored (one at a time, the stores
- * of y, which may alias what later steps load, kept each step's load
- * waiting on the one before: 2x the time of the split plan at 32 x 256
- * x 3136 f32 on an H100). */
+ * packs a thread loaded before any is stored (schedule.h says why). */
 static void emit_loop_item(GEmit *e, const Out *const decomp[2], const Out *body, int body_lin) {
   Out *o = e->item = new_out(e->a);
   emit(o, "/* %s, group %d: packs [t_plo, t_phi) of the loop by the block's threads, an item of the lag kernel */",

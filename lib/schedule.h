@@ -106,12 +106,15 @@ enum { AHEAD_THREADS = 1024, AHEAD_MOST_BYTES = 160 * 1024 };
  * registers (TECC_LAG_BOUND: at 64 the loop's steps spilled 4 to 124
  * bytes at 4 and 8 steps, f32 and bf16; at 72 two blocks of 416 threads
  * an SM run), the packs its loop item loads before it stores any (one at
- * a time the stores of y, which may alias later loads, kept each load
- * waiting on the one before: 2x the split plan's time at 32 x 256 x 3136
- * f32 on an H100), and its shortest rows in bytes (a ticket, an atomic
- * on one word, a row: much shorter rows would ask more tickets of the
- * word than it gives at the copy's rate; not measured yet). */
-enum { LAG_ITEMS = 8, LAG_THREADS = 512, LAG_REGISTERS = 72, LAG_STEPS = 4, LAG_ROW_BYTES = 8192 };
+ * a time, the stores of y, which may alias later loads, kept each load
+ * waiting on the one before: 0.985 of the three launches' time at 32 x
+ * 64 x 12544 f32 on an H100, with 4 at a time 0.931), and its shortest
+ * rows in bytes: it was measured at
+ * rows of 25 to 64 KB (bench/NOTES.md, issue 48); rows of 12.5 KB ran
+ * 1.76x the three launches' time while the grid was sized for another
+ * block, and have not run since; much shorter rows would ask more
+ * tickets of their one word than it gives at the copy's rate. */
+enum { LAG_ITEMS = 8, LAG_THREADS = 512, LAG_REGISTERS = 72, LAG_STEPS = 4, LAG_ROW_BYTES = 16384 };
 
 /* Rows with column partials (Variant.partials): the most threads of a
  * block, and its fitted size. */

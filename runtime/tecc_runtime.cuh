@@ -2116,9 +2116,10 @@ __device__ __forceinline__ void lag_set(unsigned *flag) {
 
 /* Blocks of `threads` for a lag kernel: as many as the device holds at
  * once, at most `items`.  Asked at each call: the answer depends on the
- * block (a cache by device alone kept the first call's two blocks an SM
- * of 416 threads for the 128-thread blocks of shorter rows, 1.76x the
- * time at 32 x 256 x 3136 f32 on an H100). */
+ * block.  (A cache by device alone kept the first call's two blocks an
+ * SM of 416 threads for the 128-thread blocks of shorter rows: after a
+ * call at 32 x 64 x 12544, 32 x 256 x 3136 f32 took 1.76x the three
+ * launches' time on an H100; not measured since.) */
 inline unsigned lag_grid(const void *kernel, int threads, int64_t items) {
   int per_sm = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess || per_sm < 1) {

@@ -65,7 +65,7 @@ ok "the kernel: tickets, the rows' partials, the last of a column folds, the loo
   grep -q 'tecc::lag_wait(t_lagw + 2 + t_cols + t_c);' '$work/k'"
 ok "the launcher: by the sizes (past L2, whole packs), the instance by alignment, the counters zeroed, else the three launches" sh -c "
   sed -n '/tecc_status tecc_bn_f32_apart_launch(/,/^}/p' '$work/l.cu' > '$work/h' &&
-  grep -q 'if (sizeof(IndexT) == 4 && t_part0 && t_len % 4 == 0 && N % 4 == 0 && t_len \* 4 >= 8192 && t_len <= 16384 && tecc::past_l2(2 \* t_rows, t_len \* 4))' '$work/h' &&
+  grep -q 'if (sizeof(IndexT) == 4 && t_part0 && t_len % 4 == 0 && N % 4 == 0 && t_len \* 4 >= 16384 && t_len <= 16384 && tecc::past_l2(2 \* t_rows, t_len \* 4))' '$work/h' &&
   grep -q 'const bool t_packed = tecc::aligned_to(x, sizeof(float) \* 4) && tecc::aligned_to(y, sizeof(float) \* 4);' '$work/h' &&
   grep -q 'const auto t_kernel = t_packed ? &tecc_bn_f32_apart_lag<int32_t, 4, 4, true> : &tecc_bn_f32_apart_lag<int32_t, 4, 1, false>;' '$work/h' &&
   grep -q 't_err = cudaMemsetAsync(t_part0, 0, (size_t)(2 + 2 \* t_cols) \* sizeof(unsigned), stream);' '$work/h' &&
