@@ -33,7 +33,7 @@ TE
 "$TECC" -O2 --emit=plan "$work/not.te" -o "$work/not.plan" || { echo "Bail out! tecc --emit=plan failed"; exit 1; }
 plan_text() { sed -n "/^kernel $1:/,/^kernel /p" "$work/l.plan"; }
 
-plan 13
+plan 14
 for k in bn_f32 bn_bf16 bn_stats bn4_f32; do
   is "$(plan_text $k | grep -c '^    one persistent launch with groups 1 and 2 when indices fit 32 bits')" 1 "$k: the split plan in one launch"
 done
